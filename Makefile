@@ -1,0 +1,35 @@
+# Every target builds its own virtualenv (.venv) on first use and reinstalls it when
+# pyproject.toml changes; nothing needs to be installed beforehand but python3 (with venv).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip --disable-pip-version-check
+
+.PHONY: test figures lint bench clean
+
+test: $(VENV)/.dev-stamp           ## the README test command (CI runs it)
+	$(BIN)/python -m pytest -m "not gpu" $(PYTEST_ARGS)
+
+figures: $(VENV)/.dev-stamp        ## reproduce the thesis figures
+	$(BIN)/snakemake --snakefile Snakefile --cores all $(SNAKEMAKE_ARGS)
+
+lint: $(VENV)/.dev-stamp
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: $(VENV)/.bench-stamp        ## CPU timings vs the particles library
+	$(BIN)/python bench/cpu_resamplers.py $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+
+$(VENV)/.dev-stamp: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e '.[dev]'
+	touch $@
+
+$(VENV)/.bench-stamp: $(VENV)/.dev-stamp
+	$(PIP) install --quiet -e '.[dev,bench]'
+	touch $@

@@ -1,0 +1,16 @@
+"""pfresample: parallel resampling for particle filters.
+
+A library of resamplers (Systematic, Stratified, Multinomial, Residual,
+Metropolis, Metropolis-C1/C2, Rejection, Uphill, Uphill-CA, Uphill-C1) with a
+NumPy reference backend and CUDA kernels through CuPy, following the
+algorithm boxes of Dülger (2017) and Murray et al.
+
+    import pfresample as pr
+    ancestors = pr.resample(weights, "uphill-ca", seed=1, segment_bytes=128)
+"""
+
+from .api import choose_B, methods, offspring, resample, resample_many
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "choose_B", "methods", "offspring", "resample", "resample_many"]

@@ -1,0 +1,136 @@
+"""The public entry points: ``resample``, ``resample_many``, ``methods``,
+``offspring`` and ``choose_B``."""
+
+from __future__ import annotations
+
+import logging
+import numbers
+
+import numpy as np
+
+from .backend import is_device_array, select_backend
+from .constants import DEFAULT_SEGMENT_BYTES, EPSILON_RESAMPLING
+from .resampling.registry import REGISTRY, Method, get_method
+from .rng import seed_keys
+from .tuning import metropolis_B, uphill_B
+from .validation import check_int, check_weights, segment_geometry
+
+log = logging.getLogger("pfresample")
+
+_PRECISIONS = (None, "float32", "float64")
+
+
+def methods() -> tuple[str, ...]:
+    """Names of every resampling method in the registry."""
+    return tuple(REGISTRY)
+
+
+def _check_params(m: Method, params: dict) -> dict:
+    unknown = sorted(set(params) - set(m.params))
+    if unknown:
+        accepted = ", ".join(m.params) or "none"
+        names = ", ".join(unknown)
+        raise TypeError(f"method {m.name!r} got unknown parameter(s) {names}; accepted: {accepted}")
+    if "precision" in params and params["precision"] not in _PRECISIONS:
+        raise ValueError(f"precision must be 'float32' or 'float64', got {params['precision']!r}")
+    if "epsilon" in params:
+        eps = params["epsilon"]
+        if not isinstance(eps, numbers.Real) or not 0.0 < float(eps) < 1.0:
+            raise ValueError(f"epsilon must be a number in (0, 1), got {eps!r}")
+    return params
+
+
+def choose_B(weights, method, **params) -> int:
+    """The B a method uses when none is given: Murray et al.'s formula for the
+    Metropolis family (``epsilon``, default 1/100), the SSD match for the
+    Uphill family (``ssd_table``, computed for this N when not given)."""
+    m = get_method(method)
+    w = check_weights(weights)
+    _check_params(m, params)
+    if m.uses_B == "metropolis":
+        return metropolis_B(w, params.get("epsilon", EPSILON_RESAMPLING))
+    if m.uses_B == "uphill":
+        return uphill_B(w, params.get("ssd_table"))
+    raise TypeError(f"method {m.name!r} has no B parameter")
+
+
+def _kernel_arguments(m: Method, w: np.ndarray, B, segment_bytes, params: dict) -> dict:
+    """Keyword arguments of ``m``'s kernel, every one checked."""
+    kw = {}
+    if m.uses_B is None:
+        if B is not None:
+            raise TypeError(f"method {m.name!r} takes no B")
+    else:
+        kw["B"] = check_int(B, "B") if B is not None else choose_B(w, m.name, **params)
+    if m.segmented:
+        ss = DEFAULT_SEGMENT_BYTES if segment_bytes is None else segment_bytes
+        kw["dc"], kw["sc"] = segment_geometry(w.size, ss, w.itemsize)
+    elif segment_bytes is not None:
+        raise TypeError(f"method {m.name!r} takes no segment_bytes (it has no s-segments)")
+    elif m.uses_B is not None:
+        kw["dc"], kw["sc"] = w.size, 1
+    if "precision" in params:
+        kw["precision"] = params["precision"]
+    return kw
+
+
+def resample_many(weights, method, *, seeds, B=None, segment_bytes=None, backend="auto", **params):
+    """K resamplings of the same weights, one per seed: row k of the (K, N)
+    int32 result equals ``resample(weights, method, seed=seeds[k], ...)``."""
+    m = get_method(method)
+    _check_params(m, params)
+    on_device = is_device_array(weights)
+    where = select_backend(backend, weights, m.gpu is not None)
+    host = weights.get() if on_device else weights
+    w = check_weights(host)
+    seeds = list(np.asarray(seeds, dtype=object).ravel())  # object: keep 64-bit ints exact
+    if not seeds:
+        raise ValueError("seeds is empty: need at least one seed")
+    kw = _kernel_arguments(m, w, B, segment_bytes, params)
+    if where == "cuda":  # pragma: no cover - the CUDA kernels come with the GPU backend
+        return m.gpu(weights, seeds, **kw)
+    if on_device:
+        log.warning("pfresample: %s has no CUDA kernel yet; ran on the CPU via host copies", m.name)
+    ancestors = m.cpu(w, seed_keys(seeds), **kw)
+    if on_device:
+        import cupy
+
+        return cupy.asarray(ancestors)
+    return ancestors
+
+
+def resample(weights, method, *, seed, B=None, segment_bytes=None, backend="auto", **params):
+    """Resample: the ancestor indices (int32, length N) of the new particles,
+    ``x_new[i] = x[ancestors[i]]``.
+
+    ``weights`` are unnormalised, finite and non-negative (float32 by default,
+    float64 kept as is). ``seed`` (0 <= seed < 2^64) fixes every random number
+    (see ``pfresample.rng``). ``B`` is the inner-loop length of the Metropolis
+    and Uphill families (chosen by :func:`choose_B` when None);
+    ``segment_bytes`` the s-segment size of the coalesced variants (default
+    128). ``backend`` is "auto", "cpu" or "cuda". Extra ``params``: see
+    ``pfresample.methods()`` and each method's ``params`` in the registry.
+    """
+    return resample_many(
+        weights, method, seeds=[seed], B=B, segment_bytes=segment_bytes, backend=backend, **params
+    )[0]
+
+
+def offspring(ancestors, n: int):
+    """Offspring counts ``o_i`` (how often particle i was chosen) of an ancestor
+    array, or of each row of a (K, N) array of ancestors."""
+    n = check_int(n, "n", minimum=1)
+    a = np.asarray(ancestors.get() if is_device_array(ancestors) else ancestors)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"ancestors must be integers, got dtype {a.dtype}")
+    if a.ndim not in (1, 2):
+        raise ValueError(f"ancestors must be 1-D or 2-D, got shape {a.shape}")
+    if a.size and (a.min() < 0 or a.max() >= n):
+        bad = int(np.flatnonzero((a.ravel() < 0) | (a.ravel() >= n))[0])
+        raise ValueError(
+            f"ancestor {int(a.ravel()[bad])} at flat position {bad} is outside [0, {n})"
+        )
+    if a.ndim == 1:
+        return np.bincount(a, minlength=n)
+    rows = np.arange(a.shape[0])[:, None] * n
+    return np.bincount((a + rows).ravel(), minlength=n * a.shape[0]).reshape(a.shape[0], n)

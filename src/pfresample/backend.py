@@ -1,0 +1,63 @@
+"""Which backend runs a call: CPU (NumPy) or CUDA (CuPy).
+
+"auto" picks CUDA when CuPy is importable and sees a device, else the CPU,
+and logs the choice once per process. No GPU is not an error: the CPU
+backend is the default then. Asking for "cuda" without a device is.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cache, lru_cache
+
+log = logging.getLogger("pfresample")
+
+BACKENDS = ("auto", "cpu", "cuda")
+
+
+@lru_cache(maxsize=1)
+def cuda_device() -> str | None:
+    """Name of CUDA device 0 as CuPy sees it, or None (no CuPy, no device)."""
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return None
+        name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception:  # ImportError, CUDARuntimeError, missing driver, ...
+        return None
+
+
+def is_device_array(x) -> bool:
+    """True for a CuPy array (checked without importing CuPy)."""
+    return type(x).__module__.split(".")[0] == "cupy"
+
+
+@cache
+def _log_choice(message: str) -> None:
+    log.info(message)
+
+
+def select_backend(backend: str, weights, has_gpu_kernel: bool) -> str:
+    """Resolve ``backend`` ("auto", "cpu" or "cuda") to "cpu" or "cuda"."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    device = cuda_device()
+    if backend == "cuda":
+        if device is None:
+            raise RuntimeError(
+                "backend='cuda' was asked for, but no CUDA device is visible "
+                "(CuPy missing or no GPU); use backend='cpu' or 'auto'"
+            )
+        if not has_gpu_kernel:
+            raise NotImplementedError("this method has no CUDA kernel yet; use backend='cpu'")
+        return "cuda"
+    if backend == "cpu":
+        return "cpu"
+    if device is not None and has_gpu_kernel:
+        _log_choice(f"pfresample: backend 'auto' -> cuda ({device})")
+        return "cuda"
+    reason = "no CUDA device found" if device is None else "method has no CUDA kernel yet"
+    _log_choice(f"pfresample: backend 'auto' -> cpu ({reason})")
+    return "cpu"

@@ -1,0 +1,64 @@
+"""Artifacts: ``.npz`` files written atomically, with a metadata record.
+
+``save_npz`` writes to a temporary file in the target's directory and renames
+it into place, so a reader (or a rerun after ``kill -9``) sees either the old
+file or the complete new one, never half of one. ``load_npz`` reads every
+array, so a truncated or corrupt file is detected when it is loaded (raising
+``CorruptArtifact``) and can be regenerated rather than silently used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+_META_KEY = "__metadata__"
+
+
+class CorruptArtifact(ValueError):
+    """An artifact that cannot be read back completely."""
+
+
+def save_npz(path, arrays: dict, metadata: dict | None = None) -> Path:
+    """Write ``arrays`` and a JSON ``metadata`` record to ``path`` atomically."""
+    path = Path(path)
+    if _META_KEY in arrays:
+        raise ValueError(f"array name {_META_KEY!r} is reserved for the metadata")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = dict(arrays)
+    payload[_META_KEY] = np.array(json.dumps(metadata or {}, sort_keys=True, default=str))
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez_compressed(fh, **payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        umask = os.umask(0)  # mkstemp makes the file 0600; give it the usual mode
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load_npz(path) -> tuple[dict, dict]:
+    """Read an artifact written by :func:`save_npz`: ``(arrays, metadata)``."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+        raise CorruptArtifact(f"{path}: cannot be read ({exc}); delete it to regenerate") from exc
+    if _META_KEY not in arrays:
+        raise CorruptArtifact(f"{path}: no metadata record; not written by pfresample.io.save_npz")
+    metadata = json.loads(str(arrays.pop(_META_KEY)))
+    return arrays, metadata

@@ -1,0 +1,104 @@
+"""Lanes and draw streams for the CPU reference kernels.
+
+A *lane* is one particle of one replica: a call that draws K offspring
+sequences from the same weights (K seeds) has K*N lanes, walked in chunks of
+``CPU_CHUNK`` so that NumPy's temporaries stay in cache. Every lane reads its
+random numbers from the streams of the Philox contract (``pfresample.rng``):
+the particle stream ``(seed, DOMAIN_PARTICLE, i)`` and the warp stream
+``(seed, DOMAIN_WARP, i // 32)``. The CUDA kernels address the same draws, so
+both backends make the same choices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..constants import CPU_CHUNK, WARP_SIZE
+from ..rng import DOMAIN_PARTICLE, DOMAIN_WARP, philox_block, uniform_int
+
+
+class Stream:
+    """Draws ``counter = 0, 1, 2, ...`` of one stream per lane; each Philox
+    block (four counters) is evaluated once and kept while it is in use."""
+
+    def __init__(self, key, streams, domain: int, gather=None):
+        self.key, self.streams, self.domain, self.gather = key, streams, domain, gather
+        self.block = -1
+        self.words = None
+
+    def word(self, counter: int) -> np.ndarray:
+        block = counter >> 2
+        if block != self.block:
+            self.block = block
+            self.words = philox_block(self.key, self.streams, block, self.domain)
+        word = self.words[counter & 3]
+        return word if self.gather is None else word[self.gather]
+
+
+class Chunk:
+    """Lanes ``start .. stop-1`` of a ``K x n`` call; lane ``f`` is particle
+    ``f % n`` of replica ``f // n``."""
+
+    def __init__(self, start: int, stop: int, n: int, keys):
+        lane = np.arange(start, stop, dtype=np.int64)
+        self.n = n
+        self.lanes = slice(start, stop)
+        self.replica = lane // n
+        self.particle = lane - self.replica * n
+        self.keys = keys
+        self.key = (keys[0][self.replica], keys[1][self.replica])
+
+    def particle_stream(self) -> Stream:
+        return Stream(self.key, self.particle, DOMAIN_PARTICLE)
+
+    def warp_stream(self) -> Stream:
+        """The warp stream of every lane. Consecutive lanes visit consecutive
+        (replica, warp) pairs, so Philox runs once per warp, not per lane."""
+        warps_per_replica = -(-self.n // WARP_SIZE)
+        warp_id = self.replica * warps_per_replica + self.particle // WARP_SIZE
+        local = warp_id - warp_id[0]
+        unique = warp_id[0] + np.arange(local[-1] + 1)
+        replica = unique // warps_per_replica
+        key = (self.keys[0][replica], self.keys[1][replica])
+        return Stream(key, unique - replica * warps_per_replica, DOMAIN_WARP, gather=local)
+
+
+def chunks(n: int, keys, chunk: int = CPU_CHUNK):
+    """The chunks of a call with ``len(keys[0])`` replicas of ``n`` particles."""
+    total = n * len(keys[0])
+    for start in range(0, total, chunk):
+        yield Chunk(start, min(start + chunk, total), n, keys)
+
+
+class Candidates:
+    """Where candidate ``j`` comes from at each iteration of the inner loop.
+
+    * ``"global"``: anywhere in the array (Metropolis, Alg. 3.3; Uphill, Alg. 6.1);
+    * ``"once"``: inside one s-segment a warp draws before the loop
+      (Metropolis-C1, Alg. 5.1; Uphill-C1, Alg. 6.3), warp-stream counter 0;
+    * ``"every"``: inside an s-segment the warp draws anew at iteration m
+      (Metropolis-C2, Alg. 5.2; Uphill-CA, Alg. 6.2), warp-stream counter m.
+
+    The offset inside the segment (or the index, for ``"global"``) is the
+    lane's own particle-stream draw, so with one segment (SC = 1, DC = N)
+    every mode draws exactly what ``"global"`` draws.
+    """
+
+    def __init__(self, chunk: Chunk, mode: str, dc: int, sc: int):
+        self.mode, self.dc, self.sc = mode, dc, sc
+        if mode == "global":
+            self.dc, self.sc = chunk.n, 1
+        elif mode in ("once", "every"):
+            self.warp = chunk.warp_stream()
+            if mode == "once":
+                self.segment = uniform_int(self.warp.word(0), sc)
+        else:
+            raise ValueError(f"unknown candidate mode {mode!r}")
+
+    def pick(self, m: int, offset_word: np.ndarray) -> np.ndarray:
+        """Candidate index of iteration ``m`` given the lane's offset draw."""
+        offset = uniform_int(offset_word, self.dc)
+        if self.mode == "global":
+            return offset.astype(np.int64)
+        segment = self.segment if self.mode == "once" else uniform_int(self.warp.word(m), self.sc)
+        return (segment * np.uint64(self.dc) + offset).astype(np.int64)

@@ -1,0 +1,40 @@
+"""Rejection resampling (Murray et al.; thesis Algorithm 3.4).
+
+Each particle starts at itself (j = i) and accepts j when ``u <= w[j] / w_max``;
+otherwise it draws a new j uniformly and a new u, until one is accepted.
+Draw layout on the lane's particle stream: u of the first test at counter 0,
+then for attempt k = 1, 2, ...: the candidate at counter 2k-1, its u at 2k.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..rng import DOMAIN_PARTICLE, philox_block, uniform_accept, uniform_int
+from .lanes import chunks
+
+
+def _word(key, streams, counter: int) -> np.ndarray:
+    return philox_block(key, streams, counter >> 2, DOMAIN_PARTICLE)[counter & 3]
+
+
+def rejection(w: np.ndarray, keys, **_) -> np.ndarray:
+    """Ancestors (K x N, int32) of ``K = len(keys[0])`` Rejection runs."""
+    n = w.size
+    w_max = w.max()
+    out = np.empty(n * len(keys[0]), dtype=np.int32)
+    for chunk in chunks(n, keys):
+        j = chunk.particle.copy()
+        u = uniform_accept(chunk.particle_stream().word(0))
+        active = np.flatnonzero(u > w[j] / w_max)  # lanes still searching
+        k = 1
+        while active.size:
+            key = (chunk.key[0][active], chunk.key[1][active])
+            streams = chunk.particle[active]
+            cand = uniform_int(_word(key, streams, 2 * k - 1), n).astype(np.int64)
+            u = uniform_accept(_word(key, streams, 2 * k))
+            j[active] = cand
+            active = active[u > w[cand] / w_max]
+            k += 1
+        out[chunk.lanes] = j
+    return out.reshape(-1, n)

@@ -1,0 +1,78 @@
+"""Checks of user input, shared by every backend: each failure is a
+``ValueError`` or ``TypeError`` whose message names the problem."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .constants import MAX_PARTICLES
+
+
+def check_weights(weights, xp=np) -> object:
+    """Return ``weights`` as a 1-D float32/float64 array of the backend ``xp``,
+    or raise naming the first bad entry.
+
+    Float32 and float64 arrays are kept as they are; other real types become
+    float64 (a Python list of floats is float64 already). Weights need not sum
+    to one, but must be finite, non-negative and not all zero.
+    """
+    w = xp.asarray(weights)
+    if w.dtype.kind not in "fiub" or w.dtype == np.float16:
+        if w.dtype == np.float16:
+            w = w.astype(np.float32)
+        else:
+            raise TypeError(f"weights must be real numbers, got dtype {w.dtype}")
+    if w.dtype.kind != "f":
+        w = w.astype(np.float64)
+    if w.ndim != 1:
+        raise ValueError(f"weights must be a 1-D array, got shape {tuple(w.shape)}")
+    n = int(w.shape[0])
+    if n == 0:
+        raise ValueError("weights is empty: need at least one particle")
+    if n > MAX_PARTICLES:
+        raise ValueError(f"{n} particles do not fit int32 ancestors (at most {MAX_PARTICLES})")
+    bad = ~xp.isfinite(w) | (w < 0)
+    if bool(bad.any()):
+        i = int(xp.flatnonzero(bad)[0])
+        value = float(w[i])
+        what = (
+            "NaN" if value != value else ("infinite" if abs(value) == float("inf") else "negative")
+        )
+        raise ValueError(f"weights[{i}] is {what} ({value}): weights must be finite and >= 0")
+    if not bool((w > 0).any()):
+        raise ValueError("all weights are zero: at least one must be positive")
+    return w
+
+
+def check_int(value, name: str, *, minimum: int = 0) -> int:
+    """An integer parameter (``B``, a seed, a segment size) at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def segment_geometry(n: int, segment_bytes: int, itemsize: int) -> tuple[int, int]:
+    """``(DC, SC)`` of an s-segment of ``segment_bytes`` bytes over ``n``
+    weights of ``itemsize`` bytes (thesis §5.1: DC = SS/4, SC = 4N/SS).
+
+    SS is clamped to the whole array (``n * itemsize`` bytes), so that a large
+    SS turns the coalesced variants into their parents. N must then be a
+    multiple of DC; the thesis asks for powers of two, which always are.
+    """
+    segment_bytes = check_int(segment_bytes, "segment_bytes", minimum=1)
+    if segment_bytes % itemsize:
+        raise ValueError(
+            f"segment_bytes={segment_bytes} is not a multiple of the weight size ({itemsize} bytes)"
+        )
+    dc = min(segment_bytes // itemsize, n)
+    if n % dc:
+        raise ValueError(
+            f"N={n} is not compatible with segment_bytes={segment_bytes}: an s-segment holds "
+            f"{dc} weights and N must be a multiple of that (use a power of two for N)"
+        )
+    return dc, n // dc

@@ -97,11 +97,22 @@ def philox4x32_10(ctr, key) -> tuple[np.ndarray, ...]:
     k0, k1 = (k[()] if k.ndim == 0 else k for k in (k0, k1))
     # The rounds run in place on six buffers: allocation, not arithmetic,
     # dominated the cost of the plain expression form (measured 3x slower).
-    c0, c1, c2, c3 = (np.array(np.broadcast_to(x, shape)) for x in words)
-    p0 = np.empty(shape, dtype=np.uint64)
-    p1 = np.empty(shape, dtype=np.uint64)
-    for r in range(PHILOX_ROUNDS):
-        if r:
+    c = [np.array(np.broadcast_to(x, shape)) for x in words]
+    return philox_rounds(c, (k0, k1), 0)
+
+
+def philox_rounds(c: list, key, start: int) -> tuple[np.ndarray, ...]:
+    """Rounds ``start .. 9`` of Philox4x32-10, in place on the uint64 arrays
+    ``c``; ``key`` is the key of round 0 (it is bumped to round ``start``)."""
+    c0, c1, c2, c3 = c
+    k0, k1 = key
+    if start:
+        k0 = (k0 + np.uint64(PHILOX_W0 * start)) & _MASK32
+        k1 = (k1 + np.uint64(PHILOX_W1 * start)) & _MASK32
+    p0 = np.empty_like(c0)
+    p1 = np.empty_like(c0)
+    for r in range(start, PHILOX_ROUNDS):
+        if r > start:
             k0 = (k0 + _W0) & _MASK32
             k1 = (k1 + _W1) & _MASK32
         np.multiply(c0, PHILOX_M0, out=p0)

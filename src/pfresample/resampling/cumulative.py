@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..rng import DOMAIN_GLOBAL, philox_block, uniform_float
-from .lanes import chunks
+from .lanes import map_chunks
 
 
 def _dtype(w: np.ndarray, precision) -> np.dtype:
@@ -64,12 +64,13 @@ def inverse_cdf_draws(w: np.ndarray, keys, count: int, dtype, *, stratify: bool)
     """
     r = scaled_prefix_sum(w, dtype, count)
     last = int(np.flatnonzero(w > 0)[-1])
-    out = np.empty(count * len(keys[0]), dtype=np.int32)
-    for chunk in chunks(count, keys):
+
+    def kernel(chunk):
         u = uniform_float(chunk.particle_stream().word(0)).astype(dtype)
         v = chunk.particle.astype(dtype) + u if stratify else dtype.type(count) * u
-        out[chunk.lanes] = np.minimum(np.searchsorted(r, v, side="right"), last)
-    return out.reshape(-1, count)
+        return np.minimum(np.searchsorted(r, v, side="right"), last)
+
+    return map_chunks(count, keys, kernel)
 
 
 def stratified(w: np.ndarray, keys, *, precision=None) -> np.ndarray:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..rng import DOMAIN_PARTICLE, philox_block, uniform_accept, uniform_int
-from .lanes import chunks
+from .lanes import map_chunks
 
 
 def _word(key, streams, counter: int) -> np.ndarray:
@@ -22,19 +22,20 @@ def rejection(w: np.ndarray, keys, **_) -> np.ndarray:
     """Ancestors (K x N, int32) of ``K = len(keys[0])`` Rejection runs."""
     n = w.size
     w_max = w.max()
-    out = np.empty(n * len(keys[0]), dtype=np.int32)
-    for chunk in chunks(n, keys):
+
+    def kernel(chunk):
         j = chunk.particle.copy()
         u = uniform_accept(chunk.particle_stream().word(0))
         active = np.flatnonzero(u > w[j] / w_max)  # lanes still searching
         k = 1
         while active.size:
-            key = (chunk.key[0][active], chunk.key[1][active])
+            key = tuple(x if np.ndim(x) == 0 else x[active] for x in chunk.key)
             streams = chunk.particle[active]
             cand = uniform_int(_word(key, streams, 2 * k - 1), n).astype(np.int64)
             u = uniform_accept(_word(key, streams, 2 * k))
             j[active] = cand
             active = active[u > w[cand] / w_max]
             k += 1
-        out[chunk.lanes] = j
-    return out.reshape(-1, n)
+        return j
+
+    return map_chunks(n, keys, kernel)

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lanes import Candidates, chunks
+from .lanes import Candidates, map_chunks
 
 
 def uphill_family(w: np.ndarray, keys, *, B: int, mode: str, dc: int, sc: int) -> np.ndarray:
     """Ancestors (K x N, int32) of ``K = len(keys[0])`` Uphill runs."""
-    n = w.size
-    out = np.empty(n * len(keys[0]), dtype=np.int32)
-    for chunk in chunks(n, keys):
+
+    def kernel(chunk):
         own = chunk.particle_stream()
         candidates = Candidates(chunk, mode, dc, sc)
         t = chunk.particle.copy()
@@ -35,8 +34,9 @@ def uphill_family(w: np.ndarray, keys, *, B: int, mode: str, dc: int, sc: int) -
             # Branch-free select (a masked copy is 2-3x slower on a random mask).
             t += (j - t) * up
             np.maximum(wt, wj, out=wt)
-        out[chunk.lanes] = t
-    return out.reshape(-1, n)
+        return t
+
+    return map_chunks(w.size, keys, kernel)
 
 
 def uphill(w, keys, *, B, dc, sc):

@@ -33,15 +33,16 @@ def check_weights(weights, xp=np) -> object:
         raise ValueError("weights is empty: need at least one particle")
     if n > MAX_PARTICLES:
         raise ValueError(f"{n} particles do not fit int32 ancestors (at most {MAX_PARTICLES})")
-    bad = ~xp.isfinite(w) | (w < 0)
-    if bool(bad.any()):
+    low, high = w.min(), w.max()  # NaN propagates into both
+    if not (low >= 0 and high < float("inf")):
+        bad = ~xp.isfinite(w) | (w < 0)
         i = int(xp.flatnonzero(bad)[0])
         value = float(w[i])
         what = (
             "NaN" if value != value else ("infinite" if abs(value) == float("inf") else "negative")
         )
         raise ValueError(f"weights[{i}] is {what} ({value}): weights must be finite and >= 0")
-    if not bool((w > 0).any()):
+    if not high > 0:
         raise ValueError("all weights are zero: at least one must be positive")
     return w
 

@@ -56,11 +56,10 @@ def systematic(w: np.ndarray, keys, *, precision=None) -> np.ndarray:
     r = scaled_prefix_sum(w, _dtype(w, precision), n)
     u = uniform_float(philox_block(keys, 0, 0, DOMAIN_GLOBAL)[0]).astype(r.dtype)
     out = np.empty((u.size, n), dtype=np.int32)
-    shifted = np.empty_like(r)
+    cum = np.empty(n, dtype=np.int64)  # int64: what bincount takes without a copy
     for row, u_k in zip(out, u, strict=True):
-        np.add(r, u_k, out=shifted)
-        cum = shifted.astype(np.int32)  # truncation is floor here: r + u >= 0
-        np.minimum(cum, n, out=cum)
+        np.add(r, u_k, out=cum, casting="unsafe")  # truncation is floor here: r + u >= 0
+        cum[np.searchsorted(cum, n) :] = n  # min(N, .); cum is non-decreasing
         cum[-1] = n
         row[:] = cumulative_offspring_to_ancestors(cum)
     return out

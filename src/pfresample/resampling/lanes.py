@@ -110,8 +110,9 @@ class Chunk:
         return Stream(key, unique - replica * warps_per_replica, DOMAIN_WARP, gather=local)
 
 
-def chunks(n: int, keys, chunk: int = CPU_CHUNK):
+def chunks(n: int, keys, chunk: int | None = None):
     """The chunks of a call with ``len(keys[0])`` replicas of ``n`` particles."""
+    chunk = chunk or CPU_CHUNK  # read at call time, so tests can shrink it
     total = n * len(keys[0])
     for start in range(0, total, chunk):
         yield Chunk(start, min(start + chunk, total), n, keys)

@@ -14,8 +14,12 @@ from ..rng import DOMAIN_PARTICLE, philox_block, uniform_accept, uniform_int
 from .lanes import map_chunks
 
 
-def _word(key, streams, counter: int) -> np.ndarray:
-    return philox_block(key, streams, counter >> 2, DOMAIN_PARTICLE)[counter & 3]
+def _attempt_words(key, streams, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The draws at counters 2k-1 (candidate) and 2k (its u); they share a
+    Philox block when k is odd."""
+    first = philox_block(key, streams, (2 * k - 1) >> 2, DOMAIN_PARTICLE)
+    second = first if k % 2 else philox_block(key, streams, (2 * k) >> 2, DOMAIN_PARTICLE)
+    return first[(2 * k - 1) & 3], second[(2 * k) & 3]
 
 
 def rejection(w: np.ndarray, keys, **_) -> np.ndarray:
@@ -31,8 +35,9 @@ def rejection(w: np.ndarray, keys, **_) -> np.ndarray:
         while active.size:
             key = tuple(x if np.ndim(x) == 0 else x[active] for x in chunk.key)
             streams = chunk.particle[active]
-            cand = uniform_int(_word(key, streams, 2 * k - 1), n).astype(np.int64)
-            u = uniform_accept(_word(key, streams, 2 * k))
+            j_word, u_word = _attempt_words(key, streams, k)
+            cand = uniform_int(j_word, n).astype(np.int64)
+            u = uniform_accept(u_word)
             j[active] = cand
             active = active[u > w[cand] / w_max]
             k += 1

@@ -118,31 +118,22 @@ def w():
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize(
-    "method, mode, ss",
+    "method, loop, mode, ss",
     [
-        ("metropolis", None, None),
-        ("metropolis-c1", "once", 128),
-        ("metropolis-c2", "every", 128),
-        ("metropolis-c2", "every", 384),
+        ("metropolis", metropolis_loop, None, None),
+        ("metropolis-c1", metropolis_loop, "once", 128),
+        ("metropolis-c2", metropolis_loop, "every", 128),
+        ("metropolis-c2", metropolis_loop, "every", 384),
+        ("uphill", uphill_loop, None, None),
+        ("uphill-ca", uphill_loop, "every", 128),
+        ("uphill-c1", uphill_loop, "once", 384),
     ],
 )
-def test_metropolis_family(w, seed, method, mode, ss):
+def test_iterative_methods(w, seed, method, loop, mode, ss):
     dc, sc = (ss // 4, N // (ss // 4)) if ss else (None, None)
     kw = {"segment_bytes": ss} if ss else {}
     got = pr.resample(w, method, seed=seed, B=9, **kw)
-    np.testing.assert_array_equal(got, metropolis_loop(w, seed, 9, mode, dc, sc))
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize(
-    "method, mode, ss",
-    [("uphill", None, None), ("uphill-ca", "every", 128), ("uphill-c1", "once", 384)],
-)
-def test_uphill_family(w, seed, method, mode, ss):
-    dc, sc = (ss // 4, N // (ss // 4)) if ss else (None, None)
-    kw = {"segment_bytes": ss} if ss else {}
-    got = pr.resample(w, method, seed=seed, B=11, **kw)
-    np.testing.assert_array_equal(got, uphill_loop(w, seed, 11, mode, dc, sc))
+    np.testing.assert_array_equal(got, loop(w, seed, 9, mode, dc, sc))
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -286,3 +286,16 @@ def test_uniformity_uniform_int(many_draws):
 def test_draws_address_out_of_range(streams, counters, domain):
     with pytest.raises(ValueError):
         rng.draws(1, streams, counters, domain)
+
+
+@pytest.mark.parametrize("key", [(5, 7), (0xFFFFFFFF, 0xFFFFFFFF), (0, 0)])
+@pytest.mark.parametrize("domain", [0, 1, 2])
+def test_stream_blocks_equal_philox_block(key, domain):
+    streams = np.arange(0, 5000, 7)
+    blocks = rng.StreamBlocks(key, streams, domain)
+    assert blocks.fast
+    for b in (0, 1, 2, 77, 2**31 + 5, 2**32 - 1, 2**32 + 3, 2**40):
+        for x, y in zip(blocks(b), rng.philox_block(key, streams, b, domain), strict=True):
+            np.testing.assert_array_equal(x, y)
+    arrays = (np.full(streams.size, key[0]), np.full(streams.size, key[1]))
+    assert not rng.StreamBlocks(arrays, streams, domain).fast  # array keys: generic path

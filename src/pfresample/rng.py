@@ -63,6 +63,7 @@ __all__ = [
     "draws",
     "philox4x32_10",
     "philox_block",
+    "StreamBlocks",
     "seed_keys",
     "split_seed",
     "uniform_accept",
@@ -126,6 +127,41 @@ def philox_rounds(c: list, key, start: int) -> tuple[np.ndarray, ...]:
         c2 ^= k1
         np.bitwise_and(p0, _MASK32, out=c3)  # c3 = lo(p0)
     return c0, c1, c2, c3
+
+
+class StreamBlocks:
+    """Philox blocks of fixed ``(key, streams, domain)`` for any block number:
+    ``StreamBlocks(key, streams, domain)(b) == philox_block(key, streams, b, domain)``.
+
+    With a scalar key and a block number below 2^32, the array parts of
+    rounds 0 and 1 do not depend on the block (it enters them only through
+    scalar words), so they are computed once here and each block costs eight
+    array rounds instead of ten (measured 10-20% faster Metropolis on the
+    CPU). tests/test_reference_loops.py checks the output against single draws.
+    """
+
+    def __init__(self, key, streams, domain: int):
+        self.key, self.streams, self.domain = key, streams, domain
+        self.fast = np.ndim(key[0]) == 0 and np.ndim(key[1]) == 0
+        if self.fast:
+            p1 = np.asarray(streams, dtype=np.uint64) * PHILOX_M1  # round 0: stream * M1
+            self._lo1 = p1 & _MASK32  # round 0 output c1
+            p0 = ((p1 >> _SHIFT32) ^ np.uint64(key[0])) * PHILOX_M0  # round 1: c0 * M0
+            self._hi0, self._lo0 = p0 >> _SHIFT32, p0 & _MASK32
+
+    def __call__(self, block: int) -> tuple[np.ndarray, ...]:
+        block = int(block)
+        if not self.fast or block >= 1 << 32:
+            return philox_block(self.key, self.streams, block, self.domain)
+        k0, k1 = int(self.key[0]), int(self.key[1])
+        q = block * int(PHILOX_M0)  # round 0 on the scalar words (block, domain)
+        x2 = (q >> 32) ^ self.domain ^ k1
+        x3 = q & 0xFFFFFFFF
+        q = x2 * int(PHILOX_M1)  # round 1, with the key bumped once
+        c0 = self._lo1 ^ np.uint64((q >> 32) ^ ((k0 + PHILOX_W0) & 0xFFFFFFFF))
+        c1 = np.full_like(c0, q & 0xFFFFFFFF)
+        c2 = self._hi0 ^ np.uint64(x3 ^ ((k1 + PHILOX_W1) & 0xFFFFFFFF))
+        return philox_rounds([c0, c1, c2, self._lo0.copy()], (np.uint64(k0), np.uint64(k1)), 2)
 
 
 def seed_keys(seeds) -> tuple[np.ndarray, np.ndarray]:

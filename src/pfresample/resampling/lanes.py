@@ -17,63 +17,25 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..constants import CPU_CHUNK, WARP_SIZE
-from ..rng import (
-    DOMAIN_PARTICLE,
-    DOMAIN_WARP,
-    PHILOX_M0,
-    PHILOX_M1,
-    PHILOX_W0,
-    PHILOX_W1,
-    philox_block,
-    philox_rounds,
-    uniform_int,
-)
-
-_SHIFT = np.uint64(32)
-_MASK = np.uint64(0xFFFFFFFF)
+from ..rng import DOMAIN_PARTICLE, DOMAIN_WARP, StreamBlocks, uniform_int
 
 
 class Stream:
     """Draws ``counter = 0, 1, 2, ...`` of one stream per lane; each Philox
     block (four counters) is evaluated once and kept while it is in use.
-
-    With one key for all lanes, the first two Philox rounds depend on the
-    block number only through scalars, so their array parts are computed once
-    here and a block costs eight rounds instead of ten (same output: the
-    rng tests and the CPU/GPU parity tests check it).
-    """
+    ``gather`` maps lanes to the streams evaluated (one per warp)."""
 
     def __init__(self, key, streams, domain: int, gather=None):
-        self.key, self.streams, self.domain, self.gather = key, streams, domain, gather
+        self.blocks = StreamBlocks(key, streams, domain)
+        self.gather = gather
         self.block = -1
         self.words = None
-        self.fast = np.ndim(key[0]) == 0 and np.ndim(key[1]) == 0
-        if self.fast:
-            k0 = np.uint64(key[0])
-            p1 = np.asarray(streams, dtype=np.uint64) * PHILOX_M1
-            a = (p1 >> _SHIFT) ^ k0  # round 0: c0
-            self._b = p1 & _MASK  # round 0: c1
-            p0 = a * PHILOX_M0
-            self._h, self._l = p0 >> _SHIFT, p0 & _MASK  # round 1: hi, lo of c0 * M0
-
-    def _philox(self, block: int):
-        if not self.fast or block >= 1 << 32:
-            return philox_block(self.key, self.streams, block, self.domain)
-        k0, k1 = int(self.key[0]), int(self.key[1])
-        q = block * int(PHILOX_M0)  # round 0 on the scalar words (block, domain)
-        x2 = (q >> 32) ^ self.domain ^ k1
-        x3 = q & 0xFFFFFFFF
-        q = x2 * int(PHILOX_M1)  # round 1, key bumped once
-        c0 = self._b ^ np.uint64((q >> 32) ^ ((k0 + PHILOX_W0) & 0xFFFFFFFF))
-        c1 = np.full_like(c0, q & 0xFFFFFFFF)
-        c2 = self._h ^ np.uint64(x3 ^ ((k1 + PHILOX_W1) & 0xFFFFFFFF))
-        return philox_rounds([c0, c1, c2, self._l.copy()], (np.uint64(k0), np.uint64(k1)), 2)
 
     def word(self, counter: int) -> np.ndarray:
         block = counter >> 2
         if block != self.block:
             self.block = block
-            self.words = self._philox(block)
+            self.words = self.blocks(block)
         word = self.words[counter & 3]
         return word if self.gather is None else word[self.gather]
 

@@ -130,8 +130,12 @@ def test_cpu_is_the_default_without_a_gpu(w, caplog):
 
     if cuda_device() is not None:
         pytest.skip("a CUDA device is visible")
+    from pfresample import backend
+
+    backend._log_choice.cache_clear()  # the choice is logged once per process
     caplog.set_level("INFO", logger="pfresample")
     pr.resample(w, "systematic", seed=0, backend="auto")
+    assert "backend 'auto' -> cpu (no CUDA device found)" in caplog.text
     with pytest.raises(RuntimeError, match="no CUDA device"):
         pr.resample(w, "systematic", seed=0, backend="cuda")
 

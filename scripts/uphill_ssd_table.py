@@ -8,8 +8,7 @@ import time
 
 from _pipeline import provenance, run
 
-from pfresample import io, tuning
-from pfresample.constants import UPHILL_B_MAX
+from pfresample import tuning
 
 
 def main(snakemake, log):
@@ -19,14 +18,8 @@ def main(snakemake, log):
     log.info(
         "N = %d: SSD table of %d entries in %.2f s", n, table.size, time.perf_counter() - start
     )
-    metadata = {
-        "what": "SSD(EU(., B))",
-        "n": n,
-        "b_max": UPHILL_B_MAX,
-        "backend": "CPU (NumPy)",
-        **provenance(snakemake),
-    }
-    io.save_npz(snakemake.output[0], {"ssd": table}, metadata)
+    metadata = {"backend": "CPU (NumPy)", **provenance(snakemake)}
+    tuning.save_ssd_table(snakemake.output[0], table, n, metadata)
 
 
 run(main, snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

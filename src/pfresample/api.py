@@ -45,8 +45,11 @@ def choose_B(weights, method, **params) -> int:
     Metropolis family (``epsilon``, default 1/100), the SSD match for the
     Uphill family (``ssd_table``, computed for this N when not given)."""
     m = get_method(method)
-    w = check_weights(weights)
-    _check_params(m, params)
+    return _default_B(m, check_weights(weights), _check_params(m, params))
+
+
+def _default_B(m: Method, w: np.ndarray, params: dict) -> int:
+    """``choose_B`` on weights and parameters already checked."""
     if m.uses_B == "metropolis":
         return metropolis_B(w, params.get("epsilon", EPSILON_RESAMPLING))
     if m.uses_B == "uphill":
@@ -61,7 +64,7 @@ def _kernel_arguments(m: Method, w: np.ndarray, B, segment_bytes, params: dict) 
         if B is not None:
             raise TypeError(f"method {m.name!r} takes no B")
     else:
-        kw["B"] = check_int(B, "B") if B is not None else choose_B(w, m.name, **params)
+        kw["B"] = check_int(B, "B") if B is not None else _default_B(m, w, params)
     if m.segmented:
         ss = DEFAULT_SEGMENT_BYTES if segment_bytes is None else segment_bytes
         kw["dc"], kw["sc"] = segment_geometry(w.size, ss, w.itemsize)

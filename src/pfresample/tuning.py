@@ -102,6 +102,13 @@ def uphill_B(weights, table=None) -> int:
     return find_B(table, ssd(w))
 
 
+def save_ssd_table(path, table: np.ndarray, n: int, metadata: dict | None = None) -> None:
+    """Write the SSD table of N = ``n`` as the artifact that
+    :func:`load_or_compute_ssd_table` reads (array ``ssd``, metadata ``n``)."""
+    record = {"what": "SSD(EU(., B))", "n": n, "b_max": table.size - 1, **(metadata or {})}
+    save_npz(path, {"ssd": table}, record)
+
+
 def load_or_compute_ssd_table(path, n: int) -> np.ndarray:
     """The SSD table for N = ``n`` from ``path``, computing and saving it
     there first when it is missing or unreadable."""
@@ -114,5 +121,5 @@ def load_or_compute_ssd_table(path, n: int) -> np.ndarray:
         except (CorruptArtifact, KeyError):
             pass
     table = ssd_table(n)
-    save_npz(path, {"ssd": table}, {"n": n, "b_max": UPHILL_B_MAX, "what": "SSD(EU(., B))"})
+    save_ssd_table(path, table, n)
     return table

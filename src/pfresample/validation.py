@@ -19,13 +19,12 @@ def check_weights(weights, xp=np) -> object:
     to one, but must be finite, non-negative and not all zero.
     """
     w = xp.asarray(weights)
-    if w.dtype.kind not in "fiub" or w.dtype == np.float16:
-        if w.dtype == np.float16:
-            w = w.astype(np.float32)
-        else:
-            raise TypeError(f"weights must be real numbers, got dtype {w.dtype}")
-    if w.dtype.kind != "f":
+    if w.dtype == np.float16:
+        w = w.astype(np.float32)
+    elif w.dtype.kind in "iub":
         w = w.astype(np.float64)
+    elif w.dtype.kind != "f":
+        raise TypeError(f"weights must be real numbers, got dtype {w.dtype}")
     if w.ndim != 1:
         raise ValueError(f"weights must be a 1-D array, got shape {tuple(w.shape)}")
     n = int(w.shape[0])

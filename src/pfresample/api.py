@@ -13,7 +13,7 @@ from .constants import DEFAULT_SEGMENT_BYTES, EPSILON_RESAMPLING
 from .resampling.registry import REGISTRY, Method, get_method
 from .rng import seed_keys
 from .tuning import metropolis_B, uphill_B
-from .validation import check_int, check_weights, segment_geometry
+from .validation import check_int, check_weights, segment_geometry, weight_array
 
 log = logging.getLogger("pfresample")
 
@@ -25,7 +25,7 @@ def methods() -> tuple[str, ...]:
     return tuple(REGISTRY)
 
 
-def _check_params(m: Method, params: dict) -> dict:
+def check_params(m: Method, params: dict) -> dict:
     unknown = sorted(set(params) - set(m.params))
     if unknown:
         accepted = ", ".join(m.params) or "none"
@@ -43,9 +43,15 @@ def _check_params(m: Method, params: dict) -> dict:
 def choose_B(weights, method, **params) -> int:
     """The B a method uses when none is given: Murray et al.'s formula for the
     Metropolis family (``epsilon``, default 1/100), the SSD match for the
-    Uphill family (``ssd_table``, computed for this N when not given)."""
+    Uphill family (``ssd_table``, computed for this N when not given).
+    On a CuPy array the device computes it (the same B, tests/test_gpu.py)."""
     m = get_method(method)
-    return _default_B(m, check_weights(weights), _check_params(m, params))
+    params = check_params(m, params)
+    if m.uses_B is not None and is_device_array(weights) and m.gpu is not None:
+        from .resampling import gpu
+
+        return gpu.choose_B(m, weights, params)
+    return _default_B(m, check_weights(weights), params)
 
 
 def _default_B(m: Method, w: np.ndarray, params: dict) -> int:
@@ -57,21 +63,22 @@ def _default_B(m: Method, w: np.ndarray, params: dict) -> int:
     raise TypeError(f"method {m.name!r} has no B parameter")
 
 
-def _kernel_arguments(m: Method, w: np.ndarray, B, segment_bytes, params: dict) -> dict:
-    """Keyword arguments of ``m``'s kernel, every one checked."""
+def kernel_arguments(m: Method, n: int, itemsize: int, B, segment_bytes, params: dict) -> dict:
+    """Keyword arguments of ``m``'s kernels, every one checked; ``B`` stays
+    None when not given (each backend then chooses it)."""
     kw = {}
     if m.uses_B is None:
         if B is not None:
             raise TypeError(f"method {m.name!r} takes no B")
     else:
-        kw["B"] = check_int(B, "B") if B is not None else _default_B(m, w, params)
+        kw["B"] = None if B is None else check_int(B, "B")
     if m.segmented:
         ss = DEFAULT_SEGMENT_BYTES if segment_bytes is None else segment_bytes
-        kw["dc"], kw["sc"] = segment_geometry(w.size, ss, w.itemsize)
+        kw["dc"], kw["sc"] = segment_geometry(n, ss, itemsize)
     elif segment_bytes is not None:
         raise TypeError(f"method {m.name!r} takes no segment_bytes (it has no s-segments)")
     elif m.uses_B is not None:
-        kw["dc"], kw["sc"] = w.size, 1
+        kw["dc"], kw["sc"] = n, 1
     if "precision" in params:
         kw["precision"] = params["precision"]
     return kw
@@ -79,21 +86,30 @@ def _kernel_arguments(m: Method, w: np.ndarray, B, segment_bytes, params: dict) 
 
 def resample_many(weights, method, *, seeds, B=None, segment_bytes=None, backend="auto", **params):
     """K resamplings of the same weights, one per seed: row k of the (K, N)
-    int32 result equals ``resample(weights, method, seed=seeds[k], ...)``."""
+    int32 result equals ``resample(weights, method, seed=seeds[k], ...)``.
+    The result is a CuPy array for CuPy weights, else a NumPy array."""
     m = get_method(method)
-    _check_params(m, params)
+    params = check_params(m, params)
     on_device = is_device_array(weights)
     where = select_backend(backend, weights, m.gpu is not None)
-    host = weights.get() if on_device else weights
-    w = check_weights(host)
     seeds = list(np.asarray(seeds, dtype=object).ravel())  # object: keep 64-bit ints exact
     if not seeds:
         raise ValueError("seeds is empty: need at least one seed")
-    kw = _kernel_arguments(m, w, B, segment_bytes, params)
-    if where == "cuda":  # pragma: no cover - the CUDA kernels come with the GPU backend
-        return m.gpu(weights, seeds, **kw)
+    if where == "cuda":
+        import cupy
+
+        from .resampling import gpu
+
+        w = weight_array(weights, cupy)
+        kw = kernel_arguments(m, w.size, w.itemsize, B, segment_bytes, params)
+        ancestors = gpu.resample_many(m, w, seeds, kw, params)
+        return ancestors if on_device else ancestors.get()
     if on_device:
         log.warning("pfresample: %s has no CUDA kernel yet; ran on the CPU via host copies", m.name)
+    w = check_weights(weights.get() if on_device else weights)
+    kw = kernel_arguments(m, w.size, w.itemsize, B, segment_bytes, params)
+    if kw.get("B", 0) is None:
+        kw["B"] = _default_B(m, w, params)
     ancestors = m.cpu(w, seed_keys(seeds), **kw)
     if on_device:
         import cupy

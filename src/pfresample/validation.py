@@ -10,13 +10,12 @@ import numpy as np
 from .constants import MAX_PARTICLES
 
 
-def check_weights(weights, xp=np) -> object:
-    """Return ``weights`` as a 1-D float32/float64 array of the backend ``xp``,
-    or raise naming the first bad entry.
+def weight_array(weights, xp=np) -> object:
+    """``weights`` as a 1-D float32/float64 array of the backend ``xp``, its
+    shape and type checked (the values are :func:`check_weights`'s job).
 
-    Float32 and float64 arrays are kept as they are; other real types become
-    float64 (a Python list of floats is float64 already). Weights need not sum
-    to one, but must be finite, non-negative and not all zero.
+    Float32 and float64 arrays are kept as they are; float16 becomes float32
+    and other real types float64 (a Python list of floats is float64 already).
     """
     w = xp.asarray(weights)
     if w.dtype == np.float16:
@@ -32,17 +31,32 @@ def check_weights(weights, xp=np) -> object:
         raise ValueError("weights is empty: need at least one particle")
     if n > MAX_PARTICLES:
         raise ValueError(f"{n} particles do not fit int32 ancestors (at most {MAX_PARTICLES})")
+    return w
+
+
+def bad_weight_error(index: int, value: float) -> ValueError:
+    """The error for a NaN, infinite or negative weight at ``index``."""
+    what = "NaN" if value != value else ("infinite" if abs(value) == float("inf") else "negative")
+    return ValueError(f"weights[{index}] is {what} ({value}): weights must be finite and >= 0")
+
+
+ALL_ZERO = "all weights are zero: at least one must be positive"
+
+
+def check_weights(weights, xp=np) -> object:
+    """Return ``weights`` as a 1-D float32/float64 array of the backend ``xp``
+    (see :func:`weight_array`), or raise naming the first bad entry.
+
+    Weights need not sum to one, but must be finite, non-negative and not all
+    zero.
+    """
+    w = weight_array(weights, xp)
     low, high = w.min(), w.max()  # NaN propagates into both
     if not (low >= 0 and high < float("inf")):
-        bad = ~xp.isfinite(w) | (w < 0)
-        i = int(xp.flatnonzero(bad)[0])
-        value = float(w[i])
-        what = (
-            "NaN" if value != value else ("infinite" if abs(value) == float("inf") else "negative")
-        )
-        raise ValueError(f"weights[{i}] is {what} ({value}): weights must be finite and >= 0")
+        i = int(xp.flatnonzero(~xp.isfinite(w) | (w < 0))[0])
+        raise bad_weight_error(i, float(w[i]))
     if not high > 0:
-        raise ValueError("all weights are zero: at least one must be positive")
+        raise ValueError(ALL_ZERO)
     return w
 
 

@@ -1,8 +1,8 @@
 """The one registry of resampling methods.
 
 Figures, benchmarks, the pipeline and the public API iterate this registry;
-nothing else lists methods. Each entry names its CPU reference kernel (and,
-once built, its CUDA kernel), how its B is chosen, whether it takes an
+nothing else lists methods. Each entry names its CPU reference kernel and its
+CUDA launcher (``gpu.py``; None where there is none yet), how its B is chosen, whether it takes an
 s-segment size, and the extra keyword parameters it accepts.
 
 Every CPU kernel has the signature ``kernel(w, keys, **kw) -> (K, N) int32``:
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cumulative, metropolis, rejection, uphill
+from . import cumulative, gpu, metropolis, rejection, uphill
 
 
 @dataclass(frozen=True)
@@ -41,12 +41,19 @@ REGISTRY: dict[str, Method] = {
         Method("stratified", "Douc et al. 2005", cumulative.stratified, **_CUMULATIVE),
         Method("multinomial", "Douc et al. 2005", cumulative.multinomial, **_CUMULATIVE),
         Method("residual", "Douc et al. 2005", cumulative.residual, **_CUMULATIVE),
-        Method("metropolis", "Algorithm 3.3", metropolis.metropolis, **_METROPOLIS),
+        Method(
+            "metropolis",
+            "Algorithm 3.3",
+            metropolis.metropolis,
+            gpu=gpu.metropolis,
+            **_METROPOLIS,
+        ),
         Method(
             "metropolis-c1",
             "Algorithm 5.1",
             metropolis.metropolis_c1,
             segmented=True,
+            gpu=gpu.metropolis_c1,
             **_METROPOLIS,
         ),
         Method(
@@ -54,12 +61,27 @@ REGISTRY: dict[str, Method] = {
             "Algorithm 5.2",
             metropolis.metropolis_c2,
             segmented=True,
+            gpu=gpu.metropolis_c2,
             **_METROPOLIS,
         ),
-        Method("rejection", "Algorithm 3.4", rejection.rejection),
-        Method("uphill", "Algorithm 6.1", uphill.uphill, **_UPHILL),
-        Method("uphill-ca", "Algorithm 6.2", uphill.uphill_ca, segmented=True, **_UPHILL),
-        Method("uphill-c1", "Algorithm 6.3", uphill.uphill_c1, segmented=True, **_UPHILL),
+        Method("rejection", "Algorithm 3.4", rejection.rejection, gpu=gpu.rejection),
+        Method("uphill", "Algorithm 6.1", uphill.uphill, gpu=gpu.uphill, **_UPHILL),
+        Method(
+            "uphill-ca",
+            "Algorithm 6.2",
+            uphill.uphill_ca,
+            segmented=True,
+            gpu=gpu.uphill_ca,
+            **_UPHILL,
+        ),
+        Method(
+            "uphill-c1",
+            "Algorithm 6.3",
+            uphill.uphill_c1,
+            segmented=True,
+            gpu=gpu.uphill_c1,
+            **_UPHILL,
+        ),
     )
 }
 

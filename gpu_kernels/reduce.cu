@@ -1,0 +1,147 @@
+// reduce.cu -- reductions over the weights: sum, maximum and the first bad
+// entry (one pass), the SSD of eq. 6.5, and the B of both families.
+//
+// Every reduction runs in two fixed-shape steps -- a partial result per
+// block of a grid whose size depends only on N, then one block combining the
+// partials in index order -- so the result is the same on every run (no
+// atomics). Sums are float64, as on the CPU (tuning.py), so that both
+// backends choose the same B.
+
+#include "stats.cuh"
+
+namespace pfr {
+
+constexpr int REDUCE_THREADS = 256;  // gpu.py's REDUCE_THREADS
+
+// Block-wide sum / max / min in shared memory, result in thread 0.
+template <typename V, typename Op>
+__device__ V block_reduce(V value, V* shared, Op op) {
+    shared[threadIdx.x] = value;
+    __syncthreads();
+    for (int half = REDUCE_THREADS / 2; half > 0; half >>= 1) {
+        if (threadIdx.x < half) shared[threadIdx.x] = op(shared[threadIdx.x], shared[threadIdx.x + half]);
+        __syncthreads();
+    }
+    return shared[0];
+}
+
+struct Add {
+    __device__ double operator()(double a, double b) const { return a + b; }
+};
+struct Max {
+    __device__ double operator()(double a, double b) const { return a > b ? a : b; }
+};
+struct Min {
+    __device__ long long operator()(long long a, long long b) const { return a < b ? a : b; }
+};
+
+}  // namespace pfr
+
+// Step 1 of the statistics: per block the sum and maximum of the good
+// weights and the first bad index (NaN, infinite or negative; n if none).
+template <typename T>
+__global__ void weight_stats_partial(const T* __restrict__ w, long long n,
+                                     double* __restrict__ part_sum, double* __restrict__ part_max,
+                                     long long* __restrict__ part_bad) {
+    using namespace pfr;
+    __shared__ double shared[REDUCE_THREADS];
+    __shared__ long long shared_bad[REDUCE_THREADS];
+    double sum = 0.0, max = 0.0;
+    long long bad = n;
+    const long long stride = (long long)gridDim.x * REDUCE_THREADS;
+    for (long long i = (long long)blockIdx.x * REDUCE_THREADS + threadIdx.x; i < n; i += stride) {
+        const double x = (double)w[i];
+        if (x >= 0.0 && !isinf(x)) {  // NaN fails x >= 0
+            sum += x;
+            max = x > max ? x : max;
+        } else if (i < bad) {
+            bad = i;
+        }
+    }
+    sum = block_reduce(sum, shared, Add());
+    __syncthreads();
+    max = block_reduce(max, shared, Max());
+    bad = block_reduce(bad, shared_bad, Min());
+    if (threadIdx.x == 0) {
+        part_sum[blockIdx.x] = sum;
+        part_max[blockIdx.x] = max;
+        part_bad[blockIdx.x] = bad;
+    }
+}
+
+// Step 2: one block combines the partials into stats[STAT_SUM/MAX/BAD].
+extern "C" __global__ void weight_stats_final(int parts, long long n,
+                                              const double* __restrict__ part_sum,
+                                              const double* __restrict__ part_max,
+                                              const long long* __restrict__ part_bad,
+                                              double* __restrict__ stats) {
+    using namespace pfr;
+    __shared__ double shared[REDUCE_THREADS];
+    __shared__ long long shared_bad[REDUCE_THREADS];
+    double sum = 0.0, max = 0.0;
+    long long bad = n;
+    for (int p = threadIdx.x; p < parts; p += REDUCE_THREADS) {
+        sum += part_sum[p];
+        max = part_max[p] > max ? part_max[p] : max;
+        bad = part_bad[p] < bad ? part_bad[p] : bad;
+    }
+    sum = block_reduce(sum, shared, Add());
+    __syncthreads();
+    max = block_reduce(max, shared, Max());
+    bad = block_reduce(bad, shared_bad, Min());
+    if (threadIdx.x == 0) {
+        stats[STAT_SUM] = sum;
+        stats[STAT_MAX] = max;
+        stats[STAT_BAD] = (double)bad;
+    }
+}
+
+// Metropolis B (Murray et al.; tuning.metropolis_B): beta = mean / max,
+// B = ceil(log(eps) / log(1 - beta)), 0 when beta >= 1. One thread.
+extern "C" __global__ void metropolis_b(long long n, double log_epsilon,
+                                        const double* __restrict__ stats, int* __restrict__ b_out) {
+    using namespace pfr;
+    const double beta = (stats[STAT_SUM] / (double)n) / stats[STAT_MAX];
+    double b = 0.0;
+    if (beta < 1.0) b = ceil(log_epsilon / log1p(-beta));
+    b_out[0] = b < 2147483647.0 ? (int)b : 2147483647;  // no weight allows more; NaN -> 0
+}
+
+// Step 1 of the SSD (eq. 6.5, Algorithm 6.4; tuning.ssd): per block
+// sum((N w_i / sum w - 1)^2).
+template <typename T>
+__global__ void ssd_partial(const T* __restrict__ w, long long n, const double* __restrict__ stats,
+                            double* __restrict__ part_sum) {
+    using namespace pfr;
+    __shared__ double shared[REDUCE_THREADS];
+    const double total = stats[STAT_SUM];
+    double sum = 0.0;
+    const long long stride = (long long)gridDim.x * REDUCE_THREADS;
+    for (long long i = (long long)blockIdx.x * REDUCE_THREADS + threadIdx.x; i < n; i += stride) {
+        const double d = (double)n * (double)w[i] / total - 1.0;
+        sum += d * d;
+    }
+    sum = block_reduce(sum, shared, Add());
+    if (threadIdx.x == 0) part_sum[blockIdx.x] = sum;
+}
+
+// Step 2 of the SSD, then FIND-B (Algorithm 6.5; tuning.find_B): the first B
+// with table[B] >= SSD, the last B of the table when none is.
+extern "C" __global__ void uphill_b(int parts, const double* __restrict__ part_sum,
+                                    const double* __restrict__ table, int table_size,
+                                    double* __restrict__ stats, int* __restrict__ b_out) {
+    using namespace pfr;
+    __shared__ double shared[REDUCE_THREADS];
+    double sum = 0.0;
+    for (int p = threadIdx.x; p < parts; p += REDUCE_THREADS) sum += part_sum[p];
+    sum = block_reduce(sum, shared, Add());
+    if (threadIdx.x == 0) {
+        stats[STAT_SSD] = sum;
+        int lo = 0, hi = table_size;  // searchsorted(table, sum, side="left")
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (table[mid] < sum) lo = mid + 1; else hi = mid;
+        }
+        b_out[0] = lo < table_size - 1 ? lo : table_size - 1;
+    }
+}

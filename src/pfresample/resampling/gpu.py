@@ -1,0 +1,420 @@
+"""The CUDA backend: the kernels of ``gpu_kernels/`` run through CuPy.
+
+Each ``.cu`` file is one family of kernels (``metropolis.cu``, ``uphill.cu``,
+``rejection.cu``, ``cumulative.cu``, ``reduce.cu``); all draw their random
+numbers from ``philox.cuh`` under the contract of ``pfresample.rng``, so the
+comparison-based kernels return the CPU reference's ancestors bit for bit.
+
+Sources are compiled by NVRTC (``cupy.RawModule``) once per process, the
+first time a family is used; CuPy keeps the binaries in its on-disk kernel
+cache (``~/.cupy/kernel_cache``), keyed by the source text. Local
+``#include "x.cuh"`` lines are pasted into the source here, so that a change
+to a header changes that key too.
+
+Launch parameters are computed in one place, :func:`block_size` (thesis
+eq. 2.28, overridable with ``PFRESAMPLE_BLOCK_SIZE``). A call enqueues, on
+the current CuPy stream: the weight statistics (sum, max, first bad entry),
+the B kernel when B is not given, and the method's kernel; B never travels
+to the host. The public API reads the statistics back once to raise on bad
+weights; the timing helper (:func:`time_resample`) does not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import statistics
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from ..constants import EPSILON_RESAMPLING, WARP_SIZE
+from ..validation import ALL_ZERO, bad_weight_error, weight_array
+
+KERNEL_DIR = Path(
+    os.environ.get("PFRESAMPLE_KERNEL_DIR", Path(__file__).resolve().parents[3] / "gpu_kernels")
+)
+
+# --fmad=false: no fused multiply-adds, so that every floating-point
+# expression rounds as NumPy's does (B and the cumulative sums depend on it).
+COMPILE_OPTIONS = ("-std=c++17", "--fmad=false")
+
+# Layout of the statistics record (gpu_kernels/stats.cuh).
+STAT_SUM, STAT_MAX, STAT_BAD, STAT_SSD, STAT_COUNT = 0, 1, 2, 3, 4
+
+# Threads of the reduction blocks (reduce.cu's REDUCE_THREADS), and at most
+# this many partial results per reduction: 1024 blocks of 256 threads fill an
+# H200 (132 SMs x 2048 threads) with one wave.
+REDUCE_THREADS = 256
+MAX_PARTS = 1024
+ITEMS_PER_THREAD = 8
+
+MODES = {"global": 0, "once": 1, "every": 2}
+_CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+
+# Instantiations of each family's templates, for NVRTC's name expressions.
+_TEMPLATES = {
+    "metropolis.cu": [
+        f"metropolis<{t},{mode},{shared}>"
+        for t in _CTYPES.values()
+        for mode in MODES.values()
+        for shared in ("false", "true")
+    ],
+    "uphill.cu": [
+        f"uphill<{t},{mode},{shared}>"
+        for t in _CTYPES.values()
+        for mode in MODES.values()
+        for shared in ("false", "true")
+    ],
+    "rejection.cu": [f"rejection<{t}>" for t in _CTYPES.values()],
+    "reduce.cu": [
+        f"{k}<{t}>" for k in ("weight_stats_partial", "ssd_partial") for t in _CTYPES.values()
+    ],
+}
+
+_INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)
+
+
+def source(name: str, _seen: set | None = None) -> str:
+    """The text of ``gpu_kernels/<name>`` with its local includes pasted in
+    (each header once, as ``#pragma once`` would)."""
+    seen = set() if _seen is None else _seen
+    path = KERNEL_DIR / name
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"CUDA source {path} not found; set PFRESAMPLE_KERNEL_DIR to the gpu_kernels folder"
+        )
+
+    def paste(match: re.Match) -> str:
+        header = match.group(1)
+        if header in seen:
+            return ""
+        seen.add(header)
+        return source(header, seen)
+
+    return _INCLUDE.sub(paste, path.read_text())
+
+
+@cache
+def module(name: str):
+    """The compiled module of ``gpu_kernels/<name>`` (compiled once per process)."""
+    import cupy
+
+    return cupy.RawModule(
+        code=source(name), options=COMPILE_OPTIONS, name_expressions=_TEMPLATES.get(name, [])
+    )
+
+
+def kernel(name: str, function: str):
+    """A kernel of a family; templates by their name expression."""
+    return module(name).get_function(function)
+
+
+def block_size(n: int) -> int:
+    """Threads per block for N particles: thesis eq. 2.28 (512 from 2^13 up,
+    halving down to 32 for 2^5 ... 2^9, and 16 below), or the value of
+    ``PFRESAMPLE_BLOCK_SIZE`` when set."""
+    value = os.environ.get("PFRESAMPLE_BLOCK_SIZE")
+    if value:
+        if not value.isdigit() or not 1 <= int(value) <= 1024:
+            raise ValueError(f"PFRESAMPLE_BLOCK_SIZE must be an integer in 1..1024, got {value!r}")
+        return int(value)
+    if n >= 2**13:
+        return 512
+    if n > 2**9:
+        return max(64, 1 << (n - 1).bit_length() - 4)  # 2^10 -> 64, 2^11 -> 128, 2^12 -> 256
+    return 32 if n > 2**4 else 16
+
+
+def blocks(lanes: int, block: int) -> int:
+    return -(-lanes // block)
+
+
+def reduction_parts(n: int) -> int:
+    """Blocks of a reduction over N weights: a fixed function of N, so that
+    the summation order (and the float64 result) is the same on every run."""
+    return max(1, min(MAX_PARTS, -(-n // (REDUCE_THREADS * ITEMS_PER_THREAD))))
+
+
+class Workspace:
+    """Device buffers of O(1) size (partials of the reductions, statistics,
+    B), kept per (device, N) so that repeated calls allocate nothing."""
+
+    def __init__(self, n: int):
+        import cupy
+
+        self.parts = reduction_parts(n)
+        self.part_sum = cupy.empty(self.parts, dtype=np.float64)
+        self.part_max = cupy.empty(self.parts, dtype=np.float64)
+        self.part_bad = cupy.empty(self.parts, dtype=np.int64)
+        self.stats = cupy.zeros(STAT_COUNT, dtype=np.float64)
+        self.b = cupy.zeros(1, dtype=np.int32)
+
+
+_WORKSPACES: OrderedDict = OrderedDict()
+_TABLES: OrderedDict = OrderedDict()
+_CACHE_SIZE = 16
+
+
+def _lru(store: OrderedDict, key, make):
+    if key in store:
+        store.move_to_end(key)
+        return store[key]
+    value = store[key] = make()
+    if len(store) > _CACHE_SIZE:
+        store.popitem(last=False)
+    return value
+
+
+def workspace(n: int) -> Workspace:
+    import cupy
+
+    return _lru(_WORKSPACES, (cupy.cuda.Device().id, n), lambda: Workspace(n))
+
+
+def device_ssd_table(n: int, table):
+    """The Uphill SSD table of N on the device, uploaded once per content."""
+    import cupy
+
+    from ..tuning import _cached_table
+
+    host = np.ascontiguousarray(_cached_table(n) if table is None else table, dtype=np.float64)
+    if host.ndim != 1:
+        raise ValueError("ssd_table must be a 1-D array of SSD values for B = 0, 1, ...")
+    digest = hashlib.sha1(host.tobytes()).hexdigest()
+    return _lru(_TABLES, (cupy.cuda.Device().id, digest), lambda: cupy.asarray(host))
+
+
+@dataclass
+class Call:
+    """One resampling call on the device: weights, keys, workspace, output."""
+
+    w: object  # cupy.ndarray, float32 or float64, 1-D
+    n_keys: int  # 0: one seed, passed as (k0, k1)
+    keys: object  # cupy uint32 array (k0, k1) per replica; the stats when n_keys == 0
+    k0: np.uint32
+    k1: np.uint32
+    ws: Workspace
+    out: object  # cupy int32 (K, N)
+
+    @property
+    def n(self) -> int:
+        return int(self.w.shape[0])
+
+    @property
+    def lanes(self) -> int:
+        return int(self.out.size)
+
+    @property
+    def ctype(self) -> str:
+        return _CTYPES[self.w.dtype]
+
+    def lane_args(self) -> tuple:
+        """The arguments every per-lane kernel starts with."""
+        return (
+            self.w,
+            np.uint32(self.n),
+            np.int64(self.lanes),
+            self.keys,
+            np.int32(self.n_keys),
+            self.k0,
+            self.k1,
+        )
+
+
+def make_call(weights, seeds) -> Call:
+    """Checks shape and type, copies host weights to the device, allocates
+    the output and lays out the keys of ``seeds``."""
+    import cupy
+
+    from ..rng import seed_keys
+
+    w = weight_array(weights, cupy)
+    if not w.flags.c_contiguous:
+        w = cupy.ascontiguousarray(w)
+    k0, k1 = seed_keys(seeds)
+    ws = workspace(int(w.shape[0]))
+    out = cupy.empty((k0.size, int(w.shape[0])), dtype=np.int32)
+    if k0.size == 1:
+        return Call(w, 0, ws.stats, np.uint32(k0[0]), np.uint32(k1[0]), ws, out)
+    keys = cupy.asarray(np.stack([k0, k1], axis=1).astype(np.uint32).ravel())
+    return Call(w, int(k0.size), keys, np.uint32(0), np.uint32(0), ws, out)
+
+
+# ---------------------------------------------------------------- reductions
+
+
+def enqueue_stats(call: Call) -> None:
+    """Sum, maximum and first bad index of the weights into ``ws.stats``."""
+    ws = call.ws
+    partial = kernel("reduce.cu", f"weight_stats_partial<{call.ctype}>")
+    partial(
+        (ws.parts,),
+        (REDUCE_THREADS,),
+        (call.w, np.int64(call.n), ws.part_sum, ws.part_max, ws.part_bad),
+    )
+    final = kernel("reduce.cu", "weight_stats_final")
+    final(
+        (1,),
+        (REDUCE_THREADS,),
+        (np.int32(ws.parts), np.int64(call.n), ws.part_sum, ws.part_max, ws.part_bad, ws.stats),
+    )
+
+
+def check_stats(call: Call) -> None:
+    """Raise on bad weights, as ``validation.check_weights`` does on the host
+    (one small device-to-host copy, which synchronises)."""
+    stats = call.ws.stats.get()
+    bad = int(stats[STAT_BAD])
+    if bad < call.n:
+        raise bad_weight_error(bad, float(call.w[bad].get()))
+    if not stats[STAT_MAX] > 0:
+        raise ValueError(ALL_ZERO)
+
+
+def enqueue_B(call: Call, uses_B: str, params: dict) -> None:
+    """The B of the method's family into ``ws.b`` (after :func:`enqueue_stats`)."""
+    ws = call.ws
+    if uses_B == "metropolis":
+        log_eps = math.log(params.get("epsilon", EPSILON_RESAMPLING))
+        kernel("reduce.cu", "metropolis_b")(
+            (1,), (1,), (np.int64(call.n), np.float64(log_eps), ws.stats, ws.b)
+        )
+    elif uses_B == "uphill":
+        table = device_ssd_table(call.n, params.get("ssd_table"))
+        partial = kernel("reduce.cu", f"ssd_partial<{call.ctype}>")
+        partial((ws.parts,), (REDUCE_THREADS,), (call.w, np.int64(call.n), ws.stats, ws.part_sum))
+        kernel("reduce.cu", "uphill_b")(
+            (1,),
+            (REDUCE_THREADS,),
+            (np.int32(ws.parts), ws.part_sum, table, np.int32(table.size), ws.stats, ws.b),
+        )
+    else:
+        raise ValueError(f"unknown B rule {uses_B!r}")
+
+
+# ----------------------------------------------------------------- resamplers
+
+
+def _iterative(call: Call, family: str, mode: str, B, dc: int, sc: int) -> None:
+    """Launch the Metropolis or Uphill kernel of ``mode`` (see lanes.cuh)."""
+    block = block_size(call.n)
+    shared = call.n % WARP_SIZE == 0 and block % WARP_SIZE == 0
+    name = f"{family}<{call.ctype},{MODES[mode]},{'true' if shared else 'false'}>"
+    b = np.int32(-1 if B is None else B)
+    args = (*call.lane_args(), b, call.ws.b, np.uint32(dc), np.uint32(sc), call.out)
+    kernel(f"{family}.cu", name)((blocks(call.lanes, block),), (block,), args)
+
+
+def metropolis(call, *, B, dc, sc):
+    """Metropolis (Algorithm 3.3)."""
+    _iterative(call, "metropolis", "global", B, dc, sc)
+
+
+def metropolis_c1(call, *, B, dc, sc):
+    """Metropolis-C1 (Algorithm 5.1)."""
+    _iterative(call, "metropolis", "once", B, dc, sc)
+
+
+def metropolis_c2(call, *, B, dc, sc):
+    """Metropolis-C2 (Algorithm 5.2)."""
+    _iterative(call, "metropolis", "every", B, dc, sc)
+
+
+def uphill(call, *, B, dc, sc):
+    """Uphill (Algorithm 6.1)."""
+    _iterative(call, "uphill", "global", B, dc, sc)
+
+
+def uphill_ca(call, *, B, dc, sc):
+    """Uphill-CA (Algorithm 6.2)."""
+    _iterative(call, "uphill", "every", B, dc, sc)
+
+
+def uphill_c1(call, *, B, dc, sc):
+    """Uphill-C1 (Algorithm 6.3)."""
+    _iterative(call, "uphill", "once", B, dc, sc)
+
+
+def rejection(call):
+    """Rejection (Algorithm 3.4); w_max from the statistics kernel."""
+    block = block_size(call.n)
+    args = (*call.lane_args(), call.ws.stats, call.out)
+    kernel("rejection.cu", f"rejection<{call.ctype}>")((blocks(call.lanes, block),), (block,), args)
+
+
+# ------------------------------------------------------------------ entry points
+
+
+def enqueue_method(m, call: Call, kw: dict, params: dict) -> None:
+    """The B kernel when B is not given, then the method's kernel."""
+    if m.uses_B is not None and kw.get("B") is None:
+        enqueue_B(call, m.uses_B, params)
+    m.gpu(call, **kw)
+
+
+def resample_many(m, weights, seeds, kw: dict, params: dict):
+    """K resamplings on the device: (K, N) int32 CuPy array. ``kw`` are the
+    method's checked kernel arguments (``B`` may be None: chosen on the
+    device)."""
+    call = make_call(weights, seeds)
+    enqueue_stats(call)
+    check_stats(call)
+    enqueue_method(m, call, kw, params)
+    return call.out
+
+
+def choose_B(m, weights, params: dict) -> int:
+    """The B the device chooses for ``m`` on these weights (as ``api.choose_B``)."""
+    call = make_call(weights, [0])
+    enqueue_stats(call)
+    check_stats(call)
+    enqueue_B(call, m.uses_B, params)
+    return int(call.ws.b.get()[0])
+
+
+def time_resample(weights, m, seed, repeats, warmup, **resample_kwargs):
+    """Median time of one call with CUDA events around the kernels thesis
+    §6.5 counts: statistics (sum, w_max), B, the method's kernel (and the
+    prefix sum, for the cumulative family). The first call, with NVRTC
+    compile or cache load, is timed apart with ``time.perf_counter``."""
+    import cupy
+
+    from ..api import check_params, kernel_arguments
+    from ..timing import Timing
+
+    call = make_call(weights, [seed])
+    B = resample_kwargs.pop("B", None)
+    segment_bytes = resample_kwargs.pop("segment_bytes", None)
+    params = check_params(m, resample_kwargs)
+    kw = kernel_arguments(m, call.n, call.w.itemsize, B, segment_bytes, params)
+
+    def enqueue():
+        enqueue_stats(call)
+        enqueue_method(m, call, kw, params)
+
+    start = time.perf_counter()
+    enqueue_stats(call)
+    check_stats(call)
+    enqueue_method(m, call, kw, params)
+    cupy.cuda.Device().synchronize()
+    first = (time.perf_counter() - start) * 1e3
+    for _ in range(max(warmup - 1, 0)):
+        enqueue()
+    begin, end = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(repeats):
+        begin.record()
+        enqueue()
+        end.record()
+        end.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(begin, end))
+    name = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    return Timing(statistics.median(times), tuple(times), "cuda", name, first)

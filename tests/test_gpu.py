@@ -1,0 +1,218 @@
+"""The CUDA backend against the CPU reference (run on the H200: ``pytest -m gpu``).
+
+* Philox: the device's draws equal NumPy's, bit for bit, over 2^22 draws.
+* Parity: every comparison-based method returns the CPU reference's
+  ancestors for the same seed (DESIGN.md, "Random numbers") -- N = 2^10,
+  2^16, 2^20; gamma and eq. 2.33 weights; SS = 128 and 2048; B from the
+  formulas and fixed; float64 weights; several seeds per launch; and the
+  launch shapes where warps are not shared (N = 16, a block size that is not
+  a multiple of 32).
+* B: the device chooses the CPU's B (Metropolis formula, Uphill SSD + FIND-B).
+* Bad input on device arrays raises the host's errors.
+* Memory: repeated calls of the same size allocate nothing new.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pfresample as pr
+from pfresample import rng, weights
+from pfresample.resampling import gpu
+from pfresample.resampling.registry import REGISTRY
+
+cupy = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu
+
+COMPARISON = [name for name, m in REGISTRY.items() if m.comparison_based]
+SEGMENTED = [name for name, m in REGISTRY.items() if m.segmented]
+SEED = 2**40 + 12345  # a seed with both key words non-zero
+
+
+def weights_of(kind: str, n: int, dtype=np.float32) -> np.ndarray:
+    name = "gamma-k1-s2" if kind == "gamma" else "eq233-y4"
+    return weights.generate(name, n, 0, seed=7, dtype=dtype)
+
+
+def test_cuda_backend_is_what_auto_picks_for_device_arrays():
+    w = cupy.asarray(weights_of("gamma", 1024))
+    a = pr.resample(w, "metropolis", seed=1)
+    assert isinstance(a, cupy.ndarray) and a.dtype == np.int32 and a.shape == (1024,)
+
+
+# ------------------------------------------------------------------ Philox
+
+
+PHILOX_PROBE = r"""
+#include "philox.cuh"
+extern "C" __global__ void probe(unsigned long long seed, unsigned int domain,
+                                 unsigned int streams, unsigned int* draws, float* f01,
+                                 float* accept, unsigned int* ints, unsigned int n) {
+    const unsigned int s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= streams) return;
+    pfr::PhiloxStream st = pfr::make_stream(pfr::split_seed(seed), domain, s);
+    for (int c = 0; c < 4; ++c) {
+        const unsigned int x = st.next();
+        draws[4 * s + c] = x;
+        f01[4 * s + c] = pfr::uniform_float(x);
+        accept[4 * s + c] = pfr::uniform_accept(x);
+        ints[4 * s + c] = pfr::uniform_int(x, n);
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("domain", [rng.DOMAIN_PARTICLE, rng.DOMAIN_WARP, rng.DOMAIN_GLOBAL])
+def test_philox_device_equals_numpy_over_millions_of_draws(domain, tmp_path):
+    (tmp_path / "probe.cu").write_text(PHILOX_PROBE)
+    code = PHILOX_PROBE.replace('#include "philox.cuh"', gpu.source("philox.cuh"))
+    probe = cupy.RawModule(code=code, options=gpu.COMPILE_OPTIONS).get_function("probe")
+    streams, n = 1 << 20, 1_000_003  # 2^22 draws; a non-power-of-two n
+    out = [cupy.empty(4 * streams, dtype=t) for t in (np.uint32, np.float32, np.float32, np.uint32)]
+    probe(
+        (streams // 256,),
+        (256,),
+        (np.uint64(SEED), np.uint32(domain), np.uint32(streams), *out, np.uint32(n)),
+    )
+    words = np.stack(rng.philox_block(rng.split_seed(SEED), np.arange(streams), 0, domain), axis=1)
+    words = words.astype(np.uint32).ravel()
+    draws, f01, accept, ints = (x.get() for x in out)
+    np.testing.assert_array_equal(draws, words)
+    np.testing.assert_array_equal(f01, rng.uniform_float(words))
+    np.testing.assert_array_equal(accept, rng.uniform_accept(words))
+    np.testing.assert_array_equal(ints, rng.uniform_int(words, n))
+
+
+# ------------------------------------------------------------------ parity
+
+
+def assert_same_ancestors(w: np.ndarray, method: str, seeds, **kw):
+    cpu = pr.resample_many(w, method, seeds=seeds, backend="cpu", **kw)
+    dev = pr.resample_many(cupy.asarray(w), method, seeds=seeds, backend="cuda", **kw)
+    assert isinstance(dev, cupy.ndarray)
+    dev = dev.get()
+    mismatch = np.flatnonzero(cpu.ravel() != dev.ravel())
+    assert mismatch.size == 0, (
+        f"{mismatch.size} of {cpu.size} ancestors differ, first at {mismatch[:5]}"
+    )
+
+
+@pytest.mark.parametrize("log2n", [10, 16, 20])
+@pytest.mark.parametrize("kind", ["gamma", "eq233"])
+@pytest.mark.parametrize("method", COMPARISON)
+def test_parity_with_the_cpu_reference_B_from_the_formulas(method, kind, log2n):
+    w = weights_of(kind, 1 << log2n)
+    ss_values = [128, 2048] if method in SEGMENTED else [None]
+    for ss in ss_values:
+        kw = {} if ss is None else {"segment_bytes": ss}
+        assert_same_ancestors(w, method, [SEED], **kw)
+
+
+@pytest.mark.parametrize("log2n", [10, 16])
+@pytest.mark.parametrize("method", [m for m in COMPARISON if REGISTRY[m].uses_B])
+def test_parity_with_fixed_B_and_several_seeds(method, log2n):
+    w = weights_of("gamma", 1 << log2n)
+    for B in (0, 1, 7, 130):  # 130: past one run of 128 shared warp draws
+        kw = {"segment_bytes": 128} if method in SEGMENTED else {}
+        assert_same_ancestors(w, method, [SEED, 1, 2, 3], B=B, **kw)
+
+
+@pytest.mark.parametrize("method", COMPARISON)
+def test_parity_with_float64_weights(method):
+    w = weights_of("eq233", 1 << 12, dtype=np.float64)
+    kw = {"segment_bytes": 256} if method in SEGMENTED else {}
+    assert_same_ancestors(w, method, [SEED, 5], **kw)
+
+
+@pytest.mark.parametrize("method", COMPARISON)
+def test_parity_where_warps_are_not_shared(method, monkeypatch):
+    # N = 16 (the thesis's smallest N: a warp is smaller than 32 lanes), and
+    # a block size that is not a multiple of 32 (warps straddle blocks).
+    kw = {"segment_bytes": 128} if method in SEGMENTED else {}
+    assert_same_ancestors(weights_of("gamma", 16), method, [SEED, 9, 10], **kw)
+    monkeypatch.setenv("PFRESAMPLE_BLOCK_SIZE", "48")
+    if REGISTRY[method].uses_B:
+        kw["B"] = 200
+    assert_same_ancestors(weights_of("gamma", 1024), method, [SEED, 11], **kw)
+
+
+@pytest.mark.parametrize("method", ["metropolis-c1", "metropolis-c2", "uphill-ca", "uphill-c1"])
+def test_whole_array_segment_gives_the_parent(method):
+    n = 1 << 12
+    w = cupy.asarray(weights_of("eq233", n))
+    parent = REGISTRY[method].name.split("-")[0]
+    child = pr.resample(w, method, seed=SEED, B=50, segment_bytes=4 * n)
+    np.testing.assert_array_equal(child.get(), pr.resample(w, parent, seed=SEED, B=50).get())
+
+
+# ------------------------------------------------------------------ B
+
+
+@pytest.mark.parametrize("log2n", [10, 16, 20])
+@pytest.mark.parametrize(
+    "name", ["gamma-k1-s2", "gamma-k9-s0.5", "eq233-y0", "eq233-y2", "eq233-y4", "eq233-y3.7"]
+)
+def test_device_B_equals_cpu_B(name, log2n):
+    w = weights.generate(name, 1 << log2n, 3, seed=7)
+    for method in ("metropolis", "uphill"):
+        cpu_b = pr.choose_B(w, method)
+        assert pr.choose_B(cupy.asarray(w), method) == cpu_b, (method, name)
+
+
+def test_device_B_uses_a_given_ssd_table_and_epsilon():
+    w = weights_of("eq233", 1 << 12)
+    table = np.linspace(0.0, 1e9, 8192)
+    assert pr.choose_B(cupy.asarray(w), "uphill", ssd_table=table) == pr.choose_B(
+        w, "uphill", ssd_table=table
+    )
+    assert pr.choose_B(cupy.asarray(w), "metropolis", epsilon=0.1) == pr.choose_B(
+        w, "metropolis", epsilon=0.1
+    )
+
+
+# ------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[1.0, np.nan, 2.0], [1.0, 2.0, np.inf], [1.0, -0.5, 1.0], [0.0, 0.0, 0.0]],
+)
+@pytest.mark.parametrize("method", [m for m, e in REGISTRY.items() if e.gpu is not None])
+def test_bad_device_weights_raise_the_host_errors(values, method):
+    w = np.asarray(values, dtype=np.float32)
+    with pytest.raises(ValueError) as host:
+        pr.resample(w, method, seed=1, backend="cpu")
+    with pytest.raises(ValueError) as device:
+        pr.resample(cupy.asarray(w), method, seed=1, backend="cuda")
+    assert str(device.value) == str(host.value)
+
+
+def test_bad_shapes_on_device_raise_the_host_errors():
+    for bad in (cupy.ones((2, 2), dtype=np.float32), cupy.empty(0, dtype=np.float32)):
+        with pytest.raises(ValueError) as device:
+            pr.resample(bad, "uphill", seed=1)
+        with pytest.raises(ValueError) as host:
+            pr.resample(bad.get(), "uphill", seed=1, backend="cpu")
+        assert str(device.value) == str(host.value)
+    with pytest.raises(ValueError, match="multiple"):
+        pr.resample(cupy.ones(48, dtype=np.float32), "uphill-ca", seed=1, segment_bytes=128)
+
+
+# ------------------------------------------------------------------ memory
+
+
+def test_repeated_calls_allocate_nothing_new():
+    n = 1 << 20
+    pool = cupy.cuda.MemoryPool()
+    with cupy.cuda.using_allocator(pool.malloc):
+        w = cupy.asarray(weights_of("eq233", n))
+        for method in [m for m, e in REGISTRY.items() if e.gpu is not None]:
+            pr.resample(w, method, seed=1)  # first call: output and workspace
+            before = pool.total_bytes()
+            for seed in range(3):
+                a = pr.resample(w, method, seed=seed)
+                del a
+            assert pool.total_bytes() == before, method
+        # weights + one ancestor array + an O(1) workspace (and one SSD table)
+        assert pool.total_bytes() <= w.nbytes + 4 * n + (1 << 20)

@@ -349,6 +349,10 @@ def rejection(call):
     kernel("rejection.cu", f"rejection<{call.ctype}>")((blocks(call.lanes, block),), (block,), args)
 
 
+# Launchers whose kernels read the weight statistics (w_max); the statistics
+# kernel is then part of their time (thesis §6.5 counts it).
+READS_STATS = {rejection}
+
 # ------------------------------------------------------------------ entry points
 
 
@@ -395,8 +399,11 @@ def time_resample(weights, m, seed, repeats, warmup, **resample_kwargs):
     params = check_params(m, resample_kwargs)
     kw = kernel_arguments(m, call.n, call.w.itemsize, B, segment_bytes, params)
 
-    def enqueue():
-        enqueue_stats(call)
+    reads_stats = m.gpu in READS_STATS or (m.uses_B is not None and kw.get("B") is None)
+
+    def enqueue():  # without the validation pass when the method does not need it
+        if reads_stats:
+            enqueue_stats(call)
         enqueue_method(m, call, kw, params)
 
     start = time.perf_counter()

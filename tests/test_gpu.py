@@ -10,6 +10,11 @@
 * B: the device chooses the CPU's B (Metropolis formula, Uphill SSD + FIND-B).
 * Bad input on device arrays raises the host's errors.
 * Memory: repeated calls of the same size allocate nothing new.
+* Cumulative family (Systematic, Stratified, Multinomial, Residual): with a
+  float64 prefix sum the device's ancestors equal the CPU's (the summation
+  orders differ, but not by enough to move a draw here); with float32 the
+  mean offspring over K draws is N w_i / sum w (the tolerance of
+  test_statistics.py); one particle with all the weight fills every slot.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import numpy as np
 import pytest
 
 import pfresample as pr
-from pfresample import rng, weights
+from pfresample import expectation, rng, weights
 from pfresample.resampling import gpu
 from pfresample.resampling.registry import REGISTRY
 
@@ -27,6 +32,7 @@ pytestmark = pytest.mark.gpu
 
 COMPARISON = [name for name, m in REGISTRY.items() if m.comparison_based]
 SEGMENTED = [name for name, m in REGISTRY.items() if m.segmented]
+CUMULATIVE = [name for name, m in REGISTRY.items() if not m.comparison_based]
 SEED = 2**40 + 12345  # a seed with both key words non-zero
 
 
@@ -215,4 +221,65 @@ def test_repeated_calls_allocate_nothing_new():
                 del a
             assert pool.total_bytes() == before, method
         # weights + one ancestor array + an O(1) workspace (and one SSD table)
-        assert pool.total_bytes() <= w.nbytes + 4 * n + (1 << 20)
+        # + one array of N values in the weights' precision (float32 here):
+        # r of Stratified and Multinomial, Residual's fractions
+        assert pool.total_bytes() <= w.nbytes + 4 * n + 4 * n + (1 << 20)
+
+
+# ------------------------------------------------------------------ cumulative family
+
+
+@pytest.mark.parametrize("n", [1 << 10, 1 << 16, 1 << 20, 3 * 4096 + 5])
+@pytest.mark.parametrize("kind", ["gamma", "eq233"])
+@pytest.mark.parametrize("method", CUMULATIVE)
+def test_cumulative_float64_prefix_sum_matches_the_cpu(method, kind, n):
+    """Offspring counts equal, and even the ancestors element by element
+    (Multinomial's and Residual's draws are not sorted, so this is more)."""
+    w = weights_of(kind, n)
+    seeds = [SEED, 1, 2]
+    cpu = pr.resample_many(w, method, seeds=seeds, backend="cpu", precision="float64")
+    dev = pr.resample_many(cupy.asarray(w), method, seeds=seeds, precision="float64").get()
+    np.testing.assert_array_equal(pr.offspring(dev, n), pr.offspring(cpu, n))
+    np.testing.assert_array_equal(dev, cpu)
+
+
+@pytest.mark.parametrize("method", CUMULATIVE)
+def test_cumulative_float64_weights_match_the_cpu(method):
+    w = weights_of("eq233", 3 * 4096 + 5, dtype=np.float64)  # precision: the weights' own
+    assert_same_ancestors(w, method, [SEED, 5])
+
+
+@pytest.mark.parametrize("family", ["gamma-k1-s2", "gamma-k9-s0.5", "eq233-y2", "eq233-y4"])
+@pytest.mark.parametrize("method", CUMULATIVE)
+def test_cumulative_float32_prefix_sum_is_unbiased(method, family):
+    """test_statistics.py's test_unbiased_methods on the device: N = 256, K = 4000."""
+    from stat_tools import Z_MAX, excess
+
+    n, k = 256, 4000
+    w = weights.generate(family, n, 0, 0)
+    anc = pr.resample_many(cupy.asarray(w), method, seeds=range(1000, 1000 + k))
+    assert excess(pr.offspring(anc, n), expectation.unbiased(w)) < Z_MAX
+
+
+@pytest.mark.parametrize("method", CUMULATIVE)
+def test_cumulative_float64_weights_float32_prefix_sum_is_unbiased(method):
+    from stat_tools import Z_MAX, excess
+
+    n, k = 256, 4000
+    w = weights.generate("eq233-y4", n, 1, 0, dtype=np.float64)
+    anc = pr.resample_many(
+        cupy.asarray(w), method, seeds=range(1000, 1000 + k), precision="float32"
+    )
+    assert excess(pr.offspring(anc, n), expectation.unbiased(w)) < Z_MAX
+
+
+@pytest.mark.parametrize("method", CUMULATIVE)
+def test_one_heavy_particle_takes_every_slot(method):
+    """All the weight on one particle of a middle tile: its N offspring are
+    written by many tiles' worth of slots, and zero-weight particles after
+    it are never chosen (the clamp to the last positive weight)."""
+    n = 1 << 16
+    w = np.zeros(n, dtype=np.float32)
+    w[5000] = 3.0
+    dev = pr.resample_many(cupy.asarray(w), method, seeds=[SEED, 4]).get()
+    np.testing.assert_array_equal(dev, np.full((2, n), 5000, dtype=np.int32))

@@ -9,6 +9,7 @@ and is compiled with the backend's own options. Skipped where nvcc is absent.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -46,3 +47,11 @@ def test_source_compiles_to_ptx(name, tmp_path):
     assert result.returncode == 0, result.stderr
     entries = ptx.read_text().count(".entry")
     assert entries >= max(1, len(gpu._TEMPLATES.get(name, [])))
+
+
+def test_cumulative_tile_geometry_is_the_one_gpu_py_launches():
+    """cumulative.cu repeats gpu.py's tile sizes as compile-time constants."""
+    text = (gpu.KERNEL_DIR / "cumulative.cu").read_text()
+    for name in ("SCAN_THREADS", "SCAN_ITEMS", "TILE_SUMS_THREADS"):
+        found = re.search(rf"constexpr int {name} = (\d+);", text)
+        assert found is not None and int(found.group(1)) == getattr(gpu, name), name

@@ -55,8 +55,17 @@ REDUCE_THREADS = 256
 MAX_PARTS = 1024
 ITEMS_PER_THREAD = 8
 
+# The tiled prefix sum of the cumulative family (cumulative.cu, which
+# repeats these): tiles of SCAN_THREADS threads x SCAN_ITEMS weights; and
+# the one block of TILE_SUMS_THREADS threads of residual_plan.
+SCAN_THREADS = 256
+SCAN_ITEMS = 16
+SCAN_TILE = SCAN_THREADS * SCAN_ITEMS
+TILE_SUMS_THREADS = 1024
+
 MODES = {"global": 0, "once": 1, "every": 2}
 _CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+_PAIRS = [f"{w},{t}" for w in _CTYPES.values() for t in _CTYPES.values()]  # weights, precision
 
 # Instantiations of each family's templates, for NVRTC's name expressions.
 _TEMPLATES = {
@@ -73,6 +82,19 @@ _TEMPLATES = {
         for shared in ("false", "true")
     ],
     "rejection.cu": [f"rejection<{t}>" for t in _CTYPES.values()],
+    "cumulative.cu": [
+        f"{k}<{pair}>"
+        for k in (
+            "scan_tiles",
+            "scaled_prefix_sum",
+            "systematic",
+            "residual_tile_counts",
+            "residual_fractions",
+            "residual_copies",
+        )
+        for pair in _PAIRS
+    ]
+    + [f"inverse_cdf_draws<{t},{s}>" for t in _CTYPES.values() for s in ("false", "true")],
     "reduce.cu": [
         f"{k}<{t}>" for k in ("weight_stats_partial", "ssd_partial") for t in _CTYPES.values()
     ],
@@ -111,8 +133,10 @@ def module(name: str):
     )
 
 
+@cache
 def kernel(name: str, function: str):
-    """A kernel of a family; templates by their name expression."""
+    """A kernel of a family; templates by their name expression. Cached:
+    looking a function up costs host time on every launch otherwise."""
     return module(name).get_function(function)
 
 
@@ -136,6 +160,12 @@ def blocks(lanes: int, block: int) -> int:
     return -(-lanes // block)
 
 
+def scan_tiles(n: int) -> int:
+    """Tiles of the cumulative family's prefix sum over N weights: blocks of
+    SCAN_THREADS threads, each tile SCAN_TILE weights (SCAN_ITEMS a thread)."""
+    return -(-n // SCAN_TILE)
+
+
 def reduction_parts(n: int) -> int:
     """Blocks of a reduction over N weights: a fixed function of N, so that
     the summation order (and the float64 result) is the same on every run."""
@@ -144,17 +174,60 @@ def reduction_parts(n: int) -> int:
 
 class Workspace:
     """Device buffers of O(1) size (partials of the reductions, statistics,
-    B), kept per (device, N) so that repeated calls allocate nothing."""
+    B), kept per (device, N) so that repeated calls allocate nothing; and
+    the cumulative family's, per precision (:meth:`scan`)."""
 
     def __init__(self, n: int):
         import cupy
 
+        self.n = n
+        self._scans: dict = {}
         self.parts = reduction_parts(n)
         self.part_sum = cupy.empty(self.parts, dtype=np.float64)
         self.part_max = cupy.empty(self.parts, dtype=np.float64)
         self.part_bad = cupy.empty(self.parts, dtype=np.int64)
         self.stats = cupy.zeros(STAT_COUNT, dtype=np.float64)
         self.b = cupy.zeros(1, dtype=np.int32)
+
+    def scan(self, dtype) -> ScanBuffers:
+        """The prefix-sum buffers in precision ``dtype`` (made on first use)."""
+        dtype = np.dtype(dtype)
+        if dtype not in self._scans:
+            self._scans[dtype] = ScanBuffers(self.n, dtype)
+        return self._scans[dtype]
+
+
+class ScanBuffers:
+    """Buffers of the cumulative family in one precision: a few values per
+    tile of the prefix sum (O(N / SCAN_TILE)), and one array of N values
+    (:meth:`values`: r of Stratified and Multinomial, Residual's fractions),
+    made when first asked for; Systematic needs none."""
+
+    def __init__(self, n: int, dtype: np.dtype):
+        import cupy
+
+        self.n, self.dtype = n, dtype
+        self.tiles = tiles = scan_tiles(n)
+        self.tile_sum = cupy.empty(tiles, dtype=dtype)  # pass 1: each tile's total
+        self.tile_end = cupy.empty(tiles, dtype=np.int64)  # one past its last positive weight
+        self.prefix = cupy.empty(tiles, dtype=dtype)  # pass 2: the sum before each tile
+        self.carry = cupy.empty(tiles, dtype=dtype)  # the largest C before each tile
+        self.total = cupy.empty(1, dtype=dtype)  # C_N
+        self.last = cupy.empty(1, dtype=np.int64)  # the last particle of positive weight
+        self.tickets = cupy.zeros(1, dtype=np.uint32)  # blocks of pass 1 done (reset by the last)
+        # Residual: per-tile counts, each tile's first slot, R, (mode, fallback)
+        self.tile_counts = cupy.empty(4 * tiles, dtype=np.int64)
+        self.tile_offset = cupy.empty(tiles, dtype=np.int64)
+        self.rest = cupy.empty(1, dtype=np.int64)
+        self.plan = cupy.empty(2, dtype=np.int32)
+        self._values = None
+
+    def values(self):
+        import cupy
+
+        if self._values is None:
+            self._values = cupy.empty(self.n, dtype=self.dtype)
+        return self._values
 
 
 _WORKSPACES: OrderedDict = OrderedDict()
@@ -349,9 +422,120 @@ def rejection(call):
     kernel("rejection.cu", f"rejection<{call.ctype}>")((blocks(call.lanes, block),), (block,), args)
 
 
-# Launchers whose kernels read the weight statistics (w_max); the statistics
-# kernel is then part of their time (thesis §6.5 counts it).
-READS_STATS = {rejection}
+def _precision(call: Call, precision) -> np.dtype:
+    """The precision of the prefix sum: the weights' own unless asked."""
+    return np.dtype(precision) if precision is not None else call.w.dtype
+
+
+def _key_args(call: Call) -> tuple:
+    return (call.keys, np.int32(call.n_keys), call.k0, call.k1)
+
+
+def _prefix_sum(values, sb: ScanBuffers) -> None:
+    """Pass 1 of the prefix sum of ``values`` (the weights, or Residual's
+    fractions) in ``sb``'s precision: tile sums, then (the last block) the
+    sum before each tile and C_N; see cumulative.cu."""
+    pair = f"{_CTYPES[values.dtype]},{_CTYPES[sb.dtype]}"
+    args = (values, np.int64(sb.n), sb.tile_sum, sb.tile_end, sb.prefix, sb.carry, sb.total)
+    kernel("cumulative.cu", f"scan_tiles<{pair}>")(
+        (sb.tiles,), (SCAN_THREADS,), (*args, sb.last, sb.tickets)
+    )
+
+
+def _scaled_prefix_sum(values, sb: ScanBuffers, count) -> None:
+    """Pass 2: r = (count * C) / C_N into ``sb.values()`` (may be ``values``
+    itself). ``count`` None: Residual's R, on the device."""
+    pair = f"{_CTYPES[values.dtype]},{_CTYPES[sb.dtype]}"
+    count_args = (np.int64(-1 if count is None else count), sb.rest)
+    args = (values, np.int64(sb.n), sb.prefix, sb.carry, sb.total, *count_args, sb.values())
+    kernel("cumulative.cu", f"scaled_prefix_sum<{pair}>")((sb.tiles,), (SCAN_THREADS,), args)
+
+
+def _inverse_cdf_draws(call: Call, sb: ScanBuffers, count, stratify: bool) -> None:
+    """One lane per (replica, output slot): slot s searches r for ``s + u``
+    (stratified) or ``count * u``; ``count`` None: Residual's R."""
+    block = block_size(call.n)
+    name = f"inverse_cdf_draws<{_CTYPES[sb.dtype]},{'true' if stratify else 'false'}>"
+    count_args = (np.int64(-1 if count is None else count), sb.rest)
+    args = (
+        sb.values(),
+        np.uint32(call.n),
+        np.int64(call.lanes),
+        *_key_args(call),
+        *count_args,
+        sb.last,
+        call.out,
+    )
+    kernel("cumulative.cu", name)((blocks(call.lanes, block),), (block,), args)
+
+
+def systematic(call, *, precision=None):
+    """Systematic (Algorithms 3.1 and 3.2): the prefix sum, then per replica
+    and tile the cumulative offspring and the ancestors they give."""
+    sb = call.ws.scan(_precision(call, precision))
+    _prefix_sum(call.w, sb)
+    name = f"systematic<{call.ctype},{_CTYPES[sb.dtype]}>"
+    args = (
+        call.w,
+        np.int64(call.n),
+        np.int64(sb.tiles),
+        sb.prefix,
+        sb.carry,
+        sb.total,
+        *_key_args(call),
+        call.out,
+    )
+    kernel("cumulative.cu", name)((sb.tiles * call.out.shape[0],), (SCAN_THREADS,), args)
+
+
+def _inverse_cdf(call: Call, precision, stratify: bool) -> None:
+    sb = call.ws.scan(_precision(call, precision))
+    _prefix_sum(call.w, sb)
+    _scaled_prefix_sum(call.w, sb, call.n)
+    _inverse_cdf_draws(call, sb, call.n, stratify)
+
+
+def stratified(call, *, precision=None):
+    """Stratified: slot s draws in stratum [s, s+1) of r."""
+    _inverse_cdf(call, precision, stratify=True)
+
+
+def multinomial(call, *, precision=None):
+    """Multinomial: every slot draws anywhere in [0, N) of r."""
+    _inverse_cdf(call, precision, stratify=False)
+
+
+def residual(call, *, precision=None):
+    """Residual: floor(N w_i / sum w) copies, then R multinomial draws on
+    the fractions (cumulative.residual, both of its fallbacks included).
+    The sum of the weights is the statistics pass's (it reads STAT_SUM)."""
+    sb = call.ws.scan(_precision(call, precision))
+    pair = f"{call.ctype},{_CTYPES[sb.dtype]}"
+    n, tiles, stats = np.int64(call.n), np.int64(sb.tiles), call.ws.stats
+    kernel("cumulative.cu", f"residual_tile_counts<{pair}>")(
+        (sb.tiles,), (SCAN_THREADS,), (call.w, n, tiles, stats, sb.tile_counts)
+    )
+    kernel("cumulative.cu", "residual_plan")(
+        (1,), (TILE_SUMS_THREADS,), (sb.tile_counts, tiles, n, sb.tile_offset, sb.rest, sb.plan)
+    )
+    block = block_size(call.n)
+    kernel("cumulative.cu", f"residual_fractions<{pair}>")(
+        (blocks(call.n, block),), (block,), (call.w, n, stats, sb.plan, sb.values())
+    )
+    _prefix_sum(sb.values(), sb)
+    _scaled_prefix_sum(sb.values(), sb, None)  # in place: fractions -> r
+    kernel("cumulative.cu", f"residual_copies<{pair}>")(
+        (sb.tiles * call.out.shape[0],),
+        (SCAN_THREADS,),
+        (call.w, n, tiles, stats, sb.plan, sb.tile_offset, call.out),
+    )
+    _inverse_cdf_draws(call, sb, None, stratify=False)
+
+
+# Launchers whose kernels read the weight statistics (w_max; Residual's sum of
+# the weights); the statistics kernel is then part of their time (thesis
+# §6.5 counts it).
+READS_STATS = {rejection, residual}
 
 # ------------------------------------------------------------------ entry points
 

@@ -37,10 +37,30 @@ _UPHILL = {"uses_B": "uphill", "params": ("ssd_table",)}
 REGISTRY: dict[str, Method] = {
     m.name: m
     for m in (
-        Method("systematic", "Algorithms 3.1 and 3.2", cumulative.systematic, **_CUMULATIVE),
-        Method("stratified", "Douc et al. 2005", cumulative.stratified, **_CUMULATIVE),
-        Method("multinomial", "Douc et al. 2005", cumulative.multinomial, **_CUMULATIVE),
-        Method("residual", "Douc et al. 2005", cumulative.residual, **_CUMULATIVE),
+        Method(
+            "systematic",
+            "Algorithms 3.1 and 3.2",
+            cumulative.systematic,
+            gpu=gpu.systematic,
+            **_CUMULATIVE,
+        ),
+        Method(
+            "stratified",
+            "Douc et al. 2005",
+            cumulative.stratified,
+            gpu=gpu.stratified,
+            **_CUMULATIVE,
+        ),
+        Method(
+            "multinomial",
+            "Douc et al. 2005",
+            cumulative.multinomial,
+            gpu=gpu.multinomial,
+            **_CUMULATIVE,
+        ),
+        Method(
+            "residual", "Douc et al. 2005", cumulative.residual, gpu=gpu.residual, **_CUMULATIVE
+        ),
         Method(
             "metropolis",
             "Algorithm 3.3",

@@ -5,10 +5,13 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: test figures lint bench clean
+.PHONY: test test-gpu figures lint bench bench-gpu clean
 
 test: $(VENV)/.dev-stamp           ## the README test command (CI runs it)
 	$(BIN)/python -m pytest -m "not gpu" $(PYTEST_ARGS)
+
+test-gpu: $(VENV)/.cuda-stamp       ## the CUDA kernels against the CPU reference (needs a GPU)
+	$(BIN)/python -m pytest -m gpu $(PYTEST_ARGS)
 
 figures: $(VENV)/.dev-stamp        ## reproduce the thesis figures
 	$(BIN)/snakemake --snakefile Snakefile --cores all $(SNAKEMAKE_ARGS)
@@ -19,6 +22,9 @@ lint: $(VENV)/.dev-stamp
 
 bench: $(VENV)/.bench-stamp        ## CPU timings vs the particles library
 	$(BIN)/python bench/cpu_resamplers.py $(BENCH_ARGS)
+
+bench-gpu: $(VENV)/.cuda-stamp      ## GPU timings vs CuPy, PyTorch, a 1 GiB copy (needs a GPU)
+	$(BIN)/python bench/gpu_resamplers.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache
@@ -32,4 +38,8 @@ $(VENV)/.dev-stamp: pyproject.toml
 
 $(VENV)/.bench-stamp: $(VENV)/.dev-stamp
 	$(PIP) install --quiet -e '.[dev,bench]'
+	touch $@
+
+$(VENV)/.cuda-stamp: $(VENV)/.dev-stamp
+	$(PIP) install --quiet -e '.[dev,cuda]'
 	touch $@

@@ -105,7 +105,7 @@ def resample_many(weights, method, *, seeds, B=None, segment_bytes=None, backend
         ancestors = gpu.resample_many(m, w, seeds, kw, params)
         return ancestors if on_device else ancestors.get()
     if on_device:
-        log.warning("pfresample: %s has no CUDA kernel yet; ran on the CPU via host copies", m.name)
+        log.info("pfresample: %s on a CuPy array ran on the CPU (backend=%r)", m.name, backend)
     w = check_weights(weights.get() if on_device else weights)
     kw = kernel_arguments(m, w.size, w.itemsize, B, segment_bytes, params)
     if kw.get("B", 0) is None:

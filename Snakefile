@@ -1,7 +1,7 @@
 """pfresample: regenerate the figures of the parallel-resampling literature.
 
     snakemake --cores all                                  # everything
-    snakemake --cores all dulger2017_ch2                   # one chapter
+    snakemake --cores all dulger2017_ch5                   # one chapter
     snakemake --cores all results/figures/dulger2017/fig2_3.png   # one figure
     snakemake --cores all --config log2_n_max=18 sequences=4      # another grid
 
@@ -15,6 +15,8 @@ min_version("9.0")
 
 
 configfile: f"{workflow.basedir}/config/config.yaml"
+# The experiment catalog of chapters 5-6: method variants and what each figure shows.
+configfile: f"{workflow.basedir}/config/dulger2017.yaml"
 
 
 # Helpers; resolves `scale` and applies config/quick.yaml when no CUDA device is visible.
@@ -23,10 +25,15 @@ include: "workflow/rules/common.smk"
 
 validate(config, "config/schemas/config.schema.yaml")
 check_config(config)
+# A corrupt or truncated cached artifact is deleted here, never used; the targets
+# below ask for it again so that it is rebuilt (and what read it reruns).
+DISCARDED = discard_corrupt_artifacts()
 
 
 include: "workflow/rules/weights.smk"
 include: "workflow/rules/tuning.smk"
+include: "workflow/rules/resample.smk"
+include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
 
 
@@ -37,9 +44,24 @@ rule dulger2017_ch2:
         fig2_3_weights(),
 
 
+rule dulger2017_ch5:
+    """Dülger (2017) chapter 5: Figs 5.3-5.14 and their tables."""
+    input:
+        dulger2017_outputs(5),
+
+
+rule dulger2017_ch6:
+    """Dülger (2017) chapter 6: Figs 6.2-6.22, 6.27, Table 6.1 and their tables."""
+    input:
+        dulger2017_outputs(6),
+
+
 rule all:
     """Every figure and table of the configured grid, and the artifacts they read."""
     default_target: True
     input:
         rules.dulger2017_ch2.input,
+        rules.dulger2017_ch5.input,
+        rules.dulger2017_ch6.input,
         uphill_ssd_tables(),
+        regenerate(DISCARDED),

@@ -6,25 +6,69 @@ Snakemake runs as a subprocess (`python -m snakemake`) on the repository's Snake
 
 from __future__ import annotations
 
+import base64
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
 from pfresample import io
+from pfresample.experiments import expand_variants
+from pfresample.tables import TIME_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 QUICK = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
-
-# A grid small enough to run in seconds.
-TINY = ["log2_n_min=4", "log2_n_max=6", "sequences=2", "fig2_3_n=4096"]
+CATALOG = yaml.safe_load((REPO / "config" / "dulger2017.yaml").read_text())
+FIGURES = CATALOG["dulger2017_figures"]
 GAMMA = CONFIG["gamma_distributions"]
+
+# A grid small enough to run in about a minute on 2 cores: every figure and table,
+# with two distributions of each family.
+TINY_GRID = {
+    "log2_n_min": 4,
+    "log2_n_max": 6,
+    "sequences": 2,
+    "draws": 48,
+    "timing_repeats": 1,
+    "timing_warmup": 0,
+    "fig2_3_n": 4096,
+    "gamma_distributions": ["gamma-k1-s2", "gamma-k5-s1"],
+    "eq233_distributions": ["eq233-y1", "eq233-y4"],
+    "eq233_sweep_distributions": ["eq233-y3.5", "eq233-y4"],
+}
+TINY = [f"{k}=[{','.join(v)}]" if isinstance(v, list) else f"{k}={v}" for k, v in TINY_GRID.items()]
+
+
+def expected_cells(grid) -> set[tuple[str, str]]:
+    """(variant, distribution) of every cell the figure catalog needs."""
+    variants = expand_variants(CATALOG["variants"], grid["segment_bytes"])
+    cells = set()
+    for spec in FIGURES.values():
+        names = list(spec.get("variants", []))
+        if "match" in spec:
+            names.append(spec["match"]["target"])
+            groups = spec["match"]["candidates"]
+            names += [v for v, var in variants.items() if var.group in groups]
+        dists = []
+        for entry in spec["distributions"]:
+            dists += grid[entry] if entry in grid else [entry]
+        cells |= {(v, d) for v in names for d in dists}
+    return cells
+
+
+def figure_files(chapter=None) -> list[str]:
+    names = [n for n in FIGURES if chapter is None or re.match(rf"(fig|table){chapter}_", n)]
+    return [f"{n}.{ext}" for n in names for ext in ("png", "pdf")]
 
 
 def snakemake(workdir: Path, *args: str, config: list[str] = (), timeout: float = 300):
@@ -72,8 +116,14 @@ def test_dry_run_default_config_builds_the_dag(tmp_path):
     assert f"pfresample: scale {scale}" in proc.output
     if scale == "quick":
         assert "no CUDA device visible" in proc.output
-    assert counts["uphill_ssd_table"] == grid["log2_n_max"] - grid["log2_n_min"] + 1
-    assert counts["weight_dataset"] == len(GAMMA)
+    n_count = grid["log2_n_max"] - grid["log2_n_min"] + 1
+    assert counts["uphill_ssd_table"] == n_count
+    cells = expected_cells(grid)
+    dists = {d for _, d in cells}
+    fig2_3_extra = 0 if grid["fig2_3_n"] <= 2 ** grid["log2_n_max"] else len(GAMMA)
+    assert counts["weight_dataset"] == len(dists) * n_count + fig2_3_extra
+    assert counts["resample_cell"] == len(cells)
+    assert counts["dulger2017_table"] == counts["dulger2017_figure"] == len(FIGURES)
     assert counts["dulger2017_fig2_3"] == 1
     assert counts["all"] == 1
 
@@ -81,7 +131,12 @@ def test_dry_run_default_config_builds_the_dag(tmp_path):
 def test_dry_run_thesis_scale_and_overrides(tmp_path):
     proc = snakemake(tmp_path, "-n", config=["scale=thesis"])
     assert proc.returncode == 0, proc.output
-    assert job_counts(proc.output)["uphill_ssd_table"] == 19  # N = 2^4 ... 2^22
+    counts = job_counts(proc.output)
+    assert counts["uphill_ssd_table"] == 19  # N = 2^4 ... 2^22
+    cells = expected_cells(CONFIG)
+    assert counts["resample_cell"] == len(cells) > 150
+    assert counts["weight_dataset"] == 19 * len({d for _, d in cells})  # Fig 2.3's N is 2^22
+    assert counts["dulger2017_figure"] == len(FIGURES) == 35  # Figs 5.3-5.14, 6.2-6.22, 6.27, T 6.1
     # --config wins over config/quick.yaml
     proc = snakemake(tmp_path, "-n", config=["scale=quick", "log2_n_max=5"])
     assert proc.returncode == 0, proc.output
@@ -92,40 +147,191 @@ def test_one_figure_builds_only_what_it_needs(tmp_path):
     proc = snakemake(tmp_path, "-n", "results/figures/dulger2017/fig2_3.png")
     assert proc.returncode == 0, proc.output
     assert job_counts(proc.output) == {"weight_dataset": len(GAMMA), "dulger2017_fig2_3": 1}
-
-
-def test_tiny_grid_runs(tmp_path):
-    proc = snakemake(tmp_path, config=TINY)
+    # Fig 6.27: three variants on eq. 2.33 with y = 4; Uphill's B needs the SSD tables.
+    proc = snakemake(tmp_path, "-n", "results/figures/dulger2017/fig6_27.png", config=TINY)
     assert proc.returncode == 0, proc.output
-    results = tmp_path / "results"
-    for ext in ("png", "pdf"):
-        fig = results / "figures" / "dulger2017" / f"fig2_3.{ext}"
-        assert fig.stat().st_size > 1000
-    assert (results / "figures" / "dulger2017" / "fig2_3.png").read_bytes()[:4] == b"\x89PNG"
+    assert job_counts(proc.output) == {
+        "weight_dataset": 3,
+        "uphill_ssd_table": 3,
+        "resample_cell": 3,
+        "dulger2017_table": 1,
+        "dulger2017_figure": 1,
+    }
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """The whole pipeline on the tiny grid, run once for the tests below."""
+    workdir = tmp_path_factory.mktemp("tiny")
+    proc = snakemake(workdir, config=TINY, timeout=600)
+    assert proc.returncode == 0, proc.output
+    return workdir
+
+
+def read_tables(workdir: Path) -> dict[str, pd.DataFrame]:
+    tables = sorted((workdir / "results" / "tables" / "dulger2017").glob("*.csv"))
+    return {p.name: pd.read_csv(p) for p in tables}
+
+
+def test_tiny_grid_builds_every_figure_and_table(tiny_run):
+    results = tiny_run / "results"
+    figures = results / "figures" / "dulger2017"
+    for name in ["fig2_3.png", "fig2_3.pdf", *figure_files()]:
+        assert (figures / name).stat().st_size > 1000, name
+        if name.endswith(".png"):
+            assert (figures / name).read_bytes()[:4] == b"\x89PNG"
     log = (results / "logs" / "figures" / "dulger2017" / "fig2_3.log").read_text()
     assert "Backend: CPU (NumPy)" in log and "N = 4,096" in log
+    log = (results / "logs" / "figures" / "dulger2017" / "fig6_3.log").read_text()
+    assert "Backend: CPU (NumPy)" in log and "scale: quick" in log
 
-    for dist in GAMMA:
-        arrays, meta = io.load_npz(results / "weights" / dist / "4096.npz")
-        assert arrays["weights"].shape == (2, 4096)
-        assert arrays["weights"].dtype == np.float32
-        assert meta["distribution"] == dist and meta["n"] == 4096 and meta["sequences"] == 2
-        assert meta["seed"] == CONFIG["seed"]
-        assert meta["numpy_version"] == np.__version__
-        assert (results / "benchmarks" / "weights" / dist / "4096.tsv").exists()
-    for n in (16, 32, 64):
-        arrays, meta = io.load_npz(results / "tuning" / "uphill_ssd" / f"{n}.npz")
-        assert arrays["ssd"].shape == (8192,) and arrays["ssd"].dtype == np.float64
-        assert meta["n"] == n
-        assert (results / "logs" / "tuning" / "uphill_ssd" / f"{n}.log").exists()
-        assert (results / "benchmarks" / "tuning" / "uphill_ssd" / f"{n}.tsv").exists()
-    assert not (results / "tuning" / "uphill_ssd" / "128.npz").exists()
+    tables = read_tables(tiny_run)
+    assert set(tables) == {f"{n}{s}.csv" for n in FIGURES for s in ("", "_sequences")}
+    for name, spec in FIGURES.items():
+        t = tables[f"{name}.csv"]
+        if "operations" in spec:
+            assert set(t["variant"]) == set(spec["operations"])
+            assert (t["ns_per_iteration"] > 0).all()
+            continue
+        assert set(t["n"]) == {16, 32, 64}, name
+        assert (t["sequences"] == 2).all() and (t["draws"] == 48).all(), name
+        assert (t["backend"] == "cpu").all() and t["device"].notna().all(), name
+        for v in spec.get("variants", []):
+            assert v in set(t["variant"]), (name, v)
+    # Every cell is one variant x distribution with (G, S, K) squared errors, no ancestors.
+    cells = sorted((results / "resample").glob("*/*.npz"))
+    assert len(cells) == len(expected_cells({**CONFIG, **TINY_GRID}))
+    arrays, meta = io.load_npz(cells[0])
+    assert arrays["squared_errors"].shape == (3, 2, 48)
+    assert arrays["mean_offspring_64"].shape == (2, 64)
+    assert meta["draws"] == 48 and meta["backend"] == "cpu" and meta["git_revision"]
+    assert (
+        results / "benchmarks" / "resample" / cells[0].parent.name / f"{cells[0].stem}.tsv"
+    ).exists()
 
     # Nothing is redone when nothing changed; a changed parameter reruns what depends on it.
-    proc = snakemake(tmp_path, "-n", config=TINY)
+    proc = snakemake(tiny_run, "-n", config=TINY)
     assert "Nothing to be done" in proc.output, proc.output
-    proc = snakemake(tmp_path, "-n", config=[*TINY, "fig2_3_bins=20"])
+    proc = snakemake(tiny_run, "-n", config=[*TINY, "fig2_3_bins=20"])
     assert job_counts(proc.output) == {"dulger2017_fig2_3": 1, "all": 1}
+
+
+def _pooled_difference(a: pd.DataFrame, b: pd.DataFrame, column: str) -> tuple[float, float]:
+    """Mean of a - b over matching (distribution, N, sequence) rows and its
+    standard error from the per-row spread."""
+    keys = ["distribution", "n", "sequence"]
+    d = a.set_index(keys)[column] - b.set_index(keys)[column]
+    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.size))
+
+
+def test_tiny_grid_values_are_sane(tiny_run):
+    """Thesis §6.6 on the tiny grid: Systematic's MSE/N is below that of
+    Rejection (which samples every offspring independently, as Multinomial does);
+    Uphill's bias contribution on y = 4 is above Metropolis's. Each difference must
+    exceed 4 standard errors of its mean over (N, sequence)."""
+    rows = read_tables(tiny_run)["fig6_3_sequences.csv"]
+    rows = rows.assign(mse_per_n=rows["mse"] / rows["n"], bias_fraction=rows["bias2"] / rows["mse"])
+    by = {
+        v: rows[rows["variant"] == v] for v in ("systematic", "rejection", "uphill", "metropolis")
+    }
+    diff, se = _pooled_difference(by["rejection"], by["systematic"], "mse_per_n")
+    assert diff > 4 * se and diff > 0, (diff, se)
+    y4 = {v: f[f["distribution"] == "eq233-y4"] for v, f in by.items()}
+    diff, se = _pooled_difference(y4["uphill"], y4["metropolis"], "bias_fraction")
+    assert diff > 4 * se and diff > 0, (diff, se)
+    # MSE = Var + ||Bias||^2 (eq. 2.31) in every row; MSE/N of Rejection near 1 - sum p^2 <= 1.
+    assert np.allclose(rows["mse"], rows["variance"] + rows["bias2"])
+    assert (rows.loc[rows["variant"] == "rejection", "mse_per_n"] < 1.5).all()
+
+
+def test_report_has_the_figures_and_captions(tiny_run):
+    proc = snakemake(tiny_run, "--report", "report.html", config=TINY)
+    assert proc.returncode == 0, proc.output
+    html = (tiny_run / "report.html").read_text(errors="replace")
+    assert "fig6_27" in html and "fig2_3" in html
+    # The captions: each figure's title from the catalog, the grid and the scale.
+    assert FIGURES["fig6_27"]["title"] in html and "scale: quick" in html
+
+
+def assert_same_tables(got, expected):
+    """Equal tables, times aside (measurements). Figs 5.13-5.14 pick the reduced-B
+    Metropolis whose *time* matches C1/C2, so which rung they show is a measurement
+    too: there only the target's rows must be equal (every rung's numbers are in the
+    _sequences table, compared in full)."""
+    for name, want in expected.items():
+        have = got[name]
+        spec = FIGURES.get(name.removesuffix(".csv"), {})
+        if spec.get("match", {}).get("by") == "time":
+            have, want = (t[t["variant"] == spec["match"]["target"]] for t in (have, want))
+        keep = [c for c in want.columns if c not in TIME_COLUMNS]
+        pd.testing.assert_frame_equal(
+            have[keep].reset_index(drop=True), want[keep].reset_index(drop=True), check_exact=True
+        )
+
+
+def incomplete_outputs(workdir: Path) -> set[Path]:
+    """Outputs Snakemake has marked incomplete: .snakemake/incomplete/ holds one
+    record per output, named by the urlsafe base64 of its path (long names split into
+    '@'-prefixed directories)."""
+    root = workdir / ".snakemake" / "incomplete"
+    found = set()
+    for record in root.rglob("*"):
+        if record.is_file() and record.name != "migration_underway":
+            parts = [p.lstrip("@") for p in record.relative_to(root).parts]
+            found.add(Path(base64.urlsafe_b64decode("".join(parts)).decode()))
+    return found
+
+
+def _cell_state(workdir: Path) -> dict[str, int]:
+    return {
+        str(p): p.stat().st_mtime_ns for p in (workdir / "results" / "resample").glob("*/*.npz")
+    }
+
+
+def test_kill_and_resume_gives_identical_tables(tiny_run, tmp_path):
+    """kill -9 mid-run, then restart: completed cells are kept, not recomputed, and the
+    tables equal the uninterrupted run's (times aside: they are measurements)."""
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
+           "--directory", str(tmp_path), "--cores", "2", "--config", *TINY]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=tmp_path, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 300
+    while len(_cell_state(tmp_path)) < 10 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)  # snakemake and every job it started
+    proc.wait()
+    present = _cell_state(tmp_path)
+    # A job killed after its atomic write but before Snakemake recorded it as finished
+    # still has an incomplete marker; Snakemake reruns it (rerun-incomplete), correctly.
+    in_flight = incomplete_outputs(tmp_path)
+    done = {p: t for p, t in present.items() if Path(p).relative_to(tmp_path) not in in_flight}
+    assert len(present) - len(done) <= 2  # at most one job per core was in flight
+    assert 10 <= len(done) < len(expected_cells({**CONFIG, **TINY_GRID})), len(done)
+
+    assert snakemake(tmp_path, "--unlock", config=TINY).returncode == 0
+    proc = snakemake(tmp_path, config=TINY, timeout=600)
+    assert proc.returncode == 0, proc.output
+    after = _cell_state(tmp_path)
+    assert {p: after[p] for p in done} == done  # completed cells were not recomputed
+    for name in done:
+        assert f"output: {Path(name).relative_to(tmp_path)}" not in proc.output
+
+    expected, got = read_tables(tiny_run), read_tables(tmp_path)
+    assert set(got) == set(expected)
+    assert_same_tables(got, expected)
+
+    # A truncated cell and a truncated weight dataset are detected and regenerated.
+    cell = tmp_path / "results" / "resample" / "uphill" / "eq233-y4.npz"
+    data = tmp_path / "results" / "weights" / "eq233-y4" / "64.npz"
+    for path in (cell, data):
+        with open(path, "r+b") as fh:
+            fh.truncate(path.stat().st_size // 2)
+    proc = snakemake(tmp_path, config=TINY, timeout=600)
+    assert proc.returncode == 0, proc.output
+    assert "deleted corrupt artifact results/resample/uphill/eq233-y4.npz" in proc.output
+    assert "deleted corrupt artifact results/weights/eq233-y4/64.npz" in proc.output
+    io.load_npz(cell), io.load_npz(data)
+    assert_same_tables(read_tables(tmp_path), expected)
 
 
 @pytest.mark.parametrize(
@@ -137,6 +343,9 @@ def test_tiny_grid_runs(tmp_path):
         ("segment_bytes=[128,130]", "segment_bytes", "not a multiple of 4"),
         ("gamma_distributions=[gamma-k1]", "gamma_distributions", "does not match"),
         ("log2_n_min=8", "log2_n_min", "must be <= log2_n_max"),
+        ("segment_bytes=[128]", "metropolis-c1-ss2048", "is not defined"),
+        ("backend=gpu", "backend", "is not one of"),
+        ("timing_repeats=0", "timing_repeats", "less than the minimum"),
     ],
 )
 def test_invalid_config_names_the_key(tmp_path, override, named, why):
@@ -159,3 +368,22 @@ def test_corrupt_weights_are_detected(tmp_path):
         fh.truncate(size // 2)
     with pytest.raises(io.CorruptArtifact, match="1024.npz"):
         io.load_npz(path)
+
+
+def test_overhead_report_reads_every_job(tiny_run):
+    from pfresample import overhead
+
+    jobs = overhead.job_overheads(tiny_run / "results")
+    benchmarks = list((tiny_run / "results" / "benchmarks").glob("**/*.tsv"))
+    assert len(jobs) == len(benchmarks) > 100
+    assert set(jobs["kind"]) == {"weights", "tuning", "resample", "tables", "figures"}
+    # The log span lies inside the job's wall time, up to the logs' millisecond stamps
+    # and the benchmark's 10 ms resolution.
+    assert jobs["work_s"].notna().all() and (jobs["startup_s"] > -0.05).all()
+    total = overhead.summary(jobs).set_index("kind").loc["all"]
+    assert total["jobs"] == len(jobs) and 0 < total["overhead_pct"] < 100
+    out = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "overhead_report.py"), str(tiny_run / "results")],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "overhead_pct" in out.stdout and "resample" in out.stdout

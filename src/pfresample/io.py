@@ -62,3 +62,43 @@ def load_npz(path) -> tuple[dict, dict]:
         raise CorruptArtifact(f"{path}: no metadata record; not written by pfresample.io.save_npz")
     metadata = json.loads(str(arrays.pop(_META_KEY)))
     return arrays, metadata
+
+
+def check_npz(path, full_bytes: int = 64 << 20) -> None:
+    """Raise ``CorruptArtifact`` when ``path`` is not a complete artifact.
+
+    Files up to ``full_bytes`` are read entirely (every member's CRC is
+    checked, as ``load_npz`` would); larger ones only structurally (the zip
+    directory at the end of the file, which truncation destroys, and the
+    metadata record), which costs a few reads instead of the whole file.
+    """
+    path = Path(path)
+    if path.stat().st_size <= full_bytes:
+        load_npz(path)
+        return
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            if f"{_META_KEY}.npy" not in names:
+                raise CorruptArtifact(f"{path}: no metadata record")
+            end = max(i.header_offset + i.compress_size for i in archive.infolist())
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise CorruptArtifact(f"{path}: cannot be read ({exc}); delete it to regenerate") from exc
+    if end > path.stat().st_size:
+        raise CorruptArtifact(f"{path}: truncated")
+
+
+def discard_corrupt(paths, full_bytes: int = 64 << 20) -> list[tuple[Path, str]]:
+    """Delete every existing artifact among ``paths`` that :func:`check_npz`
+    finds corrupt, so that the pipeline regenerates it; returns what was
+    deleted and why."""
+    removed = []
+    for path in map(Path, paths):
+        if not path.is_file():
+            continue
+        try:
+            check_npz(path, full_bytes)
+        except CorruptArtifact as exc:
+            path.unlink()
+            removed.append((path, str(exc)))
+    return removed

@@ -8,6 +8,7 @@ computes a result lives in the pfresample library, called from scripts/*.py.
 
 import math
 import os
+import re
 
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
@@ -95,12 +96,94 @@ def check_config(cfg):
             f"config: fig2_3_sequence ({cfg['fig2_3_sequence']}) must be < "
             f"sequences ({cfg['sequences']})"
         )
-    for key in ("gamma_distributions", "eq233_distributions", "eq233_sweep_distributions"):
+    for key in DISTRIBUTION_LISTS:
         for name in cfg[key]:
             try:
                 parse_distribution(name)
             except ValueError as exc:
                 raise WorkflowError(f"config: {key}: {exc}") from exc
+    variants = catalog_variants(cfg)
+    for name, spec in cfg["dulger2017_figures"].items():
+        check_figure(cfg, name, spec, variants)
+
+
+# Config keys that hold lists of weight distributions; a figure names them.
+DISTRIBUTION_LISTS = ("gamma_distributions", "eq233_distributions", "eq233_sweep_distributions")
+
+
+def catalog_variants(cfg) -> dict:
+    """The method variants of config `variants` by name (pfresample.experiments.Variant)."""
+    from pfresample.experiments import expand_variants
+
+    try:
+        return expand_variants(cfg["variants"], cfg["segment_bytes"])
+    except ValueError as exc:
+        raise WorkflowError(f"config: variants: {exc}") from exc
+
+
+def check_figure(cfg, name, spec, variants):
+    """A figure's distributions, variants, baseline and match refer to what exists."""
+    from pfresample.weights import parse_distribution
+
+    def fail(why):
+        raise WorkflowError(f"config: dulger2017_figures: {name}: {why}")
+
+    for entry in spec["distributions"]:
+        if entry not in DISTRIBUTION_LISTS:
+            try:
+                parse_distribution(entry)
+            except ValueError as exc:
+                fail(f"distributions: {entry!r} is neither one of {DISTRIBUTION_LISTS} nor {exc}")
+    named = list(spec.get("variants", [])) + list(spec.get("operations", {}))
+    named += [spec["baseline"]] if "baseline" in spec else []
+    named += [spec["match"]["target"]] if "match" in spec else []
+    for variant in named:
+        if variant not in variants:
+            fail(
+                f"variant {variant!r} is not defined (variants: {', '.join(variants)}; "
+                f"segmented methods get one variant per segment_bytes value, "
+                f"segment_bytes = {cfg['segment_bytes']})"
+            )
+    for group in spec.get("match", {}).get("candidates", []):
+        if group not in cfg["variants"]:
+            fail(f"match: candidates: {group!r} is not an entry of variants")
+    if "speedup" in spec["metrics"] and "baseline" not in spec:
+        fail("metric speedup needs a baseline variant")
+    if not spec.get("variants") and "match" not in spec:
+        fail("needs variants or match")
+
+
+def discard_corrupt_artifacts(root="results") -> list[str]:
+    """Delete corrupt or truncated cached .npz artifacts (pfresample.io.check_npz)
+    before the DAG is built, so that they are rebuilt instead of passed on; each
+    deletion is logged. Returns the deleted paths, for the target rules to ask for
+    again: Snakemake does not rebuild a missing intermediate file whose consumers
+    are up to date, and a rebuilt one (newer) makes them rerun."""
+    from pathlib import Path
+
+    from pfresample import io
+
+    paths = [p for p in Path(root).glob("**/*.npz") if not p.name.startswith(".")]
+    removed = []
+    for path, why in io.discard_corrupt(paths):
+        logger.warning(f"pfresample: deleted corrupt artifact {path}, to be regenerated: {why}")
+        removed.append(str(path))
+    return removed
+
+
+def pipeline_artifacts() -> set[str]:
+    """Every .npz artifact the configured targets read."""
+    out = set(uphill_ssd_tables()) | set(fig2_3_weights())
+    for figure, spec in config["dulger2017_figures"].items():
+        out |= set(figure_cells(figure))
+        out |= {weight_dataset(d, n) for d in figure_distributions(spec) for n in n_grid()}
+    return out
+
+
+def regenerate(paths) -> list[str]:
+    """The deleted corrupt artifacts that the current configuration can rebuild."""
+    known = pipeline_artifacts() if paths else set()
+    return [p for p in paths if p in known]
 
 
 def n_grid() -> list[int]:
@@ -139,7 +222,92 @@ def uphill_ssd_tables() -> list[str]:
     return [f"results/tuning/uphill_ssd/{n}.npz" for n in n_grid()]
 
 
+def figure_distributions(spec) -> list[str]:
+    """The distributions of a figure: config lists expanded, order kept."""
+    out = []
+    for entry in spec["distributions"]:
+        for dist in config[entry] if entry in DISTRIBUTION_LISTS else [entry]:
+            if dist not in out:
+                out.append(dist)
+    return out
+
+
+def group_members(group) -> list[str]:
+    """The variants that one entry of config `variants` expands to."""
+    return [name for name, v in VARIANTS.items() if v.group == group]
+
+
+def figure_variants(spec) -> list[str]:
+    """Every variant a figure reads: its lines, baseline, match target and candidates."""
+    names = list(spec.get("variants", []))
+    if "match" in spec:
+        names.append(spec["match"]["target"])
+        for group in spec["match"]["candidates"]:
+            names += group_members(group)
+    return list(dict.fromkeys(names))
+
+
+def cell_path(variant, dist) -> str:
+    return f"results/resample/{variant}/{dist}.npz"
+
+
+def figure_cells(figure) -> list[str]:
+    """The resampling cells (variant x distribution) one figure or table needs."""
+    spec = config["dulger2017_figures"][figure]
+    return [
+        cell_path(v, d) for v in figure_variants(spec) for d in figure_distributions(spec)
+    ]
+
+
+def dulger2017_outputs(chapter) -> list[str]:
+    """Tables (CSV) and figures (PNG, PDF) of one chapter of Dülger (2017)."""
+    out = []
+    for name in config["dulger2017_figures"]:
+        if re.match(rf"(fig|table){chapter}_", name):
+            out.append(f"results/tables/dulger2017/{name}.csv")
+            out += [f"results/figures/dulger2017/{name}.{ext}" for ext in ("png", "pdf")]
+    return out
+
+
+def cell_ssd_tables(wildcards) -> list[str]:
+    """The Uphill SSD tables a cell needs: those of the N grid when it picks B by SSD."""
+    return uphill_ssd_tables() if VARIANTS[wildcards.variant].needs_ssd_table() else []
+
+
+def cell_weights(wildcards) -> list[str]:
+    return [weight_dataset(wildcards.dist, n) for n in n_grid()]
+
+
+def cell_mem_mb(wildcards) -> int:
+    """Memory of a cell job at its largest N: the weights, one chunk of draws
+    (20 bytes per ancestor: int32 ancestors, int64 counts, float64 differences)
+    and a few float64 arrays of length N."""
+    n = 2 ** config["log2_n_max"]
+    chunk = max(n, config["draw_chunk_elements"])
+    return 512 + math.ceil((4 * config["sequences"] * n + 20 * chunk + 64 * n) / 2**20)
+
+
+def cell_settings() -> dict:
+    """Keyword arguments of pfresample.experiments.CellSettings."""
+    keys = ("draws", "seed", "backend", "timing_repeats", "timing_warmup")
+    settings = {k: config[k] for k in keys}
+    settings["chunk_elements"] = config["draw_chunk_elements"]
+    settings["particle_summaries_max_n"] = config["particle_summaries_max_n"]
+    return settings
+
+
+def cell_backend_note() -> str:
+    """The backend stated on chapter 5-6 figures."""
+    if config["backend"] != "cpu" and CUDA_VISIBLE:
+        return f"CUDA (CuPy) where a kernel exists, else {CPU_BACKEND}"
+    return CPU_BACKEND
+
+
 SCALE, SCALE_NOTE = apply_scale_preset(config)
+CUDA_VISIBLE = cuda_device()[0]
+# A cell job asks for the GPU when the cells may run on it (`--resources gpu=1` then
+# runs one at a time); on the CPU it asks for none.
+CELL_GPUS = 1 if CUDA_VISIBLE and config.get("backend", "auto") != "cpu" else 0
 
 
 wildcard_constraints:

@@ -1,0 +1,56 @@
+"""Snakemake entry point: one resampling cell, results/resample/{variant}/{dist}.npz.
+
+Reads the weight datasets of the N grid (one N at a time) and the Uphill SSD
+tables, runs pfresample.experiments.run_cell and writes its summaries with
+metadata (pfresample.io.save_npz, atomic).
+"""
+
+import os
+from collections.abc import Mapping
+
+from _pipeline import provenance, run
+
+from pfresample import experiments, io
+
+
+class LazyWeights(Mapping):
+    """N -> (sequences, N) weights, each dataset read only when the cell reaches
+    its N, so that a job holds one N's weights at a time."""
+
+    def __init__(self, paths):
+        self.paths = paths
+
+    def __getitem__(self, n):
+        return io.load_npz(self.paths[n])[0]["weights"]
+
+    def __iter__(self):
+        return iter(self.paths)
+
+    def __len__(self):
+        return len(self.paths)
+
+
+def main(snakemake, log):
+    # The CPU kernels' thread pool uses the threads the job was given (read per call).
+    os.environ["PFRESAMPLE_THREADS"] = str(snakemake.threads)
+    p = snakemake.params
+    variant = experiments.Variant(**p.variant)
+    dist = snakemake.wildcards.dist
+    weights = LazyWeights(dict(zip(p.n, snakemake.input.weights, strict=True)))
+    tables = {}
+    for n, path in zip(p.n, snakemake.input.ssd, strict=False):
+        tables[n] = io.load_npz(path)[0]["ssd"]
+    settings = experiments.CellSettings(**p.settings)
+    arrays, metadata = experiments.run_cell(variant, dist, weights, settings, tables)
+    metadata.update(scale=p.scale, **provenance(snakemake))
+    io.save_npz(snakemake.output[0], arrays, metadata)
+    log.info(
+        "%s on %s: backend %s, device %s",
+        variant.name,
+        dist,
+        metadata["backend"],
+        metadata["device"],
+    )
+
+
+run(main, snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

@@ -288,10 +288,7 @@ def run_cell(
     N <= ``particle_summaries_max_n``.
     """
     ns = sorted(weights_by_n)
-    s_count = {weights_by_n[n].shape[0] for n in ns}
-    if len(s_count) != 1:
-        raise ValueError(f"{dist}: every N needs the same number of sequences, got {s_count}")
-    (S,) = s_count
+    S = weights_by_n[ns[0]].shape[0]  # weights_by_n may read from disk: each N once below
     G, K = len(ns), settings.draws
     on_device = uses_cuda(variant, settings.backend)
     backend = "cuda" if on_device else "cpu"
@@ -307,8 +304,14 @@ def run_cell(
     device = None
     for g, n in enumerate(ns):
         table = (ssd_tables or {}).get(n)
+        sequences = weights_by_n[n]
+        if sequences.shape[0] != S:
+            raise ValueError(
+                f"{dist}: every N needs the same number of sequences, "
+                f"got {S} at N = {ns[0]} and {sequences.shape[0]} at N = {n}"
+            )
         for s in range(S):
-            w = _on_backend(weights_by_n[n][s], on_device)
+            w = _on_backend(sequences[s], on_device)
             B = variant_B(w, variant, table)
             seeds = draw_seeds(settings.seed, dist, n, s, K)
             summary = draw_summary(w, variant, seeds, B, backend, settings.chunk_elements)

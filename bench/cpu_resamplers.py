@@ -36,6 +36,7 @@ import numpy as np
 import pfresample
 import pfresample.weights
 from pfresample.resampling.registry import get_method
+from pfresample.timing import cpu_name
 
 try:
     import particles.resampling as particles_resampling
@@ -99,17 +100,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.ours = [m for m in ours if m in chosen]
     args.theirs = [m for m in PARTICLES_METHODS if PARTICLES_PREFIX + m in chosen]
     return args
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def particles_version() -> str | None:
@@ -208,7 +198,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     meta = {
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "cpu": cpu_model(),
+        "cpu": cpu_name(),
         "cores": os.cpu_count(),
         "numpy": np.__version__,
         "particles": particles_version(),

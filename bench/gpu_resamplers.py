@@ -40,7 +40,7 @@ import pfresample as pr
 from pfresample import tuning, weights
 from pfresample.backend import cuda_device
 from pfresample.resampling.registry import REGISTRY
-from pfresample.timing import time_resample
+from pfresample.timing import cuda_event_times, time_resample
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cpu_resamplers import parse_size  # noqa: E402 -- sibling script
@@ -78,19 +78,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def event_median_ms(fn, repeats: int, warmup: int) -> float:
     """Median time of ``fn()`` between two CUDA events on the current stream."""
-    import cupy
-
-    for _ in range(warmup):
-        fn()
-    begin, end = cupy.cuda.Event(), cupy.cuda.Event()
-    times = []
-    for _ in range(repeats):
-        begin.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(begin, end))
-    return statistics.median(times)
+    return statistics.median(cuda_event_times(fn, repeats, warmup))
 
 
 def cupy_systematic(w, u: float):

@@ -74,6 +74,25 @@ def time_resample(
     return Timing(statistics.median(times), times, "cpu", cpu_name(), first)
 
 
+def cuda_event_times(fn, repeats: int, warmup: int = 0) -> list[float]:
+    """Milliseconds of each of ``repeats`` calls of ``fn()`` (which enqueues
+    work on the current CUDA stream) between two CUDA events, after
+    ``warmup`` untimed calls."""
+    import cupy
+
+    for _ in range(warmup):
+        fn()
+    begin, end = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(repeats):
+        begin.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(begin, end))
+    return times
+
+
 def device_name(backend: str) -> str:
     """The name of the device a backend runs on."""
     return (cuda_device() or "no CUDA device") if backend == "cuda" else cpu_name()

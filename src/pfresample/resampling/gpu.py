@@ -575,7 +575,8 @@ def time_resample(weights, m, seed, repeats, warmup, **resample_kwargs):
     import cupy
 
     from ..api import check_params, kernel_arguments
-    from ..timing import Timing
+    from ..backend import cuda_device
+    from ..timing import Timing, cuda_event_times
 
     call = make_call(weights, [seed])
     B = resample_kwargs.pop("B", None)
@@ -596,16 +597,5 @@ def time_resample(weights, m, seed, repeats, warmup, **resample_kwargs):
     enqueue_method(m, call, kw, params)
     cupy.cuda.Device().synchronize()
     first = (time.perf_counter() - start) * 1e3
-    for _ in range(max(warmup - 1, 0)):
-        enqueue()
-    begin, end = cupy.cuda.Event(), cupy.cuda.Event()
-    times = []
-    for _ in range(repeats):
-        begin.record()
-        enqueue()
-        end.record()
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(begin, end))
-    name = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
-    name = name.decode() if isinstance(name, bytes) else str(name)
-    return Timing(statistics.median(times), tuple(times), "cuda", name, first)
+    times = cuda_event_times(enqueue, repeats, warmup=max(warmup - 1, 0))
+    return Timing(statistics.median(times), tuple(times), "cuda", cuda_device(), first)

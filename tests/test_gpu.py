@@ -283,3 +283,25 @@ def test_one_heavy_particle_takes_every_slot(method):
     w[5000] = 3.0
     dev = pr.resample_many(cupy.asarray(w), method, seeds=[SEED, 4]).get()
     np.testing.assert_array_equal(dev, np.full((2, n), 5000, dtype=np.int32))
+
+
+def test_offspring_summary_on_the_device_equals_the_host():
+    from pfresample import experiments
+
+    n, seeds = 1 << 12, list(range(40))
+    w = weights_of("eq233", n)
+    chunks = [
+        pr.resample_many(w, "metropolis", seeds=part, backend="cpu")
+        for part in (seeds[:25], seeds[25:])
+    ]
+    host = experiments.summarise_offspring(chunks, experiments.unbiased(w))
+    device = experiments.summarise_offspring(
+        [cupy.asarray(c) for c in chunks], experiments.unbiased(cupy.asarray(w))
+    )
+    np.testing.assert_allclose(device.squared_errors, host.squared_errors, rtol=1e-12)
+    np.testing.assert_allclose(
+        device.offspring_variance, host.offspring_variance, rtol=1e-9, atol=1e-12
+    )
+    np.testing.assert_allclose(device.mean_offspring, host.mean_offspring, rtol=1e-12, atol=1e-12)
+    assert device.bias2 == pytest.approx(host.bias2, rel=1e-9)
+    assert device.variance == pytest.approx(host.variance, rel=1e-12)

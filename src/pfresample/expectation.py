@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .backend import is_device_array
 from .validation import check_int, check_weights, segment_geometry
 
 
 def unbiased(weights) -> np.ndarray:
-    """``N w_i / sum w`` (eq. 3.1)."""
-    w = np.asarray(weights, dtype=np.float64)
+    """``N w_i / sum w`` (eq. 3.1); a CuPy array gives a CuPy array."""
+    if is_device_array(weights):
+        w = weights.astype(np.float64)
+    else:
+        w = np.asarray(weights, dtype=np.float64)
     return w.size * w / w.sum()
 
 

@@ -288,6 +288,16 @@ def _cell_state(workdir: Path) -> dict[str, int]:
     }
 
 
+def _finished_cells(workdir: Path) -> dict[str, int]:
+    """Cells written and recorded as finished (no incomplete marker)."""
+    in_flight = incomplete_outputs(workdir)
+    return {
+        p: t
+        for p, t in _cell_state(workdir).items()
+        if Path(p).relative_to(workdir) not in in_flight
+    }
+
+
 def test_kill_and_resume_gives_identical_tables(tiny_run, tmp_path):
     """kill -9 mid-run, then restart: completed cells are kept, not recomputed, and the
     tables equal the uninterrupted run's (times aside: they are measurements)."""
@@ -296,15 +306,18 @@ def test_kill_and_resume_gives_identical_tables(tiny_run, tmp_path):
     proc = subprocess.Popen(cmd, cwd=tmp_path, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 300
-    while len(_cell_state(tmp_path)) < 10 and time.monotonic() < deadline and proc.poll() is None:
+    # Wait for 10 finished cells: a cell can be written (atomically) a moment before
+    # Snakemake removes its incomplete marker, so counting files alone is racy.
+    while len(_finished_cells(tmp_path)) < 10 and time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)  # snakemake and every job it started
     proc.wait()
     present = _cell_state(tmp_path)
     # A job killed after its atomic write but before Snakemake recorded it as finished
     # still has an incomplete marker; Snakemake reruns it (rerun-incomplete), correctly.
-    in_flight = incomplete_outputs(tmp_path)
-    done = {p: t for p, t in present.items() if Path(p).relative_to(tmp_path) not in in_flight}
+    done = _finished_cells(tmp_path)
     assert len(present) - len(done) <= 2  # at most one job per core was in flight
     assert 10 <= len(done) < len(expected_cells({**CONFIG, **TINY_GRID})), len(done)
 

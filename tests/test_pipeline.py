@@ -120,8 +120,9 @@ def test_dry_run_default_config_builds_the_dag(tmp_path):
     assert counts["uphill_ssd_table"] == n_count
     cells = expected_cells(grid)
     dists = {d for _, d in cells}
+    assert counts["weight_datasets"] == len(dists)  # one job per distribution, all N
     fig2_3_extra = 0 if grid["fig2_3_n"] <= 2 ** grid["log2_n_max"] else len(GAMMA)
-    assert counts["weight_dataset"] == len(dists) * n_count + fig2_3_extra
+    assert counts.get("fig2_3_weight_dataset", 0) == fig2_3_extra
     assert counts["resample_cell"] == len(cells)
     assert counts["dulger2017_table"] == counts["dulger2017_figure"] == len(FIGURES)
     assert counts["dulger2017_fig2_3"] == 1
@@ -135,7 +136,8 @@ def test_dry_run_thesis_scale_and_overrides(tmp_path):
     assert counts["uphill_ssd_table"] == 19  # N = 2^4 ... 2^22
     cells = expected_cells(CONFIG)
     assert counts["resample_cell"] == len(cells) > 150
-    assert counts["weight_dataset"] == 19 * len({d for _, d in cells})  # Fig 2.3's N is 2^22
+    assert counts["weight_datasets"] == len({d for _, d in cells})  # Fig 2.3's N is 2^22
+    assert "fig2_3_weight_dataset" not in counts
     assert counts["dulger2017_figure"] == len(FIGURES) == 35  # Figs 5.3-5.14, 6.2-6.22, 6.27, T 6.1
     # --config wins over config/quick.yaml
     proc = snakemake(tmp_path, "-n", config=["scale=quick", "log2_n_max=5"])
@@ -146,12 +148,12 @@ def test_dry_run_thesis_scale_and_overrides(tmp_path):
 def test_one_figure_builds_only_what_it_needs(tmp_path):
     proc = snakemake(tmp_path, "-n", "results/figures/dulger2017/fig2_3.png")
     assert proc.returncode == 0, proc.output
-    assert job_counts(proc.output) == {"weight_dataset": len(GAMMA), "dulger2017_fig2_3": 1}
+    assert job_counts(proc.output) == {"fig2_3_weight_dataset": len(GAMMA), "dulger2017_fig2_3": 1}
     # Fig 6.27: three variants on eq. 2.33 with y = 4; Uphill's B needs the SSD tables.
     proc = snakemake(tmp_path, "-n", "results/figures/dulger2017/fig6_27.png", config=TINY)
     assert proc.returncode == 0, proc.output
     assert job_counts(proc.output) == {
-        "weight_dataset": 3,
+        "weight_datasets": 1,
         "uphill_ssd_table": 3,
         "resample_cell": 3,
         "dulger2017_table": 1,

@@ -191,9 +191,9 @@ def n_grid() -> list[int]:
     return [2**e for e in range(config["log2_n_min"], config["log2_n_max"] + 1)]
 
 
-def weights_mem_mb(wildcards) -> int:
-    """Memory of a weight-dataset job: the float32 array plus generation temporaries."""
-    n = int(wildcards.n)
+def weights_mem_mb(n: int) -> int:
+    """Memory of a weight-dataset job whose largest N is ``n`` (it holds one N at a
+    time): the float32 array plus generation temporaries."""
     return 256 + math.ceil((4 * config["sequences"] * n + 48 * n) / 2**20)
 
 

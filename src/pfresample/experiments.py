@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .api import choose_B, resample_many
-from .backend import cuda_device, is_device_array
+from .backend import is_device_array, select_backend
 from .expectation import unbiased
 from .resampling.registry import get_method
 from .timing import time_resample
@@ -268,10 +268,9 @@ class CellSettings:
 
 
 def uses_cuda(variant: Variant, backend: str) -> bool:
-    """Whether the cell's draws run on the CUDA backend."""
-    if backend == "cpu":
-        return False
-    return cuda_device() is not None and get_method(variant.method).gpu is not None
+    """Whether the cell's draws run on the CUDA backend (the library's own
+    choice: ``backend.select_backend``)."""
+    return select_backend(backend, None, get_method(variant.method).gpu is not None) == "cuda"
 
 
 def _timing_kwargs(variant: Variant, B, ssd_table) -> dict:

@@ -17,7 +17,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
-from .backend import cuda_device, is_device_array, select_backend
+from .backend import is_device_array, select_backend
 from .resampling.registry import get_method
 
 
@@ -91,8 +91,3 @@ def cuda_event_times(fn, repeats: int, warmup: int = 0) -> list[float]:
         end.synchronize()
         times.append(cupy.cuda.get_elapsed_time(begin, end))
     return times
-
-
-def device_name(backend: str) -> str:
-    """The name of the device a backend runs on."""
-    return (cuda_device() or "no CUDA device") if backend == "cuda" else cpu_name()

@@ -116,8 +116,9 @@ def test_dry_run_default_config_builds_the_dag(tmp_path):
     assert f"pfresample: scale {scale}" in proc.output
     if scale == "quick":
         assert "no CUDA device visible" in proc.output
-    n_count = grid["log2_n_max"] - grid["log2_n_min"] + 1
-    assert counts["uphill_ssd_table"] == n_count
+    assert counts["uphill_ssd_tables"] == 1  # one job, every N of the grid
+    top = 2 ** grid["log2_n_max"]
+    assert f"results/tuning/uphill_ssd/{top}.npz" in proc.output
     cells = expected_cells(grid)
     dists = {d for _, d in cells}
     assert counts["weight_datasets"] == len(dists)  # one job per distribution, all N
@@ -133,7 +134,9 @@ def test_dry_run_thesis_scale_and_overrides(tmp_path):
     proc = snakemake(tmp_path, "-n", config=["scale=thesis"])
     assert proc.returncode == 0, proc.output
     counts = job_counts(proc.output)
-    assert counts["uphill_ssd_table"] == 19  # N = 2^4 ... 2^22
+    assert counts["uphill_ssd_tables"] == 1
+    tables = set(re.findall(r"results/tuning/uphill_ssd/(\d+)\.npz", proc.output))
+    assert tables == {str(2**e) for e in range(4, 23)}  # N = 2^4 ... 2^22
     cells = expected_cells(CONFIG)
     assert counts["resample_cell"] == len(cells) > 150
     assert counts["weight_datasets"] == len({d for _, d in cells})  # Fig 2.3's N is 2^22
@@ -142,7 +145,8 @@ def test_dry_run_thesis_scale_and_overrides(tmp_path):
     # --config wins over config/quick.yaml
     proc = snakemake(tmp_path, "-n", config=["scale=quick", "log2_n_max=5"])
     assert proc.returncode == 0, proc.output
-    assert job_counts(proc.output)["uphill_ssd_table"] == 2
+    tables = set(re.findall(r"results/tuning/uphill_ssd/(\d+)\.npz", proc.output))
+    assert tables == {"16", "32"}
 
 
 def test_one_figure_builds_only_what_it_needs(tmp_path):
@@ -154,7 +158,7 @@ def test_one_figure_builds_only_what_it_needs(tmp_path):
     assert proc.returncode == 0, proc.output
     assert job_counts(proc.output) == {
         "weight_datasets": 1,
-        "uphill_ssd_table": 3,
+        "uphill_ssd_tables": 1,
         "resample_cell": 3,
         "dulger2017_table": 1,
         "dulger2017_figure": 1,

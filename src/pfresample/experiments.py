@@ -176,50 +176,55 @@ class OffspringSummary:
     offspring_variance: np.ndarray  # (N,) Var(o^i)
 
 
-def _offspring_counts(ancestors, xp):
-    """Offspring counts (rows x N) of a (rows x N) ancestor array, row by row.
-    On the GPU a scatter-add into zeros: ``cupy.bincount`` synchronises twice
-    per call (it reads the input's min and max back), which cost more than the
-    resampling itself in a thesis-scale cell (profiled on the H200)."""
+def _offspring_counts(ancestors) -> np.ndarray:
+    """Offspring counts (rows x N) of a (rows x N) ancestor array, row by row."""
     rows, n = ancestors.shape
-    flat = (ancestors + xp.arange(rows, dtype=xp.int64)[:, None] * n).ravel()
-    if xp is np:
-        return np.bincount(flat, minlength=rows * n).reshape(rows, n)
-    import cupyx
+    flat = (ancestors + np.arange(rows, dtype=np.int64)[:, None] * n).ravel()
+    return np.bincount(flat, minlength=rows * n).reshape(rows, n)
 
-    counts = xp.zeros(rows * n, dtype=xp.int32)
-    cupyx.scatter_add(counts, flat, 1)
-    return counts.reshape(rows, n)
+
+def _accumulate_offspring(ancestors, target, sums, sums_sq):
+    """Add a chunk's offspring counts c to the per-particle running sums of c
+    and c^2 (int64, exact); return the chunk's squared errors SE (eq. 2.29).
+    On the GPU, offspring.cu does the same without K x N float temporaries
+    (a thesis-scale cell spent most of its time in those)."""
+    if is_device_array(ancestors):
+        from .resampling import gpu
+
+        return gpu.accumulate_offspring(ancestors, target, sums, sums_sq)
+    counts = _offspring_counts(np.asarray(ancestors))
+    sums += counts.sum(axis=0)
+    sums_sq += (counts * counts).sum(axis=0)
+    d = counts - target
+    return (d * d).sum(axis=1)
 
 
 def summarise_offspring(draw_chunks, target) -> OffspringSummary:
     """Accumulate offspring statistics over chunks of (C x N) ancestor arrays.
 
     ``target`` is N w_i / sum w (float64, same array module as the chunks).
-    Per particle only the sums of d = o - target and d^2 are kept, so memory
-    is O(N) whatever K is. Everything stays on the chunks' device until the
-    end (one copy back, not one per chunk).
+    Per particle only the integer sums of the counts c and of c^2 are kept,
+    so memory is O(N) whatever K is, and the mean and variance of each
+    particle's offspring are exact up to one rounding. Everything stays on
+    the chunks' device until the end (one copy back, not one per chunk).
     """
     xp = _array_module(target)
     n = target.shape[0]
-    total = xp.zeros(n)
-    total2 = xp.zeros(n)
+    sums = xp.zeros(n, dtype=xp.int64)
+    sums_sq = xp.zeros(n, dtype=xp.int64)
     squared_errors = []
     k = 0
     for ancestors in draw_chunks:
-        d = _offspring_counts(ancestors, xp) - target
-        sq = d * d
-        total += d.sum(axis=0)
-        total2 += sq.sum(axis=0)
-        squared_errors.append(sq.sum(axis=1))
+        squared_errors.append(_accumulate_offspring(ancestors, target, sums, sums_sq))
         k += ancestors.shape[0]
-    mean_d = total / k
-    var = xp.maximum(total2 / k - mean_d * mean_d, 0.0)
+    mean = sums / k
+    var = xp.maximum(sums_sq / k - mean * mean, 0.0)
+    bias = mean - target
     return OffspringSummary(
         squared_errors=to_host(xp.concatenate(squared_errors)),
         variance=float(var.sum()),
-        bias2=float((mean_d * mean_d).sum()),
-        mean_offspring=to_host(target + mean_d),
+        bias2=float((bias * bias).sum()),
+        mean_offspring=to_host(mean),
         offspring_variance=to_host(var),
     )
 

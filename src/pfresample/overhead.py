@@ -7,8 +7,9 @@ For every job with a benchmark record ``results/benchmarks/<x>.tsv`` and a log
 
 * ``job_s``: the benchmark's wall time ``s`` (the whole job process);
 * ``work_s``: from the log's first line ("rule ...") to its last ("done: ...");
-* ``startup_s = job_s - work_s``: interpreter start, imports, Snakemake's
-  script preamble, and exit;
+* ``startup_s = job_s - work_s``: interpreter start, imports (a cell imports
+  CuPy and starts the CUDA driver before its log begins), Snakemake's script
+  preamble, and exit;
 * ``compile_s`` (resampling cells only): the excess of the first timed call
   over the median at the cell's first N and sequence, which holds the CUDA
   kernel compile or cache load (0 on the CPU, up to timing noise).

@@ -197,9 +197,9 @@ def weights_mem_mb(n: int) -> int:
     return 256 + math.ceil((4 * config["sequences"] * n + 48 * n) / 2**20)
 
 
-def ssd_mem_mb(wildcards) -> int:
-    """Memory of an SSD-table job: a few float64 arrays of length N."""
-    return 256 + math.ceil(64 * int(wildcards.n) / 2**20)
+def ssd_mem_mb(n) -> int:
+    """Memory of the SSD-table job at its largest N: a few float64 arrays of length N."""
+    return 256 + math.ceil(64 * n / 2**20)
 
 
 # --- target lists ------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The CUDA backend: the kernels of ``gpu_kernels/`` run through CuPy.
 
 Each ``.cu`` file is one family of kernels (``metropolis.cu``, ``uphill.cu``,
-``rejection.cu``, ``cumulative.cu``, ``reduce.cu``); all draw their random
+``rejection.cu``, ``cumulative.cu``, ``reduce.cu``; ``offspring.cu`` holds
+the experiments' offspring statistics); all draw their random
 numbers from ``philox.cuh`` under the contract of ``pfresample.rng``, so the
 comparison-based kernels return the CPU reference's ancestors bit for bit.
 
@@ -62,6 +63,14 @@ SCAN_THREADS = 256
 SCAN_ITEMS = 16
 SCAN_TILE = SCAN_THREADS * SCAN_ITEMS
 TILE_SUMS_THREADS = 1024
+
+# The offspring statistics of the experiments (offspring.cu): threads per
+# block, and at most this many partial sums per row of squared errors (a
+# function of N alone, so the float64 sum is the same however many rows a
+# chunk holds).
+OFFSPRING_THREADS = 256
+MAX_OFFSPRING_PARTS = 64
+MAX_GRID_Y = 65535
 
 MODES = {"global": 0, "once": 1, "every": 2}
 _CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
@@ -536,6 +545,48 @@ def residual(call, *, precision=None):
 # the weights); the statistics kernel is then part of their time (thesis
 # §6.5 counts it).
 READS_STATS = {rejection, residual}
+
+# ------------------------------------------------------- offspring statistics
+
+
+def offspring_parts(n: int) -> int:
+    """Blocks per row of the squared-error sum (offspring.cu)."""
+    return max(1, min(MAX_OFFSPRING_PARTS, -(-n // (OFFSPRING_THREADS * ITEMS_PER_THREAD))))
+
+
+def accumulate_offspring(ancestors, target, sums, sums_sq):
+    """Add the offspring counts of an (R, N) int32 ancestor array to the
+    per-particle int64 running sums ``sums`` (of c) and ``sums_sq`` (of c^2);
+    return the R squared errors SE_r = sum_i (c[r, i] - target_i)^2 (eq. 2.29)
+    as a CuPy float64 array. Nothing is read back to the host."""
+    import cupy
+
+    rows, n = ancestors.shape
+    ancestors = cupy.ascontiguousarray(ancestors, dtype=np.int32)
+    counts = cupy.zeros((rows, n), dtype=np.int32)
+    total = rows * n
+    kernel("offspring.cu", "offspring_counts")(
+        (blocks(total, OFFSPRING_THREADS),),
+        (OFFSPRING_THREADS,),
+        (ancestors, np.int64(total), np.uint32(n), counts),
+    )
+    kernel("offspring.cu", "offspring_moments")(
+        (blocks(n, OFFSPRING_THREADS),),
+        (OFFSPRING_THREADS,),
+        (counts, np.int32(rows), np.uint32(n), sums, sums_sq),
+    )
+    parts = offspring_parts(n)
+    partial = cupy.empty((rows, parts), dtype=np.float64)
+    target = cupy.ascontiguousarray(target, dtype=np.float64)
+    for r in range(0, rows, MAX_GRID_Y):  # a grid has at most 65,535 rows of blocks
+        part_rows = min(MAX_GRID_Y, rows - r)
+        kernel("offspring.cu", "squared_error_partial")(
+            (parts, part_rows),
+            (OFFSPRING_THREADS,),
+            (counts[r : r + part_rows], target, np.uint32(n), partial[r : r + part_rows]),
+        )
+    return partial.sum(axis=1)
+
 
 # ------------------------------------------------------------------ entry points
 

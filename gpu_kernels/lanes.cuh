@@ -93,6 +93,17 @@ struct Candidates {
         return uniform_int(word, sc);
     }
 
+    // A loop that starts at iteration m (a continued chain): SHARED EVERY
+    // loads this lane's block of the run of 128 iterations holding m, which
+    // segment_at otherwise loads only at the run's first iteration.
+    __device__ __forceinline__ void begin(int m) {
+        if (MODE == MODE_EVERY && SHARED && (m & 127) != 0) {
+            const unsigned int lane = threadIdx.x & (WARP_SIZE - 1u);
+            shared = philox_block(warp.key, DOMAIN_WARP, warp.stream,
+                                  (unsigned long long)((m >> 2) & ~31) + lane);
+        }
+    }
+
     // Candidate index of iteration m given the lane's offset draw.
     __device__ __forceinline__ unsigned int pick(int m, unsigned int offset_draw) {
         if (MODE == MODE_GLOBAL) return uniform_int(offset_draw, n);

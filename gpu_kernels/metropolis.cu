@@ -8,6 +8,12 @@
 // Draw layout, iteration m = 0 .. B-1: the particle stream gives the
 // acceptance uniform u at counter 2m and the candidate offset at counter
 // 2m+1, so one Philox block serves two iterations.
+//
+// Iteration m's draws depend on (seed, particle, m) alone, so the chain after
+// B' < B iterations is the first part of the chain after B. A launch may
+// therefore continue chains: start from `start` (the ancestors after m_start
+// iterations) and run iterations m_start .. B-1. The experiments use this to
+// get every B of a reduced-B ladder (thesis §5.3) for the cost of the largest.
 
 #include "lanes.cuh"
 
@@ -60,26 +66,40 @@ __device__ __forceinline__ void metropolis_draw(MetropolisBatch<T, BATCH>& b, in
     for (int k = 0; k < BATCH; ++k) b.wj[k] = w[b.j[k]];
 }
 
+// One iteration on its own (a loop's odd first or last iterations).
+template <typename T, int MODE, bool SHARED>
+__device__ __forceinline__ void metropolis_single(int m, const Lane& lane,
+                                                  Candidates<MODE, SHARED>& cand,
+                                                  const T* __restrict__ w, unsigned int& t, T& wt) {
+    const Philox4x32 a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, m >> 1);
+    const bool odd = m & 1;
+    const unsigned int j = cand.pick(m, odd ? a.w : a.y);
+    metropolis_step(odd ? a.z : a.x, j, w[j], t, wt);
+}
+
 }  // namespace pfr
 
 template <typename T, int MODE, bool SHARED>
 __global__ void metropolis(const T* __restrict__ w, unsigned int n, long long lanes,
                            const unsigned int* __restrict__ keys, int n_keys, unsigned int k0,
                            unsigned int k1, int b, const int* __restrict__ b_device,
-                           unsigned int dc, unsigned int sc, int* __restrict__ out) {
+                           unsigned int dc, unsigned int sc, const int* __restrict__ start,
+                           int m_start, int* __restrict__ out) {
     using namespace pfr;
     const long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (id >= lanes) return;  // SHARED: lanes is a multiple of 32, whole warps leave
     const Lane lane = make_lane(id, n, keys, n_keys, k0, k1);
     Candidates<MODE, SHARED> cand(lane, n, dc, sc);
     const int B = loop_length(b, b_device);
-    unsigned int t = lane.particle;
+    unsigned int t = start != nullptr ? (unsigned int)start[id] : lane.particle;
     T wt = w[t];
-    int m = 0;
+    int m = m_start;
+    cand.begin(m);
+    if ((m & 1) && m < B) metropolis_single(m++, lane, cand, w, t, wt);  // batches start even
     constexpr int BATCH = metropolis_batch(MODE);
     constexpr bool PIPELINE = metropolis_pipeline(MODE);
     MetropolisBatch<T, BATCH> cur, next;
-    if (PIPELINE && B >= BATCH) metropolis_draw(cur, 0, lane, cand, w);
+    if (PIPELINE && m + BATCH <= B) metropolis_draw(cur, m, lane, cand, w);
     for (; m + BATCH <= B; m += BATCH) {
         if (!PIPELINE) metropolis_draw(cur, m, lane, cand, w);
         const bool more = PIPELINE && m + 2 * BATCH <= B;
@@ -88,11 +108,6 @@ __global__ void metropolis(const T* __restrict__ w, unsigned int n, long long la
         for (int k = 0; k < BATCH; ++k) metropolis_step(cur.u[k], cur.j[k], cur.wj[k], t, wt);
         if (more) cur = next;
     }
-    for (; m < B; ++m) {  // the last B mod BATCH iterations
-        const Philox4x32 a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, m >> 1);
-        const bool odd = m & 1;
-        const unsigned int j = cand.pick(m, odd ? a.w : a.y);
-        metropolis_step(odd ? a.z : a.x, j, w[j], t, wt);
-    }
+    for (; m < B; ++m) metropolis_single(m, lane, cand, w, t, wt);  // the last few
     out[id] = (int)t;
 }

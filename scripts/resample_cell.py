@@ -1,8 +1,9 @@
-"""Snakemake entry point: one resampling cell, results/resample/{variant}/{dist}.npz.
+"""Snakemake entry point: one resampling cell, results/resample/{variant}/{dist}.npz,
+or the cells of every rung of a reduced-B ladder, one file per rung.
 
 Reads the weight datasets of the N grid (one N at a time) and the Uphill SSD
-tables, runs pfresample.experiments.run_cell and writes its summaries with
-metadata (pfresample.io.save_npz, atomic).
+tables, runs pfresample.experiments.run_ladder and writes the summaries with
+metadata (pfresample.io.save_npz, atomic, one file per variant).
 """
 
 import os
@@ -39,23 +40,24 @@ def main(snakemake, log):
     # The CPU kernels' thread pool uses the threads the job was given (read per call).
     os.environ["PFRESAMPLE_THREADS"] = str(snakemake.threads)
     p = snakemake.params
-    variant = experiments.Variant(**p.variant)
+    variants = [experiments.Variant(**v) for v in p.variants]
     dist = snakemake.wildcards.dist
     weights = LazyWeights(dict(zip(p.n, snakemake.input.weights, strict=True)))
     tables = {}
     for n, path in zip(p.n, snakemake.input.ssd, strict=False):
         tables[n] = io.load_npz(path)[0]["ssd"]
     settings = experiments.CellSettings(**p.settings)
-    arrays, metadata = experiments.run_cell(variant, dist, weights, settings, tables)
-    metadata.update(scale=p.scale, **provenance(snakemake))
-    io.save_npz(snakemake.output[0], arrays, metadata)
-    log.info(
-        "%s on %s: backend %s, device %s",
-        variant.name,
-        dist,
-        metadata["backend"],
-        metadata["device"],
-    )
+    cells = experiments.run_ladder(variants, dist, weights, settings, tables)
+    for path, (arrays, metadata) in zip(snakemake.output, cells, strict=True):
+        metadata.update(scale=p.scale, **provenance(snakemake))
+        io.save_npz(path, arrays, metadata)
+        log.info(
+            "%s on %s: backend %s, device %s",
+            metadata["variant"]["name"],
+            dist,
+            metadata["backend"],
+            metadata["device"],
+        )
 
 
 run(main, snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

@@ -150,3 +150,29 @@ def test_speedup_and_time_ratio():
     assert sp[("ca", 16)] == 2.0 and sp[("ca", 32)] == 3.0 and sp[("u", 32)] == 1.0
     tr = tables.add_time_ratio(s).set_index(["variant", "n"])["time_ratio"]
     assert np.isnan(tr[("u", 16)]) and tr[("u", 32)] == 3.0 and tr[("ca", 32)] == 2.0
+
+
+def test_a_ladder_cell_gives_each_rung_its_own_cell():
+    """run_ladder draws the rungs of a reduced-B ladder together; each rung's
+    arrays are those run_cell gives it alone (same seeds, same B)."""
+    v = ex.expand_variants(SPEC, [128])
+    rungs = [v["reduced-bx0.5"], v["reduced-bx0.25"]]
+    assert {r.ladder for r in rungs} == {"reduced"} and v["metropolis"].ladder is None
+    w = weights()
+    settings = ex.CellSettings(draws=16, seed=5, timing_repeats=1, timing_warmup=0)
+    together = ex.run_ladder(rungs, "eq233-y4", w, settings)
+    for rung, (arrays, meta) in zip(rungs, together, strict=True):
+        alone, _ = ex.run_cell(rung, "eq233-y4", w, settings)
+        assert meta["variant"]["name"] == rung.name
+        for key in ("squared_errors", "B", "variance", "bias2", "mean_offspring_16"):
+            np.testing.assert_array_equal(arrays[key], alone[key])
+    half, quarter = together[0][0]["B"], together[1][0]["B"]
+    assert (half >= quarter).all() and (half > quarter).any()
+
+
+def test_a_ladder_holds_variants_that_differ_in_B_only():
+    v = ex.expand_variants(SPEC, [128])
+    with pytest.raises(ValueError, match="differ in more than B"):
+        ex.check_ladder([v["metropolis"], v["uphill-ca-ss128"]])
+    with pytest.raises(ValueError, match="at least one variant"):
+        ex.check_ladder([])

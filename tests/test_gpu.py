@@ -305,3 +305,46 @@ def test_offspring_summary_on_the_device_equals_the_host():
     np.testing.assert_allclose(device.mean_offspring, host.mean_offspring, rtol=1e-12, atol=1e-12)
     assert device.bias2 == pytest.approx(host.bias2, rel=1e-9)
     assert device.variance == pytest.approx(host.variance, rel=1e-12)
+
+
+# ------------------------------------------------------- continued chains (ladders)
+
+# B values out of order, repeated, odd, and across the 128-iteration runs of
+# C2's shared warp draws (lanes.cuh): each continued launch starts mid-run.
+LADDER_BS = [130, 0, 7, 7, 300, 1, 129, 64]
+
+
+@pytest.mark.parametrize("shared", [True, False])
+@pytest.mark.parametrize("method", ["metropolis", "metropolis-c1", "metropolis-c2"])
+def test_each_B_in_one_pass_equals_separate_runs(method, shared, monkeypatch):
+    """resample_each_B continues the chains from one B to the next on the
+    device; every B's ancestors equal the CPU's run with that B alone."""
+    if not shared:
+        monkeypatch.setenv("PFRESAMPLE_BLOCK_SIZE", "48")  # no warp-shared draws
+    n = 1 << 12
+    w = weights_of("eq233", n)
+    seeds = [SEED, 3, 11]
+    ss = 256 if REGISTRY[method].segmented else None
+    dev = pr.resample_each_B(cupy.asarray(w), method, seeds=seeds, Bs=LADDER_BS, segment_bytes=ss)
+    for B, got in zip(LADDER_BS, dev, strict=True):
+        want = pr.resample_many(w, method, seeds=seeds, B=B, segment_bytes=ss, backend="cpu")
+        np.testing.assert_array_equal(got.get(), want, err_msg=f"B = {B}")
+
+
+def test_a_ladder_cell_on_the_device_equals_the_host():
+    from pfresample import experiments
+
+    spec = {"reduced": {"method": "metropolis", "B_scale": [0.75, 0.25, 0.0625]}}
+    rungs = list(experiments.expand_variants(spec, [128]).values())
+    w = {n: np.stack([weights.generate("eq233-y4", n, s, 7) for s in range(2)]) for n in (64, 4096)}
+    settings = dict(draws=24, seed=5, timing_repeats=1, timing_warmup=0, chunk_elements=40_000)
+    host = experiments.run_ladder(rungs, "eq233-y4", w, experiments.CellSettings(**settings))
+    device = experiments.run_ladder(
+        rungs, "eq233-y4", w, experiments.CellSettings(**settings, backend="cuda")
+    )
+    for (h, _), (d, meta) in zip(host, device, strict=True):
+        assert meta["backend"] == "cuda"
+        np.testing.assert_array_equal(d["B"], h["B"])
+        np.testing.assert_allclose(d["squared_errors"], h["squared_errors"], rtol=1e-12)
+        np.testing.assert_allclose(d["variance"], h["variance"], rtol=1e-12)
+        np.testing.assert_allclose(d["bias2"], h["bias2"], rtol=1e-9)

@@ -66,6 +66,23 @@ def expected_cells(grid) -> set[tuple[str, str]]:
     return cells
 
 
+def cell_jobs(grid) -> dict[str, int]:
+    """Cell jobs by rule: a resample_cell per single variant and distribution,
+    a resample_ladder_<ladder> per reduced-B ladder and distribution."""
+    variants = expand_variants(CATALOG["variants"], grid["segment_bytes"])
+    counts, ladders = {}, set()
+    for v, d in expected_cells(grid):
+        ladder = variants[v].ladder
+        if ladder is None:
+            counts["resample_cell"] = counts.get("resample_cell", 0) + 1
+        else:
+            ladders.add((ladder, d))
+    for ladder, _ in ladders:
+        rule = f"resample_ladder_{ladder}"
+        counts[rule] = counts.get(rule, 0) + 1
+    return counts
+
+
 def figure_files(chapter=None) -> list[str]:
     names = [n for n in FIGURES if chapter is None or re.match(rf"(fig|table){chapter}_", n)]
     return [f"{n}.{ext}" for n in names for ext in ("png", "pdf")]
@@ -89,7 +106,7 @@ def snakemake(workdir: Path, *args: str, config: list[str] = (), timeout: float 
 def job_counts(output: str) -> dict[str, int]:
     """The 'Job stats' table of a dry run as {rule: count}."""
     table = output.split("Job stats:", 1)[1].split("total", 1)[0]
-    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
+    return {m[1]: int(m[2]) for m in re.finditer(r"^([\w-]+)\s+(\d+)\s*$", table, re.M)}
 
 
 def cuda_visible() -> bool:
@@ -124,7 +141,7 @@ def test_dry_run_default_config_builds_the_dag(tmp_path):
     assert counts["weight_datasets"] == len(dists)  # one job per distribution, all N
     fig2_3_extra = 0 if grid["fig2_3_n"] <= 2 ** grid["log2_n_max"] else len(GAMMA)
     assert counts.get("fig2_3_weight_dataset", 0) == fig2_3_extra
-    assert counts["resample_cell"] == len(cells)
+    assert {k: v for k, v in counts.items() if k.startswith("resample_")} == cell_jobs(grid)
     assert counts["dulger2017_table"] == counts["dulger2017_figure"] == len(FIGURES)
     assert counts["dulger2017_fig2_3"] == 1
     assert counts["all"] == 1
@@ -138,7 +155,11 @@ def test_dry_run_thesis_scale_and_overrides(tmp_path):
     tables = set(re.findall(r"results/tuning/uphill_ssd/(\d+)\.npz", proc.output))
     assert tables == {str(2**e) for e in range(4, 23)}  # N = 2^4 ... 2^22
     cells = expected_cells(CONFIG)
-    assert counts["resample_cell"] == len(cells) > 150
+    jobs = cell_jobs(CONFIG)
+    assert {k: v for k, v in counts.items() if k.startswith("resample_")} == jobs
+    assert (
+        len(cells) > 150 and jobs["resample_ladder_metropolis-reduced"] == 5
+    )  # eq. 2.33, y = 0..4
     assert counts["weight_datasets"] == len({d for _, d in cells})  # Fig 2.3's N is 2^22
     assert "fig2_3_weight_dataset" not in counts
     assert counts["dulger2017_figure"] == len(FIGURES) == 35  # Figs 5.3-5.14, 6.2-6.22, 6.27, T 6.1

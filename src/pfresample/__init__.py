@@ -9,8 +9,16 @@ algorithm boxes of Dülger (2017) and Murray et al.
     ancestors = pr.resample(weights, "uphill-ca", seed=1, segment_bytes=128)
 """
 
-from .api import choose_B, methods, offspring, resample, resample_many
+from .api import choose_B, methods, offspring, resample, resample_each_B, resample_many
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "choose_B", "methods", "offspring", "resample", "resample_many"]
+__all__ = [
+    "__version__",
+    "choose_B",
+    "methods",
+    "offspring",
+    "resample",
+    "resample_each_B",
+    "resample_many",
+]

@@ -1,5 +1,5 @@
-"""The public entry points: ``resample``, ``resample_many``, ``methods``,
-``offspring`` and ``choose_B``."""
+"""The public entry points: ``resample``, ``resample_many``,
+``resample_each_B``, ``methods``, ``offspring`` and ``choose_B``."""
 
 from __future__ import annotations
 
@@ -116,6 +116,40 @@ def resample_many(weights, method, *, seeds, B=None, segment_bytes=None, backend
 
         return cupy.asarray(ancestors)
     return ancestors
+
+
+def resample_each_B(weights, method, *, seeds, Bs, segment_bytes=None, backend="auto"):
+    """``[resample_many(weights, method, seeds=seeds, B=B, ...) for B in Bs]``.
+
+    On the GPU the Metropolis family computes them in one pass: iteration m's
+    draws depend on (seed, particle, m) alone, so the chain after the
+    smaller B is the first part of the chain after the larger one, and the
+    kernel continues the chains from one B to the next (thesis §5.3's
+    reduced-B Metropolis for the cost of the largest B). Elsewhere each B is
+    a run of its own; the results are the same (tests/test_gpu.py)."""
+    m = get_method(method)
+    if m.uses_B is None:
+        raise TypeError(f"method {m.name!r} has no B parameter")
+    Bs = [check_int(B, "B") for B in Bs]
+    where = select_backend(backend, weights, m.gpu is not None)
+    if where == "cuda" and is_device_array(weights):
+        import cupy
+
+        from .resampling import gpu
+
+        if m.gpu in gpu.CONTINUABLE:
+            seeds = list(np.asarray(seeds, dtype=object).ravel())
+            if not seeds:
+                raise ValueError("seeds is empty: need at least one seed")
+            w = weight_array(weights, cupy)
+            kws = [kernel_arguments(m, w.size, w.itemsize, B, segment_bytes, {}) for B in Bs]
+            return gpu.continue_chains(m, w, seeds, kws)
+    return [
+        resample_many(
+            weights, method, seeds=seeds, B=B, segment_bytes=segment_bytes, backend=backend
+        )
+        for B in Bs
+    ]
 
 
 def resample(weights, method, *, seed, B=None, segment_bytes=None, backend="auto", **params):

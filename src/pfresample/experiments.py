@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .api import choose_B, resample_many
+from .api import choose_B, resample_each_B, resample_many
 from .backend import is_device_array, select_backend
 from .expectation import unbiased
 from .resampling.registry import get_method
@@ -70,6 +70,7 @@ class Variant:
     B_of: str | None = None
     B_scale: float | None = None
     group: str | None = None  # the configuration entry it was expanded from
+    ladder: str | None = None  # B-scaled variants: the rungs of one ladder share this name
 
     @property
     def own_B(self) -> bool:
@@ -104,6 +105,7 @@ class Variant:
             "B_of": self.B_of,
             "B_scale": self.B_scale,
             "group": self.group,
+            "ladder": self.ladder,
         }
 
 
@@ -112,7 +114,9 @@ def expand_variants(spec: Mapping[str, Mapping], segment_bytes) -> dict[str, Var
 
     An entry for a segmented method (C1, C2, UCA, UC1) becomes one variant per
     s-segment size, named ``<name>-ss<SS>``; an entry with a list of
-    ``B_scale`` values becomes one variant per value, named ``<name>-bx<scale>``.
+    ``B_scale`` values becomes one variant per value, named ``<name>-bx<scale>``,
+    the rungs of one ladder (``Variant.ladder``), which one job runs together
+    (:func:`run_ladder`).
     """
     out: dict[str, Variant] = {}
     for name, entry in spec.items():
@@ -134,7 +138,7 @@ def expand_variants(spec: Mapping[str, Mapping], segment_bytes) -> dict[str, Var
                 continue
             for s in scales:
                 scaled = f"{sized}-bx{s:g}"
-                out[scaled] = Variant(scaled, m.name, ss, None, float(s), group=name)
+                out[scaled] = Variant(scaled, m.name, ss, None, float(s), group=name, ladder=sized)
     return out
 
 
@@ -199,8 +203,9 @@ def _accumulate_offspring(ancestors, target, sums, sums_sq):
     return (d * d).sum(axis=1)
 
 
-def summarise_offspring(draw_chunks, target) -> OffspringSummary:
-    """Accumulate offspring statistics over chunks of (C x N) ancestor arrays.
+class OffspringAccumulator:
+    """Offspring statistics of chunks of (C x N) ancestor arrays, added one
+    chunk at a time (:meth:`add`), summarised at the end (:meth:`summary`).
 
     ``target`` is N w_i / sum w (float64, same array module as the chunks).
     Per particle only the integer sums of the counts c and of c^2 are kept,
@@ -208,25 +213,41 @@ def summarise_offspring(draw_chunks, target) -> OffspringSummary:
     particle's offspring are exact up to one rounding. Everything stays on
     the chunks' device until the end (one copy back, not one per chunk).
     """
-    xp = _array_module(target)
-    n = target.shape[0]
-    sums = xp.zeros(n, dtype=xp.int64)
-    sums_sq = xp.zeros(n, dtype=xp.int64)
-    squared_errors = []
-    k = 0
+
+    def __init__(self, target):
+        self.xp = xp = _array_module(target)
+        self.target = target
+        n = target.shape[0]
+        self.sums = xp.zeros(n, dtype=xp.int64)
+        self.sums_sq = xp.zeros(n, dtype=xp.int64)
+        self.squared_errors = []
+        self.k = 0
+
+    def add(self, ancestors) -> None:
+        se = _accumulate_offspring(ancestors, self.target, self.sums, self.sums_sq)
+        self.squared_errors.append(se)
+        self.k += ancestors.shape[0]
+
+    def summary(self) -> OffspringSummary:
+        xp, k = self.xp, self.k
+        mean = self.sums / k
+        var = xp.maximum(self.sums_sq / k - mean * mean, 0.0)
+        bias = mean - self.target
+        return OffspringSummary(
+            squared_errors=to_host(xp.concatenate(self.squared_errors)),
+            variance=float(var.sum()),
+            bias2=float((bias * bias).sum()),
+            mean_offspring=to_host(mean),
+            offspring_variance=to_host(var),
+        )
+
+
+def summarise_offspring(draw_chunks, target) -> OffspringSummary:
+    """The :class:`OffspringAccumulator` summary of ``draw_chunks``."""
+    acc = OffspringAccumulator(target)
     for ancestors in draw_chunks:
-        squared_errors.append(_accumulate_offspring(ancestors, target, sums, sums_sq))
-        k += ancestors.shape[0]
-    mean = sums / k
-    var = xp.maximum(sums_sq / k - mean * mean, 0.0)
-    bias = mean - target
-    return OffspringSummary(
-        squared_errors=to_host(xp.concatenate(squared_errors)),
-        variance=float(var.sum()),
-        bias2=float((bias * bias).sum()),
-        mean_offspring=to_host(mean),
-        offspring_variance=to_host(var),
-    )
+        acc.add(ancestors)
+    return acc.summary()
 
 
 def seed_chunks(seeds, n: int, chunk_elements: int):
@@ -238,22 +259,39 @@ def seed_chunks(seeds, n: int, chunk_elements: int):
     return [seeds[i : i + size] for i in range(0, len(seeds), size)]
 
 
-def draw_summary(w, variant: Variant, seeds, B, backend: str, chunk_elements: int):
-    """Draw ``len(seeds)`` offspring sequences of ``variant`` from ``w`` and
-    summarise them (:func:`summarise_offspring`)."""
+def draw_summaries(w, variants, seeds, Bs, backend: str, chunk_elements: int):
+    """Draw ``len(seeds)`` offspring sequences of each variant from ``w``
+    (``Bs``: each variant's B, None for methods without B) and summarise
+    them, one :class:`OffspringSummary` per variant. Several variants must
+    share method and s-segment size and differ in B only (a reduced-B
+    ladder): they are drawn together by ``resample_each_B``."""
     target = unbiased(w)  # on w's device
-    chunks = (
-        resample_many(
-            w,
-            variant.method,
-            seeds=part,
-            B=B,
-            segment_bytes=variant.segment_bytes,
-            backend=backend,
-        )
-        for part in seed_chunks(seeds, w.shape[0], chunk_elements)
-    )
-    return summarise_offspring(chunks, target)
+    first = variants[0]
+    accumulators = [OffspringAccumulator(target) for _ in variants]
+    for part in seed_chunks(seeds, w.shape[0], chunk_elements):
+        if len(variants) == 1:
+            draws = [
+                resample_many(
+                    w,
+                    first.method,
+                    seeds=part,
+                    B=Bs[0],
+                    segment_bytes=first.segment_bytes,
+                    backend=backend,
+                )
+            ]
+        else:
+            draws = resample_each_B(
+                w,
+                first.method,
+                seeds=part,
+                Bs=Bs,
+                segment_bytes=first.segment_bytes,
+                backend=backend,
+            )
+        for acc, ancestors in zip(accumulators, draws, strict=True):
+            acc.add(ancestors)
+    return [acc.summary() for acc in accumulators]
 
 
 # --- one cell ----------------------------------------------------------------------
@@ -305,20 +343,48 @@ def run_cell(
     and ``mean_offspring_<N>``, ``offspring_variance_<N>`` (S, N) for
     N <= ``particle_summaries_max_n``.
     """
+    return run_ladder([variant], dist, weights_by_n, settings, ssd_tables)[0]
+
+
+def check_ladder(variants) -> None:
+    """Variants drawn together must differ in B only (:func:`draw_summaries`)."""
+    if not variants:
+        raise ValueError("a cell needs at least one variant")
+    kinds = {(v.method, v.segment_bytes) for v in variants}
+    if len(variants) > 1 and (len(kinds) > 1 or get_method(variants[0].method).uses_B is None):
+        names = ", ".join(v.name for v in variants)
+        raise ValueError(f"variants {names} differ in more than B: run them as separate cells")
+
+
+def run_ladder(
+    variants: list[Variant],
+    dist: str,
+    weights_by_n: Mapping[int, np.ndarray],
+    settings: CellSettings,
+    ssd_tables: Mapping[int, np.ndarray] | None = None,
+) -> list[tuple[dict, dict]]:
+    """:func:`run_cell` for variants that differ in B only -- the rungs of a
+    reduced-B ladder (Figs 5.11-5.14) -- drawn together, so that on the GPU
+    the ladder costs what its largest B costs. One ``(arrays, metadata)``
+    per variant, in order, each equal to what :func:`run_cell` gives it."""
+    check_ladder(variants)
     ns = sorted(weights_by_n)
     S = weights_by_n[ns[0]].shape[0]  # weights_by_n may read from disk: each N once below
     G, K = len(ns), settings.draws
-    on_device = uses_cuda(variant, settings.backend)
+    on_device = uses_cuda(variants[0], settings.backend)
     backend = "cuda" if on_device else "cpu"
-    arrays = {
-        "n": np.asarray(ns, dtype=np.int64),
-        "squared_errors": np.zeros((G, S, K)),
-        "variance": np.zeros((G, S)),
-        "bias2": np.zeros((G, S)),
-        "B": np.full((G, S), -1, dtype=np.int64),
-        "time_ms": np.zeros((G, S)),
-        "first_call_ms": np.zeros((G, S)),
-    }
+    results = [
+        {
+            "n": np.asarray(ns, dtype=np.int64),
+            "squared_errors": np.zeros((G, S, K)),
+            "variance": np.zeros((G, S)),
+            "bias2": np.zeros((G, S)),
+            "B": np.full((G, S), -1, dtype=np.int64),
+            "time_ms": np.zeros((G, S)),
+            "first_call_ms": np.zeros((G, S)),
+        }
+        for _ in variants
+    ]
     device = None
     for g, n in enumerate(ns):
         table = (ssd_tables or {}).get(n)
@@ -330,47 +396,59 @@ def run_cell(
             )
         for s in range(S):
             w = _on_backend(sequences[s], on_device)
-            B = variant_B(w, variant, table)
+            Bs = [variant_B(w, v, table) for v in variants]
             seeds = draw_seeds(settings.seed, dist, n, s, K)
-            summary = draw_summary(w, variant, seeds, B, backend, settings.chunk_elements)
-            timing = time_resample(
-                w,
-                variant.method,
-                seed=seeds[0],
-                repeats=settings.timing_repeats,
-                warmup=settings.timing_warmup,
-                backend=backend,
-                **_timing_kwargs(variant, B, table),
+            summaries = draw_summaries(w, variants, seeds, Bs, backend, settings.chunk_elements)
+            for variant, arrays, B, summary in zip(variants, results, Bs, summaries, strict=True):
+                timing = time_resample(
+                    w,
+                    variant.method,
+                    seed=seeds[0],
+                    repeats=settings.timing_repeats,
+                    warmup=settings.timing_warmup,
+                    backend=backend,
+                    **_timing_kwargs(variant, B, table),
+                )
+                device = timing.device
+                _store(arrays, g, s, n, B, summary, timing, settings)
+        for variant, arrays in zip(variants, results, strict=True):
+            log.info(
+                "%s %s N = %d: MSE/N %.4g, B %s, %.3g ms",
+                variant.name,
+                dist,
+                n,
+                arrays["squared_errors"][g].mean() / n,
+                sorted(set(arrays["B"][g].tolist())),
+                float(np.median(arrays["time_ms"][g])),
             )
-            device = timing.device
-            arrays["squared_errors"][g, s] = summary.squared_errors
-            arrays["variance"][g, s] = summary.variance
-            arrays["bias2"][g, s] = summary.bias2
-            arrays["B"][g, s] = -1 if B is None else B
-            arrays["time_ms"][g, s] = timing.median_ms
-            arrays["first_call_ms"][g, s] = timing.first_call_ms
-            if n <= settings.particle_summaries_max_n:
-                arrays.setdefault(f"mean_offspring_{n}", np.zeros((S, n)))[s] = (
-                    summary.mean_offspring
-                )
-                arrays.setdefault(f"offspring_variance_{n}", np.zeros((S, n)))[s] = (
-                    summary.offspring_variance
-                )
-        log.info(
-            "%s %s N = %d: MSE/N %.4g, B %s, %.3g ms",
-            variant.name,
-            dist,
-            n,
-            arrays["squared_errors"][g].mean() / n,
-            sorted(set(arrays["B"][g].tolist())),
-            float(np.median(arrays["time_ms"][g])),
+    return [
+        (arrays, _cell_metadata(variant, dist, S, backend, device, settings))
+        for variant, arrays in zip(variants, results, strict=True)
+    ]
+
+
+def _store(arrays, g, s, n, B, summary, timing, settings) -> None:
+    arrays["squared_errors"][g, s] = summary.squared_errors
+    arrays["variance"][g, s] = summary.variance
+    arrays["bias2"][g, s] = summary.bias2
+    arrays["B"][g, s] = -1 if B is None else B
+    arrays["time_ms"][g, s] = timing.median_ms
+    arrays["first_call_ms"][g, s] = timing.first_call_ms
+    if n <= settings.particle_summaries_max_n:
+        S = arrays["variance"].shape[1]
+        arrays.setdefault(f"mean_offspring_{n}", np.zeros((S, n)))[s] = summary.mean_offspring
+        arrays.setdefault(f"offspring_variance_{n}", np.zeros((S, n)))[s] = (
+            summary.offspring_variance
         )
-    metadata = {
+
+
+def _cell_metadata(variant, dist, S, backend, device, settings) -> dict:
+    return {
         "what": "resampling cell",
         "variant": variant.as_dict(),
         "distribution": dist,
         "sequences": S,
-        "draws": K,
+        "draws": settings.draws,
         "seed": settings.seed,
         "backend": backend,
         "device": device,
@@ -378,7 +456,6 @@ def run_cell(
         "timing_warmup": settings.timing_warmup,
         "timing_includes_B": variant.own_B,
     }
-    return arrays, metadata
 
 
 def _on_backend(w: np.ndarray, on_device: bool):

@@ -232,6 +232,16 @@ def figure_distributions(spec) -> list[str]:
     return out
 
 
+def catalog_ladders(variants) -> dict[str, list[str]]:
+    """Reduced-B ladders: ladder name -> the names of its rungs (variants that
+    differ in B only, run together by one job)."""
+    ladders = {}
+    for name, v in variants.items():
+        if v.ladder is not None:
+            ladders.setdefault(v.ladder, []).append(name)
+    return ladders
+
+
 def group_members(group) -> list[str]:
     """The variants that one entry of config `variants` expands to."""
     return [name for name, v in VARIANTS.items() if v.group == group]
@@ -269,22 +279,29 @@ def dulger2017_outputs(chapter) -> list[str]:
     return out
 
 
+def ssd_tables_for(variant_names) -> list[str]:
+    """The Uphill SSD tables cells need: those of the N grid when one picks B by SSD."""
+    needs = any(VARIANTS[v].needs_ssd_table() for v in variant_names)
+    return uphill_ssd_tables() if needs else []
+
+
 def cell_ssd_tables(wildcards) -> list[str]:
-    """The Uphill SSD tables a cell needs: those of the N grid when it picks B by SSD."""
-    return uphill_ssd_tables() if VARIANTS[wildcards.variant].needs_ssd_table() else []
+    return ssd_tables_for([wildcards.variant])
 
 
 def cell_weights(wildcards) -> list[str]:
     return [weight_dataset(wildcards.dist, n) for n in n_grid()]
 
 
-def cell_mem_mb(wildcards) -> int:
+def cell_mem_mb(wildcards, rungs=1) -> int:
     """Memory of a cell job at its largest N: the weights, one chunk of draws
-    (20 bytes per ancestor: int32 ancestors, int64 counts, float64 differences)
-    and a few float64 arrays of length N."""
+    per rung of a ladder (int32 ancestors), the temporaries of summarising one
+    chunk on the CPU (about 36 bytes per ancestor: int64 indices and counts,
+    float64 differences and squares) and a few float64 arrays of length N."""
     n = 2 ** config["log2_n_max"]
     chunk = max(n, config["draw_chunk_elements"])
-    return 512 + math.ceil((4 * config["sequences"] * n + 20 * chunk + 64 * n) / 2**20)
+    held = 4 * config["sequences"] * n + (36 + 4 * (rungs - 1)) * chunk + 64 * n * rungs
+    return 512 + math.ceil(held / 2**20)
 
 
 def cell_settings() -> dict:

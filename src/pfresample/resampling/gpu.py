@@ -29,7 +29,7 @@ import re
 import statistics
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -384,29 +384,39 @@ def enqueue_B(call: Call, uses_B: str, params: dict) -> None:
 # ----------------------------------------------------------------- resamplers
 
 
-def _iterative(call: Call, family: str, mode: str, B, dc: int, sc: int) -> None:
-    """Launch the Metropolis or Uphill kernel of ``mode`` (see lanes.cuh)."""
+def _iterative(call: Call, family: str, mode: str, B, dc: int, sc: int, chain=()) -> None:
+    """Launch the Metropolis or Uphill kernel of ``mode`` (see lanes.cuh);
+    ``chain``: Metropolis's (start, m_start), see :func:`continue_chains`."""
     block = block_size(call.n)
     shared = call.n % WARP_SIZE == 0 and block % WARP_SIZE == 0
     name = f"{family}<{call.ctype},{MODES[mode]},{'true' if shared else 'false'}>"
     b = np.int32(-1 if B is None else B)
-    args = (*call.lane_args(), b, call.ws.b, np.uint32(dc), np.uint32(sc), call.out)
+    args = (*call.lane_args(), b, call.ws.b, np.uint32(dc), np.uint32(sc), *chain, call.out)
     kernel(f"{family}.cu", name)((blocks(call.lanes, block),), (block,), args)
 
 
-def metropolis(call, *, B, dc, sc):
+def _chain(start, m_start: int) -> tuple:
+    """Metropolis's continuation arguments: from the ancestors ``start``
+    after ``m_start`` iterations, or (None) from each particle itself."""
+    return (start, np.int32(m_start)) if start is not None else (np.uint64(0), np.int32(0))
+
+
+def metropolis(call, *, B, dc, sc, start=None, m_start=0):
     """Metropolis (Algorithm 3.3)."""
-    _iterative(call, "metropolis", "global", B, dc, sc)
+    _iterative(call, "metropolis", "global", B, dc, sc, _chain(start, m_start))
 
 
-def metropolis_c1(call, *, B, dc, sc):
+def metropolis_c1(call, *, B, dc, sc, start=None, m_start=0):
     """Metropolis-C1 (Algorithm 5.1)."""
-    _iterative(call, "metropolis", "once", B, dc, sc)
+    _iterative(call, "metropolis", "once", B, dc, sc, _chain(start, m_start))
 
 
-def metropolis_c2(call, *, B, dc, sc):
+def metropolis_c2(call, *, B, dc, sc, start=None, m_start=0):
     """Metropolis-C2 (Algorithm 5.2)."""
-    _iterative(call, "metropolis", "every", B, dc, sc)
+    _iterative(call, "metropolis", "every", B, dc, sc, _chain(start, m_start))
+
+
+CONTINUABLE = (metropolis, metropolis_c1, metropolis_c2)
 
 
 def uphill(call, *, B, dc, sc):
@@ -607,6 +617,27 @@ def resample_many(m, weights, seeds, kw: dict, params: dict):
     check_stats(call)
     enqueue_method(m, call, kw, params)
     return call.out
+
+
+def continue_chains(m, weights, seeds, kws: list[dict]) -> list:
+    """``resample_many`` for each of several B (``kws``: the checked kernel
+    arguments, one per B) in one pass: the chains run to the smallest B,
+    then continue from there to the next, and so on (metropolis.cu: the
+    chain after B' < B iterations is the first part of the chain after B).
+    The cost is that of the largest B alone. Results in the order of ``kws``."""
+    import cupy
+
+    call = make_call(weights, seeds)
+    enqueue_stats(call)
+    check_stats(call)
+    out: list = [None] * len(kws)
+    start, done = None, 0
+    for r in sorted(range(len(kws)), key=lambda r: kws[r]["B"]):
+        step = replace(call, out=cupy.empty_like(call.out))
+        m.gpu(step, **kws[r], start=start, m_start=done)
+        out[r] = start = step.out
+        done = kws[r]["B"]
+    return out
 
 
 def choose_B(m, weights, params: dict) -> int:

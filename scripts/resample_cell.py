@@ -11,8 +11,12 @@ from collections.abc import Mapping
 
 from _pipeline import provenance, run
 
-from pfresample import backend, experiments, io
+from pfresample import backend, devices, experiments, io
 
+# On a host with several GPUs this job takes one free device for itself (a lock
+# held until it exits) before anything starts CUDA: Snakemake gives local jobs
+# no device ids (pfresample.devices).
+CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821 -- injected by Snakemake
 # CuPy's import and the CUDA driver's start happen here, before the job's log
 # starts, so that the overhead report (pfresample.overhead) counts them as
 # start-up, not as work.
@@ -40,6 +44,8 @@ def main(snakemake, log):
     # The CPU kernels' thread pool uses the threads the job was given (read per call).
     os.environ["PFRESAMPLE_THREADS"] = str(snakemake.threads)
     p = snakemake.params
+    if CLAIM is not None:
+        log.info("GPU: device %s of %s (waited %.1f s)", CLAIM.device, p.devices, CLAIM.waited_s)
     variants = [experiments.Variant(**v) for v in p.variants]
     dist = snakemake.wildcards.dist
     weights = LazyWeights(dict(zip(p.n, snakemake.input.weights, strict=True)))

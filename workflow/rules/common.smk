@@ -315,16 +315,36 @@ def cell_settings() -> dict:
 
 def cell_backend_note() -> str:
     """The backend stated on chapter 5-6 figures."""
-    if config["backend"] != "cpu" and CUDA_VISIBLE:
+    if config["backend"] == "cuda" or (config["backend"] != "cpu" and CUDA_VISIBLE):
         return f"CUDA (CuPy) where a kernel exists, else {CPU_BACKEND}"
     return CPU_BACKEND
 
 
+def gpu_devices() -> list[str]:
+    """The devices that GPU jobs claim one each (pfresample.devices): those CuPy
+    sees here, as CUDA_VISIBLE_DEVICES entries; none without a device."""
+    if not CUDA_VISIBLE:
+        return []
+    import cupy
+
+    from pfresample.devices import visible_devices
+
+    return visible_devices(cupy.cuda.runtime.getDeviceCount())
+
+
 SCALE, SCALE_NOTE = apply_scale_preset(config)
 CUDA_VISIBLE = cuda_device()[0]
-# A cell job asks for the GPU when the cells may run on it (`--resources gpu=1` then
-# runs one at a time); on the CPU it asks for none.
-CELL_GPUS = 1 if CUDA_VISIBLE and config.get("backend", "auto") != "cpu" else 0
+# A cell job asks for a GPU when the cells may run on one: a device is visible here,
+# or `backend: cuda` says the jobs will find one (a cluster's CPU-only login node).
+# `--resources gpu=N` then runs N at a time; on the CPU it asks for none.
+CELL_GPUS = (
+    1
+    if config.get("backend", "auto") == "cuda"
+    or (CUDA_VISIBLE and config.get("backend", "auto") != "cpu")
+    else 0
+)
+# Each GPU job claims one of these before CUDA starts (one GPU per job, issue 6).
+GPU_DEVICES = gpu_devices()
 
 
 wildcard_constraints:

@@ -31,6 +31,7 @@ rule resample_cell:
     params:
         variants=lambda wildcards: [VARIANTS[wildcards.variant].as_dict()],
         n=n_grid(),
+        devices=GPU_DEVICES,
         settings=cell_settings(),
         scale=SCALE_NOTE,
     log:
@@ -60,6 +61,7 @@ for ladder, rungs in LADDERS.items():
         params:
             variants=[VARIANTS[rung].as_dict() for rung in rungs],
             n=n_grid(),
+            devices=GPU_DEVICES,
             settings=cell_settings(),
             scale=SCALE_NOTE,
         log:

@@ -5,13 +5,16 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: test test-gpu figures lint bench bench-gpu clean
+.PHONY: test test-gpu test-slurm figures lint bench bench-gpu clean
 
 test: $(VENV)/.dev-stamp           ## the README test command (CI runs it)
-	$(BIN)/python -m pytest -m "not gpu" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not gpu and not slurm" $(PYTEST_ARGS)
 
 test-gpu: $(VENV)/.cuda-stamp       ## the CUDA kernels against the CPU reference (needs a GPU)
 	$(BIN)/python -m pytest -m gpu $(PYTEST_ARGS)
+
+test-slurm: $(VENV)/.cluster-stamp  ## profiles/slurm on a local one-node SLURM cluster (root: apt-installs slurm-wlm)
+	$(BIN)/python -m pytest -m slurm $(PYTEST_ARGS)
 
 figures: $(VENV)/.dev-stamp        ## reproduce the thesis figures
 	$(BIN)/snakemake --snakefile Snakefile --cores all $(SNAKEMAKE_ARGS)
@@ -38,6 +41,10 @@ $(VENV)/.dev-stamp: pyproject.toml
 
 $(VENV)/.bench-stamp: $(VENV)/.dev-stamp
 	$(PIP) install --quiet -e '.[dev,bench]'
+	touch $@
+
+$(VENV)/.cluster-stamp: $(VENV)/.dev-stamp
+	$(PIP) install --quiet -e '.[dev,cluster]'
 	touch $@
 
 $(VENV)/.cuda-stamp: $(VENV)/.dev-stamp

@@ -29,19 +29,21 @@ def metropolis_family(w: np.ndarray, keys, *, B: int, mode: str, dc: int, sc: in
         candidates = Candidates(chunk, mode, dc, sc)
         t = chunk.particle.copy()
         wt = w.take(t)
-        for m in range(B):
-            u = uniform_accept(own.word(2 * m))
-            j = candidates.pick(m, own.word(2 * m + 1))
-            wj = w.take(j)
-            move = u <= wj / wt
-            # t = j where moved; branch-free arithmetic beats a masked copy
-            # (measured 2-3x) because the mask is random.
-            t += (j - t) * move
-            wt = np.where(move, wj, wt)
+        # w[t] = 0 or subnormal gives inf or NaN, as on the GPU. Set here, not
+        # around map_chunks: errstate does not reach the pool's worker threads.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for m in range(B):
+                u = uniform_accept(own.word(2 * m))
+                j = candidates.pick(m, own.word(2 * m + 1))
+                wj = w.take(j)
+                move = u <= wj / wt
+                # t = j where moved; branch-free arithmetic beats a masked copy
+                # (measured 2-3x) because the mask is random.
+                t += (j - t) * move
+                wt = np.where(move, wj, wt)
         return t
 
-    with np.errstate(divide="ignore", invalid="ignore"):  # w[t] = 0 gives inf or NaN, as on the GPU
-        return map_chunks(w.size, keys, kernel)
+    return map_chunks(w.size, keys, kernel)
 
 
 def metropolis(w, keys, *, B, dc, sc):

@@ -1,0 +1,12 @@
+"""State-space models of the filter experiments.
+
+Every model has the same interface, which ``pfresample.filters`` relies on:
+``transition(x, k, rng)`` (x_{k+1} given the particles x at time k),
+``observe(x)``, ``log_likelihood(y, x)`` (one value per particle) and
+``init_particles(n, rng)``.
+"""
+
+from .growth import GrowthModel
+from .radar import RadarModel
+
+__all__ = ["GrowthModel", "RadarModel"]

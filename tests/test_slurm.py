@@ -169,3 +169,47 @@ def test_slurm_gpu_job_without_gpus_is_refused(cluster, tmp_path):
     assert proc.returncode != 0
     assert "Invalid generic resource (gres) specification" in proc.output, proc.output
     assert (tmp_path / "results" / "weights" / "eq233-y4" / "64.npz").exists()
+
+
+def test_slurm_job_killed_mid_run_then_resume(cluster, tmp_path):
+    """A SLURM job killed mid-run (scancel): reported CANCELLED, the run exits
+    non-zero; run again, only the killed job reruns -- the finished output is
+    kept as it was. A two-rule Snakefile, so that the kill lands in a job that
+    is surely running (the slow one sleeps until its flag file is gone)."""
+    (tmp_path / "Snakefile").write_text(
+        "rule all:\n    input: 'fast.txt', 'slow.txt'\n"
+        "rule fast:\n    output: 'fast.txt'\n    shell: 'echo fast > {output}'\n"
+        "rule slow:\n    output: 'slow.txt'\n"
+        "    shell: 'while [ -f slow.flag ]; do sleep 1; done; echo slow > {output}'\n"
+    )
+    (tmp_path / "slow.flag").touch()
+    profile = slurm_profile(tmp_path / "profile")
+    cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", str(profile)]
+    run = subprocess.Popen(
+        cmd, cwd=tmp_path, env=cluster, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    deadline = time.monotonic() + 120
+    slow_job = None
+    while slow_job is None and time.monotonic() < deadline:
+        time.sleep(1)
+        queue = subprocess.run(
+            ["squeue", "-h", "-t", "R", "-o", "%i %j %k"],
+            capture_output=True,
+            text=True,
+            env=cluster,
+        ).stdout
+        running = [line.split()[0] for line in queue.splitlines() if "slow" in line]
+        if running and (tmp_path / "fast.txt").exists():
+            slow_job = running[0]
+    assert slow_job is not None, "the slow job never ran next to a finished fast job"
+    subprocess.run(["scancel", slow_job], check=True, env=cluster)
+    output = run.communicate(timeout=120)[0]
+    assert run.returncode != 0, output
+    assert "SLURM status is: 'CANCELLED'" in output, output
+    assert not (tmp_path / "slow.txt").exists()
+    kept = (tmp_path / "fast.txt").stat().st_mtime_ns
+    (tmp_path / "slow.flag").unlink()
+    again = subprocess.run(cmd, cwd=tmp_path, env=cluster, capture_output=True, text=True)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (tmp_path / "slow.txt").read_text() == "slow\n"
+    assert (tmp_path / "fast.txt").stat().st_mtime_ns == kept  # not recomputed

@@ -28,10 +28,10 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+from _common import parse_size, particles_version  # bench/, the scripts' own folder
 
 import pfresample
 import pfresample.weights
@@ -47,20 +47,6 @@ WEIGHTS = "eq233-y4"
 SEGMENT_BYTES = 128
 PARTICLES_METHODS = ("systematic", "multinomial", "stratified", "residual")
 PARTICLES_PREFIX = "particles."
-
-
-def parse_size(text: str) -> int:
-    """``65536``, ``2^16`` or ``2**16`` -> 65536."""
-    for sep in ("**", "^"):
-        if sep in text:
-            base, exp = text.split(sep, 1)
-            value = int(base) ** int(exp)
-            break
-    else:
-        value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"size must be >= 1, got {text!r}")
-    return value
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -100,17 +86,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.ours = [m for m in ours if m in chosen]
     args.theirs = [m for m in PARTICLES_METHODS if PARTICLES_PREFIX + m in chosen]
     return args
-
-
-def particles_version() -> str | None:
-    if particles_resampling is None:
-        return None
-    try:
-        return metadata.version("particles")
-    except metadata.PackageNotFoundError:
-        import particles
-
-        return getattr(particles, "__version__", "unknown")
 
 
 def median_seconds(call: Callable[[int], np.ndarray], n: int, repeats: int) -> float:
@@ -201,7 +176,7 @@ def main(argv=None) -> int:
         "cpu": cpu_name(),
         "cores": os.cpu_count(),
         "numpy": np.__version__,
-        "particles": particles_version(),
+        "particles": particles_version() if particles_resampling else None,
     }
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else meta["cores"]
     print(

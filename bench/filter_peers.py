@@ -44,10 +44,10 @@ import platform
 import statistics
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+from _common import parse_size, particles_version  # bench/, the scripts' own folder
 
 from pfresample.filters.sir import rmse, run_sir
 from pfresample.models.growth import STEPS, GrowthModel
@@ -64,20 +64,6 @@ except ImportError:  # optional: pip install -e '.[bench]'
 TRAJECTORY_SEED = 20261122  # trajectory j is simulated from SeedSequence([TRAJECTORY_SEED, j])
 CONFIDENCE = 0.99
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "filter_peers.csv"
-
-
-def parse_size(text: str) -> int:
-    """``65536``, ``2^16`` or ``2**16`` -> 65536."""
-    for sep in ("**", "^"):
-        if sep in text:
-            base, exp = text.split(sep, 1)
-            value = int(base) ** int(exp)
-            break
-    else:
-        value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"size must be >= 1, got {text!r}")
-    return value
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -267,20 +253,16 @@ def main(argv=None) -> int:
             "the 'particles' library is not installed: pip install -e '.[bench]'", file=sys.stderr
         )
         return 2
-    try:
-        pversion = metadata.version("particles")
-    except metadata.PackageNotFoundError:
-        pversion = getattr(particles, "__version__", "unknown")
     meta = {
         "date": datetime.date.today().isoformat(),
         "cpu": cpu_name(),
         "cores": os.cpu_count(),
         "numpy": np.__version__,
-        "particles": pversion,
+        "particles": particles_version(),
     }
     print(
         f"# {meta['date']} | {meta['cpu']} | {meta['cores']} cores | numpy {meta['numpy']} | "
-        f"particles {pversion} | python {platform.python_version()}"
+        f"particles {meta['particles']} | python {platform.python_version()}"
     )
     print(
         f"# growth model, T = {STEPS}, systematic resampling every step; "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "filter_peers.py"
 
 @pytest.fixture(scope="module")
 def fp():
+    sys.path.insert(0, str(SCRIPT.parent))  # the script imports its folder's _common, as when run
     spec = importlib.util.spec_from_file_location("filter_peers", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

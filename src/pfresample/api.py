@@ -84,6 +84,14 @@ def kernel_arguments(m: Method, n: int, itemsize: int, B, segment_bytes, params:
     return kw
 
 
+def _seed_list(seeds) -> list:
+    """``seeds`` as a non-empty list of Python ints (object dtype keeps 64-bit seeds exact)."""
+    seeds = list(np.asarray(seeds, dtype=object).ravel())
+    if not seeds:
+        raise ValueError("seeds is empty: need at least one seed")
+    return seeds
+
+
 def resample_many(weights, method, *, seeds, B=None, segment_bytes=None, backend="auto", **params):
     """K resamplings of the same weights, one per seed: row k of the (K, N)
     int32 result equals ``resample(weights, method, seed=seeds[k], ...)``.
@@ -92,9 +100,7 @@ def resample_many(weights, method, *, seeds, B=None, segment_bytes=None, backend
     params = check_params(m, params)
     on_device = is_device_array(weights)
     where = select_backend(backend, weights, m.gpu is not None)
-    seeds = list(np.asarray(seeds, dtype=object).ravel())  # object: keep 64-bit ints exact
-    if not seeds:
-        raise ValueError("seeds is empty: need at least one seed")
+    seeds = _seed_list(seeds)
     if where == "cuda":
         import cupy
 
@@ -138,12 +144,9 @@ def resample_each_B(weights, method, *, seeds, Bs, segment_bytes=None, backend="
         from .resampling import gpu
 
         if m.gpu in gpu.CONTINUABLE:
-            seeds = list(np.asarray(seeds, dtype=object).ravel())
-            if not seeds:
-                raise ValueError("seeds is empty: need at least one seed")
             w = weight_array(weights, cupy)
             kws = [kernel_arguments(m, w.size, w.itemsize, B, segment_bytes, {}) for B in Bs]
-            return gpu.continue_chains(m, w, seeds, kws)
+            return gpu.continue_chains(m, w, _seed_list(seeds), kws)
     return [
         resample_many(
             weights, method, seeds=seeds, B=B, segment_bytes=segment_bytes, backend=backend

@@ -155,15 +155,28 @@ def draw_seeds(seed: int, dist: str, n: int, sequence: int, k: int) -> list[int]
 
 def variant_B(w, variant: Variant, ssd_table=None) -> int | None:
     """The B a variant uses on weights ``w`` (None for methods without B)."""
-    m = get_method(variant.method)
-    if m.uses_B is None:
-        return None
-    source = get_method(variant.B_of or variant.method)
-    params = {"ssd_table": ssd_table} if source.uses_B == "uphill" else {}
-    B = choose_B(w, source.name, **params)  # on a CuPy array the device computes it
-    if variant.B_scale is not None:
-        B = round(variant.B_scale * B)
-    return B
+    return variant_Bs(w, [variant], ssd_table)[0]
+
+
+def variant_Bs(w, variants, ssd_table=None) -> list[int | None]:
+    """:func:`variant_B` of each variant, each B rule applied once: the rungs
+    of a reduced-B ladder scale one B."""
+    chosen: dict[str, int] = {}
+
+    def rule_B(name: str) -> int:
+        if name not in chosen:
+            params = {"ssd_table": ssd_table} if get_method(name).uses_B == "uphill" else {}
+            chosen[name] = choose_B(w, name, **params)  # on a CuPy array the device computes it
+        return chosen[name]
+
+    out = []
+    for v in variants:
+        if get_method(v.method).uses_B is None:
+            out.append(None)
+            continue
+        B = rule_B(get_method(v.B_of or v.method).name)
+        out.append(B if v.B_scale is None else round(v.B_scale * B))
+    return out
 
 
 # --- offspring summaries -----------------------------------------------------------
@@ -396,7 +409,7 @@ def run_ladder(
             )
         for s in range(S):
             w = _on_backend(sequences[s], on_device)
-            Bs = [variant_B(w, v, table) for v in variants]
+            Bs = variant_Bs(w, variants, table)
             seeds = draw_seeds(settings.seed, dist, n, s, K)
             summaries = draw_summaries(w, variants, seeds, Bs, backend, settings.chunk_elements)
             for variant, arrays, B, summary in zip(variants, results, Bs, summaries, strict=True):

@@ -8,5 +8,6 @@ Every model has the same interface, which ``pfresample.filters`` relies on:
 
 from .growth import GrowthModel
 from .radar import RadarModel
+from .scenarios import SCENARIOS, truth_trajectory
 
-__all__ = ["GrowthModel", "RadarModel"]
+__all__ = ["SCENARIOS", "GrowthModel", "RadarModel", "truth_trajectory"]

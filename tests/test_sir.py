@@ -133,3 +133,26 @@ def test_rmse_definition():
     assert rmse([1.0, 2.0], [2.0, 4.0]) == pytest.approx(np.sqrt(2.5))
     with pytest.raises(ValueError):
         rmse([1.0, 2.0], [1.0, 2.0, 3.0])
+
+
+def test_backend_auto_without_a_gpu_runs_on_the_cpu(monkeypatch):
+    from pfresample import backend
+
+    monkeypatch.setattr(backend, "cuda_device", lambda: None)
+    x, y = TRAJECTORIES[0]
+    r = run_sir(MODEL, y[:5], 64, "systematic", seed=3, backend="auto")
+    assert r.backend == "cpu"
+    np.testing.assert_array_equal(r.estimates, run_sir(MODEL, y[:5], 64, "systematic", 3).estimates)
+
+
+def test_backend_cuda_without_a_gpu_says_so(monkeypatch):
+    from pfresample import backend
+
+    monkeypatch.setattr(backend, "cuda_device", lambda: None)
+    with pytest.raises(RuntimeError, match="no CUDA device is visible"):
+        run_sir(MODEL, TRAJECTORIES[0][1][:5], 64, "systematic", seed=3, backend="cuda")
+
+
+def test_unknown_backend_is_refused():
+    with pytest.raises(ValueError, match="backend must be one of"):
+        run_sir(MODEL, TRAJECTORIES[0][1][:5], 64, "systematic", seed=3, backend="gpu")

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api import choose_B, resample
+from ..backend import select_backend
 from ..constants import EPSILON_FILTER
 from ..resampling.registry import get_method
 
@@ -49,7 +50,8 @@ class SirResult:
     (``time.perf_counter``); ``total_seconds`` is their sum, and
     ``wall_seconds`` the separately measured time of the whole loop (it also
     holds the loop's bookkeeping, so it is slightly larger). ``B[k - 1]`` is
-    the B used at step k (``NO_B`` for methods without one).
+    the B used at step k (``NO_B`` for methods without one). ``backend`` is
+    where the filter ran, "cpu" or "cuda".
     """
 
     method: str
@@ -60,6 +62,7 @@ class SirResult:
     total_seconds: float
     wall_seconds: float
     B: np.ndarray
+    backend: str = "cpu"
 
     @property
     def stage_totals(self) -> np.ndarray:
@@ -100,32 +103,61 @@ def weights_from_log(log_w: np.ndarray) -> np.ndarray:
     return np.exp(log_w - log_w.max()).astype(np.float32)
 
 
-def _stage4_B(w: np.ndarray, method: str, uses_B, B, epsilon: float) -> int | None:
+def _stage4_B(w: np.ndarray, method: str, uses_B, B, epsilon: float, ssd_table) -> int | None:
     """The B of this step: the fixed one when given, Murray's rule with the
     filter's epsilon for the Metropolis family, the SSD rule for Uphill."""
     if uses_B is None or B is not None:
         return B
     if uses_B == "metropolis":
         return choose_B(w, method, epsilon=epsilon)
-    return choose_B(w, method)
+    return choose_B(w, method, ssd_table=ssd_table)
 
 
 def run_sir(
-    model, y, n: int, method: str, seed: int, *, B=None, epsilon=EPSILON_FILTER, segment_bytes=None
+    model,
+    y,
+    n: int,
+    method: str,
+    seed: int,
+    *,
+    B=None,
+    epsilon=EPSILON_FILTER,
+    segment_bytes=None,
+    ssd_table=None,
+    backend="cpu",
 ) -> SirResult:
     """Run Algorithm 2.4 with ``n`` particles over the measurements ``y``
     (``y[k - 1]`` = z_k, k = 1 ... T), resampling at every step with the
-    registry method ``method`` (CPU backend).
+    registry method ``method``.
 
     ``B`` fixes the inner-loop length at every step; when None, B is chosen
     per step: ``epsilon`` (default 1/10, "We set epsilon to 1/10 in
     calculation of B", §5.4) for the Metropolis family, the SSD rule for the
-    Uphill family. ``segment_bytes`` is passed on to the coalesced variants.
-    An unknown method raises the registry's ``ValueError``.
+    Uphill family (``ssd_table``: the SSD table of this N, computed when
+    not given). ``segment_bytes`` is passed on to the coalesced variants.
+    ``backend`` is "cpu" (NumPy, this module), "cuda" (``sir_gpu``, a GPU
+    needed) or "auto" (the GPU when one is visible). An unknown method raises
+    the registry's ``ValueError``.
     """
     m = get_method(method)
     if B is not None and m.uses_B is None:
         raise TypeError(f"method {m.name!r} takes no B")
+    if backend != "cpu":
+        from .sir_gpu import device_twin, run_sir_gpu
+
+        on_gpu = m.gpu is not None and device_twin(model) is not None
+        if select_backend(backend, y, on_gpu) == "cuda":
+            return run_sir_gpu(
+                model,
+                y,
+                n,
+                m,
+                seed,
+                B=B,
+                epsilon=epsilon,
+                segment_bytes=segment_bytes,
+                ssd_table=ssd_table,
+            )
     y = np.asarray(y, dtype=np.float64)
     steps = y.shape[0]
     rng, draw_seeds = derive_seeds(seed, steps)
@@ -145,7 +177,7 @@ def run_sir(
         estimates[k] = w @ x
         t3 = time.perf_counter()
         w_in = w_tilde if m.comparison_based else w
-        b = _stage4_B(w_in, m.name, m.uses_B, B, epsilon)
+        b = _stage4_B(w_in, m.name, m.uses_B, B, epsilon, ssd_table)
         ancestors = resample(
             w_in, m.name, seed=int(draw_seeds[k]), B=b, segment_bytes=segment_bytes, backend="cpu"
         )

@@ -556,6 +556,13 @@ def residual(call, *, precision=None):
 # §6.5 counts it).
 READS_STATS = {rejection, residual}
 
+
+def needs_stats(m, kw: dict) -> bool:
+    """Whether ``m``'s kernels read the weight statistics: Rejection and
+    Residual do, and so does every method whose B the device chooses."""
+    return m.gpu in READS_STATS or (m.uses_B is not None and kw.get("B") is None)
+
+
 # ------------------------------------------------------- offspring statistics
 
 
@@ -666,7 +673,7 @@ def time_resample(weights, m, seed, repeats, warmup, **resample_kwargs):
     params = check_params(m, resample_kwargs)
     kw = kernel_arguments(m, call.n, call.w.itemsize, B, segment_bytes, params)
 
-    reads_stats = m.gpu in READS_STATS or (m.uses_B is not None and kw.get("B") is None)
+    reads_stats = needs_stats(m, kw)
 
     def enqueue():  # without the validation pass when the method does not need it
         if reads_stats:

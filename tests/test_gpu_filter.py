@@ -1,0 +1,171 @@
+"""The GPU SIR filter (filters/sir_gpu.py, gpu_kernels/models.cu) against the CPU one.
+
+Run on a GPU: ``pytest -m gpu``.
+
+* Stage 1 arithmetic: with the model noise switched off (sigma_v = 0, Q = 0)
+  one prediction on the device equals eq. 2.34 / 7.1 and the log-weights
+  eq. 2.35 / 7.2 on the host, to float32 rounding.
+* Noise: the device's initial particles have the mean and variance of the
+  model's prior (tolerances from the sampling spread, below).
+* RMSE: on the same trajectories the GPU filter's run RMSEs agree with the
+  CPU filter's -- a paired comparison, trajectory by trajectory, so the
+  trajectories' own spread cancels (tolerance below).
+* Every method of Tables 5.1, 6.2 and 7.2 runs on both models; B is chosen
+  on the device; stage times are positive and add up to the total.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pfresample.filters import STAGES, rmse, run_sir, sir_gpu
+from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
+
+cupy = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu
+
+GROWTH = GrowthModel()
+RADAR = RadarModel()
+TABLE_METHODS = [  # Tables 5.1, 6.2, 7.2: (method, segment_bytes)
+    ("systematic", None),
+    ("metropolis", None),
+    ("metropolis-c1", 128),
+    ("metropolis-c2", 2048),
+    ("rejection", None),
+    ("uphill", None),
+    ("uphill-ca", 128),
+    ("uphill-c1", 128),
+]
+
+
+def _key():
+    return (np.uint32(12345), np.uint32(678))
+
+
+def test_growth_prediction_matches_eq_2_34_without_noise():
+    model = GrowthModel(sigma_v2=0.0)
+    twin = sir_gpu.device_twin(model)
+    x0 = np.linspace(-20, 20, 1001).astype(np.float32)
+    x = cupy.asarray(x0)
+    log_w = cupy.empty_like(x)
+    k, z = 7, 3.25
+    twin.predict(x, log_w, k, z, _key())
+    want = model.mean_transition(x0.astype(np.float64), k)
+    np.testing.assert_allclose(x.get(), want, rtol=2e-6, atol=2e-5)
+    want_log_w = model.log_likelihood(z, x.get().astype(np.float64))
+    want_log_w -= -0.5 * math.log(2 * math.pi * model.sigma_n2)  # the kernel drops the constant
+    np.testing.assert_allclose(log_w.get(), want_log_w, rtol=1e-5, atol=1e-3)
+
+
+def test_radar_prediction_matches_eq_7_1_without_noise():
+    model = RadarModel(q_diag=(0.0, 0.0))
+    twin = sir_gpu.device_twin(model)
+    rng = np.random.default_rng(5)
+    host = (np.array(model.x0) + rng.normal(size=(257, 4)) * [300, 300, 20, 20]).astype(np.float32)
+    x = cupy.asarray(np.ascontiguousarray(host.T))
+    log_w = cupy.empty(257, dtype=np.float32)
+    y = np.array([1500.0, 0.8])
+    twin.predict(x, log_w, 3, y, _key())
+    want = model.mean_transition(host.astype(np.float64))
+    np.testing.assert_allclose(x.get().T, want, rtol=1e-6, atol=1e-3)
+    r = model.residual(y, want)
+    want_log_w = -0.5 * (r * r / np.asarray(model.r_diag)).sum(axis=1)
+    # float32 bearing residuals: atan2 to ~1e-7 rad against a sigma of 1.7e-3 rad
+    np.testing.assert_allclose(log_w.get(), want_log_w, rtol=1e-3, atol=1e-2)
+
+
+@pytest.mark.parametrize("model", [GROWTH, RADAR], ids=["growth", "radar"])
+def test_initial_particles_follow_the_prior(model):
+    n = 2**20
+    twin = sir_gpu.device_twin(model)
+    x = cupy.empty(twin.shape(n), dtype=np.float32)
+    twin.init(x, _key())
+    rows = x.get().reshape(-1, n).astype(np.float64)
+    means = np.atleast_1d(model.init_mean if model is GROWTH else model.x0)
+    variances = np.atleast_1d(model.init_var if model is GROWTH else model.p0_diag)
+    for row, mean, var in zip(rows, means, variances, strict=True):
+        # 6 standard errors: sd of the sample mean sqrt(var/n); of s^2/var sqrt(2/(n-1))
+        assert abs(row.mean() - mean) < 6 * math.sqrt(var / n)
+        assert abs(row.var(ddof=1) / var - 1) < 6 * math.sqrt(2 / (n - 1))
+
+
+def _paired_rmse(model, trajectories, n, method, columns=None, runs=2):
+    """Run RMSEs of both backends, one row per (trajectory, run)."""
+    pairs = []
+    for j, (truth, y) in enumerate(trajectories):
+        for r in range(runs):
+            seed = 1000 * j + r
+            row = []
+            for backend in ("cpu", "cuda"):
+                est = run_sir(model, y, n, method, seed, backend=backend).estimates
+                tru = truth[1:]
+                if columns is not None:
+                    est, tru = est[:, columns], tru[:, columns]
+                row.append(rmse(est, tru))
+            pairs.append(row)
+    return np.array(pairs)
+
+
+def _assert_same_mean(pairs):
+    # Paired: d = RMSE_gpu - RMSE_cpu on the same trajectory. Both are runs of
+    # the same filter, so E[d] = 0; |mean d| < 4 standard errors of mean d
+    # fails a correct filter with probability ~6e-5.
+    d = pairs[:, 1] - pairs[:, 0]
+    assert np.all(np.isfinite(pairs))
+    assert abs(d.mean()) < 4 * d.std(ddof=1) / math.sqrt(d.size), (pairs.mean(axis=0), d.std())
+
+
+@pytest.mark.parametrize("method", ["systematic", "metropolis", "uphill"])
+def test_growth_rmse_agrees_with_the_cpu_filter(method):
+    trajectories = [GROWTH.simulate(100, np.random.default_rng(2000 + j)) for j in range(16)]
+    _assert_same_mean(_paired_rmse(GROWTH, trajectories, 2**10, method))
+
+
+def test_radar_rmse_agrees_with_the_cpu_filter():
+    truth = truth_trajectory(SCENARIOS["scenario1"], RADAR)
+    trajectories = [
+        (truth, RADAR.simulate_measurements(truth[1:], np.random.default_rng(3000 + j)))
+        for j in range(8)
+    ]
+    _assert_same_mean(_paired_rmse(RADAR, trajectories, 2**12, "systematic", columns=[0, 1]))
+
+
+@pytest.mark.parametrize("method,segment_bytes", TABLE_METHODS)
+@pytest.mark.parametrize("model", [GROWTH, RADAR], ids=["growth", "radar"])
+def test_every_table_method_runs_on_the_device(model, method, segment_bytes):
+    if model is GROWTH:
+        truth, y = GROWTH.simulate(30, np.random.default_rng(1))
+    else:
+        truth = truth_trajectory(SCENARIOS["scenario2"], RADAR)[:31]
+        y = RADAR.simulate_measurements(truth[1:], np.random.default_rng(1))
+    r = run_sir(model, y, 2**12, method, 7, segment_bytes=segment_bytes, backend="cuda")
+    assert r.backend == "cuda" and r.method == method
+    assert r.estimates.shape == truth[1:].shape
+    assert np.all(np.isfinite(r.estimates))
+    assert r.stage_seconds.shape == (30, len(STAGES))
+    assert np.all(r.stage_seconds > 0)
+    assert r.total_seconds == pytest.approx(r.stage_seconds.sum(), rel=1e-12)
+    assert r.wall_seconds >= r.total_seconds * 0.99
+    if method.startswith(("metropolis", "uphill")):
+        assert np.all(r.B >= 0)  # chosen on the device at every step
+    else:
+        assert np.all(r.B == -1)
+
+
+def test_fixed_B_is_used_at_every_step():
+    x, y = GROWTH.simulate(20, np.random.default_rng(3))
+    r = run_sir(GROWTH, y, 2**10, "metropolis", 1, B=17, backend="cuda")
+    assert np.all(r.B == 17)
+
+
+def test_same_seed_same_run():
+    x, y = GROWTH.simulate(40, np.random.default_rng(4))
+    a = run_sir(GROWTH, y, 2**12, "metropolis", 11, backend="cuda")
+    b = run_sir(GROWTH, y, 2**12, "metropolis", 11, backend="cuda")
+    c = run_sir(GROWTH, y, 2**12, "metropolis", 12, backend="cuda")
+    np.testing.assert_array_equal(a.estimates, b.estimates)
+    np.testing.assert_array_equal(a.B, b.B)
+    assert not np.array_equal(a.estimates, c.estimates)

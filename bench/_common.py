@@ -1,10 +1,12 @@
-"""Pieces the benchmark scripts share: the size syntax of their command lines
-and the version of the `particles` peer library."""
+"""Pieces the benchmark scripts share: the size syntax of their command lines,
+the version of the `particles` peer library, and writing their CSV."""
 
 from __future__ import annotations
 
 import argparse
+import csv
 from importlib import metadata
+from pathlib import Path
 
 
 def parse_size(text: str) -> int:
@@ -31,3 +33,14 @@ def particles_version() -> str | None:
         except ImportError:
             return None
         return getattr(particles, "__version__", "unknown")
+
+
+def write_rows(path: Path, rows: list[dict], fields=None) -> None:
+    """``rows`` as a CSV file at ``path`` (its folder made), columns ``fields``
+    (default: the first row's keys; keys not among them are left out)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields or list(rows[0]), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"# wrote {path}")

@@ -36,7 +36,6 @@ reported. The medians over all RMSE runs (also alternated) are given too. Single
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import math
 import os
@@ -47,7 +46,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import parse_size, particles_version  # bench/, the scripts' own folder
+from _common import parse_size, particles_version, write_rows  # bench/, the scripts' own folder
 
 from pfresample.filters.sir import rmse, run_sir
 from pfresample.models.growth import STEPS, GrowthModel
@@ -317,12 +316,7 @@ def main(argv=None) -> int:
         ratio = medians["particles"] / medians["pfresample"]
         print(f"#   N = {n}: particles / ours median time = {ratio:.2f}", flush=True)
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"# wrote {args.out}")
+    write_rows(args.out, rows)
     return 0
 
 

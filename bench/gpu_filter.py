@@ -24,7 +24,6 @@ kernels), and reports per 100-step run:
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import statistics
 import sys
@@ -32,7 +31,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import parse_size  # bench/, the scripts' own folder
+from _common import parse_size, write_rows  # bench/, the scripts' own folder
 
 from pfresample.backend import cuda_device
 from pfresample.filters import run_sir
@@ -138,12 +137,7 @@ def main(argv=None) -> int:
                 + ("" if cpu_s is None else f", CPU {cpu_s * 1e3:8.1f} ms"),
                 flush=True,
             )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"wrote {args.out}")
+    write_rows(args.out, rows)
     return 0
 
 

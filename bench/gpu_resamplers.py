@@ -28,7 +28,6 @@ Afterwards the issue's targets are checked on the numbers of this run.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import statistics
 import sys
@@ -43,7 +42,7 @@ from pfresample.resampling.registry import REGISTRY
 from pfresample.timing import cuda_event_times, time_resample
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_resamplers import parse_size  # noqa: E402 -- sibling script
+from _common import parse_size, write_rows  # noqa: E402 -- sibling module
 
 DISTRIBUTIONS = ("eq233-y4", "gamma-k1-s2")
 COPY_BYTES = 1 << 30
@@ -263,12 +262,7 @@ def main(argv=None) -> int:
         print("gpu_resamplers.py: no CUDA device visible (CuPy missing or no GPU)", file=sys.stderr)
         return 2
     rows = run(args)
-    args.csv.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.csv, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"wrote {args.csv}")
+    write_rows(args.csv, rows, FIELDS)
     for line in check_targets(rows):
         print(line)
     return 0

@@ -39,6 +39,7 @@ from ..resampling.registry import Method
 from .sir import NO_B, STAGES, SirResult, derive_seeds
 
 STATE_DTYPE = np.float32  # thesis §2.4: single precision
+WEIGHT_DTYPE = np.float32  # the resamplers' default (api.resample)
 
 
 class _GrowthTwin:
@@ -191,13 +192,13 @@ def run_sir_gpu(
     elif m.uses_B == "uphill" and ssd_table is not None:
         params["ssd_table"] = ssd_table
     params = check_params(m, params)
-    kw = kernel_arguments(m, n, np.dtype(STATE_DTYPE).itemsize, B, segment_bytes, params)
+    kw = kernel_arguments(m, n, np.dtype(WEIGHT_DTYPE).itemsize, B, segment_bytes, params)
     device_B = m.uses_B is not None and kw.get("B") is None
 
     x = cupy.empty(twin.shape(n), dtype=STATE_DTYPE)
-    log_w = cupy.empty(n, dtype=np.float32)
-    w_tilde = cupy.empty(n, dtype=np.float32)
-    w = cupy.empty(n, dtype=np.float32)
+    log_w = cupy.empty(n, dtype=WEIGHT_DTYPE)
+    w_tilde = cupy.empty(n, dtype=WEIGHT_DTYPE)
+    w = cupy.empty(n, dtype=WEIGHT_DTYPE)
     estimates = cupy.empty((steps,) + twin.shape(1)[:-1], dtype=np.float64)
     used_B = cupy.full(steps, NO_B if B is None else B, dtype=np.int64)
     events = [[cupy.cuda.Event() for _ in range(len(STAGES) + 1)] for _ in range(steps)]
@@ -209,11 +210,11 @@ def run_sir_gpu(
         ev = events[k]
         ev[0].record()
         twin.predict(x, log_w, k, y[k], key)
-        exp_shifted(log_w, log_w.max(), w_tilde)
+        exp_shifted(log_w, log_w.max().reshape(1), w_tilde)  # raw arguments: 1-D
         ev[1].record()
         total = cupy.sum(w_tilde, dtype=np.float64)
         ev[2].record()
-        normalise(w_tilde, total, w)
+        normalise(w_tilde, total.reshape(1), w)
         estimates[k] = twin.weighted_sum(x, w_tilde) / total
         ev[3].record()
         call = gpu.make_call(w_tilde if m.comparison_based else w, [int(draw_seeds[k])])

@@ -15,7 +15,8 @@ min_version("9.0")
 
 
 configfile: f"{workflow.basedir}/config/config.yaml"
-# The experiment catalog of chapters 5-6: method variants and what each figure shows.
+# The experiment catalog of chapters 5-7: method variants, what each figure shows, the
+# filter models, tables and figures.
 configfile: f"{workflow.basedir}/config/dulger2017.yaml"
 
 
@@ -33,6 +34,7 @@ DISCARDED = discard_corrupt_artifacts()
 include: "workflow/rules/weights.smk"
 include: "workflow/rules/tuning.smk"
 include: "workflow/rules/resample.smk"
+include: "workflow/rules/filter.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
 
@@ -45,15 +47,24 @@ rule dulger2017_ch2:
 
 
 rule dulger2017_ch5:
-    """Dülger (2017) chapter 5: Figs 5.3-5.14 and their tables."""
+    """Dülger (2017) chapter 5: Figs 5.3-5.14 and their tables, filter Tables 5.1-5.2."""
     input:
         dulger2017_outputs(5),
+        dulger2017_filter_outputs(5),
 
 
 rule dulger2017_ch6:
-    """Dülger (2017) chapter 6: Figs 6.2-6.22, 6.27, Table 6.1 and their tables."""
+    """Dülger (2017) chapter 6: Figs 6.2-6.22, 6.27, Table 6.1 and their tables,
+    filter Tables 6.2-6.3 and Fig 6.23."""
     input:
         dulger2017_outputs(6),
+        dulger2017_filter_outputs(6),
+
+
+rule dulger2017_ch7:
+    """Dülger (2017) chapter 7: radar tracking, Tables 7.2-7.3, 7.5-7.6 and Figs 7.1-7.2."""
+    input:
+        dulger2017_filter_outputs(7),
 
 
 rule all:
@@ -63,5 +74,6 @@ rule all:
         rules.dulger2017_ch2.input,
         rules.dulger2017_ch5.input,
         rules.dulger2017_ch6.input,
+        rules.dulger2017_ch7.input,
         uphill_ssd_tables(),
         regenerate(DISCARDED),

@@ -30,6 +30,8 @@ CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 QUICK = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
 CATALOG = yaml.safe_load((REPO / "config" / "dulger2017.yaml").read_text())
 FIGURES = CATALOG["dulger2017_figures"]
+FILTER_TABLES = CATALOG["dulger2017_filter_tables"]
+FILTER_FIGURES = CATALOG["dulger2017_filter_figures"]
 GAMMA = CONFIG["gamma_distributions"]
 
 # A grid small enough to run in about a minute on 2 cores: every figure and table,
@@ -45,8 +47,18 @@ TINY_GRID = {
     "gamma_distributions": ["gamma-k1-s2", "gamma-k5-s1"],
     "eq233_distributions": ["eq233-y1", "eq233-y4"],
     "eq233_sweep_distributions": ["eq233-y3.5", "eq233-y4"],
+    # The filter experiments: N = 2^6, 2^7, 4 trajectories x 2 runs, one job per
+    # (model, variant) on any machine.
+    "filter_log2_n": [6, 7],
+    "filter_trajectories": 4,
+    "filter_runs": 2,
+    "filter_speedup_runs": 2,
+    "filter_jobs": "per_variant",
 }
-TINY = [f"{k}=[{','.join(v)}]" if isinstance(v, list) else f"{k}={v}" for k, v in TINY_GRID.items()]
+TINY = [
+    f"{k}=[{','.join(map(str, v))}]" if isinstance(v, list) else f"{k}={v}"
+    for k, v in TINY_GRID.items()
+]
 
 
 def expected_cells(grid) -> set[tuple[str, str]]:
@@ -86,6 +98,45 @@ def cell_jobs(grid) -> dict[str, int]:
 def figure_files(chapter=None) -> list[str]:
     names = [n for n in FIGURES if chapter is None or re.match(rf"(fig|table){chapter}_", n)]
     return [f"{n}.{ext}" for n in names for ext in ("png", "pdf")]
+
+
+def resampling_targets() -> list[str]:
+    """The outputs of chapters 2, 5 and 6 that the resampling cells feed (no filter)."""
+    names = ["fig2_3.png", "fig2_3.pdf", *figure_files()]
+    return [f"results/figures/dulger2017/{name}" for name in names]
+
+
+def filter_cells(grid) -> set[tuple[str, str]]:
+    """(model, variant) of every filter cell the filter tables and figures need
+    (each at every N of filter_log2_n)."""
+    cells = {(s["model"], v) for s in FILTER_TABLES.values() for v in s["variants"]}
+    return cells | {(s["model"], s["variant"]) for s in FILTER_FIGURES.values()}
+
+
+def filter_jobs(grid, gpu: bool) -> dict[str, int]:
+    """Filter jobs by rule for a grid: per_cell, one per (model, variant, N);
+    per_variant, one per (model, variant). Fig 6.23 needs CPU and GPU cells."""
+    n = len(grid["filter_log2_n"])
+    cells = len(filter_cells(grid))
+    speedup = 2 if gpu else 1  # backends of Fig 6.23's cells
+    per_cell = grid["filter_jobs"] == "per_cell"
+    return {
+        "filter_trajectories": len(CATALOG["filter_models"]),
+        "filter_cell" if per_cell else "filter_cells": cells * n if per_cell else cells,
+        "filter_speedup_cell" if per_cell else "filter_speedup_cells": speedup
+        * (n if per_cell else 1),
+        "dulger2017_filter_table": len(FILTER_TABLES),
+        "dulger2017_filter_trajectory_figure": 2,
+        "dulger2017_filter_speedup_figure": 1,
+    }
+
+
+def filter_output_files() -> tuple[list[str], list[str]]:
+    """(tables, figures): the file names the filter catalog produces."""
+    tables = [f"{n}.{ext}" for n in FILTER_TABLES for ext in ("csv", "md")]
+    figures = [f"{n}.{ext}" for n in FILTER_FIGURES for ext in ("png", "pdf")]
+    speedup = [f"{n}.csv" for n, s in FILTER_FIGURES.items() if s["kind"] == "speedup"]
+    return tables + speedup, figures
 
 
 def snakemake(workdir: Path, *args: str, config: list[str] = (), timeout: float = 300):
@@ -145,6 +196,8 @@ def test_dry_run_default_config_builds_the_dag(tmp_path):
     assert counts["dulger2017_table"] == counts["dulger2017_figure"] == len(FIGURES)
     assert counts["dulger2017_fig2_3"] == 1
     assert counts["all"] == 1
+    jobs = filter_jobs(grid, cuda_visible())
+    assert {k: counts.get(k, 0) for k in jobs} == jobs
 
 
 def test_dry_run_thesis_scale_and_overrides(tmp_path):
@@ -163,6 +216,18 @@ def test_dry_run_thesis_scale_and_overrides(tmp_path):
     assert counts["weight_datasets"] == len({d for _, d in cells})  # Fig 2.3's N is 2^22
     assert "fig2_3_weight_dataset" not in counts
     assert counts["dulger2017_figure"] == len(FIGURES) == 35  # Figs 5.3-5.14, 6.2-6.22, 6.27, T 6.1
+    # The filter experiments: one job per (model, variant, N), N = 2^14 ... 2^22; 10 variants
+    # on the growth model (Tables 5.1-5.2, 6.2-6.3), 6 on each radar scenario (Tables 7.2-7.6).
+    jobs = filter_jobs(CONFIG, cuda_visible())
+    assert {k: counts.get(k, 0) for k in jobs} == jobs
+    assert jobs["filter_cell"] == 110 and len(FILTER_TABLES) == 8
+    found = set(re.findall(r"results/filter/growth/uphill/n(\d+)\.npz", proc.output))
+    assert sorted(map(int, found)) == [2**e for e in (14, 16, 18, 20, 22)]
+    proc = snakemake(tmp_path, "-n", config=["scale=thesis", "backend=cuda"])
+    assert proc.returncode == 0, proc.output
+    counts = job_counts(proc.output)
+    assert counts["filter_speedup_cell"] == 10  # Fig 6.23: CPU and GPU cells, 5 N each
+    assert "results/filter_speedup/cuda/growth/uphill/n4194304.npz" in proc.output
     # --config wins over config/quick.yaml
     proc = snakemake(tmp_path, "-n", config=["scale=quick", "log2_n_max=5"])
     assert proc.returncode == 0, proc.output
@@ -183,6 +248,14 @@ def test_one_figure_builds_only_what_it_needs(tmp_path):
         "resample_cell": 3,
         "dulger2017_table": 1,
         "dulger2017_figure": 1,
+    }
+    # Table 7.3: the six variants of scenario 1 and their trajectory set, nothing else.
+    proc = snakemake(tmp_path, "-n", "results/tables/dulger2017/table7_3.md", config=TINY)
+    assert proc.returncode == 0, proc.output
+    assert job_counts(proc.output) == {
+        "filter_trajectories": 1,
+        "filter_cells": 6,
+        "dulger2017_filter_table": 1,
     }
 
 
@@ -212,8 +285,13 @@ def test_tiny_grid_builds_every_figure_and_table(tiny_run):
     log = (results / "logs" / "figures" / "dulger2017" / "fig6_3.log").read_text()
     assert "Backend: CPU (NumPy)" in log and "scale: quick" in log
 
+    filter_tables, filter_figures = filter_output_files()
+    for name in filter_figures:
+        assert (figures / name).stat().st_size > 1000, name
     tables = read_tables(tiny_run)
-    assert set(tables) == {f"{n}{s}.csv" for n in FIGURES for s in ("", "_sequences")}
+    expected = {f"{n}{s}.csv" for n in FIGURES for s in ("", "_sequences")}
+    assert set(tables) == expected | {n for n in filter_tables if n.endswith(".csv")}
+    tables = {k: v for k, v in tables.items() if k in expected}
     for name, spec in FIGURES.items():
         t = tables[f"{name}.csv"]
         if "operations" in spec:
@@ -241,6 +319,68 @@ def test_tiny_grid_builds_every_figure_and_table(tiny_run):
     assert "Nothing to be done" in proc.output, proc.output
     proc = snakemake(tiny_run, "-n", config=[*TINY, "fig2_3_bins=20"])
     assert job_counts(proc.output) == {"dulger2017_fig2_3": 1, "all": 1}
+
+
+def test_tiny_grid_filter_tables_are_sane(tiny_run):
+    """The filter tables of the tiny grid (N = 2^6, 2^7, 4 trajectories x 2 runs):
+    stage shares add up to 100, RMSEs are plausible, the Markdown has one block per N
+    (stage tables) or one row per method (RMSE tables); Figs 7.1, 7.2, 6.23 exist."""
+    root = tiny_run / "results" / "tables" / "dulger2017"
+    for name, spec in FILTER_TABLES.items():
+        t = pd.read_csv(root / f"{name}.csv")
+        assert list(dict.fromkeys(t["variant"])) == spec["variants"], name
+        assert (
+            set(t["n"]) == {64, 128} and (t["trajectories"] == 4).all() and (t["runs"] == 2).all()
+        )
+        shares = t[[f"stage{s}_pct" for s in range(1, 5)]].sum(axis=1)
+        assert np.allclose(shares, 100.0, atol=1e-6), name
+        assert (t["exec_s"] > 0).all() and (t["exec_s_ci"] >= 0).all()
+        assert (t["rmse_ci"] > 0).all() and t["backend"].isin(["cpu", "cuda"]).all()
+        assert cuda_visible() or (t["backend"] == "cpu").all()
+        if spec["model"] == "growth":
+            assert t["rmse"].between(3.0, 7.0).all(), (name, t["rmse"].tolist())
+        else:
+            assert np.isfinite(t["rmse"]).all() and (t["rmse"] < 100.0).all(), name
+        md = (root / f"{name}.md").read_text()
+        assert md.startswith(f"# Table {name[5:].replace('_', '.')}: {spec['title']}")
+        assert "scale: quick" in md and "4 trajectories x 2 runs per N" in md
+        labels = [spec["labels"][v] for v in spec["variants"]]
+        if spec["layout"] == "stages":
+            assert md.count("| Stage4 |") == 2 and "| log2 N = 7 (N = 128) |" in md
+            assert "| " + " | ".join(labels) + " |" in md
+        else:
+            assert "| Method \\ N | 64 | 128 |" in md
+            assert all(f"| {label} |" in md for label in labels)
+    # Every method sees the same trajectories and run seeds (common random numbers).
+    a, _ = io.load_npz(tiny_run / "results/filter/growth/systematic/n64.npz")
+    b, meta = io.load_npz(tiny_run / "results/filter/growth/uphill/n64.npz")
+    assert np.array_equal(a["seeds"], b["seeds"]) and a["rmse"].shape == (4, 2)
+    assert a["estimates"].shape == (100,) and meta["git_revision"] and meta["threads"] == "1"
+    speedup = pd.read_csv(root / "fig6_23.csv")
+    assert set(speedup["n"]) == {64, 128} and (speedup["cpu_exec_s"] > 0).all()
+    log = (tiny_run / "results/logs/figures/dulger2017/fig6_23.log").read_text()
+    if not cuda_visible():
+        assert speedup["speedup_total"].isna().all()
+        assert "no CUDA device: speed-up not measured" in log
+    assert "logical CPUs" in log
+    log = (tiny_run / "results/logs/figures/dulger2017/fig7_1.log").read_text()
+    assert "estimate: Systematic, N = 64, trajectory 0, run 0" in log
+
+
+def test_per_cell_job_gives_the_per_variant_cell(tiny_run, tmp_path):
+    """`filter_jobs: per_cell` (thesis scale) writes the same cell as one job per
+    (model, variant) does: the RMSEs, B and seeds do not depend on the job layout."""
+    target = "results/filter/growth/uphill-ca-ss128/n64.npz"
+    config = [c for c in TINY if not c.startswith("filter_jobs=")] + ["filter_jobs=per_cell"]
+    proc = snakemake(tmp_path, target, config=config)
+    assert proc.returncode == 0, proc.output
+    assert "filter_cell " in proc.output or "rule filter_cell:" in proc.output
+    got, meta = io.load_npz(tmp_path / target)
+    want, _ = io.load_npz(tiny_run / target)
+    for key in ("rmse", "B", "seeds", "estimates"):
+        assert np.array_equal(got[key], want[key]), key
+    assert meta["n"] == 64 and meta["rule"] == "filter_cell"
+    assert (tmp_path / "results/benchmarks/filter/growth/uphill-ca-ss128/n64.tsv").exists()
 
 
 def _pooled_difference(a: pd.DataFrame, b: pd.DataFrame, column: str) -> tuple[float, float]:
@@ -328,8 +468,11 @@ def _finished_cells(workdir: Path) -> dict[str, int]:
 def test_kill_and_resume_gives_identical_tables(tiny_run, tmp_path):
     """kill -9 mid-run, then restart: completed cells are kept, not recomputed, and the
     tables equal the uninterrupted run's (times aside: they are measurements)."""
+    # The resampling outputs only: the filter jobs resume the same way and are
+    # covered by their own tests.
+    targets = resampling_targets()
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
-           "--directory", str(tmp_path), "--cores", "2", "--config", *TINY]  # fmt: skip
+           "--directory", str(tmp_path), "--cores", "2", *targets, "--config", *TINY]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=tmp_path, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 300
@@ -349,7 +492,7 @@ def test_kill_and_resume_gives_identical_tables(tiny_run, tmp_path):
     assert 10 <= len(done) < len(expected_cells({**CONFIG, **TINY_GRID})), len(done)
 
     assert snakemake(tmp_path, "--unlock", config=TINY).returncode == 0
-    proc = snakemake(tmp_path, config=TINY, timeout=600)
+    proc = snakemake(tmp_path, *targets, config=TINY, timeout=600)
     assert proc.returncode == 0, proc.output
     after = _cell_state(tmp_path)
     assert {p: after[p] for p in done} == done  # completed cells were not recomputed
@@ -357,6 +500,8 @@ def test_kill_and_resume_gives_identical_tables(tiny_run, tmp_path):
         assert f"output: {Path(name).relative_to(tmp_path)}" not in proc.output
 
     expected, got = read_tables(tiny_run), read_tables(tmp_path)
+    expected = {k: v for k, v in expected.items() if k.removesuffix(".csv") not in FILTER_TABLES}
+    expected.pop("fig6_23.csv")
     assert set(got) == set(expected)
     assert_same_tables(got, expected)
 
@@ -366,10 +511,18 @@ def test_kill_and_resume_gives_identical_tables(tiny_run, tmp_path):
     for path in (cell, data):
         with open(path, "r+b") as fh:
             fh.truncate(path.stat().st_size // 2)
-    proc = snakemake(tmp_path, config=TINY, timeout=600)
+    # Found (and deleted) when the workflow starts, also on a dry run; target `all`
+    # asks for them again (DISCARDED), so they are rebuilt with what read them.
+    proc = snakemake(tmp_path, "-n", config=TINY)
     assert proc.returncode == 0, proc.output
     assert "deleted corrupt artifact results/resample/uphill/eq233-y4.npz" in proc.output
     assert "deleted corrupt artifact results/weights/eq233-y4/64.npz" in proc.output
+    assert re.search(r"output: [^\n]*results/resample/uphill/eq233-y4\.npz", proc.output)
+    assert re.search(r"output: [^\n]*results/weights/eq233-y4/64\.npz", proc.output)
+    # Rebuilt for real (the resampling targets only: all would run the filter too).
+    lost = [str(p.relative_to(tmp_path)) for p in (cell, data)]
+    proc = snakemake(tmp_path, *targets, *lost, config=TINY, timeout=600)
+    assert proc.returncode == 0, proc.output
     io.load_npz(cell), io.load_npz(data)
     assert_same_tables(read_tables(tmp_path), expected)
 
@@ -386,6 +539,9 @@ def test_kill_and_resume_gives_identical_tables(tiny_run, tmp_path):
         ("segment_bytes=[128]", "metropolis-c1-ss2048", "is not defined"),
         ("backend=gpu", "backend", "is not one of"),
         ("timing_repeats=0", "timing_repeats", "less than the minimum"),
+        ("filter_jobs=some", "filter_jobs", "is not one of"),
+        ("filter_runs=0", "filter_runs", "less than the minimum"),
+        ("filter_log2_n=[0,8]", "filter_log2_n", "less than the minimum"),
     ],
 )
 def test_invalid_config_names_the_key(tmp_path, override, named, why):
@@ -416,7 +572,10 @@ def test_overhead_report_reads_every_job(tiny_run):
     jobs = overhead.job_overheads(tiny_run / "results")
     benchmarks = list((tiny_run / "results" / "benchmarks").glob("**/*.tsv"))
     assert len(jobs) == len(benchmarks) > 100
-    assert set(jobs["kind"]) == {"weights", "tuning", "resample", "tables", "figures"}
+    assert set(jobs["kind"]) == {
+        "weights", "tuning", "resample", "tables", "figures", "trajectories", "filter",
+        "filter_speedup",
+    }  # fmt: skip
     # The log span lies inside the job's wall time, up to the logs' millisecond stamps
     # and the benchmark's 10 ms resolution.
     assert jobs["work_s"].notna().all() and (jobs["startup_s"] > -0.05).all()

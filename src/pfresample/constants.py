@@ -1,5 +1,7 @@
 """Every constant of the project lives here, with the place it comes from."""
 
+from statistics import NormalDist
+
 # A warp is 32 consecutive particles (thesis §2.2); warp-shared draws use the
 # warp index as their stream (DESIGN.md, "Warps and s-segments").
 WARP_SIZE = 32
@@ -36,3 +38,8 @@ EQ233_Y_SWEEP = tuple(round(3.5 + 0.1 * k, 1) for k in range(11))
 # z such that P(|Z| <= z) = 0.99 for a standard normal: the thesis reports 99%
 # confidence intervals (§5.1).
 CONFIDENCE_LEVEL = 0.99
+
+# The matching z_0.995 = 2.5758...: the half-width of a 99% interval is
+# CONFIDENCE_Z standard errors (normal approximation; the filter tables' CIs,
+# pfresample.filter_tables.runs_half_width).
+CONFIDENCE_Z = NormalDist().inv_cdf(0.5 + CONFIDENCE_LEVEL / 2.0)

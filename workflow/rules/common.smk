@@ -23,7 +23,7 @@ CONDA_ENV = "../../environment.yml"
 
 # Lists that --config key=[a,b] passes as strings (snakemake parses nested
 # --config values with YAML's BaseLoader); they are converted before validation.
-_INTEGER_LIST_KEYS = ("segment_bytes",)
+_INTEGER_LIST_KEYS = ("segment_bytes", "filter_log2_n")
 
 # The backend of the CPU reference path, as stated on figures.
 CPU_BACKEND = "CPU (NumPy)"
@@ -105,6 +105,7 @@ def check_config(cfg):
     variants = catalog_variants(cfg)
     for name, spec in cfg["dulger2017_figures"].items():
         check_figure(cfg, name, spec, variants)
+    check_filter_catalog(cfg, variants)
 
 
 # Config keys that hold lists of weight distributions; a figure names them.
@@ -153,6 +154,51 @@ def check_figure(cfg, name, spec, variants):
         fail("needs variants or match")
 
 
+def check_filter_catalog(cfg, variants):
+    """The filter models, tables and figures refer to what exists (issue 5)."""
+    from pfresample.models.scenarios import validate_spec
+
+    def fail(where, why):
+        raise WorkflowError(f"config: {where}: {why}")
+
+    for name, spec in cfg["filter_models"].items():
+        if spec["model"] == "radar":
+            if "scenario" not in spec or "steps" in spec:
+                fail(f"filter_models: {name}", "a radar model has a `scenario` (and no `steps`)")
+            try:
+                validate_spec(spec["scenario"])
+            except ValueError as exc:
+                fail(f"filter_models: {name}: scenario", exc)
+        elif "steps" not in spec or "scenario" in spec:
+            fail(f"filter_models: {name}", "a growth model has `steps` (and no `scenario`)")
+    clash = set(cfg["dulger2017_figures"]) & (
+        set(cfg["dulger2017_filter_tables"]) | set(cfg["dulger2017_filter_figures"])
+    )
+    if clash:
+        fail("dulger2017_filter_tables", f"{sorted(clash)} also in dulger2017_figures")
+    entries = [("dulger2017_filter_tables", n, s, s["variants"])
+               for n, s in cfg["dulger2017_filter_tables"].items()]  # fmt: skip
+    entries += [("dulger2017_filter_figures", n, s, [s["variant"]])
+                for n, s in cfg["dulger2017_filter_figures"].items()]  # fmt: skip
+    for key, name, spec, names in entries:
+        if spec["model"] not in cfg["filter_models"]:
+            fail(f"{key}: {name}", f"model {spec['model']!r} is not in filter_models "
+                 f"({', '.join(cfg['filter_models'])})")  # fmt: skip
+        for variant in names:
+            if variant not in variants:
+                fail(f"{key}: {name}", f"variant {variant!r} is not defined (variants: "
+                     f"{', '.join(variants)}; segment_bytes = {cfg['segment_bytes']})")  # fmt: skip
+            if not variants[variant].own_B:
+                fail(f"{key}: {name}", f"variant {variant!r} derives its B (B_of or "
+                     "B_scale); the filter needs a method's own B rule")  # fmt: skip
+        for variant in spec.get("labels", {}):
+            if variant not in names:
+                fail(f"{key}: {name}", f"labels: {variant!r} is not one of its variants")
+        if spec.get("kind") == "trajectory":
+            if cfg["filter_models"][spec["model"]]["model"] != "radar":
+                fail(f"{key}: {name}", "a trajectory figure needs a radar model")
+
+
 def discard_corrupt_artifacts(root="results") -> list[str]:
     """Delete corrupt or truncated cached .npz artifacts (pfresample.io.check_npz)
     before the DAG is built, so that they are rebuilt instead of passed on; each
@@ -177,6 +223,12 @@ def pipeline_artifacts() -> set[str]:
     for figure, spec in config["dulger2017_figures"].items():
         out |= set(figure_cells(figure))
         out |= {weight_dataset(d, n) for d in figure_distributions(spec) for n in n_grid()}
+    out |= {trajectory_path(m) for m in config["filter_models"]}
+    for name in config["dulger2017_filter_tables"]:
+        out |= set(filter_table_cells(name))
+    for name in config["dulger2017_filter_figures"]:
+        for paths in filter_figure_inputs(name).values():
+            out |= set([paths] if isinstance(paths, str) else paths)
     return out
 
 
@@ -277,6 +329,84 @@ def dulger2017_outputs(chapter) -> list[str]:
             out.append(f"results/tables/dulger2017/{name}.csv")
             out += [f"results/figures/dulger2017/{name}.{ext}" for ext in ("png", "pdf")]
     return out
+
+
+# --- filter experiments (thesis §5.4, §6.9-6.10, chapter 7) --------------------
+
+
+def filter_n_grid() -> list[int]:
+    """The numbers of particles of the filter experiments."""
+    return sorted(2**e for e in config["filter_log2_n"])
+
+
+def trajectory_path(model) -> str:
+    return f"results/trajectories/{model}.npz"
+
+
+def filter_cell_path(model, variant, n) -> str:
+    return f"results/filter/{model}/{variant}/n{n}.npz"
+
+
+def filter_speedup_path(backend, model, variant, n) -> str:
+    return f"results/filter_speedup/{backend}/{model}/{variant}/n{n}.npz"
+
+
+def filter_table_cells(name) -> list[str]:
+    """The filter cells (variant x N) of one filter table."""
+    spec = config["dulger2017_filter_tables"][name]
+    return [filter_cell_path(spec["model"], v, n) for v in spec["variants"] for n in filter_n_grid()]
+
+
+def speedup_backends() -> list[str]:
+    """The backends Fig 6.23 measures: the CPU, and CUDA when the cells may
+    run on a GPU (as CELL_GPUS decides: a visible device or `backend: cuda`)."""
+    return ["cpu", "cuda"] if CELL_GPUS else ["cpu"]
+
+
+def filter_figure_inputs(name) -> dict:
+    """Inputs of a filter figure: the trajectory set and the estimate's cell
+    (smallest N) of Figs 7.1-7.2, or the speed-up cells of Fig 6.23."""
+    spec = config["dulger2017_filter_figures"][name]
+    if spec["kind"] == "trajectory":
+        return {
+            "trajectories": trajectory_path(spec["model"]),
+            "cell": filter_cell_path(spec["model"], spec["variant"], min(filter_n_grid())),
+        }
+    return {
+        b: [filter_speedup_path(b, spec["model"], spec["variant"], n) for n in filter_n_grid()]
+        for b in speedup_backends()
+    }
+
+
+def dulger2017_filter_outputs(chapter) -> list[str]:
+    """Filter tables (CSV, Markdown) and figures (PNG, PDF) of one chapter."""
+    out = []
+    for name in config["dulger2017_filter_tables"]:
+        if name.startswith(f"table{chapter}_"):
+            out += [f"results/tables/dulger2017/{name}.{ext}" for ext in ("csv", "md")]
+    for name, spec in config["dulger2017_filter_figures"].items():
+        if name.startswith(f"fig{chapter}_"):
+            out += [f"results/figures/dulger2017/{name}.{ext}" for ext in ("png", "pdf")]
+            if spec["kind"] == "speedup":
+                out.append(f"results/tables/dulger2017/{name}.csv")
+    return out
+
+
+def alternatives(names) -> str:
+    """A wildcard constraint matching exactly ``names`` (nothing when empty)."""
+    return "|".join(re.escape(n) for n in names) or "(?!)"
+
+
+def filter_params(runs, backend) -> dict:
+    """Keyword arguments of pfresample.filter_experiments.FilterSettings."""
+    return {"runs": runs, "seed": config["seed"], "backend": backend}
+
+
+def filter_mem_mb(model, n) -> int:
+    """Memory of a filter job at N particles: a few float64 copies of the
+    particles (4 columns for the radar) and the weights, at most 16 of them."""
+    columns = 4 if config["filter_models"][model]["model"] == "radar" else 1
+    return 512 + math.ceil(16 * 8 * columns * int(n) / 2**20)
 
 
 def ssd_tables_for(variant_names) -> list[str]:

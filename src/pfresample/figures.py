@@ -9,8 +9,6 @@ CPU grid says so). :func:`save` writes each format atomically.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +17,7 @@ import numpy as np
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from .io import write_atomically
 from .weights import parse_distribution
 
 CAPTION_FONTSIZE = 8
@@ -225,12 +224,6 @@ def _operations_table(table, spec) -> Figure:
     return fig
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def save(fig: Figure, paths: Sequence, title: str | None = None, dpi: int = 150) -> list[Path]:
     """Write ``fig`` to each path (format from the suffix: .png, .pdf, .svg),
     each atomically: a temporary file in the same directory, then a rename.
@@ -252,15 +245,12 @@ def save(fig: Figure, paths: Sequence, title: str | None = None, dpi: int = 150)
         else:
             metadata = {}
         metadata = {k: v for k, v in metadata.items() if v is not None or k == "CreationDate"}
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp.{fmt}", dir=path.parent)
-        os.close(fd)
-        try:
-            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata)
-            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(
+            path,
+            lambda tmp, fmt=fmt, metadata=metadata: fig.savefig(
+                tmp, format=fmt, dpi=dpi, metadata=metadata
+            ),
+            suffix=f".tmp.{fmt}",
+        )
         written.append(path)
     return written

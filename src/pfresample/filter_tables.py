@@ -24,8 +24,6 @@ per-trajectory means has variance sum_j s_j^2 / (R J^2), and
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -33,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .constants import CONFIDENCE_Z
+from .io import write_atomically
 
 STAGE_COUNT = 4
 
@@ -220,18 +219,5 @@ def speedup_frame(cpu: pd.DataFrame, gpu: pd.DataFrame | None) -> pd.DataFrame:
 
 
 def write_text(text: str, path) -> Path:
-    """Write ``text`` atomically (temporary file in the same directory, then a rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write ``text`` atomically (``io.write_atomically``)."""
+    return write_atomically(path, lambda tmp: Path(tmp).write_text(text))

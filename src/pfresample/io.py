@@ -24,6 +24,27 @@ class CorruptArtifact(ValueError):
     """An artifact that cannot be read back completely."""
 
 
+def write_atomically(path, write, suffix: str = ".tmp") -> Path:
+    """Create ``path`` all at once: ``write(tmp)`` fills a temporary file in
+    the same directory, which is then renamed into place, so a reader (or a
+    rerun after ``kill -9``) sees the old file or the complete new one, never
+    half of one. The file gets the usual mode (mkstemp makes it 0600)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
 def save_npz(path, arrays: dict, metadata: dict | None = None) -> Path:
     """Write ``arrays`` and a JSON ``metadata`` record to ``path`` atomically.
 
@@ -34,23 +55,16 @@ def save_npz(path, arrays: dict, metadata: dict | None = None) -> Path:
     path = Path(path)
     if _META_KEY in arrays:
         raise ValueError(f"array name {_META_KEY!r} is reserved for the metadata")
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = dict(arrays)
     payload[_META_KEY] = np.array(json.dumps(metadata or {}, sort_keys=True, default=str))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as fh:
             np.savez(fh, **payload)
             fh.flush()
             os.fsync(fh.fileno())
-        umask = os.umask(0)  # mkstemp makes the file 0600; give it the usual mode
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+
+    return write_atomically(path, write)
 
 
 def load_npz(path) -> tuple[dict, dict]:

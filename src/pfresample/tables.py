@@ -14,8 +14,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -23,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .constants import CONFIDENCE_LEVEL
+from .io import write_atomically
 from .metrics import confidence_interval
 
 # Columns that are measurements of elapsed time: they differ between runs,
@@ -240,19 +239,6 @@ def figure_tables(
 
 
 def write_csv(frame: pd.DataFrame, path) -> Path:
-    """Write ``frame`` as CSV atomically (temporary file, then rename), with a
+    """Write ``frame`` as CSV atomically (``io.write_atomically``), with a
     fixed float format so that equal numbers give equal bytes."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        frame.to_csv(tmp, index=False, float_format="%.12g")
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes it 0600
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_atomically(path, lambda tmp: frame.to_csv(tmp, index=False, float_format="%.12g"))

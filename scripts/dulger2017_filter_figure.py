@@ -7,10 +7,9 @@ why). pfresample.filter_figures draws them."""
 from _pipeline import run
 
 from pfresample import figures, filter_figures, filter_tables, io, tables
+from pfresample.backend import BACKEND_LABELS
 from pfresample.models import RadarModel
 from pfresample.trajectories import load_trajectories
-
-BACKENDS = {"cpu": "CPU (NumPy)", "cuda": "CUDA (CuPy)"}
 
 
 def trajectory(snakemake, log):
@@ -20,7 +19,7 @@ def trajectory(snakemake, log):
     label = p.labels.get(p.spec["variant"], p.spec["variant"])
     estimate = f"{label}, N = {meta['n']:,}, trajectory 0, run 0"
     caption = figures.caption(
-        backend=f"{BACKENDS.get(meta['backend'], meta['backend'])}; device: {meta['device']}",
+        backend=f"{BACKEND_LABELS.get(meta['backend'], meta['backend'])}; device: {meta['device']}",
         scale=p.scale,
         detail=f"estimate: {estimate}; measurements of trajectory 0 of "
         f"{arrays['y'].shape[0]}; truth: {meta['model_spec']['scenario'].get('description', '')}",
@@ -50,7 +49,8 @@ def speedup(snakemake, log):
     tables.write_csv(frame, snakemake.output.table)
     _, meta = io.load_npz(snakemake.input.cpu[0])
     threads = meta["threads"] or "all"
-    cpu = f"CPU (NumPy) on {meta['cpu']}, {threads} thread(s) of {meta['cpu_count']} logical CPUs"
+    cpu = f"{BACKEND_LABELS['cpu']} on {meta['cpu']}, {threads} thread(s)"
+    cpu += f" of {meta['cpu_count']} logical CPUs"
     gpu = f"GPU: {frame['gpu_device'].iloc[0]}" if p.note is None else p.note
     first = frame.iloc[0]
     caption = figures.caption(

@@ -6,15 +6,14 @@ does the work."""
 from _pipeline import run
 
 from pfresample import figures, filter_tables, io, tables
-
-BACKENDS = {"cpu": "CPU (NumPy)", "cuda": "CUDA (CuPy)"}
+from pfresample.backend import BACKEND_LABELS
 
 
 def main(snakemake, log):
     p = snakemake.params
     cells = [io.load_npz(path) for path in snakemake.input.cells]
     table = filter_tables.filter_table(cells, p.spec)
-    backends = ", ".join(BACKENDS.get(b, b) for b in dict.fromkeys(table["backend"]))
+    backends = ", ".join(BACKEND_LABELS.get(b, b) for b in dict.fromkeys(table["backend"]))
     devices = ", ".join(dict.fromkeys(table["device"].astype(str)))
     first = table.iloc[0]
     note = figures.caption(

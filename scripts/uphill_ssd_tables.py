@@ -10,10 +10,11 @@ import time
 from _pipeline import provenance, run
 
 from pfresample import tuning
+from pfresample.backend import BACKEND_LABELS
 
 
 def main(snakemake, log):
-    metadata = {"backend": "CPU (NumPy)", **provenance(snakemake)}
+    metadata = {"backend": BACKEND_LABELS["cpu"], **provenance(snakemake)}
     for n, path in zip(snakemake.params.n, snakemake.output, strict=True):
         start = time.perf_counter()
         table = tuning.ssd_table(n)

@@ -8,6 +8,7 @@ import numpy as np
 from _pipeline import provenance, run
 
 from pfresample import io, weights
+from pfresample.backend import BACKEND_LABELS
 
 
 def main(snakemake, log):
@@ -25,7 +26,7 @@ def main(snakemake, log):
             "sequences": sequences,
             "seed": seed,
             "dtype": "float32",
-            "backend": "CPU (NumPy)",
+            "backend": BACKEND_LABELS["cpu"],
             **provenance(snakemake),
         }
         io.save_npz(path, {"weights": data}, metadata)

@@ -13,6 +13,8 @@ from functools import cache, lru_cache
 log = logging.getLogger("pfresample")
 
 BACKENDS = ("auto", "cpu", "cuda")
+# How figures, tables and artifacts name the backend that ran.
+BACKEND_LABELS = {"cpu": "CPU (NumPy)", "cuda": "CUDA (CuPy)"}
 
 
 @lru_cache(maxsize=1)

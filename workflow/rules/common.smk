@@ -13,6 +13,8 @@ import re
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
+from pfresample.backend import BACKEND_LABELS
+
 
 # The quick-scale preset, found from the Snakefile's directory so that
 # `snakemake --directory elsewhere` works.
@@ -26,7 +28,8 @@ CONDA_ENV = "../../environment.yml"
 _INTEGER_LIST_KEYS = ("segment_bytes", "filter_log2_n")
 
 # The backend of the CPU reference path, as stated on figures.
-CPU_BACKEND = "CPU (NumPy)"
+CPU_BACKEND = BACKEND_LABELS["cpu"]
+CUDA_BACKEND = BACKEND_LABELS["cuda"]
 
 
 def cuda_device() -> tuple[bool, str]:
@@ -446,7 +449,7 @@ def cell_settings() -> dict:
 def cell_backend_note() -> str:
     """The backend stated on chapter 5-6 figures."""
     if config["backend"] == "cuda" or (config["backend"] != "cpu" and CUDA_VISIBLE):
-        return f"CUDA (CuPy) where a kernel exists, else {CPU_BACKEND}"
+        return f"{CUDA_BACKEND} where a kernel exists, else {CPU_BACKEND}"
     return CPU_BACKEND
 
 

@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: test test-gpu test-slurm figures lint bench bench-gpu clean
+.PHONY: test test-gpu test-slurm figures lint bench bench-gpu bench-gpu-filter clean
 
 test: $(VENV)/.dev-stamp           ## the README test command (CI runs it)
 	$(BIN)/python -m pytest -m "not gpu and not slurm" $(PYTEST_ARGS)
@@ -28,6 +28,9 @@ bench: $(VENV)/.bench-stamp        ## CPU timings vs the particles library
 
 bench-gpu: $(VENV)/.cuda-stamp      ## GPU timings vs CuPy, PyTorch, a 1 GiB copy (needs a GPU)
 	$(BIN)/python bench/gpu_resamplers.py $(BENCH_ARGS)
+
+bench-gpu-filter: $(VENV)/.cuda-stamp  ## the GPU SIR filter vs the thesis's K40 times (needs a GPU)
+	$(BIN)/python bench/gpu_filter.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache

@@ -5,7 +5,8 @@ inputs to stage 4 (w~ for the comparison-based methods, w for the cumulative
 ones, §6.9) and the same B rules (epsilon = 1/10 for the Metropolis family,
 the SSD match for the Uphill family), computed on the device:
 
-1. ``models.cu``: x_{k+1}^i from x_k^i and log p(z | x) in one kernel; then
+1. ``models.cu``: x_{k+1}^i from x_k^i and log p(z | x) in one kernel (its
+   arithmetic in ``models.cuh``, checked on the host: tests/test_models_cuda.py); then
    the maximum of the log-weights and w~ = exp(log w - max) (weights_from_log);
 2. s = SUM(w~) in float64;
 3. w = w~ / s and x^_k = SUM(w~ x) / s, kept on the device;

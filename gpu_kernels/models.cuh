@@ -1,0 +1,71 @@
+// models.cuh -- the arithmetic of the filter's models, shared by models.cu's
+// kernels and by the host test that checks it against NumPy
+// (tests/test_models_cuda.py): the growth model (eqs. 2.34-2.35), the radar
+// model (eqs. 7.1-7.2) and the model noise. Host and device (PFR_HD), float32.
+#pragma once
+
+#include "philox.cuh"
+
+namespace pfr {
+
+constexpr float TWO_PI_F = 6.283185307179586f;
+constexpr float PI_F = 3.141592653589793f;
+
+// Four standard normals of (key, particle, block): Box-Muller on the four
+// words of one Philox block, u1 in (0, 1] so that the logarithm is finite.
+// The filter's noise layout: block 0 draws the initial particles, block
+// k + 1 the noise of the step from x_k to x_{k+1}.
+PFR_HD void normals4(PhiloxKey key, unsigned int particle, unsigned long long block, float z[4]) {
+    const Philox4x32 r = philox_block(key, DOMAIN_PARTICLE, particle, block);
+    const float r0 = sqrtf(-2.0f * logf(uniform_accept(r.x)));
+    const float r1 = sqrtf(-2.0f * logf(uniform_accept(r.z)));
+    const float a0 = TWO_PI_F * uniform_float(r.y);
+    const float a1 = TWO_PI_F * uniform_float(r.w);
+    z[0] = r0 * cosf(a0);
+    z[1] = r0 * sinf(a0);
+    z[2] = r1 * cosf(a1);
+    z[3] = r1 * sinf(a1);
+}
+
+// An angle mapped into [-pi, pi) (radar.py's wrap_angle).
+PFR_HD float wrap_angle(float a) { return a - TWO_PI_F * floorf((a + PI_F) / TWO_PI_F); }
+
+// Eq. 2.34: x_{k+1} = x/2 + 25x/(1+x^2) + drift + sigma_v v, drift = 8 cos(1.2 k).
+PFR_HD float growth_step(float x, float drift, float sigma_v, float v) {
+    return 0.5f * x + 25.0f * x / (1.0f + x * x) + drift + sigma_v * v;
+}
+
+// Eq. 2.35: log p(z | x) up to its constant, inv_var_n = 1 / sigma_n^2.
+PFR_HD float growth_log_likelihood(float x, float z, float inv_var_n) {
+    const float r = z - x * x / 20.0f;
+    return -0.5f * r * r * inv_var_n;
+}
+
+// A radar state (eq. 7.1): position and velocity.
+struct RadarState {
+    float px, py, vx, vy;
+};
+
+// Eq. 7.1: x = F x + G q, with the acceleration q = (ax, ay) over dt.
+PFR_HD RadarState radar_step(RadarState s, float dt, float ax, float ay) {
+    const float half = 0.5f * dt * dt;
+    RadarState out;
+    out.px = s.px + dt * s.vx + half * ax;
+    out.py = s.py + dt * s.vy + half * ay;
+    out.vx = s.vx + dt * ax;
+    out.vy = s.vy + dt * ay;
+    return out;
+}
+
+// Eq. 7.2: log p(y | x) up to its constant for range and bearing measured
+// from the sensor, R diagonal, the bearing residual wrapped.
+PFR_HD float radar_log_likelihood(RadarState s, float sensor_x, float sensor_y, float y_range,
+                                  float y_bearing, float inv_var_range, float inv_var_bearing) {
+    const float dx = s.px - sensor_x;
+    const float dy = s.py - sensor_y;
+    const float dr = y_range - sqrtf(dx * dx + dy * dy);
+    const float db = wrap_angle(y_bearing - atan2f(dy, dx));
+    return -0.5f * (dr * dr * inv_var_range + db * db * inv_var_bearing);
+}
+
+}  // namespace pfr

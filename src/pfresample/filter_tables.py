@@ -31,9 +31,10 @@ import numpy as np
 import pandas as pd
 
 from .constants import CONFIDENCE_Z
+from .filters import STAGES
 from .io import write_atomically
 
-STAGE_COUNT = 4
+STAGE_COUNT = len(STAGES)  # the four stages of Algorithm 2.4
 
 # Columns that are measurements of elapsed time (they differ between runs of
 # the pipeline); the others are deterministic functions of the configuration.

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import cache
 
 import numpy as np
 
@@ -116,59 +117,44 @@ def _launch(name: str, n: int, args: tuple) -> None:
     gpu.kernel("models.cu", name)((gpu.blocks(n, block),), (block,), args)
 
 
-_KERNELS: dict = {}
-
-
-def _elementwise(key: str, make):
-    if key not in _KERNELS:
-        _KERNELS[key] = make()
-    return _KERNELS[key]
-
-
+@cache
 def _weighted_sum():
     import cupy
 
-    return _elementwise(
-        "weighted_sum",
-        lambda: cupy.ReductionKernel(
-            "float32 w, float32 x",
-            "float64 y",
-            "(double)w * (double)x",
-            "a + b",
-            "y = a",
-            "0",
-            "pfr_weighted_sum",
-        ),
+    return cupy.ReductionKernel(
+        "float32 w, float32 x",
+        "float64 y",
+        "(double)w * (double)x",
+        "a + b",
+        "y = a",
+        "0",
+        "pfr_weighted_sum",
     )
 
 
+@cache
 def _exp_shifted():
     """w~ = exp(log w - max log w), the maximum read from the device (weights_from_log)."""
     import cupy
 
-    return _elementwise(
-        "exp_shifted",
-        lambda: cupy.ElementwiseKernel(
-            "float32 log_w, raw float32 top",
-            "float32 w",
-            "w = expf(log_w - top[0])",
-            "pfr_exp_shifted",
-        ),
+    return cupy.ElementwiseKernel(
+        "float32 log_w, raw float32 top",
+        "float32 w",
+        "w = expf(log_w - top[0])",
+        "pfr_exp_shifted",
     )
 
 
+@cache
 def _normalise():
     """w = w~ / s, s (float64) read from the device."""
     import cupy
 
-    return _elementwise(
-        "normalise",
-        lambda: cupy.ElementwiseKernel(
-            "float32 w_tilde, raw float64 s",
-            "float32 w",
-            "w = (float)(w_tilde / s[0])",
-            "pfr_normalise",
-        ),
+    return cupy.ElementwiseKernel(
+        "float32 w_tilde, raw float64 s",
+        "float32 w",
+        "w = (float)(w_tilde / s[0])",
+        "pfr_normalise",
     )
 
 
@@ -195,6 +181,7 @@ def run_sir_gpu(
     params = check_params(m, params)
     kw = kernel_arguments(m, n, np.dtype(WEIGHT_DTYPE).itemsize, B, segment_bytes, params)
     device_B = m.uses_B is not None and kw.get("B") is None
+    reads_stats = gpu.needs_stats(m, kw)
 
     x = cupy.empty(twin.shape(n), dtype=STATE_DTYPE)
     log_w = cupy.empty(n, dtype=WEIGHT_DTYPE)
@@ -219,7 +206,7 @@ def run_sir_gpu(
         estimates[k] = twin.weighted_sum(x, w_tilde) / total
         ev[3].record()
         call = gpu.make_call(w_tilde if m.comparison_based else w, [int(draw_seeds[k])])
-        if gpu.needs_stats(m, kw):
+        if reads_stats:
             gpu.enqueue_stats(call)
         gpu.enqueue_method(m, call, kw, params)
         if device_B:

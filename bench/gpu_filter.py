@@ -9,9 +9,11 @@ kernels), and reports per 100-step run:
 
 * ``gpu_s``: the median of the summed CUDA-event stage times (the four stages
   of Algorithm 2.4, as the thesis's tables count them);
-* ``wall_s``: the median host time of the whole run, launches and the final
-  synchronisation included -- at small N this shows whether the filter is
-  launch-bound;
+* ``wall_s``: the median host time of the whole ``run_sir`` call (seeds,
+  upload, the graph's replay, the final synchronisation and the copies back)
+  -- at small N this shows whether the filter is launch-bound;
+* ``wall_no_stage_times_s``: the same with ``stage_times=False`` (no timing
+  marks between the stages in the graph: 400 fewer graph nodes);
 * ``k40_s``: the thesis's "Exec. Time" for that method and N (Tables 6.2 and
   7.2, Tesla K40), and ``speedup_vs_k40`` = k40_s / wall_s;
 * ``cpu_s``: our CPU filter's median wall time on the same trajectory, for N
@@ -78,13 +80,14 @@ def trajectory(model_name: str):
     return model, truth, model.simulate_measurements(truth[1:], rng)
 
 
-def median_run(model, y, n, method, ss, backend, repeats):
+def median_run(model, y, n, method, ss, backend, repeats, stage_times=True):
     """(median of the event-timed totals, median wall seconds) of ``repeats`` runs."""
-    run_sir(model, y, n, method, 0, segment_bytes=ss, backend=backend)  # warm-up
+    kw = dict(segment_bytes=ss, backend=backend, stage_times=stage_times)
+    run_sir(model, y, n, method, 0, **kw)  # warm-up: builds the GPU filter's graph
     totals, walls = [], []
     for r in range(repeats):
         start = time.perf_counter()
-        result = run_sir(model, y, n, method, r + 1, segment_bytes=ss, backend=backend)
+        result = run_sir(model, y, n, method, r + 1, **kw)
         walls.append(time.perf_counter() - start)
         totals.append(result.total_seconds)
     return statistics.median(totals), statistics.median(walls)
@@ -112,6 +115,7 @@ def main(argv=None) -> int:
             if method not in args.methods:
                 continue
             gpu_s, wall_s = median_run(model, y, n, method, ss, "cuda", args.repeats)
+            bare_s = median_run(model, y, n, method, ss, "cuda", args.repeats, False)[1]
             k40 = K40_SECONDS[args.model].get(log2n, (None,) * len(METHODS))[col]
             cpu_s = None
             if n <= args.cpu_max:
@@ -124,6 +128,7 @@ def main(argv=None) -> int:
                 "n": n,
                 "gpu_s": gpu_s,
                 "wall_s": wall_s,
+                "wall_no_stage_times_s": bare_s,
                 "k40_s": k40,
                 "speedup_vs_k40": None if k40 is None else k40 / wall_s,
                 "cpu_s": cpu_s,
@@ -132,7 +137,7 @@ def main(argv=None) -> int:
             rows.append(row)
             print(
                 f"{args.model} {label:>10} N=2^{log2n}: gpu {gpu_s * 1e3:8.2f} ms, "
-                f"wall {wall_s * 1e3:8.2f} ms"
+                f"wall {wall_s * 1e3:8.2f} ms (no stage times {bare_s * 1e3:6.2f})"
                 + ("" if k40 is None else f", K40 {k40 * 1e3:8.1f} ms ({k40 / wall_s:5.1f}x)")
                 + ("" if cpu_s is None else f", CPU {cpu_s * 1e3:8.1f} ms"),
                 flush=True,

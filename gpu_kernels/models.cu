@@ -2,77 +2,133 @@
 // prediction and weight update of the growth model (eqs. 2.34-2.35) and the
 // radar model (eqs. 7.1-7.2), one thread per particle. The arithmetic lives
 // in models.cuh (checked on the host against NumPy); the driver is
-// src/pfresample/filters/sir_gpu.py.
+// src/pfresample/filters/sir_gpu.py, the other stages are filter.cu.
 //
 // States are float32, as everything in the thesis is single precision
-// (§2.4). A kernel writes log p(z_k | x_k^i) up to a constant; the filter
-// subtracts the maximum before exponentiating (filters/sir.py,
-// weights_from_log, says why). The model noise comes from models.cuh's
-// normals4 under the run's noise key -- a key of its own, from the run
-// seed's noise child (filters/sir.py, derive_seeds), so it never meets a
-// resampler's draws.
+// (§2.4). A kernel writes log p(z_k | x_k^i) up to a constant and raises
+// top[0] to the largest of them (as to_ordered, reduce.cuh): the filter
+// subtracts it before exponentiating (filters/sir.py, weights_from_log, says
+// why). The model noise comes from models.cuh's normals4 under the run's
+// noise key -- a key of its own, from the run seed's noise child
+// (filters/sir.py, derive_seeds), so it never meets a resampler's draws.
+//
+// The noise key and the measurement are read from device memory, not passed
+// by value: the filter is one CUDA graph, captured once and replayed for
+// every run, and a run only rewrites those inputs. Blocks have
+// REDUCE_THREADS threads (the maximum is a block reduction).
 
 #include "models.cuh"
+#include "reduce.cuh"
 
-// x^i ~ N(mean, sd^2): the growth model's initial particles (§2.6).
-extern "C" __global__ void growth_init(float* __restrict__ x, unsigned int n, unsigned int k0,
-                                       unsigned int k1, float mean, float sd) {
-    using namespace pfr;
-    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    float z[4];
-    normals4(PhiloxKey{k0, k1}, i, 0ull, z);
-    x[i] = mean + sd * z[0];
+namespace pfr {
+
+// top[0] = max(top[0], the block's largest log-weight). Threads past the
+// last particle bring -inf. One atomic per block at most: most blocks see a
+// top already above theirs and skip it.
+__device__ void raise_top(float log_w, unsigned int* top) {
+    const float m = block_max(log_w);
+    if (threadIdx.x == 0) {
+        const unsigned int key = to_ordered(m);
+        if (key > *(volatile unsigned int*)top) atomicMax(top, key);
+    }
 }
 
-// Eq. 2.34 in place (drift = 8 cos(1.2 k) from the host), then eq. 2.35.
-extern "C" __global__ void growth_predict(float* __restrict__ x, float* __restrict__ log_w,
-                                          unsigned int n, unsigned int k0, unsigned int k1,
-                                          unsigned long long block, float drift, float sigma_v,
-                                          float z, float inv_var_n) {
+}  // namespace pfr
+
+// x^i ~ N(mean, sd^2): the growth model's initial particles (§2.6). A
+// thread per Philox block (GROWTH_PER_BLOCK particles, models.cuh), as
+// growth_predict.
+extern "C" __global__ void growth_init(float* __restrict__ x, unsigned int n,
+                                       const unsigned int* __restrict__ noise_key, float mean,
+                                       float sd) {
     using namespace pfr;
-    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    float v[4];
-    normals4(PhiloxKey{k0, k1}, i, block, v);
-    const float next = growth_step(x[i], drift, sigma_v, v[0]);
-    x[i] = next;
-    log_w[i] = growth_log_likelihood(next, z, inv_var_n);
+    const unsigned int g = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int streams = (n + GROWTH_PER_BLOCK - 1) / GROWTH_PER_BLOCK;
+    if (g >= streams) return;
+    float z[4];
+    normals4(PhiloxKey{noise_key[0], noise_key[1]}, g, 0ull, z);
+    for (int j = 0; j < GROWTH_PER_BLOCK; ++j) {
+        const unsigned int i = g + j * streams;
+        if (i < n) x[i] = mean + sd * z[j];
+    }
+}
+
+// Eq. 2.34 in place (drift = 8 cos(1.2 k) from the host), then eq. 2.35
+// with the measurement z[0]; a thread per Philox block (GROWTH_PER_BLOCK
+// particles).
+extern "C" __global__ void growth_predict(float* __restrict__ x, float* __restrict__ log_w,
+                                          unsigned int n, const unsigned int* __restrict__ noise_key,
+                                          unsigned long long block, float drift, float sigma_v,
+                                          const float* __restrict__ z, float inv_var_n,
+                                          unsigned int* __restrict__ top) {
+    using namespace pfr;
+    const unsigned int g = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int streams = (n + GROWTH_PER_BLOCK - 1) / GROWTH_PER_BLOCK;
+    float best = __uint_as_float(0xff800000u);  // -inf (NVRTC has no INFINITY)
+    if (g < streams) {
+        float v[4];
+        normals4(PhiloxKey{noise_key[0], noise_key[1]}, g, block, v);
+        const float y = z[0];
+        for (int j = 0; j < GROWTH_PER_BLOCK; ++j) {
+            const unsigned int i = g + j * streams;
+            if (i >= n) break;
+            const float next = growth_step(x[i], drift, sigma_v, v[j]);
+            x[i] = next;
+            const float lw = growth_log_likelihood(next, y, inv_var_n);
+            log_w[i] = lw;
+            best = fmaxf(best, lw);
+        }
+    }
+    raise_top(best, top);
 }
 
 // Rows of x (4, n): p_x, p_y, v_x, v_y ~ N(x_0, P_0) (Tables 7.1 / 7.4).
-extern "C" __global__ void radar_init(float* __restrict__ x, unsigned int n, unsigned int k0,
-                                      unsigned int k1, float m0, float m1, float m2, float m3,
-                                      float s0, float s1, float s2, float s3) {
+extern "C" __global__ void radar_init(float* __restrict__ x, unsigned int n,
+                                      const unsigned int* __restrict__ noise_key, float m0,
+                                      float m1, float m2, float m3, float s0, float s1, float s2,
+                                      float s3) {
     using namespace pfr;
     const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float z[4];
-    normals4(PhiloxKey{k0, k1}, i, 0ull, z);
+    normals4(PhiloxKey{noise_key[0], noise_key[1]}, i, 0ull, z);
     x[i] = m0 + s0 * z[0];
     x[n + i] = m1 + s1 * z[1];
     x[2 * n + i] = m2 + s2 * z[2];
     x[3 * n + i] = m3 + s3 * z[3];
 }
 
-// Eq. 7.1 in place (q ~ N(0, diag(q_sd^2))), then eq. 7.2.
+// Eq. 7.1 in place (q ~ N(0, diag(q_sd^2))), then eq. 7.2 with the
+// measurement (range, bearing) = (z[0], z[1]); a thread per Philox block
+// (RADAR_PER_BLOCK particles, two normals each).
 extern "C" __global__ void radar_predict(float* __restrict__ x, float* __restrict__ log_w,
-                                         unsigned int n, unsigned int k0, unsigned int k1,
+                                         unsigned int n, const unsigned int* __restrict__ noise_key,
                                          unsigned long long block, float dt, float q_sd_x,
                                          float q_sd_y, float sensor_x, float sensor_y,
-                                         float y_range, float y_bearing, float inv_var_range,
-                                         float inv_var_bearing) {
+                                         const float* __restrict__ z, float inv_var_range,
+                                         float inv_var_bearing, unsigned int* __restrict__ top) {
     using namespace pfr;
-    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    float q[4];
-    normals4(PhiloxKey{k0, k1}, i, block, q);
-    RadarState s{x[i], x[n + i], x[2 * n + i], x[3 * n + i]};
-    s = radar_step(s, dt, q_sd_x * q[0], q_sd_y * q[1]);
-    x[i] = s.px;
-    x[n + i] = s.py;
-    x[2 * n + i] = s.vx;
-    x[3 * n + i] = s.vy;
-    log_w[i] = radar_log_likelihood(s, sensor_x, sensor_y, y_range, y_bearing, inv_var_range,
-                                    inv_var_bearing);
+    const unsigned int g = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int streams = (n + RADAR_PER_BLOCK - 1) / RADAR_PER_BLOCK;
+    float best = __uint_as_float(0xff800000u);  // -inf
+    if (g < streams) {
+        float q[4];
+        normals4(PhiloxKey{noise_key[0], noise_key[1]}, g, block, q);
+        const float y_range = z[0], y_bearing = z[1];
+        for (int j = 0; j < RADAR_PER_BLOCK; ++j) {
+            const unsigned int i = g + j * streams;
+            if (i >= n) break;
+            RadarState s{x[i], x[n + i], x[2 * n + i], x[3 * n + i]};
+            s = radar_step(s, dt, q_sd_x * q[2 * j], q_sd_y * q[2 * j + 1]);
+            x[i] = s.px;
+            x[n + i] = s.py;
+            x[2 * n + i] = s.vx;
+            x[3 * n + i] = s.vy;
+            const float lw = radar_log_likelihood(s, sensor_x, sensor_y, y_range, y_bearing,
+                                                  inv_var_range, inv_var_bearing);
+            log_w[i] = lw;
+            best = fmaxf(best, lw);
+        }
+    }
+    raise_top(best, top);
 }

@@ -9,12 +9,20 @@
 namespace pfr {
 
 constexpr float TWO_PI_F = 6.283185307179586f;
+constexpr int GROWTH_PER_BLOCK = 4;  // sir_gpu._GrowthTwin.per_block
+constexpr int RADAR_PER_BLOCK = 2;   // sir_gpu._RadarTwin.per_block
 constexpr float PI_F = 3.141592653589793f;
 
-// Four standard normals of (key, particle, block): Box-Muller on the four
+// Four standard normals of (key, stream, block): Box-Muller on the four
 // words of one Philox block, u1 in (0, 1] so that the logarithm is finite.
 // The filter's noise layout: block 0 draws the initial particles, block
-// k + 1 the noise of the step from x_k to x_{k+1}.
+// k + 1 the noise of the step from x_k to x_{k+1}. A step of the growth
+// model needs one normal a particle, of the radar model two, so one block
+// serves GROWTH_PER_BLOCK or RADAR_PER_BLOCK particles: with S = ceil(N /
+// PER_BLOCK) streams, particle i draws from stream i % S, its normals
+// (i / S) * 4 / PER_BLOCK on. (A Philox block costs about as much as the
+// rest of a prediction; and particles S apart, not neighbours, share one so
+// that a warp still reads and writes 32 neighbouring states.)
 PFR_HD void normals4(PhiloxKey key, unsigned int particle, unsigned long long block, float z[4]) {
     const Philox4x32 r = philox_block(key, DOMAIN_PARTICLE, particle, block);
     const float r0 = sqrtf(-2.0f * logf(uniform_accept(r.x)));

@@ -7,35 +7,8 @@
 // atomics). Sums are float64, as on the CPU (tuning.py), so that both
 // backends choose the same B.
 
+#include "reduce.cuh"
 #include "stats.cuh"
-
-namespace pfr {
-
-constexpr int REDUCE_THREADS = 256;  // gpu.py's REDUCE_THREADS
-
-// Block-wide sum / max / min in shared memory, result in thread 0.
-template <typename V, typename Op>
-__device__ V block_reduce(V value, V* shared, Op op) {
-    shared[threadIdx.x] = value;
-    __syncthreads();
-    for (int half = REDUCE_THREADS / 2; half > 0; half >>= 1) {
-        if (threadIdx.x < half) shared[threadIdx.x] = op(shared[threadIdx.x], shared[threadIdx.x + half]);
-        __syncthreads();
-    }
-    return shared[0];
-}
-
-struct Add {
-    __device__ double operator()(double a, double b) const { return a + b; }
-};
-struct Max {
-    __device__ double operator()(double a, double b) const { return a > b ? a : b; }
-};
-struct Min {
-    __device__ long long operator()(long long a, long long b) const { return a < b ? a : b; }
-};
-
-}  // namespace pfr
 
 // Step 1 of the statistics: per block the sum and maximum of the good
 // weights and the first bad index (NaN, infinite or negative; n if none).

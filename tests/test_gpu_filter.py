@@ -42,7 +42,14 @@ TABLE_METHODS = [  # Tables 5.1, 6.2, 7.2: (method, segment_bytes)
 
 
 def _key():
-    return (np.uint32(12345), np.uint32(678))
+    return cupy.asarray([12345, 678], dtype=np.uint32)
+
+
+def _from_ordered(top) -> float:
+    """The float of reduce.cuh's to_ordered encoding."""
+    k = int(top)
+    bits = k & 0x7FFFFFFF if k & 0x80000000 else ~k & 0xFFFFFFFF
+    return float(np.array([bits], dtype=np.uint32).view(np.float32)[0])
 
 
 def test_growth_prediction_matches_eq_2_34_without_noise():
@@ -52,12 +59,14 @@ def test_growth_prediction_matches_eq_2_34_without_noise():
     x = cupy.asarray(x0)
     log_w = cupy.empty_like(x)
     k, z = 7, 3.25
-    twin.predict(x, log_w, k, z, _key())
+    top = cupy.zeros(1, dtype=np.uint32)
+    twin.predict(x, log_w, k, cupy.asarray([z], dtype=np.float32), _key(), top)
     want = model.mean_transition(x0.astype(np.float64), k)
     np.testing.assert_allclose(x.get(), want, rtol=2e-6, atol=2e-5)
     want_log_w = model.log_likelihood(z, x.get().astype(np.float64))
     want_log_w -= -0.5 * math.log(2 * math.pi * model.sigma_n2)  # the kernel drops the constant
     np.testing.assert_allclose(log_w.get(), want_log_w, rtol=1e-5, atol=1e-3)
+    assert _from_ordered(top.get()[0]) == log_w.get().max()  # the kernel's maximum, exactly
 
 
 def test_radar_prediction_matches_eq_7_1_without_noise():
@@ -68,20 +77,22 @@ def test_radar_prediction_matches_eq_7_1_without_noise():
     x = cupy.asarray(np.ascontiguousarray(host.T))
     log_w = cupy.empty(257, dtype=np.float32)
     y = np.array([1500.0, 0.8])
-    twin.predict(x, log_w, 3, y, _key())
+    top = cupy.zeros(1, dtype=np.uint32)
+    twin.predict(x, log_w, 3, cupy.asarray(y, dtype=np.float32), _key(), top)
     want = model.mean_transition(host.astype(np.float64))
     np.testing.assert_allclose(x.get().T, want, rtol=1e-6, atol=1e-3)
     r = model.residual(y, want)
     want_log_w = -0.5 * (r * r / np.asarray(model.r_diag)).sum(axis=1)
     # float32 bearing residuals: atan2 to ~1e-7 rad against a sigma of 1.7e-3 rad
     np.testing.assert_allclose(log_w.get(), want_log_w, rtol=1e-3, atol=1e-2)
+    assert _from_ordered(top.get()[0]) == log_w.get().max()
 
 
 @pytest.mark.parametrize("model", [GROWTH, RADAR], ids=["growth", "radar"])
 def test_initial_particles_follow_the_prior(model):
     n = 2**20
     twin = sir_gpu.device_twin(model)
-    x = cupy.empty(twin.shape(n), dtype=np.float32)
+    x = cupy.empty((twin.rows, n), dtype=np.float32)
     twin.init(x, _key())
     rows = x.get().reshape(-1, n).astype(np.float64)
     means = np.atleast_1d(model.init_mean if model is GROWTH else model.x0)
@@ -166,6 +177,11 @@ def test_same_seed_same_run():
     a = run_sir(GROWTH, y, 2**12, "metropolis", 11, backend="cuda")
     b = run_sir(GROWTH, y, 2**12, "metropolis", 11, backend="cuda")
     c = run_sir(GROWTH, y, 2**12, "metropolis", 12, backend="cuda")
+    d = run_sir(GROWTH, y, 2**12, "metropolis", 11, backend="cuda")  # after another run
     np.testing.assert_array_equal(a.estimates, b.estimates)
     np.testing.assert_array_equal(a.B, b.B)
+    np.testing.assert_array_equal(a.estimates, d.estimates)
     assert not np.array_equal(a.estimates, c.estimates)
+    # A replay reads the run's measurements: other measurements, another run.
+    e = run_sir(GROWTH, y + 1.0, 2**12, "metropolis", 11, backend="cuda")
+    assert not np.array_equal(a.estimates, e.estimates)

@@ -166,6 +166,9 @@ class StreamBlocks:
 
 def seed_keys(seeds) -> tuple[np.ndarray, np.ndarray]:
     """Philox keys ``(k0, k1)`` of an array of seeds in ``[0, 2^64)``."""
+    if isinstance(seeds, np.ndarray) and seeds.dtype == np.uint64:  # in range by type
+        flat = seeds.ravel()
+        return flat & np.uint64(0xFFFFFFFF), flat >> np.uint64(32)
     # dtype=object keeps Python ints exact (NumPy would turn a list mixing
     # seeds below and above 2^63 into float64).
     flat = np.asarray(seeds, dtype=object).ravel()

@@ -1,104 +1,134 @@
-"""The SIR filter of thesis Algorithm 2.4 on the GPU (CuPy, gpu_kernels/models.cu).
+"""The SIR filter of thesis Algorithm 2.4 on the GPU, as one CUDA graph.
 
 The same four stages as the CPU filter (``filters/sir.py``), with the same
 inputs to stage 4 (w~ for the comparison-based methods, w for the cumulative
 ones, §6.9) and the same B rules (epsilon = 1/10 for the Metropolis family,
 the SSD match for the Uphill family), computed on the device:
 
-1. ``models.cu``: x_{k+1}^i from x_k^i and log p(z | x) in one kernel (its
-   arithmetic in ``models.cuh``, checked on the host: tests/test_models_cuda.py); then
-   the maximum of the log-weights and w~ = exp(log w - max) (weights_from_log);
-2. s = SUM(w~) in float64;
-3. w = w~ / s and x^_k = SUM(w~ x) / s, kept on the device;
+1. ``models.cu``: x_{k+1}^i from x_k^i, log p(z | x) and their maximum, in one
+   kernel (the arithmetic in ``models.cuh``, checked on the host:
+   tests/test_models_cuda.py); then ``filter.cu``'s w~ = exp(log w - max);
+2. s = SUM(w~) in float64 (``filter.cu``);
+3. w = w~ / s and x^_k = SUM(w~ x) / s, kept on the device (``filter.cu``);
 4. the registry method's kernels (``resampling/gpu.py``: the statistics and B
    kernels when the method needs them, then the method), and the gather
-   x = x[ancestors].
+   x = x[ancestors] into the other of two state buffers.
 
-Nothing in the time loop waits for the device: B stays on the device, the
-estimates and the Bs are copied back once, after the last step. Each stage is
-timed with CUDA events recorded between the stages on the current stream
-(``stage_seconds``, read after the loop); ``wall_seconds`` is the host's
-clock around the loop and the final synchronisation.
+Why a graph: at N = 2^14 a step is a few microseconds of work but ten or so
+kernel launches, and launching them one by one from Python costs about
+0.2 ms a step. So the T steps are captured once per (model, method, N, T, B
+rule) into a CUDA graph (:class:`FilterGraph`), and a run replays it. A
+run's own numbers -- the noise key, the resamplers' keys of every step and
+the measurements -- are read by the kernels from one device buffer, which a
+run rewrites with one host-to-device copy before the replay. Nothing in the
+time loop waits for the host; the estimates and the Bs are copied back once,
+after the last step.
+
+Each stage is timed with CUDA events recorded between the stages as timing
+nodes of the graph (``cuEventRecordWithFlags`` with
+``CU_EVENT_RECORD_EXTERNAL``: a plain event record inside a capture only
+orders work and keeps no time); ``wall_seconds`` is the host's clock around
+the upload, the replay and the synchronisation.
 
 States are float32 on the device (the thesis is single precision, §2.4),
-float64 on the CPU; the process noise comes from Philox (``models.cu``), not
+float64 on the CPU; the process noise comes from Philox (``models.cuh``), not
 from NumPy's generator. So the two backends give different runs of the same
-filter, and their RMSEs agree within the spread of runs (tests/test_gpu.py),
-not bit for bit.
+filter, and their RMSEs agree within the spread of runs
+(tests/test_gpu_filter.py), not bit for bit.
 """
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
 import math
 import time
+from collections import OrderedDict
 from functools import cache
 
 import numpy as np
 
 from ..api import check_params, kernel_arguments
 from ..resampling import gpu
-from ..resampling.registry import Method
+from ..rng import seed_keys
 from .sir import NO_B, STAGES, SirResult, derive_seeds
 
 STATE_DTYPE = np.float32  # thesis §2.4: single precision
 WEIGHT_DTYPE = np.float32  # the resamplers' default (api.resample)
+THREADS = gpu.REDUCE_THREADS  # every kernel of models.cu and filter.cu (block reductions)
+CU_EVENT_RECORD_EXTERNAL = 0x1  # cuda.h: an event record node that keeps its time
+GRAPHS_KEPT = 4  # graphs kept per process (one holds a few N-sized buffers)
+# Blocks of the float64 sums of stages 2 and 3: one weight a thread up to
+# N = 2^19, then 8 (at 2^22) and more. Enough blocks in flight to keep the
+# memory busy, and few partials for the last block to add up.
+MAX_SUM_PARTS = 2048
+
+
+def sum_parts(n: int) -> int:
+    """Blocks of filter.cu's sums over N weights (a function of N alone, so
+    that the float64 sums are the same on every run)."""
+    return max(1, min(MAX_SUM_PARTS, gpu.blocks(n, THREADS)))
+
+
+def _launch(module: str, name: str, lanes: int, args: tuple, grid: int | None = None) -> None:
+    """``module``'s kernel ``name`` with THREADS a block: one thread per
+    lane, or ``grid`` blocks."""
+    grid = gpu.blocks(lanes, THREADS) if grid is None else grid
+    gpu.kernel(module, name)((grid,), (THREADS,), args)
 
 
 class _GrowthTwin:
-    """The growth model (eqs. 2.34-2.35) on the device: a state is a float."""
+    """The growth model (eqs. 2.34-2.35) on the device: one state row."""
+
+    rows, measurement_size = 1, 1
+    per_block = 4  # particles a Philox block serves (models.cuh, GROWTH_PER_BLOCK)
 
     def __init__(self, model):
         self.model = model
 
-    def shape(self, n: int) -> tuple:
-        return (n,)
-
     def init(self, x, key) -> None:
+        """x ~ N(init_mean, init_var); ``key``: the device's noise key (2 uint32)."""
         m = self.model
-        args = (x, np.uint32(x.size), *key, np.float32(m.init_mean), np.float32(m.init_var**0.5))
-        _launch("growth_init", x.size, args)
+        n = x.shape[-1]
+        args = (x, np.uint32(n), key, np.float32(m.init_mean), np.float32(m.init_var**0.5))
+        _launch("models.cu", "growth_init", gpu.blocks(n, self.per_block), args)
 
-    def predict(self, x, log_w, k: int, z, key) -> None:
+    def predict(self, x, log_w, k: int, z, key, top) -> None:
+        """Step k of eq. 2.34 in place, log p(z | x) into ``log_w``, and
+        ``top`` (uint32, on the device) raised to their maximum."""
         m = self.model
+        n = x.shape[-1]
         drift = 8.0 * math.cos(1.2 * k)  # eq. 2.34, with the index of the state propagated
-        args = (x, log_w, np.uint32(x.size), *key, np.uint64(k + 1), np.float32(drift))
-        args += (np.float32(m.sigma_v2**0.5), np.float32(z), np.float32(1.0 / m.sigma_n2))
-        _launch("growth_predict", x.size, args)
-
-    def weighted_sum(self, x, w_tilde):
-        """SUM(w~ x) in float64 (a 0-d array)."""
-        return _weighted_sum()(w_tilde, x)
+        args = (x, log_w, np.uint32(n), key, np.uint64(k + 1), np.float32(drift))
+        args += (np.float32(m.sigma_v2**0.5), z, np.float32(1.0 / m.sigma_n2), top)
+        _launch("models.cu", "growth_predict", gpu.blocks(n, self.per_block), args)
 
 
 class _RadarTwin:
     """The radar model (eqs. 7.1-7.2) on the device: rows p_x, p_y, v_x, v_y
     of a (4, N) array, so that each row is read and written coalesced."""
 
+    rows, measurement_size = 4, 2
+    per_block = 2  # models.cuh, RADAR_PER_BLOCK
+
     def __init__(self, model):
         self.model = model
 
-    def shape(self, n: int) -> tuple:
-        return (4, n)
-
     def init(self, x, key) -> None:
         m = self.model
-        n = x.shape[1]
+        n = x.shape[-1]
         means = [np.float32(v) for v in m.x0]
         sds = [np.float32(v**0.5) for v in m.p0_diag]
-        _launch("radar_init", n, (x, np.uint32(n), *key, *means, *sds))
+        _launch("models.cu", "radar_init", n, (x, np.uint32(n), key, *means, *sds))
 
-    def predict(self, x, log_w, k: int, z, key) -> None:
+    def predict(self, x, log_w, k: int, z, key, top) -> None:
         m = self.model
-        n = x.shape[1]
+        n = x.shape[-1]
         f = np.float32
-        args = (x, log_w, np.uint32(n), *key, np.uint64(k + 1), f(m.dt))
+        args = (x, log_w, np.uint32(n), key, np.uint64(k + 1), f(m.dt))
         args += (f(m.q_diag[0] ** 0.5), f(m.q_diag[1] ** 0.5), f(m.sensor[0]), f(m.sensor[1]))
-        args += (f(z[0]), f(z[1]), f(1.0 / m.r_diag[0]), f(1.0 / m.r_diag[1]))
-        _launch("radar_predict", n, args)
-
-    def weighted_sum(self, x, w_tilde):
-        """SUM(w~ x) of each state component in float64 (shape (4,))."""
-        return _weighted_sum()(w_tilde, x, axis=1)
+        args += (z, f(1.0 / m.r_diag[0]), f(1.0 / m.r_diag[1]), top)
+        _launch("models.cu", "radar_predict", gpu.blocks(n, self.per_block), args)
 
 
 def device_twin(model):
@@ -112,67 +142,218 @@ def device_twin(model):
     return None
 
 
-def _launch(name: str, n: int, args: tuple) -> None:
-    block = gpu.block_size(n)
-    gpu.kernel("models.cu", name)((gpu.blocks(n, block),), (block,), args)
-
-
 @cache
-def _weighted_sum():
+def _driver():
+    """libcuda, for the one call CuPy does not wrap (Linux: libcuda.so.1)."""
+    lib = ctypes.CDLL("libcuda.so.1")
+    lib.cuEventRecordWithFlags.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint]
+    return lib
+
+
+def _timing_record(event, stream) -> None:
+    """Record ``event`` on the capturing ``stream`` as a node that keeps its time."""
+    rc = _driver().cuEventRecordWithFlags(event.ptr, stream.ptr, CU_EVENT_RECORD_EXTERNAL)
+    if rc != 0:
+        raise RuntimeError(f"cuEventRecordWithFlags failed (CUresult {rc})")
+
+
+class FilterGraph:
+    """T steps of the filter for one (model, method, N, B rule), captured as
+    a CUDA graph over buffers it owns; :meth:`run` replays it for one seed
+    and one set of measurements."""
+
+    def __init__(self, model, m, n: int, steps: int, kw: dict, params: dict, timed: bool = True):
+        import cupy
+
+        self.twin = twin = device_twin(model)
+        self.m, self.n, self.steps, self.kw, self.params = m, n, steps, kw, params
+        self.device_B = m.uses_B is not None and kw.get("B") is None
+        self.reads_stats = gpu.needs_stats(m, kw)
+        rows, parts = twin.rows, sum_parts(n)
+        self.parts = parts
+        self.x = cupy.empty((2, rows, n), dtype=STATE_DTYPE)  # x_k, and the gather's target
+        self.log_w = cupy.empty(n, dtype=WEIGHT_DTYPE)
+        self.w_tilde = cupy.empty(n, dtype=WEIGHT_DTYPE)
+        self.w = None if m.comparison_based else cupy.empty(n, dtype=WEIGHT_DTYPE)
+        self.top = cupy.zeros(steps, dtype=np.uint32)  # max log w~ of each step (to_ordered)
+        self.total = cupy.empty(steps, dtype=np.float64)
+        self.estimates = cupy.empty((steps, rows), dtype=np.float64)
+        self.sums = cupy.empty(rows * parts, dtype=np.float64)  # partials of stages 2 and 3
+        self.tickets = cupy.zeros(2, dtype=np.uint32)
+        self.used_B = cupy.full(steps, NO_B if kw.get("B") is None else kw["B"], dtype=np.int32)
+        # A run's inputs, one buffer: noise key (2), resampling keys (2 per
+        # step), then the measurements as float32.
+        self.inputs = cupy.zeros(2 + 2 * steps + steps * twin.measurement_size, dtype=np.uint32)
+        self.noise_key = self.inputs[:2]
+        self.z = self.inputs[2 + 2 * steps :].view(np.float32)
+        self.ancestors = cupy.empty((1, n), dtype=np.int32)
+        ws = gpu.workspace(n)
+        w_in = self.w_tilde if self.w is None else self.w
+        self.calls = [
+            gpu.Call(
+                w_in,
+                1,
+                self.inputs[2 + 2 * k : 4 + 2 * k],
+                np.uint32(0),
+                np.uint32(0),
+                ws,
+                self.ancestors,
+            )
+            for k in range(steps)
+        ]
+        # Timing marks: with stage times, one between every two stages
+        # (stage s of step k runs from mark 4k + s to mark 4k + s + 1);
+        # without, one before the first step and one after the last.
+        self.timed = timed
+        marks = steps * len(STAGES) + 1 if timed else 2
+        self.marks = [cupy.cuda.Event() for _ in range(marks)]
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        with self.stream:
+            # One eager step first: it compiles or loads every kernel and
+            # makes the workspace's buffers, neither of which may happen
+            # while capturing. The inputs are zeros: valid keys and measurements.
+            self._enqueue(1, record=None)
+            self.stream.synchronize()
+            self.stream.begin_capture()
+            try:
+                self._enqueue(steps, record=_timing_record)
+            finally:
+                self.graph = self.stream.end_capture()
+            self.graph.upload(self.stream)
+
+    def _enqueue(self, steps: int, record) -> None:
+        """Enqueue ``steps`` steps on the current stream; ``record(event,
+        stream)`` places the timing marks (None: none)."""
+        import cupy
+
+        stream, twin, n, m = self.stream, self.twin, self.n, self.m
+        mz, stages = twin.measurement_size, len(STAGES)
+
+        def mark(k: int, s: int) -> None:  # the boundary before stage s of step k
+            if record is None:
+                return
+            if self.timed:
+                record(self.marks[stages * k + s], stream)
+            elif (k, s) in ((0, 0), (self.steps - 1, stages)):
+                record(self.marks[0 if s == 0 else 1], stream)
+
+        cupy.cuda.runtime.memsetAsync(self.top.data.ptr, 0, self.top.nbytes, stream.ptr)
+        twin.init(self.x[0], self.noise_key)
+        for k in range(steps):
+            x, x_next = self.x[k % 2], self.x[(k + 1) % 2]
+            top, total = self.top[k : k + 1], self.total[k : k + 1]
+            mark(k, 0)
+            twin.predict(x, self.log_w, k, self.z[mz * k : mz * (k + 1)], self.noise_key, top)
+            _launch("filter.cu", "exp_shifted", n, (self.log_w, top, np.uint32(n), self.w_tilde))
+            mark(k, 1)
+            args = (self.w_tilde, np.int64(n), self.sums, self.tickets[0:1], total)
+            _launch("filter.cu", "weight_total", n, args, grid=self.parts)
+            mark(k, 2)
+            w = np.uint64(0) if self.w is None else self.w  # 0: a null pointer
+            args = (self.w_tilde, x, np.int64(n), total, w, self.sums, self.tickets[1:2])
+            name = f"normalise_estimate<{twin.rows}>"
+            _launch("filter.cu", name, n, (*args, self.estimates[k]), grid=self.parts)
+            mark(k, 3)
+            call = self.calls[k]
+            if self.reads_stats:
+                gpu.enqueue_stats(call)
+            gpu.enqueue_method(m, call, self.kw, self.params)
+            if self.device_B:
+                dst, src = self.used_B[k : k + 1].data.ptr, call.ws.b.data.ptr
+                kind = cupy.cuda.runtime.memcpyDeviceToDevice
+                cupy.cuda.runtime.memcpyAsync(dst, src, 4, kind, stream.ptr)
+            args = (x, self.ancestors, np.uint32(n), np.int32(twin.rows), x_next)
+            _launch("filter.cu", "gather_rows", n, args)
+        mark(self.steps - 1, stages)
+
+    def stage_seconds(self) -> tuple[np.ndarray, float]:
+        """(T, 4) stage times of the last replay (NaN without stage times),
+        and the device time of all T steps."""
+        import cupy
+
+        elapsed = cupy.cuda.get_elapsed_time
+        if not self.timed:
+            total = 1e-3 * elapsed(self.marks[0], self.marks[1])
+            return np.full((self.steps, len(STAGES)), np.nan), total
+        ms = [elapsed(a, b) for a, b in zip(self.marks[:-1], self.marks[1:], strict=True)]
+        seconds = 1e-3 * np.array(ms).reshape(self.steps, len(STAGES))
+        return seconds, float(seconds.sum())
+
+    def run(self, y, seed: int) -> SirResult:
+        """One run: the measurements ``y`` (T rows) and the run's ``seed``
+        (``derive_seeds``: the noise key and the resampling seeds)."""
+        steps = self.steps
+        rng, draw_seeds = derive_seeds(seed, steps)
+        # The noise key comes from the noise stream, as the CPU filter's noise does.
+        key = rng.integers(0, 2**32, size=2, dtype=np.uint64).astype(np.uint32)
+        k0, k1 = seed_keys(draw_seeds)
+        z = np.ascontiguousarray(y, dtype=np.float32).reshape(-1).view(np.uint32)
+        host = np.concatenate([key, np.stack([k0, k1], axis=1).astype(np.uint32).ravel(), z])
+        wall_start = time.perf_counter()
+        self.inputs.set(host, stream=self.stream)
+        self.graph.launch(self.stream)
+        self.stream.synchronize()
+        wall = time.perf_counter() - wall_start
+        stage_seconds, total_seconds = self.stage_seconds()
+        estimates = self.estimates.get(stream=self.stream)
+        if self.twin.rows == 1:
+            estimates = estimates[:, 0]
+        bad = np.flatnonzero(~np.isfinite(estimates.reshape(steps, -1)).all(axis=1))
+        if bad.size:
+            raise FloatingPointError(
+                f"the GPU filter's estimate is not finite from step {int(bad[0]) + 1} on "
+                "(every weight underflowed or a state overflowed)"
+            )
+        if self.device_B:
+            used_B = self.used_B.get(stream=self.stream).astype(np.int64)
+        else:  # known on the host: no second copy back
+            used_B = np.full(steps, NO_B if self.kw.get("B") is None else self.kw["B"], np.int64)
+        return SirResult(
+            self.m.name,
+            self.n,
+            int(seed),
+            estimates,
+            stage_seconds,
+            total_seconds,
+            wall,
+            used_B,
+            backend="cuda",
+        )
+
+
+_GRAPHS: OrderedDict = OrderedDict()
+
+
+def filter_graph(
+    model, m, n: int, steps: int, kw: dict, params: dict, timed: bool = True
+) -> FilterGraph:
+    """The :class:`FilterGraph` of these arguments, built on first use and
+    kept (the last GRAPHS_KEPT) under what it depends on: the device, the
+    model's parameters (baked into the kernels' arguments), the method, N, T
+    and the B rule."""
     import cupy
 
-    return cupy.ReductionKernel(
-        "float32 w, float32 x",
-        "float64 y",
-        "(double)w * (double)x",
-        "a + b",
-        "y = a",
-        "0",
-        "pfr_weighted_sum",
-    )
+    def plain(v):
+        if isinstance(v, np.ndarray):
+            return hashlib.sha1(np.ascontiguousarray(v).tobytes()).hexdigest()
+        return v
 
-
-@cache
-def _exp_shifted():
-    """w~ = exp(log w - max log w), the maximum read from the device (weights_from_log)."""
-    import cupy
-
-    return cupy.ElementwiseKernel(
-        "float32 log_w, raw float32 top",
-        "float32 w",
-        "w = expf(log_w - top[0])",
-        "pfr_exp_shifted",
-    )
-
-
-@cache
-def _normalise():
-    """w = w~ / s, s (float64) read from the device."""
-    import cupy
-
-    return cupy.ElementwiseKernel(
-        "float32 w_tilde, raw float64 s",
-        "float32 w",
-        "w = (float)(w_tilde / s[0])",
-        "pfr_normalise",
-    )
+    rule = tuple(sorted((k, plain(v)) for k, v in {**kw, **params}.items()))
+    key = (cupy.cuda.Device().id, model, m.name, n, steps, rule, timed)
+    make = lambda: FilterGraph(model, m, n, steps, kw, params, timed)  # noqa: E731
+    return gpu.cached(_GRAPHS, key, make, GRAPHS_KEPT)
 
 
 def run_sir_gpu(
-    model, y, n: int, m: Method, seed: int, *, B, epsilon, segment_bytes, ssd_table
+    model, y, n: int, m, seed: int, *, B, epsilon, segment_bytes, ssd_table, stage_times=True
 ) -> SirResult:
     """:func:`pfresample.filters.run_sir` on the GPU (``backend="cuda"``);
-    ``m`` is the registry entry, checked by the caller."""
-    import cupy
-
-    twin = device_twin(model)
-    if twin is None:
+    ``m`` is the registry entry, checked by the caller. ``stage_times``
+    False: no timing mark between the stages (NaN stage times; the total is
+    the device time of the whole run)."""
+    if device_twin(model) is None:
         raise NotImplementedError(f"{type(model).__name__} has no GPU code; use backend='cpu'")
     y = np.asarray(y, dtype=np.float64)
-    steps = y.shape[0]
-    rng, draw_seeds = derive_seeds(seed, steps)
-    # The noise key comes from the noise stream, as the CPU filter's noise does.
-    key = tuple(np.uint32(v) for v in rng.integers(0, 2**32, size=2, dtype=np.uint64))
     params = {}
     if m.uses_B == "metropolis":
         params["epsilon"] = epsilon
@@ -180,60 +361,4 @@ def run_sir_gpu(
         params["ssd_table"] = ssd_table
     params = check_params(m, params)
     kw = kernel_arguments(m, n, np.dtype(WEIGHT_DTYPE).itemsize, B, segment_bytes, params)
-    device_B = m.uses_B is not None and kw.get("B") is None
-    reads_stats = gpu.needs_stats(m, kw)
-
-    x = cupy.empty(twin.shape(n), dtype=STATE_DTYPE)
-    log_w = cupy.empty(n, dtype=WEIGHT_DTYPE)
-    w_tilde = cupy.empty(n, dtype=WEIGHT_DTYPE)
-    w = cupy.empty(n, dtype=WEIGHT_DTYPE)
-    estimates = cupy.empty((steps,) + twin.shape(1)[:-1], dtype=np.float64)
-    used_B = cupy.full(steps, NO_B if B is None else B, dtype=np.int64)
-    events = [[cupy.cuda.Event() for _ in range(len(STAGES) + 1)] for _ in range(steps)]
-    exp_shifted, normalise = _exp_shifted(), _normalise()
-
-    twin.init(x, key)
-    wall_start = time.perf_counter()
-    for k in range(steps):
-        ev = events[k]
-        ev[0].record()
-        twin.predict(x, log_w, k, y[k], key)
-        exp_shifted(log_w, log_w.max().reshape(1), w_tilde)  # raw arguments: 1-D
-        ev[1].record()
-        total = cupy.sum(w_tilde, dtype=np.float64)
-        ev[2].record()
-        normalise(w_tilde, total.reshape(1), w)
-        estimates[k] = twin.weighted_sum(x, w_tilde) / total
-        ev[3].record()
-        call = gpu.make_call(w_tilde if m.comparison_based else w, [int(draw_seeds[k])])
-        if reads_stats:
-            gpu.enqueue_stats(call)
-        gpu.enqueue_method(m, call, kw, params)
-        if device_B:
-            used_B[k : k + 1] = call.ws.b
-        x = x.take(call.out[0], axis=-1)
-        ev[4].record()
-    events[-1][-1].synchronize()
-    wall = time.perf_counter() - wall_start
-
-    stage_seconds = 1e-3 * np.array(
-        [[cupy.cuda.get_elapsed_time(e[s], e[s + 1]) for s in range(len(STAGES))] for e in events]
-    )
-    host_estimates = estimates.get()
-    bad = np.flatnonzero(~np.isfinite(host_estimates.reshape(steps, -1)).all(axis=1))
-    if bad.size:
-        raise FloatingPointError(
-            f"the GPU filter's estimate is not finite from step {int(bad[0]) + 1} on "
-            "(every weight underflowed or a state overflowed)"
-        )
-    return SirResult(
-        m.name,
-        n,
-        int(seed),
-        host_estimates,
-        stage_seconds,
-        float(stage_seconds.sum()),
-        wall,
-        used_B.get(),
-        backend="cuda",
-    )
+    return filter_graph(model, m, n, y.shape[0], kw, params, stage_times).run(y, seed)

@@ -104,6 +104,7 @@ _TEMPLATES = {
         for pair in _PAIRS
     ]
     + [f"inverse_cdf_draws<{t},{s}>" for t in _CTYPES.values() for s in ("false", "true")],
+    "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 4)],
     "reduce.cu": [
         f"{k}<{t}>" for k in ("weight_stats_partial", "ssd_partial") for t in _CTYPES.values()
     ],
@@ -244,12 +245,13 @@ _TABLES: OrderedDict = OrderedDict()
 _CACHE_SIZE = 16
 
 
-def _lru(store: OrderedDict, key, make):
+def cached(store: OrderedDict, key, make, size: int = _CACHE_SIZE):
+    """``store[key]``, made by ``make()`` on first use; at most ``size`` kept."""
     if key in store:
         store.move_to_end(key)
         return store[key]
     value = store[key] = make()
-    if len(store) > _CACHE_SIZE:
+    while len(store) > size:
         store.popitem(last=False)
     return value
 
@@ -257,7 +259,7 @@ def _lru(store: OrderedDict, key, make):
 def workspace(n: int) -> Workspace:
     import cupy
 
-    return _lru(_WORKSPACES, (cupy.cuda.Device().id, n), lambda: Workspace(n))
+    return cached(_WORKSPACES, (cupy.cuda.Device().id, n), lambda: Workspace(n))
 
 
 def device_ssd_table(n: int, table):
@@ -270,7 +272,7 @@ def device_ssd_table(n: int, table):
     if host.ndim != 1:
         raise ValueError("ssd_table must be a 1-D array of SSD values for B = 0, 1, ...")
     digest = hashlib.sha1(host.tobytes()).hexdigest()
-    return _lru(_TABLES, (cupy.cuda.Device().id, digest), lambda: cupy.asarray(host))
+    return cached(_TABLES, (cupy.cuda.Device().id, digest), lambda: cupy.asarray(host))
 
 
 @dataclass

@@ -27,6 +27,7 @@
 // 0 of particle stream s. All are uniform_float, in [0, 1).
 
 #include "lanes.cuh"
+#include "reduce.cuh"
 #include "stats.cuh"
 
 namespace pfr {
@@ -49,15 +50,6 @@ __host__ __device__ constexpr int padded(int i) {
 template <typename V>
 struct PaddedTile {
     V at[padded<V>(SCAN_TILE)];
-};
-
-struct Add {
-    template <typename V>
-    __device__ V operator()(V a, V b) const { return a + b; }
-};
-struct Max {
-    template <typename V>
-    __device__ V operator()(V a, V b) const { return a > b ? a : b; }
 };
 
 // Inclusive scan over the 32 lanes of a warp (Kogge-Stone, with shuffles).
@@ -336,21 +328,6 @@ __device__ void scan_tile_sums(const T* tile_sum, const long long* tile_end, lon
         total[0] = reach;
         last[0] = all_end_positive - 1;
     }
-}
-
-// Whether this block is the last of the grid to get here: every block
-// publishes its writes (__threadfence) and takes a ticket. The last one
-// resets the counter for the next launch.
-__device__ bool last_block_done(unsigned int* tickets) {
-    __shared__ bool last;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        last = atomicAdd(tickets, 1u) == gridDim.x - 1;
-        if (last) *tickets = 0u;
-    }
-    __syncthreads();
-    return last;
 }
 
 }  // namespace pfr

@@ -2,20 +2,23 @@
 // entry (one pass), the SSD of eq. 6.5, and the B of both families.
 //
 // Every reduction runs in two fixed-shape steps -- a partial result per
-// block of a grid whose size depends only on N, then one block combining the
-// partials in index order -- so the result is the same on every run (no
-// atomics). Sums are float64, as on the CPU (tuning.py), so that both
+// block of a grid whose size depends only on N, then the last block to
+// finish combining the partials in index order -- so the result is the same
+// on every run (the only atomic is the ticket of last_block_done). Sums are float64, as on the CPU (tuning.py), so that both
 // backends choose the same B.
 
 #include "reduce.cuh"
 #include "stats.cuh"
 
-// Step 1 of the statistics: per block the sum and maximum of the good
-// weights and the first bad index (NaN, infinite or negative; n if none).
+// The statistics, in one launch: per block the sum and maximum of the good
+// weights and the first bad index (NaN, infinite or negative; n if none);
+// then the last block to finish combines the partials, in index order, into
+// stats[STAT_SUM/MAX/BAD]. (One launch, not two: at small N a launch costs
+// more than the work, and the filter runs one such reduction a step.)
 template <typename T>
-__global__ void weight_stats_partial(const T* __restrict__ w, long long n,
-                                     double* __restrict__ part_sum, double* __restrict__ part_max,
-                                     long long* __restrict__ part_bad) {
+__global__ void weight_stats(const T* __restrict__ w, long long n, double* __restrict__ part_sum,
+                             double* __restrict__ part_max, long long* __restrict__ part_bad,
+                             unsigned int* __restrict__ ticket, double* __restrict__ stats) {
     using namespace pfr;
     __shared__ double shared[REDUCE_THREADS];
     __shared__ long long shared_bad[REDUCE_THREADS];
@@ -40,20 +43,9 @@ __global__ void weight_stats_partial(const T* __restrict__ w, long long n,
         part_max[blockIdx.x] = max;
         part_bad[blockIdx.x] = bad;
     }
-}
-
-// Step 2: one block combines the partials into stats[STAT_SUM/MAX/BAD].
-extern "C" __global__ void weight_stats_final(int parts, long long n,
-                                              const double* __restrict__ part_sum,
-                                              const double* __restrict__ part_max,
-                                              const long long* __restrict__ part_bad,
-                                              double* __restrict__ stats) {
-    using namespace pfr;
-    __shared__ double shared[REDUCE_THREADS];
-    __shared__ long long shared_bad[REDUCE_THREADS];
-    double sum = 0.0, max = 0.0;
-    long long bad = n;
-    for (int p = threadIdx.x; p < parts; p += REDUCE_THREADS) {
+    if (!last_block_done(ticket)) return;
+    sum = 0.0, max = 0.0, bad = n;
+    for (int p = threadIdx.x; p < (int)gridDim.x; p += REDUCE_THREADS) {
         sum += part_sum[p];
         max = part_max[p] > max ? part_max[p] : max;
         bad = part_bad[p] < bad ? part_bad[p] : bad;
@@ -80,11 +72,14 @@ extern "C" __global__ void metropolis_b(long long n, double log_epsilon,
     b_out[0] = b < 2147483647.0 ? (int)b : 2147483647;  // no weight allows more; NaN -> 0
 }
 
-// Step 1 of the SSD (eq. 6.5, Algorithm 6.4; tuning.ssd): per block
-// sum((N w_i / sum w - 1)^2).
+// The SSD (eq. 6.5, Algorithm 6.4; tuning.ssd), sum((N w_i / sum w - 1)^2),
+// a partial per block, then in the last block to finish: the partials added
+// in index order, and FIND-B (Algorithm 6.5; tuning.find_B), the first B with
+// table[B] >= SSD, the last B of the table when none is.
 template <typename T>
-__global__ void ssd_partial(const T* __restrict__ w, long long n, const double* __restrict__ stats,
-                            double* __restrict__ part_sum) {
+__global__ void uphill_b(const T* __restrict__ w, long long n, double* __restrict__ part_sum,
+                         unsigned int* __restrict__ ticket, const double* __restrict__ table,
+                         int table_size, double* __restrict__ stats, int* __restrict__ b_out) {
     using namespace pfr;
     __shared__ double shared[REDUCE_THREADS];
     const double total = stats[STAT_SUM];
@@ -96,17 +91,9 @@ __global__ void ssd_partial(const T* __restrict__ w, long long n, const double* 
     }
     sum = block_reduce(sum, shared, Add());
     if (threadIdx.x == 0) part_sum[blockIdx.x] = sum;
-}
-
-// Step 2 of the SSD, then FIND-B (Algorithm 6.5; tuning.find_B): the first B
-// with table[B] >= SSD, the last B of the table when none is.
-extern "C" __global__ void uphill_b(int parts, const double* __restrict__ part_sum,
-                                    const double* __restrict__ table, int table_size,
-                                    double* __restrict__ stats, int* __restrict__ b_out) {
-    using namespace pfr;
-    __shared__ double shared[REDUCE_THREADS];
-    double sum = 0.0;
-    for (int p = threadIdx.x; p < parts; p += REDUCE_THREADS) sum += part_sum[p];
+    if (!last_block_done(ticket)) return;
+    sum = 0.0;
+    for (int p = threadIdx.x; p < (int)gridDim.x; p += REDUCE_THREADS) sum += part_sum[p];
     sum = block_reduce(sum, shared, Add());
     if (threadIdx.x == 0) {
         stats[STAT_SSD] = sum;

@@ -244,7 +244,8 @@ class FilterGraph:
             top, total = self.top[k : k + 1], self.total[k : k + 1]
             mark(k, 0)
             twin.predict(x, self.log_w, k, self.z[mz * k : mz * (k + 1)], self.noise_key, top)
-            _launch("filter.cu", "exp_shifted", n, (self.log_w, top, np.uint32(n), self.w_tilde))
+            args = (self.log_w, top, np.uint32(n), self.w_tilde)
+            _launch("filter.cu", "exp_shifted", gpu.blocks(n, 4), args)  # 4 weights a thread
             mark(k, 1)
             args = (self.w_tilde, np.int64(n), self.sums, self.tickets[0:1], total)
             _launch("filter.cu", "weight_total", n, args, grid=self.parts)
@@ -263,7 +264,7 @@ class FilterGraph:
                 kind = cupy.cuda.runtime.memcpyDeviceToDevice
                 cupy.cuda.runtime.memcpyAsync(dst, src, 4, kind, stream.ptr)
             args = (x, self.ancestors, np.uint32(n), np.int32(twin.rows), x_next)
-            _launch("filter.cu", "gather_rows", n, args)
+            _launch("filter.cu", "gather_rows", gpu.blocks(n, 4), args)  # 4 particles a thread
         mark(self.steps - 1, stages)
 
     def stage_seconds(self) -> tuple[np.ndarray, float]:

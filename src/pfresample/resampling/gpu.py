@@ -105,9 +105,7 @@ _TEMPLATES = {
     ]
     + [f"inverse_cdf_draws<{t},{s}>" for t in _CTYPES.values() for s in ("false", "true")],
     "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 4)],
-    "reduce.cu": [
-        f"{k}<{t}>" for k in ("weight_stats_partial", "ssd_partial") for t in _CTYPES.values()
-    ],
+    "reduce.cu": [f"{k}<{t}>" for k in ("weight_stats", "uphill_b") for t in _CTYPES.values()],
 }
 
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)
@@ -198,6 +196,7 @@ class Workspace:
         self.part_bad = cupy.empty(self.parts, dtype=np.int64)
         self.stats = cupy.zeros(STAT_COUNT, dtype=np.float64)
         self.b = cupy.zeros(1, dtype=np.int32)
+        self.tickets = cupy.zeros(2, dtype=np.uint32)  # the statistics', the SSD's last block
 
     def scan(self, dtype) -> ScanBuffers:
         """The prefix-sum buffers in precision ``dtype`` (made on first use)."""
@@ -337,17 +336,9 @@ def make_call(weights, seeds) -> Call:
 def enqueue_stats(call: Call) -> None:
     """Sum, maximum and first bad index of the weights into ``ws.stats``."""
     ws = call.ws
-    partial = kernel("reduce.cu", f"weight_stats_partial<{call.ctype}>")
-    partial(
-        (ws.parts,),
-        (REDUCE_THREADS,),
-        (call.w, np.int64(call.n), ws.part_sum, ws.part_max, ws.part_bad),
-    )
-    final = kernel("reduce.cu", "weight_stats_final")
-    final(
-        (1,),
-        (REDUCE_THREADS,),
-        (np.int32(ws.parts), np.int64(call.n), ws.part_sum, ws.part_max, ws.part_bad, ws.stats),
+    args = (call.w, np.int64(call.n), ws.part_sum, ws.part_max, ws.part_bad, ws.tickets[0:1])
+    kernel("reduce.cu", f"weight_stats<{call.ctype}>")(
+        (ws.parts,), (REDUCE_THREADS,), (*args, ws.stats)
     )
 
 
@@ -372,12 +363,9 @@ def enqueue_B(call: Call, uses_B: str, params: dict) -> None:
         )
     elif uses_B == "uphill":
         table = device_ssd_table(call.n, params.get("ssd_table"))
-        partial = kernel("reduce.cu", f"ssd_partial<{call.ctype}>")
-        partial((ws.parts,), (REDUCE_THREADS,), (call.w, np.int64(call.n), ws.stats, ws.part_sum))
-        kernel("reduce.cu", "uphill_b")(
-            (1,),
-            (REDUCE_THREADS,),
-            (np.int32(ws.parts), ws.part_sum, table, np.int32(table.size), ws.stats, ws.b),
+        args = (call.w, np.int64(call.n), ws.part_sum, ws.tickets[1:2], table)
+        kernel("reduce.cu", f"uphill_b<{call.ctype}>")(
+            (ws.parts,), (REDUCE_THREADS,), (*args, np.int32(table.size), ws.stats, ws.b)
         )
     else:
         raise ValueError(f"unknown B rule {uses_B!r}")

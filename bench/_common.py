@@ -35,7 +35,7 @@ def particles_version() -> str | None:
         return getattr(particles, "__version__", "unknown")
 
 
-def write_rows(path: Path, rows: list[dict], fields=None) -> None:
+def write_rows(path: Path, rows: list[dict], fields=None, announce=True) -> None:
     """``rows`` as a CSV file at ``path`` (its folder made), columns ``fields``
     (default: the first row's keys; keys not among them are left out)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -43,4 +43,5 @@ def write_rows(path: Path, rows: list[dict], fields=None) -> None:
         writer = csv.DictWriter(f, fieldnames=fields or list(rows[0]), extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
-    print(f"# wrote {path}")
+    if announce:
+        print(f"# wrote {path}")

@@ -135,6 +135,7 @@ def main(argv=None) -> int:
                 "speedup_vs_cpu": None if cpu_s is None else cpu_s / wall_s,
             }
             rows.append(row)
+            write_rows(args.out, rows, announce=False)  # a run cut off keeps what it measured
             print(
                 f"{args.model} {label:>10} N=2^{log2n}: gpu {gpu_s * 1e3:8.2f} ms, "
                 f"wall {wall_s * 1e3:8.2f} ms (no stage times {bare_s * 1e3:6.2f})"

@@ -189,6 +189,9 @@ class FilterGraph:
         self.ancestors = cupy.empty((1, n), dtype=np.int32)
         ws = gpu.workspace(n)
         w_in = self.w_tilde if self.w is None else self.w
+        # One replica whose key (n_keys = 1) the kernels read from the step's
+        # two words of `inputs` (lanes.cuh, make_lane): the same draws as the
+        # key passed by value, but rewritten by each run without a new graph.
         self.calls = [
             gpu.Call(
                 w_in,

@@ -55,3 +55,18 @@ def test_cumulative_tile_geometry_is_the_one_gpu_py_launches():
     for name in ("SCAN_THREADS", "SCAN_ITEMS", "TILE_SUMS_THREADS"):
         found = re.search(rf"constexpr int {name} = (\d+);", text)
         assert found is not None and int(found.group(1)) == getattr(gpu, name), name
+
+
+def test_filter_constants_are_the_ones_sir_gpu_launches():
+    """reduce.cuh and models.cuh repeat constants of gpu.py and sir_gpu.py:
+    the reduction blocks' threads, and the particles a Philox block serves."""
+    from pfresample.filters import sir_gpu
+
+    def constant(header, name):
+        found = re.search(rf"constexpr int {name} = (\d+);", (gpu.KERNEL_DIR / header).read_text())
+        assert found is not None, name
+        return int(found.group(1))
+
+    assert constant("reduce.cuh", "REDUCE_THREADS") == gpu.REDUCE_THREADS == sir_gpu.THREADS
+    assert constant("models.cuh", "GROWTH_PER_BLOCK") == sir_gpu._GrowthTwin.per_block
+    assert constant("models.cuh", "RADAR_PER_BLOCK") == sir_gpu._RadarTwin.per_block

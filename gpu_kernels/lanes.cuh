@@ -48,6 +48,27 @@ __device__ __forceinline__ Lane make_lane(long long id, unsigned int n, const un
     return lane;
 }
 
+// Threads that share one lane's work (gpu.py, lane_group): `group`
+// consecutive threads, a power of two of at most a warp that divides the
+// block, so that a group lies inside one warp. A thread's lane, its rank in
+// the group, and its group's lanes of the warp (the mask of the *_sync
+// intrinsics).
+struct Group {
+    long long lane;
+    unsigned int rank;
+    unsigned int mask;
+};
+
+__device__ __forceinline__ Group make_group(unsigned int group) {
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    Group g;
+    g.lane = tid / group;
+    g.rank = (unsigned int)(tid - g.lane * group);
+    const unsigned int first = (threadIdx.x & (WARP_SIZE - 1u)) & ~(group - 1u);
+    g.mask = group == WARP_SIZE ? 0xFFFFFFFFu : ((1u << group) - 1u) << first;
+    return g;
+}
+
 // The B of a call: given by the host (b >= 0), else the one a B kernel wrote
 // to device memory (reduce.cu), so that no host synchronisation is needed.
 __device__ __forceinline__ int loop_length(int b, const int* b_device) {

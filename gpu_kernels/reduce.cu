@@ -10,15 +10,27 @@
 #include "reduce.cuh"
 #include "stats.cuh"
 
+// Metropolis B (Murray et al.; tuning.metropolis_B): beta = mean / max,
+// B = ceil(log(eps) / log(1 - beta)), 0 when beta >= 1.
+__device__ __forceinline__ int metropolis_B(double sum, double max, long long n,
+                                            double log_epsilon) {
+    const double beta = (sum / (double)n) / max;
+    double b = 0.0;
+    if (beta < 1.0) b = ceil(log_epsilon / log1p(-beta));
+    return b < 2147483647.0 ? (int)b : 2147483647;  // no weight allows more; NaN -> 0
+}
+
 // The statistics, in one launch: per block the sum and maximum of the good
 // weights and the first bad index (NaN, infinite or negative; n if none);
 // then the last block to finish combines the partials, in index order, into
-// stats[STAT_SUM/MAX/BAD]. (One launch, not two: at small N a launch costs
-// more than the work, and the filter runs one such reduction a step.)
+// stats[STAT_SUM/MAX/BAD], and, when b_out is not null, writes Metropolis's B
+// there too. (One launch, not two or three: at small N a launch costs more
+// than the work, and the filter runs one such reduction a step.)
 template <typename T>
 __global__ void weight_stats(const T* __restrict__ w, long long n, double* __restrict__ part_sum,
                              double* __restrict__ part_max, long long* __restrict__ part_bad,
-                             unsigned int* __restrict__ ticket, double* __restrict__ stats) {
+                             unsigned int* __restrict__ ticket, double* __restrict__ stats,
+                             double log_epsilon, int* __restrict__ b_out) {
     using namespace pfr;
     __shared__ double shared[REDUCE_THREADS];
     __shared__ long long shared_bad[REDUCE_THREADS];
@@ -58,18 +70,16 @@ __global__ void weight_stats(const T* __restrict__ w, long long n, double* __res
         stats[STAT_SUM] = sum;
         stats[STAT_MAX] = max;
         stats[STAT_BAD] = (double)bad;
+        if (b_out != nullptr) b_out[0] = metropolis_B(sum, max, n, log_epsilon);
     }
 }
 
-// Metropolis B (Murray et al.; tuning.metropolis_B): beta = mean / max,
-// B = ceil(log(eps) / log(1 - beta)), 0 when beta >= 1. One thread.
+// Metropolis B from statistics already on the device (the filter's: the sum
+// of stage 2, the maximum 1). One thread.
 extern "C" __global__ void metropolis_b(long long n, double log_epsilon,
                                         const double* __restrict__ stats, int* __restrict__ b_out) {
     using namespace pfr;
-    const double beta = (stats[STAT_SUM] / (double)n) / stats[STAT_MAX];
-    double b = 0.0;
-    if (beta < 1.0) b = ceil(log_epsilon / log1p(-beta));
-    b_out[0] = b < 2147483647.0 ? (int)b : 2147483647;  // no weight allows more; NaN -> 0
+    b_out[0] = metropolis_B(stats[STAT_SUM], stats[STAT_MAX], n, log_epsilon);
 }
 
 // The SSD (eq. 6.5, Algorithm 6.4; tuning.ssd), sum((N w_i / sum w - 1)^2),

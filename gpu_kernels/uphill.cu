@@ -55,39 +55,59 @@ __device__ __forceinline__ void uphill_step(unsigned int j, T wj, unsigned int& 
 
 }  // namespace pfr
 
-template <typename T, int MODE, bool SHARED>
+// GROUPED: the threads of a group (gpu.py, lane_group) split the B
+// iterations into consecutive parts, each a multiple of four iterations
+// (whole Philox blocks); each keeps the heaviest of its part (the first
+// thread also its particle), and the parts are combined in order, a later
+// part's winner replacing an earlier one's only when strictly heavier -- so
+// ties keep the candidate seen first, as one thread's loop over all B does.
+// Not GROUPED: one thread a lane (its own instantiation, which keeps the
+// registers, and so the occupancy, of the plain loop).
+template <typename T, int MODE, bool SHARED, bool GROUPED>
 __global__ void uphill(const T* __restrict__ w, unsigned int n, long long lanes,
                        const unsigned int* __restrict__ keys, int n_keys, unsigned int k0,
                        unsigned int k1, int b, const int* __restrict__ b_device, unsigned int dc,
-                       unsigned int sc, int* __restrict__ out) {
+                       unsigned int sc, unsigned int group, int* __restrict__ out) {
     using namespace pfr;
-    const long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (id >= lanes) return;  // SHARED: lanes is a multiple of 32, whole warps leave
+    static_assert(!(SHARED && GROUPED), "shared warp draws need one thread a lane");
+    const Group g = make_group(GROUPED ? group : 1u);
+    const long long id = g.lane;
+    if (id >= lanes) return;  // whole groups leave; SHARED: whole warps
     const Lane lane = make_lane(id, n, keys, n_keys, k0, k1);
     Candidates<MODE, SHARED> cand(lane, n, dc, sc);
     const int B = loop_length(b, b_device);
+    int m = 0, end = B;
+    if (GROUPED) {
+        const int part = ((B + (int)group - 1) / (int)group + 3) & ~3;
+        m = min(B, (int)g.rank * part);
+        end = min(B, m + part);
+    }
     unsigned int t = lane.particle;
-    T wt = w[t];
-    int m = 0;
+    T wt = g.rank == 0 ? w[t] : (T)-1;  // -1: any candidate's weight beats it
     constexpr int BATCH = uphill_batch(MODE);
     constexpr bool PIPELINE = uphill_pipeline(MODE);
     UphillBatch<T, BATCH> cur, next;
-    if (PIPELINE && B >= BATCH) uphill_draw(cur, 0, lane, cand, w);
-    for (; m + BATCH <= B; m += BATCH) {
+    if (PIPELINE && m + BATCH <= end) uphill_draw(cur, m, lane, cand, w);
+    for (; m + BATCH <= end; m += BATCH) {
         if (!PIPELINE) uphill_draw(cur, m, lane, cand, w);
-        const bool more = PIPELINE && m + 2 * BATCH <= B;
+        const bool more = PIPELINE && m + 2 * BATCH <= end;
         if (more) uphill_draw(next, m + BATCH, lane, cand, w);
 #pragma unroll
         for (int k = 0; k < BATCH; ++k) uphill_step(cur.j[k], cur.wj[k], t, wt);
         if (more) cur = next;
     }
-    if (m < B) {  // the last B mod BATCH iterations, from at most one more Philox block each 4
-        Philox4x32 a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, m >> 2);
-        for (; m < B; ++m) {
-            if ((m & 3) == 0) a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, m >> 2);
-            const unsigned int j = cand.pick(m, a.word((unsigned int)m & 3u));
-            uphill_step(j, w[j], t, wt);
+    Philox4x32 a;
+    for (; m < end; ++m) {  // the last (end - m) mod BATCH; m starts at a multiple of 4
+        if ((m & 3) == 0) a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, m >> 2);
+        const unsigned int j = cand.pick(m, a.word((unsigned int)m & 3u));
+        uphill_step(j, w[j], t, wt);
+    }
+    if (GROUPED) {
+        for (unsigned int o = 1; o < group; o <<= 1) {  // rank r takes in ranks r+o .. r+2o-1
+            const unsigned int t_later = __shfl_down_sync(g.mask, t, o, group);
+            const T w_later = __shfl_down_sync(g.mask, wt, o, group);
+            uphill_step(t_later, w_later, t, wt);
         }
     }
-    out[id] = (int)t;
+    if (g.rank == 0) out[id] = (int)t;
 }

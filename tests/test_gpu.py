@@ -6,7 +6,8 @@
   2^16, 2^20; gamma and eq. 2.33 weights; SS = 128 and 2048; B from the
   formulas and fixed; float64 weights; several seeds per launch; and the
   launch shapes where warps are not shared (N = 16, a block size that is not
-  a multiple of 32).
+  a multiple of 32); every number of threads a lane (1 to 32) for the kernels
+  that split a lane's work.
 * B: the device chooses the CPU's B (Metropolis formula, Uphill SSD + FIND-B).
 * Bad input on device arrays raises the host's errors.
 * Memory: repeated calls of the same size allocate nothing new.
@@ -141,6 +142,27 @@ def test_parity_where_warps_are_not_shared(method, monkeypatch):
     if REGISTRY[method].uses_B:
         kw["B"] = 200
     assert_same_ancestors(weights_of("gamma", 1024), method, [SEED, 11], **kw)
+
+
+@pytest.mark.parametrize("method", ["rejection", "uphill", "uphill-ca", "uphill-c1"])
+def test_parity_for_every_lane_group(method, monkeypatch):
+    # However many threads share a lane's work (gpu.lane_group: Rejection's
+    # attempts, the Uphill family's B candidates), the ancestors are the
+    # CPU's. B below, at and past four iterations a thread and past one run
+    # of shared warp draws; for Rejection, one heavy particle among light
+    # ones (about N / 2 attempts a particle: many rounds of 2 x 32 attempts).
+    n = 1 << 10
+    heavy = np.full(n, 1e-3, dtype=np.float32)
+    heavy[5] = 1.0
+    kw = {"segment_bytes": 128} if method in SEGMENTED else {}
+    for group in (1, 2, 4, 8, 16, 32):
+        monkeypatch.setattr(gpu, "lane_group", lambda *_, g=group: g)
+        assert_same_ancestors(weights_of("eq233", n), method, [SEED, 3], **kw)
+        if REGISTRY[method].uses_B:
+            for B in (0, 1, 3, 5, 64, 130):
+                assert_same_ancestors(weights_of("gamma", n), method, [SEED], B=B, **kw)
+        else:
+            assert_same_ancestors(heavy, method, [SEED, 4], **kw)
 
 
 @pytest.mark.parametrize("method", ["metropolis-c1", "metropolis-c2", "uphill-ca", "uphill-c1"])

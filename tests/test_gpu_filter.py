@@ -11,7 +11,8 @@ Run on a GPU: ``pytest -m gpu``.
   CPU filter's -- a paired comparison, trajectory by trajectory, so the
   trajectories' own spread cancels (tolerance below).
 * Every method of Tables 5.1, 6.2 and 7.2 runs on both models; B is chosen
-  on the device; stage times are positive and add up to the total.
+  on the device, a B a step, the CPU's B of that step's weights; stage
+  times are positive and add up to the total.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import math
 import numpy as np
 import pytest
 
+import pfresample as pr
+from pfresample.constants import EPSILON_FILTER
 from pfresample.filters import STAGES, rmse, run_sir, sir_gpu
 from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
 
@@ -170,6 +173,20 @@ def test_fixed_B_is_used_at_every_step():
     x, y = GROWTH.simulate(20, np.random.default_rng(3))
     r = run_sir(GROWTH, y, 2**10, "metropolis", 1, B=17, backend="cuda")
     assert np.all(r.B == 17)
+
+
+@pytest.mark.parametrize("method", ["metropolis", "uphill"])
+def test_device_B_of_a_step_is_the_B_of_its_weights(method):
+    # The B a step chose on the device (written by the statistics or SSD
+    # kernel straight into the run's record of Bs) is the CPU's B of that
+    # step's weights; the last step's w~ are still in the graph's buffer.
+    x, y = GROWTH.simulate(20, np.random.default_rng(5))
+    r = run_sir(GROWTH, y, 2**12, method, 3, backend="cuda")
+    graph = next(reversed(sir_gpu._GRAPHS.values()))
+    assert graph.m.name == method and graph.n == 2**12
+    params = {"epsilon": EPSILON_FILTER} if method == "metropolis" else {}
+    assert r.B[-1] == pr.choose_B(graph.w_tilde.get(), method, **params)
+    assert len(set(r.B.tolist())) > 1  # a B a step, not one B for the run
 
 
 def test_same_seed_same_run():

@@ -70,3 +70,13 @@ def test_filter_constants_are_the_ones_sir_gpu_launches():
     assert constant("reduce.cuh", "REDUCE_THREADS") == gpu.REDUCE_THREADS == sir_gpu.THREADS
     assert constant("models.cuh", "GROWTH_PER_BLOCK") == sir_gpu._GrowthTwin.per_block
     assert constant("models.cuh", "RADAR_PER_BLOCK") == sir_gpu._RadarTwin.per_block
+
+
+def test_lane_group_fills_the_device_once_and_divides_the_block():
+    h200 = 132 * 2048  # resident threads of an H200
+    assert gpu.lane_group(2**14, 512, h200) == 16  # 2^18 threads: one wave
+    assert gpu.lane_group(2**16, 512, h200) == 4
+    assert gpu.lane_group(2**18, 512, h200) == 1
+    assert gpu.lane_group(2**10, 64, h200) == 32  # at most a warp
+    assert gpu.lane_group(1024, 48, h200) == 16  # divides the block: groups stay in a warp
+    assert gpu.lane_group(16, 16, h200) == 16

@@ -10,9 +10,13 @@ the SSD match for the Uphill family), computed on the device:
    tests/test_models_cuda.py); then ``filter.cu``'s w~ = exp(log w - max);
 2. s = SUM(w~) in float64 (``filter.cu``);
 3. w = w~ / s and x^_k = SUM(w~ x) / s, kept on the device (``filter.cu``);
-4. the registry method's kernels (``resampling/gpu.py``: the statistics and B
-   kernels when the method needs them, then the method), and the gather
-   x = x[ancestors] into the other of two state buffers.
+4. the registry method's kernels (``resampling/gpu.py``: B when the device
+   chooses it, then the method), and the gather x = x[ancestors] into the
+   other of two state buffers. A comparison-based method is handed the
+   statistics of w~ that the filter already has -- the sum of stage 2 and
+   the maximum, which is 1 -- where the resampler called on its own
+   computes them (a reduction kernel fewer a step); the cumulative ones
+   get w and compute what they read, as on their own.
 
 Why a graph: at N = 2^14 a step is a few microseconds of work but ten or so
 kernel launches, and launching them one by one from Python costs about
@@ -27,8 +31,9 @@ after the last step.
 Each stage is timed with CUDA events recorded between the stages as timing
 nodes of the graph (``cuEventRecordWithFlags`` with
 ``CU_EVENT_RECORD_EXTERNAL``: a plain event record inside a capture only
-orders work and keeps no time); ``wall_seconds`` is the host's clock around
-the upload, the replay and the synchronisation.
+orders work and keeps no time). The marks hang off the kernels' chain on a
+side branch, so that timing a run does not lengthen it; ``wall_seconds`` is
+the host's clock around the upload, the replay and the synchronisation.
 
 States are float32 on the device (the thesis is single precision, §2.4),
 float64 on the CPU; the process noise comes from Philox (``models.cuh``), not
@@ -39,12 +44,11 @@ filter, and their RMSEs agree within the spread of runs
 
 from __future__ import annotations
 
-import ctypes
+import copy
 import hashlib
 import math
 import time
 from collections import OrderedDict
-from functools import cache
 
 import numpy as np
 
@@ -142,17 +146,9 @@ def device_twin(model):
     return None
 
 
-@cache
-def _driver():
-    """libcuda, for the one call CuPy does not wrap (Linux: libcuda.so.1)."""
-    lib = ctypes.CDLL("libcuda.so.1")
-    lib.cuEventRecordWithFlags.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint]
-    return lib
-
-
 def _timing_record(event, stream) -> None:
     """Record ``event`` on the capturing ``stream`` as a node that keeps its time."""
-    rc = _driver().cuEventRecordWithFlags(event.ptr, stream.ptr, CU_EVENT_RECORD_EXTERNAL)
+    rc = gpu.libcuda().cuEventRecordWithFlags(event.ptr, stream.ptr, CU_EVENT_RECORD_EXTERNAL)
     if rc != 0:
         raise RuntimeError(f"cuEventRecordWithFlags failed (CUresult {rc})")
 
@@ -176,7 +172,14 @@ class FilterGraph:
         self.w_tilde = cupy.empty(n, dtype=WEIGHT_DTYPE)
         self.w = None if m.comparison_based else cupy.empty(n, dtype=WEIGHT_DTYPE)
         self.top = cupy.zeros(steps, dtype=np.uint32)  # max log w~ of each step (to_ordered)
-        self.total = cupy.empty(steps, dtype=np.float64)
+        # The statistics record (gpu.STAT_*) of each step's w~, which stage 4
+        # of a comparison-based method reads instead of computing it: the sum
+        # is stage 2's; the maximum is 1, since w~ = exp(log w - max log w)
+        # is exp(0) = 1 exactly at the maximum; no entry is bad (a NaN or
+        # infinite estimate raises after the run).
+        self.stats = cupy.zeros((steps, gpu.STAT_COUNT), dtype=np.float64)
+        self.stats[:, gpu.STAT_MAX] = 1.0
+        self.stats[:, gpu.STAT_BAD] = n
         self.estimates = cupy.empty((steps, rows), dtype=np.float64)
         self.sums = cupy.empty(rows * parts, dtype=np.float64)  # partials of stages 2 and 3
         self.tickets = cupy.zeros(2, dtype=np.uint32)
@@ -187,7 +190,6 @@ class FilterGraph:
         self.noise_key = self.inputs[:2]
         self.z = self.inputs[2 + 2 * steps :].view(np.float32)
         self.ancestors = cupy.empty((1, n), dtype=np.int32)
-        ws = gpu.workspace(n)
         w_in = self.w_tilde if self.w is None else self.w
         # One replica whose key (n_keys = 1) the kernels read from the step's
         # two words of `inputs` (lanes.cuh, make_lane): the same draws as the
@@ -199,7 +201,7 @@ class FilterGraph:
                 self.inputs[2 + 2 * k : 4 + 2 * k],
                 np.uint32(0),
                 np.uint32(0),
-                ws,
+                self._step_workspace(k),
                 self.ancestors,
             )
             for k in range(steps)
@@ -211,40 +213,66 @@ class FilterGraph:
         marks = steps * len(STAGES) + 1 if timed else 2
         self.marks = [cupy.cuda.Event() for _ in range(marks)]
         self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.side = cupy.cuda.Stream(non_blocking=True)  # the marks' branch
+        self._fork, self._join = (cupy.cuda.Event(disable_timing=True) for _ in range(2))
         with self.stream:
             # One eager step first: it compiles or loads every kernel and
             # makes the workspace's buffers, neither of which may happen
             # while capturing. The inputs are zeros: valid keys and measurements.
-            self._enqueue(1, record=None)
+            self._enqueue(1, marks=False)
             self.stream.synchronize()
             self.stream.begin_capture()
             try:
-                self._enqueue(steps, record=_timing_record)
+                self._enqueue(steps, marks=True)
+                self._join.record(self.side)  # the branch rejoins before the graph ends
+                self.stream.wait_event(self._join)
             finally:
                 self.graph = self.stream.end_capture()
             self.graph.upload(self.stream)
 
-    def _enqueue(self, steps: int, record) -> None:
-        """Enqueue ``steps`` steps on the current stream; ``record(event,
-        stream)`` places the timing marks (None: none)."""
+    def _step_workspace(self, k: int):
+        """The workspace of step k's resampling: the shared one, except that
+        a comparison-based method reads the step's statistics record, and a
+        B chosen on the device goes straight into ``used_B[k]`` (no copy
+        node a step)."""
+        step_ws = copy.copy(gpu.workspace(self.n))
+        if self.m.comparison_based:
+            step_ws.stats = self.stats[k]
+        if self.device_B:
+            step_ws.b = self.used_B[k : k + 1]
+        return step_ws
+
+    def _record_mark(self, event) -> None:
+        """``event`` recorded once the work enqueued so far is done, as a
+        node on a side branch of the graph (``self.side``): the kernels'
+        chain does not wait for the marks. (In the chain itself each mark
+        was one more dependent node, about 2.7 us: 1.1 ms of a 100-step run
+        at N = 2^14, measured on the H200.)"""
+        self._fork.record(self.stream)
+        self.side.wait_event(self._fork)
+        _timing_record(event, self.side)
+
+    def _enqueue(self, steps: int, marks: bool) -> None:
+        """Enqueue ``steps`` steps on the current stream, with the timing
+        marks or without any."""
         import cupy
 
         stream, twin, n, m = self.stream, self.twin, self.n, self.m
         mz, stages = twin.measurement_size, len(STAGES)
 
         def mark(k: int, s: int) -> None:  # the boundary before stage s of step k
-            if record is None:
+            if not marks:
                 return
             if self.timed:
-                record(self.marks[stages * k + s], stream)
+                self._record_mark(self.marks[stages * k + s])
             elif (k, s) in ((0, 0), (self.steps - 1, stages)):
-                record(self.marks[0 if s == 0 else 1], stream)
+                self._record_mark(self.marks[0 if s == 0 else 1])
 
         cupy.cuda.runtime.memsetAsync(self.top.data.ptr, 0, self.top.nbytes, stream.ptr)
         twin.init(self.x[0], self.noise_key)
         for k in range(steps):
             x, x_next = self.x[k % 2], self.x[(k + 1) % 2]
-            top, total = self.top[k : k + 1], self.total[k : k + 1]
+            top, total = self.top[k : k + 1], self.stats[k, gpu.STAT_SUM : gpu.STAT_SUM + 1]
             mark(k, 0)
             twin.predict(x, self.log_w, k, self.z[mz * k : mz * (k + 1)], self.noise_key, top)
             args = (self.log_w, top, np.uint32(n), self.w_tilde)
@@ -259,13 +287,12 @@ class FilterGraph:
             _launch("filter.cu", name, n, (*args, self.estimates[k]), grid=self.parts)
             mark(k, 3)
             call = self.calls[k]
-            if self.reads_stats:
-                gpu.enqueue_stats(call)
-            gpu.enqueue_method(m, call, self.kw, self.params)
-            if self.device_B:
-                dst, src = self.used_B[k : k + 1].data.ptr, call.ws.b.data.ptr
-                kind = cupy.cuda.runtime.memcpyDeviceToDevice
-                cupy.cuda.runtime.memcpyAsync(dst, src, 4, kind, stream.ptr)
+            if m.comparison_based:  # the statistics are the filter's
+                if self.device_B:
+                    gpu.enqueue_B(call, m, self.params)
+            elif self.reads_stats:
+                gpu.enqueue_inputs(m, call, self.kw, self.params)
+            m.gpu(call, **self.kw)
             args = (x, self.ancestors, np.uint32(n), np.int32(twin.rows), x_next)
             _launch("filter.cu", "gather_rows", gpu.blocks(n, 4), args)  # 4 particles a thread
         mark(self.steps - 1, stages)

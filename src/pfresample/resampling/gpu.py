@@ -14,14 +14,16 @@ to a header changes that key too.
 
 Launch parameters are computed in one place, :func:`block_size` (thesis
 eq. 2.28, overridable with ``PFRESAMPLE_BLOCK_SIZE``). A call enqueues, on
-the current CuPy stream: the weight statistics (sum, max, first bad entry),
-the B kernel when B is not given, and the method's kernel; B never travels
+the current CuPy stream: the weight statistics (sum, max, first bad entry;
+Metropolis's B in the same launch when B is not given), Uphill's B kernel
+when B is not given, and the method's kernel; B never travels
 to the host. The public API reads the statistics back once to raise on bad
 weights; the timing helper (:func:`time_resample`) does not.
 """
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import math
 import os
@@ -85,12 +87,12 @@ _TEMPLATES = {
         for shared in ("false", "true")
     ],
     "uphill.cu": [
-        f"uphill<{t},{mode},{shared}>"
+        f"uphill<{t},{mode},{layout}>"
         for t in _CTYPES.values()
         for mode in MODES.values()
-        for shared in ("false", "true")
+        for layout in ("false,false", "true,false", "false,true")  # SHARED, GROUPED
     ],
-    "rejection.cu": [f"rejection<{t}>" for t in _CTYPES.values()],
+    "rejection.cu": [f"rejection<{t},{g}>" for t in _CTYPES.values() for g in ("false", "true")],
     "cumulative.cu": [
         f"{k}<{pair}>"
         for k in (
@@ -166,6 +168,52 @@ def block_size(n: int) -> int:
 
 def blocks(lanes: int, block: int) -> int:
     return -(-lanes // block)
+
+
+@cache
+def libcuda():
+    """The CUDA driver, for the calls CuPy does not wrap (Linux: libcuda.so.1)."""
+    lib = ctypes.CDLL("libcuda.so.1")
+    lib.cuEventRecordWithFlags.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint]
+    lib.cuOccupancyMaxActiveBlocksPerMultiprocessor.argtypes = [
+        ctypes.POINTER(ctypes.c_int),
+        ctypes.c_void_p,
+        ctypes.c_int,
+        ctypes.c_size_t,
+    ]
+    return lib
+
+
+@cache
+def resident_threads(family: str, function: str, block: int) -> int:
+    """Threads of a kernel the current device holds at once, with blocks of
+    ``block`` threads: SMs x the blocks an SM fits (its registers and shared
+    memory allowing) x ``block``."""
+    import cupy
+
+    fits = ctypes.c_int()
+    ptr = kernel(family, function).kernel.ptr  # the CUfunction of a RawKernel
+    rc = libcuda().cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(fits), ptr, block, 0)
+    if rc != 0:
+        raise RuntimeError(f"cuOccupancyMaxActiveBlocksPerMultiprocessor failed (CUresult {rc})")
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    return sms * fits.value * block
+
+
+def lane_group(lanes: int, block: int, capacity: int) -> int:
+    """Threads that share one lane's work in the kernels that can split it
+    (Rejection's tries, the Uphill family's B candidates; rejection.cu,
+    uphill.cu): with few lanes, one thread a lane leaves the device mostly
+    idle and each lane's serial chain of loads sets the time, so a lane gets
+    the largest power of two of threads, at most a warp, with which the
+    launch still fits on the device at once (``capacity``: the threads of the
+    grouped kernel it holds, :func:`resident_threads`). It divides the block,
+    so that a group never straddles a warp. Same ancestors for every group
+    size."""
+    g = 1
+    while 2 * g <= WARP_SIZE and 2 * g * lanes <= capacity and block % (2 * g) == 0:
+        g *= 2
+    return g
 
 
 def scan_tiles(n: int) -> int:
@@ -333,12 +381,18 @@ def make_call(weights, seeds) -> Call:
 # ---------------------------------------------------------------- reductions
 
 
-def enqueue_stats(call: Call) -> None:
-    """Sum, maximum and first bad index of the weights into ``ws.stats``."""
+def enqueue_stats(call: Call, metropolis_epsilon: float | None = None) -> None:
+    """Sum, maximum and first bad index of the weights into ``ws.stats``;
+    with ``metropolis_epsilon``, Metropolis's B into ``ws.b`` in the same
+    launch (its last block)."""
     ws = call.ws
     args = (call.w, np.int64(call.n), ws.part_sum, ws.part_max, ws.part_bad, ws.tickets[0:1])
+    if metropolis_epsilon is None:
+        b_args = (np.float64(0.0), np.uint64(0))  # 0: a null pointer, no B
+    else:
+        b_args = (np.float64(math.log(metropolis_epsilon)), ws.b)
     kernel("reduce.cu", f"weight_stats<{call.ctype}>")(
-        (ws.parts,), (REDUCE_THREADS,), (*args, ws.stats)
+        (ws.parts,), (REDUCE_THREADS,), (*args, ws.stats, *b_args)
     )
 
 
@@ -353,22 +407,34 @@ def check_stats(call: Call) -> None:
         raise ValueError(ALL_ZERO)
 
 
-def enqueue_B(call: Call, uses_B: str, params: dict) -> None:
-    """The B of the method's family into ``ws.b`` (after :func:`enqueue_stats`)."""
+def enqueue_B(call: Call, m, params: dict) -> None:
+    """``m``'s B into ``ws.b``, from the statistics already in ``ws.stats``:
+    Metropolis's formula (one thread), or Uphill's SSD and FIND-B."""
     ws = call.ws
-    if uses_B == "metropolis":
+    if m.uses_B == "metropolis":
         log_eps = math.log(params.get("epsilon", EPSILON_RESAMPLING))
         kernel("reduce.cu", "metropolis_b")(
             (1,), (1,), (np.int64(call.n), np.float64(log_eps), ws.stats, ws.b)
         )
-    elif uses_B == "uphill":
+    elif m.uses_B == "uphill":
         table = device_ssd_table(call.n, params.get("ssd_table"))
         args = (call.w, np.int64(call.n), ws.part_sum, ws.tickets[1:2], table)
         kernel("reduce.cu", f"uphill_b<{call.ctype}>")(
             (ws.parts,), (REDUCE_THREADS,), (*args, np.int32(table.size), ws.stats, ws.b)
         )
     else:
-        raise ValueError(f"unknown B rule {uses_B!r}")
+        raise ValueError(f"method {m.name!r} has no B rule")
+
+
+def enqueue_inputs(m, call: Call, kw: dict, params: dict) -> None:
+    """What ``m``'s kernel reads, enqueued before it: the weight statistics,
+    and B when the device chooses it -- Metropolis's in the statistics' own
+    launch (its last block), Uphill's in a second one that reads their sum."""
+    device_B = m.uses_B is not None and kw.get("B") is None
+    metropolis = device_B and m.uses_B == "metropolis"
+    enqueue_stats(call, params.get("epsilon", EPSILON_RESAMPLING) if metropolis else None)
+    if device_B and not metropolis:
+        enqueue_B(call, m, params)
 
 
 # ----------------------------------------------------------------- resamplers
@@ -378,11 +444,26 @@ def _iterative(call: Call, family: str, mode: str, B, dc: int, sc: int, chain=()
     """Launch the Metropolis or Uphill kernel of ``mode`` (see lanes.cuh);
     ``chain``: Metropolis's (start, m_start), see :func:`continue_chains`."""
     block = block_size(call.n)
-    shared = call.n % WARP_SIZE == 0 and block % WARP_SIZE == 0
-    name = f"{family}<{call.ctype},{MODES[mode]},{'true' if shared else 'false'}>"
+    # Metropolis is a chain, one thread a lane; Uphill's B candidates split.
+    group = 1
+    if family == "uphill":
+        grouped = f"uphill<{call.ctype},{MODES[mode]},false,true>"
+        group = lane_group(call.lanes, block, resident_threads("uphill.cu", grouped, block))
+    shared = call.n % WARP_SIZE == 0 and block % WARP_SIZE == 0 and group == 1
+    name = f"{family}<{call.ctype},{MODES[mode]},{_flag(shared)}"
     b = np.int32(-1 if B is None else B)
-    args = (*call.lane_args(), b, call.ws.b, np.uint32(dc), np.uint32(sc), *chain, call.out)
-    kernel(f"{family}.cu", name)((blocks(call.lanes, block),), (block,), args)
+    args = (*call.lane_args(), b, call.ws.b, np.uint32(dc), np.uint32(sc), *chain)
+    if family == "uphill":
+        name += f",{_flag(group > 1)}"
+        args += (np.uint32(group),)
+    name += ">"
+    grid = blocks(call.lanes * group, block)
+    kernel(f"{family}.cu", name)((grid,), (block,), (*args, call.out))
+
+
+def _flag(value: bool) -> str:
+    """A bool template argument, as C++ spells it."""
+    return "true" if value else "false"
 
 
 def _chain(start, m_start: int) -> tuple:
@@ -427,8 +508,11 @@ def uphill_c1(call, *, B, dc, sc):
 def rejection(call):
     """Rejection (Algorithm 3.4); w_max from the statistics kernel."""
     block = block_size(call.n)
-    args = (*call.lane_args(), call.ws.stats, call.out)
-    kernel("rejection.cu", f"rejection<{call.ctype}>")((blocks(call.lanes, block),), (block,), args)
+    grouped = f"rejection<{call.ctype},true>"
+    group = lane_group(call.lanes, block, resident_threads("rejection.cu", grouped, block))
+    args = (*call.lane_args(), call.ws.stats, np.uint32(group), call.out)
+    grid = blocks(call.lanes * group, block)
+    kernel("rejection.cu", f"rejection<{call.ctype},{_flag(group > 1)}>")((grid,), (block,), args)
 
 
 def _precision(call: Call, precision) -> np.dtype:
@@ -464,7 +548,7 @@ def _inverse_cdf_draws(call: Call, sb: ScanBuffers, count, stratify: bool) -> No
     """One lane per (replica, output slot): slot s searches r for ``s + u``
     (stratified) or ``count * u``; ``count`` None: Residual's R."""
     block = block_size(call.n)
-    name = f"inverse_cdf_draws<{_CTYPES[sb.dtype]},{'true' if stratify else 'false'}>"
+    name = f"inverse_cdf_draws<{_CTYPES[sb.dtype]},{_flag(stratify)}>"
     count_args = (np.int64(-1 if count is None else count), sb.rest)
     args = (
         sb.values(),
@@ -598,21 +682,14 @@ def accumulate_offspring(ancestors, target, sums, sums_sq):
 # ------------------------------------------------------------------ entry points
 
 
-def enqueue_method(m, call: Call, kw: dict, params: dict) -> None:
-    """The B kernel when B is not given, then the method's kernel."""
-    if m.uses_B is not None and kw.get("B") is None:
-        enqueue_B(call, m.uses_B, params)
-    m.gpu(call, **kw)
-
-
 def resample_many(m, weights, seeds, kw: dict, params: dict):
     """K resamplings on the device: (K, N) int32 CuPy array. ``kw`` are the
     method's checked kernel arguments (``B`` may be None: chosen on the
     device)."""
     call = make_call(weights, seeds)
-    enqueue_stats(call)
+    enqueue_inputs(m, call, kw, params)
     check_stats(call)
-    enqueue_method(m, call, kw, params)
+    m.gpu(call, **kw)
     return call.out
 
 
@@ -640,9 +717,8 @@ def continue_chains(m, weights, seeds, kws: list[dict]) -> list:
 def choose_B(m, weights, params: dict) -> int:
     """The B the device chooses for ``m`` on these weights (as ``api.choose_B``)."""
     call = make_call(weights, [0])
-    enqueue_stats(call)
+    enqueue_inputs(m, call, {"B": None}, params)
     check_stats(call)
-    enqueue_B(call, m.uses_B, params)
     return int(call.ws.b.get()[0])
 
 
@@ -667,13 +743,13 @@ def time_resample(weights, m, seed, repeats, warmup, **resample_kwargs):
 
     def enqueue():  # without the validation pass when the method does not need it
         if reads_stats:
-            enqueue_stats(call)
-        enqueue_method(m, call, kw, params)
+            enqueue_inputs(m, call, kw, params)
+        m.gpu(call, **kw)
 
     start = time.perf_counter()
-    enqueue_stats(call)
+    enqueue_inputs(m, call, kw, params)
     check_stats(call)
-    enqueue_method(m, call, kw, params)
+    m.gpu(call, **kw)
     cupy.cuda.Device().synchronize()
     first = (time.perf_counter() - start) * 1e3
     times = cuda_event_times(enqueue, repeats, warmup=max(warmup - 1, 0))

@@ -155,8 +155,8 @@ def _timing_record(event, stream) -> None:
 
 class FilterGraph:
     """T steps of the filter for one (model, method, N, B rule), captured as
-    a CUDA graph over buffers it owns; :meth:`run` replays it for one seed
-    and one set of measurements."""
+    a CUDA graph over buffers it owns (by the first :meth:`run`); :meth:`run`
+    replays it for one seed and one set of measurements."""
 
     def __init__(self, model, m, n: int, steps: int, kw: dict, params: dict, timed: bool = True):
         import cupy
@@ -215,15 +215,24 @@ class FilterGraph:
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self.side = cupy.cuda.Stream(non_blocking=True)  # the marks' branch
         self._fork, self._join = (cupy.cuda.Event(disable_timing=True) for _ in range(2))
+        self.graph = None  # captured by the first run (_capture)
+
+    def _capture(self) -> None:
+        """Capture the T steps as the graph, after one eager step: the eager
+        step compiles or loads every kernel and makes the workspace's
+        buffers, neither of which may happen while capturing. It reads the
+        first run's inputs, already uploaded, and so costs one step of a run.
+        (With made-up inputs -- zeros -- the radar model's weights were so
+        degenerate that the eager step dwarfed the runs: on the H200, radar
+        scenario 2 at N = 2^22, Metropolis's first call had not finished
+        after 75 s (0.6 s now), and a Rejection cell of 160 runs of 0.2 s
+        took 785 s.)"""
         with self.stream:
-            # One eager step first: it compiles or loads every kernel and
-            # makes the workspace's buffers, neither of which may happen
-            # while capturing. The inputs are zeros: valid keys and measurements.
             self._enqueue(1, marks=False)
             self.stream.synchronize()
             self.stream.begin_capture()
             try:
-                self._enqueue(steps, marks=True)
+                self._enqueue(self.steps, marks=True)
                 self._join.record(self.side)  # the branch rejoins before the graph ends
                 self.stream.wait_event(self._join)
             finally:
@@ -320,6 +329,9 @@ class FilterGraph:
         k0, k1 = seed_keys(draw_seeds)
         z = np.ascontiguousarray(y, dtype=np.float32).reshape(-1).view(np.uint32)
         host = np.concatenate([key, np.stack([k0, k1], axis=1).astype(np.uint32).ravel(), z])
+        if self.graph is None:
+            self.inputs.set(host, stream=self.stream)
+            self._capture()
         wall_start = time.perf_counter()
         self.inputs.set(host, stream=self.stream)
         self.graph.launch(self.stream)

@@ -4,8 +4,8 @@
 // Every reduction runs in two fixed-shape steps -- a partial result per
 // block of a grid whose size depends only on N, then the last block to
 // finish combining the partials in index order -- so the result is the same
-// on every run (the only atomic is the ticket of last_block_done). Sums are float64, as on the CPU (tuning.py), so that both
-// backends choose the same B.
+// on every run (the only atomic is the ticket of last_block_done). Sums are
+// float64, as on the CPU (tuning.py), so that both backends choose the same B.
 
 #include "reduce.cuh"
 #include "stats.cuh"

@@ -183,7 +183,8 @@ class FilterGraph:
         self.estimates = cupy.empty((steps, rows), dtype=np.float64)
         self.sums = cupy.empty(rows * parts, dtype=np.float64)  # partials of stages 2 and 3
         self.tickets = cupy.zeros(2, dtype=np.uint32)
-        self.used_B = cupy.full(steps, NO_B if kw.get("B") is None else kw["B"], dtype=np.int32)
+        self.fixed_B = NO_B if kw.get("B") is None else kw["B"]  # the B of every step, if given
+        self.used_B = cupy.full(steps, self.fixed_B, dtype=np.int32)
         # A run's inputs, one buffer: noise key (2), resampling keys (2 per
         # step), then the measurements as float32.
         self.inputs = cupy.zeros(2 + 2 * steps + steps * twin.measurement_size, dtype=np.uint32)
@@ -350,7 +351,7 @@ class FilterGraph:
         if self.device_B:
             used_B = self.used_B.get(stream=self.stream).astype(np.int64)
         else:  # known on the host: no second copy back
-            used_B = np.full(steps, NO_B if self.kw.get("B") is None else self.kw["B"], np.int64)
+            used_B = np.full(steps, self.fixed_B, np.int64)
         return SirResult(
             self.m.name,
             self.n,

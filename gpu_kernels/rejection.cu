@@ -7,13 +7,23 @@
 // for attempt k = 1, 2, ...: the candidate at counter 2k-1, its u at 2k.
 // w_max is stats[STAT_MAX] of the weight-statistics kernel (reduce.cu).
 //
-// GROUPED: a group of threads shares each lane (gpu.py, lane_group). Rank r
-// makes the attempts of pairs r, r + group, r + 2 group, ... (pair q:
-// attempts 2q+1 and 2q+2, counters 4q+1 .. 4q+4 -- words 1-3 of Philox block
-// q and word 0 of block q+1), so that a round tests 2 x group attempts at
-// once; the first accepted one in attempt order wins, the ancestor that one
-// thread testing them one by one returns. With few lanes this turns each
-// lane's long serial chain of loads into a few rounds.
+// rejection_grouped, for few lanes: a group of threads shares each lane
+// (gpu.py, lane_group). Rank r makes the attempts of pairs r, r + group,
+// r + 2 group, ... (pair q: attempts 2q+1 and 2q+2, counters 4q+1 .. 4q+4 --
+// words 1-3 of Philox block q and word 0 of block q+1), so that a round tests
+// 2 x group attempts at once; the first accepted one in attempt order wins,
+// the ancestor that one thread testing them one by one returns. With few
+// lanes this turns each lane's long serial chain of loads into a few rounds.
+//
+// rejection_queued, for many lanes (one thread a lane): a lane's number of
+// attempts is geometric, so a warp that ran 32 lanes side by side would wait
+// for the slowest of them -- about 4 x the mean when the weights are uneven
+// -- with most of its threads idle. Instead each warp takes `chunk`
+// consecutive lanes (gpu.py, queue_chunk), and a thread whose lane has
+// accepted starts the next lane not yet taken; the warp waits only at the end
+// of its chunk. A thread makes its lane's attempts in pairs, as a group of
+// one would, so that two loads are in flight at once. A lane keeps its own
+// stream whichever thread runs it, so the ancestors are the same.
 
 #include "lanes.cuh"
 #include "stats.cuh"
@@ -25,20 +35,6 @@ namespace pfr {
 template <typename T>
 __device__ __forceinline__ bool accepts(unsigned int u_draw, T wj, T w_max) {
     return !((T)uniform_accept(u_draw) > wj / w_max);
-}
-
-// One thread a lane: attempt after attempt until one accepts.
-template <typename T>
-__device__ __forceinline__ unsigned int rejection_one(const Lane& lane, const T* __restrict__ w,
-                                                      unsigned int n, T w_max) {
-    PhiloxStream s = make_stream(lane.key, DOMAIN_PARTICLE, lane.particle);
-    unsigned int j = lane.particle;
-    float u = uniform_accept(s.word(0ull));
-    for (unsigned long long k = 1; (T)u > w[j] / w_max; ++k) {  // not accepts(): NaN exits too
-        j = uniform_int(s.word(2 * k - 1), n);
-        u = uniform_accept(s.word(2 * k));
-    }
-    return j;
 }
 
 // A group of threads a lane: rounds of 2 x group attempts (see above).
@@ -65,20 +61,95 @@ __device__ __forceinline__ unsigned int rejection_group(const Lane& lane, const 
     }
 }
 
+// A lane in a thread of rejection_queued: its key and particle, the Philox
+// block `a` whose words 1-3 start its next pair of attempts (block q for pair
+// q, as in rejection_group), and the candidate that accepted. start() makes
+// the first test, of the lane's own particle, and tells whether it accepted.
+struct QueuedLane {
+    long long id;
+    Lane lane;
+    unsigned long long q;
+    Philox4x32 a;
+    unsigned int j;
+
+    template <typename T>
+    __device__ __forceinline__ bool start(long long lane_id, const T* __restrict__ w,
+                                          unsigned int n, const unsigned int* keys, int n_keys,
+                                          unsigned int k0, unsigned int k1, T w_max) {
+        id = lane_id;
+        lane = make_lane(lane_id, n, keys, n_keys, k0, k1);
+        q = 0;
+        a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, 0ull);
+        j = lane.particle;
+        return accepts(a.x, w[lane.particle], w_max);
+    }
+};
+
 }  // namespace pfr
 
-template <typename T, bool GROUPED>
-__global__ void rejection(const T* __restrict__ w, unsigned int n, long long lanes,
-                          const unsigned int* __restrict__ keys, int n_keys, unsigned int k0,
-                          unsigned int k1, const double* __restrict__ stats, unsigned int group,
-                          int* __restrict__ out) {
+template <typename T>
+__global__ void rejection_grouped(const T* __restrict__ w, unsigned int n, long long lanes,
+                                  const unsigned int* __restrict__ keys, int n_keys,
+                                  unsigned int k0, unsigned int k1,
+                                  const double* __restrict__ stats, unsigned int group,
+                                  int* __restrict__ out) {
     using namespace pfr;
-    const Group g = make_group(GROUPED ? group : 1u);
-    const long long id = g.lane;
-    if (id >= lanes) return;  // whole groups leave
-    const Lane lane = make_lane(id, n, keys, n_keys, k0, k1);
+    const Group g = make_group(group);
+    if (g.lane >= lanes) return;  // whole groups leave
+    const Lane lane = make_lane(g.lane, n, keys, n_keys, k0, k1);
     const T w_max = (T)stats[STAT_MAX];  // a weight converted to double: exact back
-    const unsigned int j = GROUPED ? rejection_group(lane, g, group, w, n, w_max)
-                                   : rejection_one(lane, w, n, w_max);
-    if (g.rank == 0) out[id] = (int)j;
+    const unsigned int j = rejection_group(lane, g, group, w, n, w_max);
+    if (g.rank == 0) out[g.lane] = (int)j;
+}
+
+// Warp `warp` of the launch (blocks hold ceil(blockDim / 32) warps; the last
+// warp of a block is partial when blockDim is not a multiple of 32) takes
+// lanes [warp * chunk, (warp + 1) * chunk) -- see the header comment.
+template <typename T>
+__global__ void rejection_queued(const T* __restrict__ w, unsigned int n, long long lanes,
+                                 const unsigned int* __restrict__ keys, int n_keys,
+                                 unsigned int k0, unsigned int k1,
+                                 const double* __restrict__ stats, unsigned int chunk,
+                                 int* __restrict__ out) {
+    using namespace pfr;
+    const unsigned int rank = threadIdx.x & (WARP_SIZE - 1u);
+    const unsigned int first = threadIdx.x - rank;  // the warp's first thread in the block
+    const unsigned int size = min(WARP_SIZE, blockDim.x - first);
+    const unsigned int mask = size == WARP_SIZE ? 0xFFFFFFFFu : (1u << size) - 1u;
+    const long long warp =
+        (long long)blockIdx.x * ((blockDim.x + WARP_SIZE - 1u) / WARP_SIZE) + first / WARP_SIZE;
+    const long long begin = warp * chunk;
+    if (begin >= lanes) return;  // whole warps leave
+    const long long end = min(begin + (long long)chunk, lanes);
+    const T w_max = (T)stats[STAT_MAX];
+
+    QueuedLane q;
+    long long next = begin + size;  // the first lane no thread has taken yet
+    bool live = begin + rank < end;
+    bool accepted = live && q.start(begin + rank, w, n, keys, n_keys, k0, k1, w_max);
+    while (true) {
+        // Threads whose lane accepted write it and take the next lanes; a new
+        // lane's first test can accept at once, so repeat until none did.
+        for (unsigned int done; (done = __ballot_sync(mask, accepted));) {
+            if (accepted) {
+                out[q.id] = (int)q.j;
+                const long long id = next + __popc(done & ((1u << rank) - 1u));
+                live = id < end;
+                accepted = live && q.start(id, w, n, keys, n_keys, k0, k1, w_max);
+            }
+            next += __popc(done);
+        }
+        if (!__any_sync(mask, live)) break;
+        if (live) {  // a pair of attempts, its two loads in flight together
+            const Philox4x32 b =
+                philox_block(q.lane.key, DOMAIN_PARTICLE, q.lane.particle, q.q + 1);
+            const unsigned int j1 = uniform_int(q.a.y, n), j2 = uniform_int(q.a.w, n);
+            const T w1 = w[j1], w2 = w[j2];
+            const bool ok1 = accepts(q.a.z, w1, w_max), ok2 = accepts(b.x, w2, w_max);
+            accepted = ok1 || ok2;
+            q.j = ok1 ? j1 : j2;
+            q.a = b;
+            ++q.q;
+        }
+    }
 }

@@ -165,6 +165,26 @@ def test_parity_for_every_lane_group(method, monkeypatch):
             assert_same_ancestors(heavy, method, [SEED, 4], **kw)
 
 
+@pytest.mark.parametrize("block", [None, "48"])
+def test_rejection_parity_for_any_queue_chunk(block, monkeypatch):
+    # rejection_queued: however many lanes a warp works through, and however
+    # often a thread moves on to a new lane, the ancestors are the CPU's.
+    # Chunks below a warp (threads without a lane), not dividing N, and
+    # spanning replicas (N = 1000, three seeds); blocks of 48 threads make
+    # every second warp partial. One heavy particle makes attempts long and
+    # uneven (about N / 2 a lane).
+    monkeypatch.setattr(gpu, "lane_group", lambda *_: 1)
+    if block:
+        monkeypatch.setenv("PFRESAMPLE_BLOCK_SIZE", block)
+    n = 1000
+    heavy = np.full(n, 1e-3, dtype=np.float32)
+    heavy[5] = 1.0
+    for chunk in (1, 7, 32, 100, 256, 3 * n):
+        monkeypatch.setattr(gpu, "queue_chunk", lambda *_, c=chunk: c)
+        assert_same_ancestors(heavy, "rejection", [SEED, 4, 5])
+        assert_same_ancestors(weights_of("eq233", n), "rejection", [SEED, 6, 7])
+
+
 @pytest.mark.parametrize("method", ["metropolis-c1", "metropolis-c2", "uphill-ca", "uphill-c1"])
 def test_whole_array_segment_gives_the_parent(method):
     n = 1 << 12

@@ -80,3 +80,12 @@ def test_lane_group_fills_the_device_once_and_divides_the_block():
     assert gpu.lane_group(2**10, 64, h200) == 32  # at most a warp
     assert gpu.lane_group(1024, 48, h200) == 16  # divides the block: groups stay in a warp
     assert gpu.lane_group(16, 16, h200) == 16
+
+
+def test_queue_chunk_shares_the_lanes_among_the_resident_warps():
+    h200 = 132 * 2 * 512  # SMs x blocks of 512 an SM holds x 512: 4224 warps
+    assert gpu.queue_chunk(2**22, 512, h200) == 993  # ceil(2^22 / 4224)
+    assert gpu.queue_chunk(2**20, 512, h200) == 249
+    assert gpu.queue_chunk(2**10, 512, h200) == 32  # at least a warp's worth
+    # Blocks of 48 threads hold two warps, one of them partial: 200 warps.
+    assert gpu.queue_chunk(9600, 48, 100 * 48) == 48

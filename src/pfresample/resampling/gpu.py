@@ -92,7 +92,9 @@ _TEMPLATES = {
         for mode in MODES.values()
         for layout in ("false,false", "true,false", "false,true")  # SHARED, GROUPED
     ],
-    "rejection.cu": [f"rejection<{t},{g}>" for t in _CTYPES.values() for g in ("false", "true")],
+    "rejection.cu": [
+        f"rejection_{k}<{t}>" for t in _CTYPES.values() for k in ("grouped", "queued")
+    ],
     "cumulative.cu": [
         f"{k}<{pair}>"
         for k in (
@@ -216,6 +218,17 @@ def lane_group(lanes: int, block: int, capacity: int) -> int:
     while 2 * g <= WARP_SIZE and 2 * g * lanes <= capacity and block % (2 * g) == 0:
         g *= 2
     return g
+
+
+def queue_chunk(lanes: int, block: int, capacity: int) -> int:
+    """Lanes each warp of rejection_queued works through: an equal share of
+    the lanes for every warp the device holds at once (``capacity``: the
+    kernel's resident threads, :func:`resident_threads`; a block holds
+    ceil(block / 32) warps), and at least a warp's worth. So the warps make
+    one wave that ends at about the same time: a warp waits for its slowest
+    lane only at the end of its chunk, and no second wave starts late."""
+    warps = capacity // block * -(-block // WARP_SIZE)
+    return max(WARP_SIZE, -(-lanes // max(1, warps)))
 
 
 def scan_tiles(n: int) -> int:
@@ -508,13 +521,23 @@ def uphill_c1(call, *, B, dc, sc):
 
 
 def rejection(call):
-    """Rejection (Algorithm 3.4); w_max from the statistics kernel."""
+    """Rejection (Algorithm 3.4); w_max from the statistics kernel. With few
+    lanes a group of threads shares each lane; with many, each warp works
+    through a chunk of lanes, a thread starting the next as soon as its lane
+    has accepted (rejection.cu, :func:`queue_chunk`)."""
     block = block_size(call.n)
-    grouped = f"rejection<{call.ctype},true>"
+    grouped = f"rejection_grouped<{call.ctype}>"
     group = lane_group(call.lanes, block, resident_threads("rejection.cu", grouped, block))
-    args = (*call.lane_args(), call.ws.stats, np.uint32(group), call.out)
-    grid = blocks(call.lanes * group, block)
-    kernel("rejection.cu", f"rejection<{call.ctype},{_flag(group > 1)}>")((grid,), (block,), args)
+    if group > 1:
+        args = (*call.lane_args(), call.ws.stats, np.uint32(group), call.out)
+        kernel("rejection.cu", grouped)((blocks(call.lanes * group, block),), (block,), args)
+        return
+    queued = f"rejection_queued<{call.ctype}>"
+    chunk = queue_chunk(call.lanes, block, resident_threads("rejection.cu", queued, block))
+    args = (*call.lane_args(), call.ws.stats, np.uint32(chunk), call.out)
+    warps = -(-call.lanes // chunk)
+    grid = blocks(warps, -(-block // WARP_SIZE))  # a block holds ceil(block / 32) warps
+    kernel("rejection.cu", queued)((grid,), (block,), args)
 
 
 def _precision(call: Call, precision) -> np.dtype:

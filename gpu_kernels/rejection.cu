@@ -37,6 +37,24 @@ __device__ __forceinline__ bool accepts(unsigned int u_draw, T wj, T w_max) {
     return !((T)uniform_accept(u_draw) > wj / w_max);
 }
 
+// Pair q of a lane's attempts (attempts 2q+1 and 2q+2): candidates from words
+// 1 and 3 of Philox block q (`a`), their u from word 2 of `a` and word 0 of
+// block q+1 (`b`). Both loads are issued before either test. `j` is the
+// first accepted candidate in attempt order, when `accepted`.
+struct Pair {
+    bool accepted;
+    unsigned int j;
+};
+
+template <typename T>
+__device__ __forceinline__ Pair test_pair(const Philox4x32& a, const Philox4x32& b,
+                                          const T* __restrict__ w, unsigned int n, T w_max) {
+    const unsigned int j1 = uniform_int(a.y, n), j2 = uniform_int(a.w, n);
+    const T w1 = w[j1], w2 = w[j2];
+    const bool ok1 = accepts(a.z, w1, w_max), ok2 = accepts(b.x, w2, w_max);
+    return Pair{ok1 || ok2, ok1 ? j1 : j2};
+}
+
 // A group of threads a lane: rounds of 2 x group attempts (see above).
 template <typename T>
 __device__ __forceinline__ unsigned int rejection_group(const Lane& lane, const Group& g,
@@ -49,13 +67,11 @@ __device__ __forceinline__ unsigned int rejection_group(const Lane& lane, const 
     Philox4x32 a = q == 0 ? first : philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, q);
     for (;; q += group) {
         const Philox4x32 b = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, q + 1);
-        const unsigned int j1 = uniform_int(a.y, n), j2 = uniform_int(a.w, n);
-        const T w1 = w[j1], w2 = w[j2];
-        const bool ok1 = accepts(a.z, w1, w_max), ok2 = accepts(b.x, w2, w_max);
-        const unsigned int hits = __ballot_sync(g.mask, ok1 || ok2) & g.mask;
+        const Pair p = test_pair(a, b, w, n, w_max);
+        const unsigned int hits = __ballot_sync(g.mask, p.accepted) & g.mask;
         if (hits) {
             const int winner = (__ffs(hits) - 1) - (__ffs(g.mask) - 1);  // the lowest rank
-            return __shfl_sync(g.mask, ok1 ? j1 : j2, winner, group);
+            return __shfl_sync(g.mask, p.j, winner, group);
         }
         a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, q + group);
     }
@@ -140,14 +156,12 @@ __global__ void rejection_queued(const T* __restrict__ w, unsigned int n, long l
             next += __popc(done);
         }
         if (!__any_sync(mask, live)) break;
-        if (live) {  // a pair of attempts, its two loads in flight together
+        if (live) {  // the lane's next pair of attempts
             const Philox4x32 b =
                 philox_block(q.lane.key, DOMAIN_PARTICLE, q.lane.particle, q.q + 1);
-            const unsigned int j1 = uniform_int(q.a.y, n), j2 = uniform_int(q.a.w, n);
-            const T w1 = w[j1], w2 = w[j2];
-            const bool ok1 = accepts(q.a.z, w1, w_max), ok2 = accepts(b.x, w2, w_max);
-            accepted = ok1 || ok2;
-            q.j = ok1 ? j1 : j2;
+            const Pair p = test_pair(q.a, b, w, n, w_max);
+            accepted = p.accepted;
+            q.j = p.j;
             q.a = b;
             ++q.q;
         }

@@ -82,7 +82,6 @@ __device__ __forceinline__ unsigned int rejection_group(const Lane& lane, const 
 // q, as in rejection_group), and the candidate that accepted. start() makes
 // the first test, of the lane's own particle, and tells whether it accepted.
 struct QueuedLane {
-    long long id;
     Lane lane;
     unsigned long long q;
     Philox4x32 a;
@@ -92,7 +91,6 @@ struct QueuedLane {
     __device__ __forceinline__ bool start(long long lane_id, const T* __restrict__ w,
                                           unsigned int n, const unsigned int* keys, int n_keys,
                                           unsigned int k0, unsigned int k1, T w_max) {
-        id = lane_id;
         lane = make_lane(lane_id, n, keys, n_keys, k0, k1);
         q = 0;
         a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, 0ull);
@@ -148,7 +146,7 @@ __global__ void rejection_queued(const T* __restrict__ w, unsigned int n, long l
         // lane's first test can accept at once, so repeat until none did.
         for (unsigned int done; (done = __ballot_sync(mask, accepted));) {
             if (accepted) {
-                out[q.id] = (int)q.j;
+                out[q.lane.id] = (int)q.j;
                 const long long id = next + __popc(done & ((1u << rank) - 1u));
                 live = id < end;
                 accepted = live && q.start(id, w, n, keys, n_keys, k0, k1, w_max);

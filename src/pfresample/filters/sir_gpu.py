@@ -163,7 +163,7 @@ class FilterGraph:
 
         self.twin = twin = device_twin(model)
         self.m, self.n, self.steps, self.kw, self.params = m, n, steps, kw, params
-        self.device_B = m.uses_B is not None and kw.get("B") is None
+        self.device_B = gpu.device_chooses_B(m, kw)
         self.reads_stats = gpu.needs_stats(m, kw)
         rows, parts = twin.rows, sum_parts(n)
         self.parts = parts

@@ -441,11 +441,16 @@ def enqueue_B(call: Call, m, params: dict) -> None:
         raise ValueError(f"method {m.name!r} has no B rule")
 
 
+def device_chooses_B(m, kw: dict) -> bool:
+    """Whether ``m`` has a B rule and no B was given: the device chooses it."""
+    return m.uses_B is not None and kw.get("B") is None
+
+
 def enqueue_inputs(m, call: Call, kw: dict, params: dict) -> None:
     """What ``m``'s kernel reads, enqueued before it: the weight statistics,
     and B when the device chooses it -- Metropolis's in the statistics' own
     launch (its last block), Uphill's in a second one that reads their sum."""
-    device_B = m.uses_B is not None and kw.get("B") is None
+    device_B = device_chooses_B(m, kw)
     metropolis = device_B and m.uses_B == "metropolis"
     enqueue_stats(call, params.get("epsilon", EPSILON_RESAMPLING) if metropolis else None)
     if device_B and not metropolis:
@@ -659,7 +664,7 @@ READS_STATS = {rejection, residual}
 def needs_stats(m, kw: dict) -> bool:
     """Whether ``m``'s kernels read the weight statistics: Rejection and
     Residual do, and so does every method whose B the device chooses."""
-    return m.gpu in READS_STATS or (m.uses_B is not None and kw.get("B") is None)
+    return m.gpu in READS_STATS or device_chooses_B(m, kw)
 
 
 # ------------------------------------------------------- offspring statistics

@@ -1,42 +1,41 @@
 """pfresample: regenerate the figures of the parallel-resampling literature.
 
     snakemake --cores all                                  # everything
+    snakemake --cores all dulger2017                       # one study
     snakemake --cores all dulger2017_ch5                   # one chapter
     snakemake --cores all results/figures/dulger2017/fig2_3.png   # one figure
     snakemake --cores all --config log2_n_max=18 sequences=4      # another grid
 
-Configuration: config/config.yaml (thesis scale; keys in config/README.md).
-Without a visible CUDA device, `scale: auto` overlays config/quick.yaml.
+Configuration: config/config.yaml (shared keys) and config/studies/<study>.yaml
+(each study's grid and catalog); keys in config/README.md. Without a visible
+CUDA device, `scale: auto` overlays config/quick.yaml. docs/pipeline.md walks
+one figure from the config to its PNG.
 """
 
 from snakemake.utils import min_version, validate
+
+from pfresample.studies.dulger2017 import catalog as dulger2017_catalog
 
 min_version("9.0")
 
 
 configfile: f"{workflow.basedir}/config/config.yaml"
-# The experiment catalog of chapters 5-7: method variants, what each figure shows, the
-# filter models, tables and figures.
-configfile: f"{workflow.basedir}/config/dulger2017.yaml"
+configfile: f"{workflow.basedir}/config/studies/dulger2017.yaml"
 
 
-# Helpers; resolves `scale` and applies config/quick.yaml when no CUDA device is visible.
 include: "workflow/rules/common.smk"
 
 
+SCALE, SCALE_NOTE = apply_scale_preset(config, dulger2017_catalog.INTEGER_LIST_KEYS)
 validate(config, "config/schemas/config.schema.yaml")
-check_config(config)
+check(dulger2017_catalog.check_config, config)
 # A corrupt or truncated cached artifact is deleted here, never used; the targets
 # below ask for it again so that it is rebuilt (and what read it reruns).
 DISCARDED = discard_corrupt_artifacts()
 
 
-include: "workflow/rules/weights.smk"
-include: "workflow/rules/tuning.smk"
-include: "workflow/rules/resample.smk"
-include: "workflow/rules/filter.smk"
-include: "workflow/rules/aggregate.smk"
-include: "workflow/rules/figures.smk"
+include: "workflow/rules/dulger2017/resampling.smk"
+include: "workflow/rules/dulger2017/filter.smk"
 
 
 rule dulger2017_ch2:
@@ -67,13 +66,19 @@ rule dulger2017_ch7:
         dulger2017_filter_outputs(7),
 
 
-rule all:
-    """Every figure and table of the configured grid, and the artifacts they read."""
-    default_target: True
+rule dulger2017:
+    """Every target of Dülger (2017), and the Uphill SSD tables of its grid."""
     input:
         rules.dulger2017_ch2.input,
         rules.dulger2017_ch5.input,
         rules.dulger2017_ch6.input,
         rules.dulger2017_ch7.input,
         uphill_ssd_tables(),
-        regenerate(DISCARDED),
+
+
+rule all:
+    """Every study's figures and tables, and the artifacts they read."""
+    default_target: True
+    input:
+        rules.dulger2017.input,
+        regenerate(DISCARDED, lambda: resampling_artifacts() | filter_artifacts()),

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """CPU timings of every pfresample method, next to the ``particles`` library's resamplers.
 
-Weights: eq. 2.33 with y = 4 (``pfresample.weights.generate("eq233-y4", n, 0, 0)``, float32).
+Weights: eq. 2.33 with y = 4 (``weights.generate("eq233-y4", n, 0, 0)`` of the Dülger
+study, float32).
 Each timing is the median of ``--repeats`` calls after one warm-up call (``time.perf_counter``).
 Iterative methods (Metropolis / uphill families) run with a fixed ``--B`` so that timings are
 comparable across N; for them the table also gives candidate evaluations per second, N*B/time.
@@ -34,8 +35,8 @@ import numpy as np
 from _common import parse_size, particles_version  # bench/, the scripts' own folder
 
 import pfresample
-import pfresample.weights
 from pfresample.resampling.registry import get_method
+from pfresample.studies.dulger2017 import weights
 from pfresample.timing import cpu_name
 
 try:
@@ -115,7 +116,7 @@ def cases(args, w: np.ndarray):
     for name in args.ours:
         entry = get_method(name)
         kwargs = {}
-        if entry.uses_B is not None:
+        if entry.B_rule is not None:
             kwargs["B"] = args.B  # fixed B, so that timings compare across N
         if entry.segmented:
             kwargs["segment_bytes"] = SEGMENT_BYTES
@@ -134,7 +135,7 @@ def cases(args, w: np.ndarray):
 def run(args) -> tuple[list[dict], int]:
     rows, failures = [], 0
     for n in args.sizes:
-        w = pfresample.weights.generate(WEIGHTS, n, 0, 0).astype(np.float32, copy=False)
+        w = weights.generate(WEIGHTS, n, 0, 0).astype(np.float32, copy=False)
         for library, name, kwargs, call in cases(args, w):
             row = {
                 "library": library,

@@ -36,10 +36,12 @@ from pathlib import Path
 import numpy as np
 
 import pfresample as pr
-from pfresample import tuning, weights
+from pfresample import tuning
+from pfresample.api import time_resample
 from pfresample.backend import cuda_device
 from pfresample.resampling.registry import REGISTRY
-from pfresample.timing import cuda_event_times, time_resample
+from pfresample.studies.dulger2017 import weights
+from pfresample.timing import cuda_event_times
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import parse_size, write_rows  # noqa: E402 -- sibling module
@@ -179,8 +181,8 @@ def run(args) -> list[dict]:
                 )
             for name in args.methods:
                 m = REGISTRY[name]
-                params = {"ssd_table": table} if m.uses_B == "uphill" else {}
-                B = pr.choose_B(w, name, **params) if m.uses_B else None
+                params = {"ssd_table": table} if m.B_rule == "uphill" else {}
+                B = pr.choose_B(w, name, **params) if m.B_rule else None
                 kw = {"segment_bytes": args.segment_bytes} if m.segmented else {}
                 kw.update(params)
                 t = time_resample(w, name, seed=1, repeats=args.repeats, warmup=args.warmup, **kw)

@@ -1,4 +1,4 @@
-"""Per-job overhead of a finished pipeline run (pfresample.overhead).
+"""Per-job overhead of a finished pipeline run (pfresample.pipeline.overhead).
 
     python scripts/overhead_report.py                  # results/ of this checkout
     python scripts/overhead_report.py path/to/results --jobs jobs.csv
@@ -11,7 +11,7 @@ and its share, and the largest peak memory (max_rss) of any job.
 
 import argparse
 
-from pfresample import overhead
+from pfresample.pipeline import overhead
 
 
 def main():

@@ -14,13 +14,13 @@ import time
 
 import pytest
 
-from pfresample import devices
+from pfresample.pipeline import devices
 
 # A stand-in for a GPU job: claim a device, report it, hold it for a while.
 JOB = textwrap.dedent(
     """
     import json, sys, time
-    from pfresample import devices
+    from pfresample.pipeline import devices
     start = time.time()
     claim = devices.claim_device(sys.argv[1].split(","), sys.argv[2])
     print(json.dumps({"device": claim.device, "start": start, "got": time.time(),

@@ -48,22 +48,22 @@ def test_uphill_expectation_is_eq_6_1_without_ties():
         )
 
 
-def enumerate_uphill_c1(w, B, dc):
+def enumerate_uphill_c1(w, B, per_segment):
     """Uphill-C1 by enumeration: a thread draws its s-segment uniformly, then
     B candidates inside it (Algorithm 6.3). The warp sharing the segment
     does not change a single thread's distribution."""
     n = len(w)
-    sc = n // dc
+    segments = n // per_segment
     total = np.zeros(n)
     for i in range(n):
-        for s in range(sc):
-            for seq in itertools.product(range(dc), repeat=B):
+        for s in range(segments):
+            for seq in itertools.product(range(per_segment), repeat=B):
                 t = i
                 for off in seq:
-                    j = s * dc + off
+                    j = s * per_segment + off
                     if w[t] < w[j]:
                         t = j
-                total[t] += 1.0 / (sc * dc**B)
+                total[t] += 1.0 / (segments * per_segment**B)
     return total
 
 

@@ -6,11 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pfresample import experiments as ex
-from pfresample import resample_many, tables
+from pfresample import resample_many
 from pfresample.metrics import OffspringStats
+from pfresample.studies.dulger2017 import experiments as ex
+from pfresample.studies.dulger2017 import tables
+from pfresample.studies.dulger2017.weights import generate
 from pfresample.tuning import ssd_table
-from pfresample.weights import generate
 
 SPEC = {
     "metropolis": {"method": "metropolis"},
@@ -59,25 +60,28 @@ def test_variant_B_follows_its_rule():
     assert ex.variant_B(w, v["m-of-u"], table) == choose_B(w, "uphill", ssd_table=table)
 
 
-def test_summary_equals_offspring_stats_in_any_chunking():
-    """The streaming summary gives OffspringStats's numbers (eqs. 2.29-2.32),
-    whatever the chunk size."""
-    w = generate("gamma-k1-s2", 128, 0, 3)
-    seeds = ex.draw_seeds(3, "gamma-k1-s2", 128, 0, 40)
+def test_offspring_stats_equal_the_direct_formulas_in_any_chunking():
+    """OffspringStats, fed chunks of draws, gives eqs. 2.29-2.32 as computed
+    directly from the K x N offspring counts, whatever the chunk size."""
+    n = 128
+    w = generate("gamma-k1-s2", n, 0, 3)
+    seeds = ex.draw_seeds(3, "gamma-k1-s2", n, 0, 40)
     anc = resample_many(w, "metropolis", seeds=seeds)
-    stats = OffspringStats(w)
-    stats.add(anc)
-    q = stats.quality()
-    target = np.asarray(stats.target)
+    counts = np.stack([np.bincount(a, minlength=n) for a in anc]).astype(np.float64)
+    target = n * w.astype(np.float64) / w.astype(np.float64).sum()
+    d = counts - target
+    se = (d * d).sum(axis=1)
+    mean = counts.mean(axis=0)
     for size in (1, 7, 40):
-        chunks = [anc[i : i + size] for i in range(0, 40, size)]
-        s = ex.summarise_offspring(chunks, target)
-        np.testing.assert_allclose(s.squared_errors, stats.squared_errors)
-        assert s.variance == pytest.approx(q.variance)
-        assert s.bias2 == pytest.approx(q.bias2)
-        np.testing.assert_allclose(s.mean_offspring, stats.mean_offspring, atol=1e-12)
-        np.testing.assert_allclose(s.offspring_variance, stats.offspring_variance, atol=1e-12)
-        assert s.squared_errors.mean() == pytest.approx(s.variance + s.bias2)  # eq. 2.31
+        stats = OffspringStats(w)
+        for i in range(0, 40, size):
+            stats.add(anc[i : i + size])
+        np.testing.assert_allclose(stats.squared_errors, se, rtol=1e-12)
+        assert stats.variance == pytest.approx(counts.var(axis=0).sum(), rel=1e-12)
+        assert stats.bias2 == pytest.approx(((mean - target) ** 2).sum(), rel=1e-9)
+        np.testing.assert_allclose(stats.mean_offspring, mean, atol=1e-12)
+        np.testing.assert_allclose(stats.offspring_variance, counts.var(axis=0), atol=1e-12)
+        assert se.mean() == pytest.approx(stats.variance + stats.bias2)  # eq. 2.31
 
 
 def test_seed_chunks_bound_the_ancestors_held():

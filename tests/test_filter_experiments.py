@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pfresample import filter_experiments as fe
-from pfresample import filter_tables as ft
 from pfresample.constants import CONFIDENCE_Z
-from pfresample.experiments import Variant
 from pfresample.filters import rmse, run_sir
 from pfresample.models import GrowthModel, RadarModel
+from pfresample.studies.dulger2017 import filter_experiments as fe
+from pfresample.studies.dulger2017 import filter_tables as ft
+from pfresample.studies.dulger2017.experiments import Variant
 
 GROWTH = {"model": "growth", "steps": 100}
 SETTINGS = fe.FilterSettings(runs=2, seed=7, backend="cpu")
@@ -212,7 +212,7 @@ def test_derived_B_variants_are_refused():
 
 
 def test_trajectory_and_speedup_figures_draw():
-    from pfresample import filter_figures
+    from pfresample.studies.dulger2017 import filter_figures
 
     truth = np.cumsum(np.ones((11, 4)), axis=0) + 1000.0
     y = np.stack([np.hypot(truth[1:, 0], truth[1:, 1]), np.arctan2(truth[1:, 1], truth[1:, 0])], 1)

@@ -24,9 +24,10 @@ import numpy as np
 import pytest
 
 import pfresample as pr
-from pfresample import expectation, rng, weights
-from pfresample.resampling import gpu
+from pfresample import expectation, rng
+from pfresample.cuda import geometry, kernels
 from pfresample.resampling.registry import REGISTRY
+from pfresample.studies.dulger2017 import weights
 
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
@@ -73,8 +74,8 @@ extern "C" __global__ void probe(unsigned long long seed, unsigned int domain,
 @pytest.mark.parametrize("domain", [rng.DOMAIN_PARTICLE, rng.DOMAIN_WARP, rng.DOMAIN_GLOBAL])
 def test_philox_device_equals_numpy_over_millions_of_draws(domain, tmp_path):
     (tmp_path / "probe.cu").write_text(PHILOX_PROBE)
-    code = PHILOX_PROBE.replace('#include "philox.cuh"', gpu.source("philox.cuh"))
-    probe = cupy.RawModule(code=code, options=gpu.COMPILE_OPTIONS).get_function("probe")
+    code = PHILOX_PROBE.replace('#include "philox.cuh"', kernels.source("philox.cuh"))
+    probe = cupy.RawModule(code=code, options=kernels.COMPILE_OPTIONS).get_function("probe")
     streams, n = 1 << 20, 1_000_003  # 2^22 draws; a non-power-of-two n
     out = [cupy.empty(4 * streams, dtype=t) for t in (np.uint32, np.float32, np.float32, np.uint32)]
     probe(
@@ -117,7 +118,7 @@ def test_parity_with_the_cpu_reference_B_from_the_formulas(method, kind, log2n):
 
 
 @pytest.mark.parametrize("log2n", [10, 16])
-@pytest.mark.parametrize("method", [m for m in COMPARISON if REGISTRY[m].uses_B])
+@pytest.mark.parametrize("method", [m for m in COMPARISON if REGISTRY[m].B_rule])
 def test_parity_with_fixed_B_and_several_seeds(method, log2n):
     w = weights_of("gamma", 1 << log2n)
     for B in (0, 1, 7, 130):  # 130: past one run of 128 shared warp draws
@@ -139,14 +140,14 @@ def test_parity_where_warps_are_not_shared(method, monkeypatch):
     kw = {"segment_bytes": 128} if method in SEGMENTED else {}
     assert_same_ancestors(weights_of("gamma", 16), method, [SEED, 9, 10], **kw)
     monkeypatch.setenv("PFRESAMPLE_BLOCK_SIZE", "48")
-    if REGISTRY[method].uses_B:
+    if REGISTRY[method].B_rule:
         kw["B"] = 200
     assert_same_ancestors(weights_of("gamma", 1024), method, [SEED, 11], **kw)
 
 
 @pytest.mark.parametrize("method", ["rejection", "uphill", "uphill-ca", "uphill-c1"])
 def test_parity_for_every_lane_group(method, monkeypatch):
-    # However many threads share a lane's work (gpu.lane_group: Rejection's
+    # However many threads share a lane's work (geometry.lane_group: Rejection's
     # attempts, the Uphill family's B candidates), the ancestors are the
     # CPU's. B below, at and past four iterations a thread and past one run
     # of shared warp draws; for Rejection, one heavy particle among light
@@ -156,9 +157,9 @@ def test_parity_for_every_lane_group(method, monkeypatch):
     heavy[5] = 1.0
     kw = {"segment_bytes": 128} if method in SEGMENTED else {}
     for group in (1, 2, 4, 8, 16, 32):
-        monkeypatch.setattr(gpu, "lane_group", lambda *_, g=group: g)
+        monkeypatch.setattr(geometry, "lane_group", lambda *_, g=group: g)
         assert_same_ancestors(weights_of("eq233", n), method, [SEED, 3], **kw)
-        if REGISTRY[method].uses_B:
+        if REGISTRY[method].B_rule:
             for B in (0, 1, 3, 5, 64, 130):
                 assert_same_ancestors(weights_of("gamma", n), method, [SEED], B=B, **kw)
         else:
@@ -173,14 +174,14 @@ def test_rejection_parity_for_any_queue_chunk(block, monkeypatch):
     # spanning replicas (N = 1000, three seeds); blocks of 48 threads make
     # every second warp partial. One heavy particle makes attempts long and
     # uneven (about N / 2 a lane).
-    monkeypatch.setattr(gpu, "lane_group", lambda *_: 1)
+    monkeypatch.setattr(geometry, "lane_group", lambda *_: 1)
     if block:
         monkeypatch.setenv("PFRESAMPLE_BLOCK_SIZE", block)
     n = 1000
     heavy = np.full(n, 1e-3, dtype=np.float32)
     heavy[5] = 1.0
     for chunk in (1, 7, 32, 100, 256, 3 * n):
-        monkeypatch.setattr(gpu, "queue_chunk", lambda *_, c=chunk: c)
+        monkeypatch.setattr(geometry, "queue_chunk", lambda *_, c=chunk: c)
         assert_same_ancestors(heavy, "rejection", [SEED, 4, 5])
         assert_same_ancestors(weights_of("eq233", n), "rejection", [SEED, 6, 7])
 
@@ -328,7 +329,14 @@ def test_one_heavy_particle_takes_every_slot(method):
 
 
 def test_offspring_summary_on_the_device_equals_the_host():
-    from pfresample import experiments
+    from pfresample.expectation import unbiased
+    from pfresample.metrics import OffspringStats
+
+    def summarise(chunks, target):
+        stats = OffspringStats(target=target)
+        for c in chunks:
+            stats.add(c)
+        return stats
 
     n, seeds = 1 << 12, list(range(40))
     w = weights_of("eq233", n)
@@ -336,10 +344,8 @@ def test_offspring_summary_on_the_device_equals_the_host():
         pr.resample_many(w, "metropolis", seeds=part, backend="cpu")
         for part in (seeds[:25], seeds[25:])
     ]
-    host = experiments.summarise_offspring(chunks, experiments.unbiased(w))
-    device = experiments.summarise_offspring(
-        [cupy.asarray(c) for c in chunks], experiments.unbiased(cupy.asarray(w))
-    )
+    host = summarise(chunks, unbiased(w))
+    device = summarise([cupy.asarray(c) for c in chunks], unbiased(cupy.asarray(w)))
     np.testing.assert_allclose(device.squared_errors, host.squared_errors, rtol=1e-12)
     np.testing.assert_allclose(
         device.offspring_variance, host.offspring_variance, rtol=1e-9, atol=1e-12
@@ -374,7 +380,7 @@ def test_each_B_in_one_pass_equals_separate_runs(method, shared, monkeypatch):
 
 
 def test_a_ladder_cell_on_the_device_equals_the_host():
-    from pfresample import experiments
+    from pfresample.studies.dulger2017 import experiments
 
     spec = {"reduced": {"method": "metropolis", "B_scale": [0.75, 0.25, 0.0625]}}
     rungs = list(experiments.expand_variants(spec, [128]).values())

@@ -206,7 +206,7 @@ def test_same_seed_same_run():
 
 @pytest.mark.parametrize("n", [1, 7, 1001, 4096])  # the float4 paths and the partial quads
 def test_exp_and_gather_kernels_match_numpy(n):
-    from pfresample.resampling import gpu
+    from pfresample.cuda import geometry
 
     rng = np.random.default_rng(n)
     log_w = rng.normal(-5.0, 3.0, n).astype(np.float32)
@@ -215,12 +215,12 @@ def test_exp_and_gather_kernels_match_numpy(n):
     top[0] = int(top_host | 0x80000000) if log_w.max() >= 0 else int(~top_host & 0xFFFFFFFF)
     w = cupy.empty(n, dtype=np.float32)
     args = (cupy.asarray(log_w), top, np.uint32(n), w)
-    sir_gpu._launch("filter.cu", "exp_shifted", gpu.blocks(n, 4), args)
+    sir_gpu._launch("filter.cu", "exp_shifted", geometry.blocks(n, 4), args)
     np.testing.assert_allclose(w.get(), np.exp(log_w - log_w.max()), rtol=2e-6)
 
     x = rng.normal(size=(4, n)).astype(np.float32)
     ancestors = rng.integers(0, n, size=(1, n)).astype(np.int32)
     out = cupy.empty_like(cupy.asarray(x))
     args = (cupy.asarray(x), cupy.asarray(ancestors), np.uint32(n), np.int32(4), out)
-    sir_gpu._launch("filter.cu", "gather_rows", gpu.blocks(n, 4), args)
+    sir_gpu._launch("filter.cu", "gather_rows", geometry.blocks(n, 4), args)
     np.testing.assert_array_equal(out.get(), x[:, ancestors[0]])

@@ -2,8 +2,8 @@
 
 Each ``.cu`` is compiled by ``nvcc -ptx -arch=sm_90`` together with a pointer
 to every template instantiation the CUDA backend asks NVRTC for
-(``gpu._TEMPLATES``), so that the templates are compiled, not just parsed.
-The source is the one NVRTC gets (local includes pasted in by ``gpu.source``)
+(``kernels._TEMPLATES``), so that the templates are compiled, not just parsed.
+The source is the one NVRTC gets (local includes pasted in by ``kernels.source``)
 and is compiled with the backend's own options. Skipped where nvcc is absent.
 """
 
@@ -15,18 +15,18 @@ import subprocess
 
 import pytest
 
-from pfresample.resampling import gpu
+from pfresample.cuda import geometry, kernels
 
 NVCC = shutil.which("nvcc")
-SOURCES = sorted(p.name for p in gpu.KERNEL_DIR.glob("*.cu"))
+SOURCES = sorted(p.name for p in kernels.kernel_dir().glob("*.cu"))
 
 
 def test_every_family_has_a_source():
-    assert set(gpu._TEMPLATES) <= set(SOURCES)
+    assert set(kernels._TEMPLATES) <= set(SOURCES)
 
 
 def test_sources_paste_each_header_once():
-    text = gpu.source("metropolis.cu")
+    text = kernels.source("metropolis.cu")
     assert '#include "' not in text
     assert text.count("struct PhiloxKey {") == 1
 
@@ -36,56 +36,58 @@ def test_sources_paste_each_header_once():
 def test_source_compiles_to_ptx(name, tmp_path):
     refs = "\n".join(
         f"void* const pfr_instance_{k} = (void*)&{expr};"
-        for k, expr in enumerate(gpu._TEMPLATES.get(name, []))
+        for k, expr in enumerate(kernels._TEMPLATES.get(name, []))
     )
     src = tmp_path / name
-    src.write_text(gpu.source(name) + "\n" + refs + "\n")
+    src.write_text(kernels.source(name) + "\n" + refs + "\n")
     ptx = tmp_path / "out.ptx"
-    opts = [o for o in gpu.COMPILE_OPTIONS if o != "-std=c++17"]
+    opts = [o for o in kernels.COMPILE_OPTIONS if o != "-std=c++17"]
     cmd = [NVCC, "-std=c++17", *opts, "-ptx", "-arch=sm_90", str(src), "-o", str(ptx)]
     result = subprocess.run(cmd, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     entries = ptx.read_text().count(".entry")
-    assert entries >= max(1, len(gpu._TEMPLATES.get(name, [])))
+    assert entries >= max(1, len(kernels._TEMPLATES.get(name, [])))
 
 
 def test_cumulative_tile_geometry_is_the_one_gpu_py_launches():
-    """cumulative.cu repeats gpu.py's tile sizes as compile-time constants."""
-    text = (gpu.KERNEL_DIR / "cumulative.cu").read_text()
+    """cumulative.cu repeats pfresample.cuda.geometry's tile sizes as compile-time constants."""
+    text = (kernels.kernel_dir() / "cumulative.cu").read_text()
     for name in ("SCAN_THREADS", "SCAN_ITEMS", "TILE_SUMS_THREADS"):
         found = re.search(rf"constexpr int {name} = (\d+);", text)
-        assert found is not None and int(found.group(1)) == getattr(gpu, name), name
+        assert found is not None and int(found.group(1)) == getattr(geometry, name), name
 
 
 def test_filter_constants_are_the_ones_sir_gpu_launches():
-    """reduce.cuh and models.cuh repeat constants of gpu.py and sir_gpu.py:
+    """reduce.cuh and models.cuh repeat constants of pfresample.cuda.geometry and sir_gpu.py:
     the reduction blocks' threads, and the particles a Philox block serves."""
     from pfresample.filters import sir_gpu
 
     def constant(header, name):
-        found = re.search(rf"constexpr int {name} = (\d+);", (gpu.KERNEL_DIR / header).read_text())
+        found = re.search(
+            rf"constexpr int {name} = (\d+);", (kernels.kernel_dir() / header).read_text()
+        )
         assert found is not None, name
         return int(found.group(1))
 
-    assert constant("reduce.cuh", "REDUCE_THREADS") == gpu.REDUCE_THREADS == sir_gpu.THREADS
+    assert constant("reduce.cuh", "REDUCE_THREADS") == geometry.REDUCE_THREADS == sir_gpu.THREADS
     assert constant("models.cuh", "GROWTH_PER_BLOCK") == sir_gpu._GrowthTwin.per_block
     assert constant("models.cuh", "RADAR_PER_BLOCK") == sir_gpu._RadarTwin.per_block
 
 
 def test_lane_group_fills_the_device_once_and_divides_the_block():
     h200 = 132 * 2048  # resident threads of an H200
-    assert gpu.lane_group(2**14, 512, h200) == 16  # 2^18 threads: one wave
-    assert gpu.lane_group(2**16, 512, h200) == 4
-    assert gpu.lane_group(2**18, 512, h200) == 1
-    assert gpu.lane_group(2**10, 64, h200) == 32  # at most a warp
-    assert gpu.lane_group(1024, 48, h200) == 16  # divides the block: groups stay in a warp
-    assert gpu.lane_group(16, 16, h200) == 16
+    assert geometry.lane_group(2**14, 512, h200) == 16  # 2^18 threads: one wave
+    assert geometry.lane_group(2**16, 512, h200) == 4
+    assert geometry.lane_group(2**18, 512, h200) == 1
+    assert geometry.lane_group(2**10, 64, h200) == 32  # at most a warp
+    assert geometry.lane_group(1024, 48, h200) == 16  # divides the block: groups stay in a warp
+    assert geometry.lane_group(16, 16, h200) == 16
 
 
 def test_queue_chunk_shares_the_lanes_among_the_resident_warps():
     h200 = 132 * 2 * 512  # SMs x blocks of 512 an SM holds x 512: 4224 warps
-    assert gpu.queue_chunk(2**22, 512, h200) == 993  # ceil(2^22 / 4224)
-    assert gpu.queue_chunk(2**20, 512, h200) == 249
-    assert gpu.queue_chunk(2**10, 512, h200) == 32  # at least a warp's worth
+    assert geometry.queue_chunk(2**22, 512, h200) == 993  # ceil(2^22 / 4224)
+    assert geometry.queue_chunk(2**20, 512, h200) == 249
+    assert geometry.queue_chunk(2**10, 512, h200) == 32  # at least a warp's worth
     # Blocks of 48 threads hold two warps, one of them partial: 200 warps.
-    assert gpu.queue_chunk(9600, 48, 100 * 48) == 48
+    assert geometry.queue_chunk(9600, 48, 100 * 48) == 48

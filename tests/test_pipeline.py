@@ -20,15 +20,15 @@ import pandas as pd
 import pytest
 import yaml
 
-from pfresample import io
-from pfresample.experiments import expand_variants
-from pfresample.tables import TIME_COLUMNS
+from pfresample.pipeline import artifacts as io
+from pfresample.studies.dulger2017.experiments import expand_variants
+from pfresample.studies.dulger2017.tables import TIME_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
-CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+CATALOG = yaml.safe_load((REPO / "config" / "studies" / "dulger2017.yaml").read_text())
+CONFIG = {**yaml.safe_load((REPO / "config" / "config.yaml").read_text()), **CATALOG}
 QUICK = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
-CATALOG = yaml.safe_load((REPO / "config" / "dulger2017.yaml").read_text())
 FIGURES = CATALOG["dulger2017_figures"]
 FILTER_TABLES = CATALOG["dulger2017_filter_tables"]
 FILTER_FIGURES = CATALOG["dulger2017_filter_figures"]
@@ -570,7 +570,7 @@ def test_corrupt_weights_are_detected(tmp_path):
 
 
 def test_overhead_report_reads_every_job(tiny_run):
-    from pfresample import overhead
+    from pfresample.pipeline import overhead
 
     jobs = overhead.job_overheads(tiny_run / "results")
     benchmarks = list((tiny_run / "results" / "benchmarks").glob("**/*.tsv"))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import pfresample as pr
-from pfresample.constants import WARP_SIZE
+from pfresample.constants import WARP_SIZE, CandidateScope
 from pfresample.rng import (
     DOMAIN_GLOBAL,
     DOMAIN_PARTICLE,
@@ -21,24 +21,26 @@ from pfresample.rng import (
     uniform_float,
     uniform_int,
 )
-from pfresample.weights import generate
+from pfresample.studies.dulger2017.weights import generate
 
 
 def draw(seed, domain, stream, counter):
     return draws(seed, stream, counter, domain)
 
 
-def candidate(seed, i, m, offset_counter, mode, n, dc, sc):
+def candidate(seed, i, m, offset_counter, mode, n, per_segment, segments):
     """Index j of iteration m for particle i (s-segment modes of lanes.Candidates)."""
-    offset = int(uniform_int(draw(seed, DOMAIN_PARTICLE, i, offset_counter), dc if mode else n))
+    offset = int(
+        uniform_int(draw(seed, DOMAIN_PARTICLE, i, offset_counter), per_segment if mode else n)
+    )
     if mode is None:
         return offset
-    counter = 0 if mode == "once" else m
-    s = int(uniform_int(draw(seed, DOMAIN_WARP, i // WARP_SIZE, counter), sc))
-    return s * dc + offset
+    counter = 0 if mode == CandidateScope.FIXED_SEGMENT else m
+    s = int(uniform_int(draw(seed, DOMAIN_WARP, i // WARP_SIZE, counter), segments))
+    return s * per_segment + offset
 
 
-def metropolis_loop(w, seed, B, mode=None, dc=None, sc=None):
+def metropolis_loop(w, seed, B, mode=None, per_segment=None, segments=None):
     """Algorithms 3.3 / 5.1 / 5.2: u at counter 2m, candidate at 2m+1."""
     n = len(w)
     out = []
@@ -46,21 +48,21 @@ def metropolis_loop(w, seed, B, mode=None, dc=None, sc=None):
         t = i
         for m in range(B):
             u = uniform_accept(draw(seed, DOMAIN_PARTICLE, i, 2 * m))
-            j = candidate(seed, i, m, 2 * m + 1, mode, n, dc, sc)
+            j = candidate(seed, i, m, 2 * m + 1, mode, n, per_segment, segments)
             if u <= w[j] / w[t]:
                 t = j
         out.append(t)
     return np.array(out)
 
 
-def uphill_loop(w, seed, B, mode=None, dc=None, sc=None):
+def uphill_loop(w, seed, B, mode=None, per_segment=None, segments=None):
     """Algorithms 6.1 / 6.2 / 6.3: candidate at counter m."""
     n = len(w)
     out = []
     for i in range(n):
         t = i
         for m in range(B):
-            j = candidate(seed, i, m, m, mode, n, dc, sc)
+            j = candidate(seed, i, m, m, mode, n, per_segment, segments)
             if w[t] < w[j]:
                 t = j
         out.append(t)
@@ -121,19 +123,19 @@ def w():
     "method, loop, mode, ss",
     [
         ("metropolis", metropolis_loop, None, None),
-        ("metropolis-c1", metropolis_loop, "once", 128),
-        ("metropolis-c2", metropolis_loop, "every", 128),
-        ("metropolis-c2", metropolis_loop, "every", 384),
+        ("metropolis-c1", metropolis_loop, CandidateScope.FIXED_SEGMENT, 128),
+        ("metropolis-c2", metropolis_loop, CandidateScope.SEGMENT_PER_ITERATION, 128),
+        ("metropolis-c2", metropolis_loop, CandidateScope.SEGMENT_PER_ITERATION, 384),
         ("uphill", uphill_loop, None, None),
-        ("uphill-ca", uphill_loop, "every", 128),
-        ("uphill-c1", uphill_loop, "once", 384),
+        ("uphill-ca", uphill_loop, CandidateScope.SEGMENT_PER_ITERATION, 128),
+        ("uphill-c1", uphill_loop, CandidateScope.FIXED_SEGMENT, 384),
     ],
 )
 def test_iterative_methods(w, seed, method, loop, mode, ss):
-    dc, sc = (ss // 4, N // (ss // 4)) if ss else (None, None)
+    per_segment, segments = (ss // 4, N // (ss // 4)) if ss else (None, None)
     kw = {"segment_bytes": ss} if ss else {}
     got = pr.resample(w, method, seed=seed, B=9, **kw)
-    np.testing.assert_array_equal(got, loop(w, seed, 9, mode, dc, sc))
+    np.testing.assert_array_equal(got, loop(w, seed, 9, mode, per_segment, segments))
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from pfresample import io
 from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
 from pfresample.models.scenarios import validate_spec
-from pfresample.trajectories import (
+from pfresample.pipeline import artifacts as io
+from pfresample.studies.dulger2017.trajectories import (
     growth_trajectories,
     load_trajectories,
     radar_trajectories,

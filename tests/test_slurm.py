@@ -1,4 +1,4 @@
-"""profiles/slurm on a real one-node SLURM cluster (ci/slurm-local.sh): the tiny grid's
+"""profiles/slurm on a real one-node SLURM cluster (.ci/slurm-local.sh): the tiny grid's
 tables through SLURM equal those of a local run, and a failing job fails the run.
 
 Needs root (apt-get installs slurm-wlm and munge if missing) and the `cluster` extra
@@ -25,7 +25,7 @@ from test_pipeline import REPO, TINY, assert_same_tables, read_tables, snakemake
 
 pytestmark = pytest.mark.slurm
 
-SCRIPT = REPO / "ci" / "slurm-local.sh"
+SCRIPT = REPO / ".ci" / "slurm-local.sh"
 # Two figures: every rule but the ladder (weights, Fig 2.3's N, SSD tables, cells, a
 # table, two figures), 10 jobs, about 90 s through SLURM on 2 cores.
 TARGETS = ["results/figures/dulger2017/fig6_27.png", "results/figures/dulger2017/fig2_3.png"]

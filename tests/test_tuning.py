@@ -7,8 +7,9 @@ import pytest
 
 from pfresample import expectation, tuning
 from pfresample.constants import UPHILL_B_MAX
-from pfresample.io import save_npz
-from pfresample.weights import generate
+from pfresample.pipeline import artifacts
+from pfresample.pipeline.artifacts import save_npz
+from pfresample.studies.dulger2017.weights import generate
 
 
 def test_metropolis_B_formula():
@@ -81,12 +82,12 @@ def test_uphill_B_grows_with_weight_variance():
 
 def test_ssd_table_artifact_is_cached_and_regenerated_when_corrupt(tmp_path):
     path = tmp_path / "ssd" / "64.npz"
-    table = tuning.load_or_compute_ssd_table(path, 64)
+    table = artifacts.load_or_compute_ssd_table(path, 64)
     np.testing.assert_array_equal(table, tuning.ssd_table(64))
     stamp = path.stat().st_mtime_ns
-    np.testing.assert_array_equal(tuning.load_or_compute_ssd_table(path, 64), table)
+    np.testing.assert_array_equal(artifacts.load_or_compute_ssd_table(path, 64), table)
     assert path.stat().st_mtime_ns == stamp  # read, not recomputed
     path.write_bytes(path.read_bytes()[:50])  # truncate
-    np.testing.assert_array_equal(tuning.load_or_compute_ssd_table(path, 64), table)
+    np.testing.assert_array_equal(artifacts.load_or_compute_ssd_table(path, 64), table)
     save_npz(path, {"ssd": np.zeros(3)}, {"n": 64})  # wrong shape: recomputed
-    np.testing.assert_array_equal(tuning.load_or_compute_ssd_table(path, 64), table)
+    np.testing.assert_array_equal(artifacts.load_or_compute_ssd_table(path, 64), table)

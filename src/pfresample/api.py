@@ -1,23 +1,30 @@
 """The public entry points: ``resample``, ``resample_many``,
-``resample_each_B``, ``methods``, ``offspring`` and ``choose_B``."""
+``resample_each_B``, ``choose_B``, ``methods``, ``offspring`` and
+``time_resample``.
+
+Each call goes one way down: the registry entry of the method, the backend
+(:func:`pfresample.backend.select_backend`), the input checked and converted
+once (:func:`pfresample.validation.prepare`), then the CPU reference kernel
+or the CUDA launcher (:mod:`pfresample.cuda.run`), which checks nothing again.
+"""
 
 from __future__ import annotations
 
 import logging
-import numbers
+import statistics
+import time
 
 import numpy as np
 
 from .backend import is_device_array, select_backend
-from .constants import DEFAULT_SEGMENT_BYTES, EPSILON_RESAMPLING
+from .constants import EPSILON_RESAMPLING
 from .resampling.registry import REGISTRY, Method, get_method
 from .rng import seed_keys
+from .timing import Timing, cpu_name
 from .tuning import metropolis_B, uphill_B
-from .validation import check_int, check_weights, segment_geometry, weight_array
+from .validation import check_int, kernel_arguments, prepare
 
 log = logging.getLogger("pfresample")
-
-_PRECISIONS = (None, "float32", "float64")
 
 
 def methods() -> tuple[str, ...]:
@@ -25,19 +32,14 @@ def methods() -> tuple[str, ...]:
     return tuple(REGISTRY)
 
 
-def check_params(m: Method, params: dict) -> dict:
-    unknown = sorted(set(params) - set(m.params))
-    if unknown:
-        accepted = ", ".join(m.params) or "none"
-        names = ", ".join(unknown)
-        raise TypeError(f"method {m.name!r} got unknown parameter(s) {names}; accepted: {accepted}")
-    if "precision" in params and params["precision"] not in _PRECISIONS:
-        raise ValueError(f"precision must be 'float32' or 'float64', got {params['precision']!r}")
-    if "epsilon" in params:
-        eps = params["epsilon"]
-        if not isinstance(eps, numbers.Real) or not 0.0 < float(eps) < 1.0:
-            raise ValueError(f"epsilon must be a number in (0, 1), got {eps!r}")
-    return params
+def _default_B(m: Method, w: np.ndarray, params: dict) -> int:
+    """The B of ``m`` on checked host weights: Murray et al.'s formula for the
+    Metropolis family, the SSD match for the Uphill family."""
+    if m.B_rule == "metropolis":
+        return metropolis_B(w, params.get("epsilon", EPSILON_RESAMPLING))
+    if m.B_rule == "uphill":
+        return uphill_B(w, params.get("ssd_table"))
+    raise TypeError(f"method {m.name!r} has no B parameter")
 
 
 def choose_B(weights, method, **params) -> int:
@@ -46,42 +48,15 @@ def choose_B(weights, method, **params) -> int:
     Uphill family (``ssd_table``, computed for this N when not given).
     On a CuPy array the device computes it (the same B, tests/test_gpu.py)."""
     m = get_method(method)
-    params = check_params(m, params)
-    if m.uses_B is not None and is_device_array(weights) and m.gpu is not None:
-        from .resampling import gpu
+    if m.B_rule is None:
+        raise TypeError(f"method {m.name!r} has no B parameter")
+    on_device = is_device_array(weights) and m.gpu is not None
+    call = prepare(weights, m, on_device, None, None, params)
+    if on_device:
+        from .cuda import run
 
-        return gpu.choose_B(m, weights, params)
-    return _default_B(m, check_weights(weights), params)
-
-
-def _default_B(m: Method, w: np.ndarray, params: dict) -> int:
-    """``choose_B`` on weights and parameters already checked."""
-    if m.uses_B == "metropolis":
-        return metropolis_B(w, params.get("epsilon", EPSILON_RESAMPLING))
-    if m.uses_B == "uphill":
-        return uphill_B(w, params.get("ssd_table"))
-    raise TypeError(f"method {m.name!r} has no B parameter")
-
-
-def kernel_arguments(m: Method, n: int, itemsize: int, B, segment_bytes, params: dict) -> dict:
-    """Keyword arguments of ``m``'s kernels, every one checked; ``B`` stays
-    None when not given (each backend then chooses it)."""
-    kw = {}
-    if m.uses_B is None:
-        if B is not None:
-            raise TypeError(f"method {m.name!r} takes no B")
-    else:
-        kw["B"] = None if B is None else check_int(B, "B")
-    if m.segmented:
-        ss = DEFAULT_SEGMENT_BYTES if segment_bytes is None else segment_bytes
-        kw["dc"], kw["sc"] = segment_geometry(n, ss, itemsize)
-    elif segment_bytes is not None:
-        raise TypeError(f"method {m.name!r} takes no segment_bytes (it has no s-segments)")
-    elif m.uses_B is not None:
-        kw["dc"], kw["sc"] = n, 1
-    if "precision" in params:
-        kw["precision"] = params["precision"]
-    return kw
+        return run.choose_B(m, call.w, call.params)
+    return _default_B(m, call.w, call.params)
 
 
 def _seed_list(seeds) -> list:
@@ -97,26 +72,21 @@ def resample_many(weights, method, *, seeds, B=None, segment_bytes=None, backend
     int32 result equals ``resample(weights, method, seed=seeds[k], ...)``.
     The result is a CuPy array for CuPy weights, else a NumPy array."""
     m = get_method(method)
-    params = check_params(m, params)
-    on_device = is_device_array(weights)
-    where = select_backend(backend, weights, m.gpu is not None)
     seeds = _seed_list(seeds)
+    where = select_backend(backend, weights, m.gpu is not None)
+    call = prepare(weights, m, where == "cuda", B, segment_bytes, params)
+    on_device = is_device_array(weights)
     if where == "cuda":
-        import cupy
+        from .cuda import run
 
-        from .resampling import gpu
-
-        w = weight_array(weights, cupy)
-        kw = kernel_arguments(m, w.size, w.itemsize, B, segment_bytes, params)
-        ancestors = gpu.resample_many(m, w, seeds, kw, params)
+        ancestors = run.resample_many(m, call.w, seeds, call.kw, call.params)
         return ancestors if on_device else ancestors.get()
     if on_device:
         log.info("pfresample: %s on a CuPy array ran on the CPU (backend=%r)", m.name, backend)
-    w = check_weights(weights.get() if on_device else weights)
-    kw = kernel_arguments(m, w.size, w.itemsize, B, segment_bytes, params)
+    kw = dict(call.kw)
     if kw.get("B", 0) is None:
-        kw["B"] = _default_B(m, w, params)
-    ancestors = m.cpu(w, seed_keys(seeds), **kw)
+        kw["B"] = _default_B(m, call.w, call.params)
+    ancestors = m.cpu(call.w, seed_keys(seeds), **kw)
     if on_device:
         import cupy
 
@@ -134,19 +104,18 @@ def resample_each_B(weights, method, *, seeds, Bs, segment_bytes=None, backend="
     reduced-B Metropolis for the cost of the largest B). Elsewhere each B is
     a run of its own; the results are the same (tests/test_gpu.py)."""
     m = get_method(method)
-    if m.uses_B is None:
+    if m.B_rule is None:
         raise TypeError(f"method {m.name!r} has no B parameter")
     Bs = [check_int(B, "B") for B in Bs]
     where = select_backend(backend, weights, m.gpu is not None)
-    if where == "cuda" and is_device_array(weights):
-        import cupy
+    if where == "cuda" and is_device_array(weights) and Bs:
+        from .cuda import run
+        from .cuda.iterative import CONTINUABLE
 
-        from .resampling import gpu
-
-        if m.gpu in gpu.CONTINUABLE:
-            w = weight_array(weights, cupy)
+        if m.gpu in CONTINUABLE:
+            w = prepare(weights, m, True, Bs[0], segment_bytes, {}).w
             kws = [kernel_arguments(m, w.size, w.itemsize, B, segment_bytes, {}) for B in Bs]
-            return gpu.continue_chains(m, w, _seed_list(seeds), kws)
+            return run.continue_chains(m, w, _seed_list(seeds), kws)
     return [
         resample_many(
             weights, method, seeds=seeds, B=B, segment_bytes=segment_bytes, backend=backend
@@ -190,3 +159,48 @@ def offspring(ancestors, n: int):
         return np.bincount(a, minlength=n)
     rows = np.arange(a.shape[0])[:, None] * n
     return np.bincount((a + rows).ravel(), minlength=n * a.shape[0]).reshape(a.shape[0], n)
+
+
+def time_resample(
+    weights,
+    method,
+    *,
+    seed=0,
+    repeats=5,
+    warmup=1,
+    B=None,
+    segment_bytes=None,
+    backend="auto",
+    **params,
+) -> Timing:
+    """Median time of ``resample(weights, method, seed=seed, ...)`` (DESIGN.md,
+    "Timing"): on the CPU ``time.perf_counter`` around the whole call; on
+    CUDA, CUDA events around the kernels the thesis counts (§6.5), the first
+    call (NVRTC compile or cache load) reported apart as ``first_call_ms``.
+    ``warmup`` untimed calls, then ``repeats`` timed ones. On the CUDA
+    backend ``weights`` must be a CuPy array (host-to-device copies are not
+    part of the thesis's times)."""
+    if repeats < 1 or warmup < 0:
+        raise ValueError(f"need repeats >= 1 and warmup >= 0, got {repeats} and {warmup}")
+    m = get_method(method)
+    where = select_backend(backend, weights, m.gpu is not None)
+    if where == "cuda":
+        if not is_device_array(weights):
+            raise TypeError("timing on the CUDA backend needs a CuPy array of weights")
+        from .cuda import run
+
+        call = prepare(weights, m, True, B, segment_bytes, params)
+        return run.time_resample(m, call.w, seed, call.kw, call.params, repeats, warmup)
+
+    def once():
+        start = time.perf_counter()
+        resample(
+            weights, method, seed=seed, B=B, segment_bytes=segment_bytes, backend="cpu", **params
+        )
+        return (time.perf_counter() - start) * 1e3
+
+    first = once()
+    for _ in range(max(warmup - 1, 0)):
+        once()
+    times = tuple(once() for _ in range(repeats))
+    return Timing(statistics.median(times), times, "cpu", cpu_name(), first)

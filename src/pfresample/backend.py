@@ -18,17 +18,26 @@ BACKEND_LABELS = {"cpu": "CPU (NumPy)", "cuda": "CUDA (CuPy)"}
 
 
 @lru_cache(maxsize=1)
-def cuda_device() -> str | None:
-    """Name of CUDA device 0 as CuPy sees it, or None (no CuPy, no device)."""
+def cuda_status() -> tuple[str | None, str]:
+    """``(name, why)``: the name of CUDA device 0 as CuPy sees it, or None
+    (no CuPy, no device), and a line that says which."""
     try:
         import cupy
-
+    except Exception as exc:  # ImportError, or a CuPy that cannot load CUDA
+        return None, f"CuPy not importable ({type(exc).__name__})"
+    try:
         if cupy.cuda.runtime.getDeviceCount() < 1:
-            return None
+            return None, "CuPy sees no CUDA device"
         name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
-        return name.decode() if isinstance(name, bytes) else str(name)
-    except Exception:  # ImportError, CUDARuntimeError, missing driver, ...
-        return None
+    except Exception as exc:  # no driver, no device
+        return None, f"CuPy sees no CUDA device ({type(exc).__name__})"
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    return name, f"CUDA device 0: {name}"
+
+
+def cuda_device() -> str | None:
+    """Name of CUDA device 0 as CuPy sees it, or None (no CuPy, no device)."""
+    return cuda_status()[0]
 
 
 def is_device_array(x) -> bool:
@@ -53,13 +62,13 @@ def select_backend(backend: str, weights, has_gpu_kernel: bool) -> str:
                 "(CuPy missing or no GPU); use backend='cpu' or 'auto'"
             )
         if not has_gpu_kernel:
-            raise NotImplementedError("this method has no CUDA kernel yet; use backend='cpu'")
+            raise NotImplementedError("this method has no CUDA kernel; use backend='cpu'")
         return "cuda"
     if backend == "cpu":
         return "cpu"
     if device is not None and has_gpu_kernel:
         _log_choice(f"pfresample: backend 'auto' -> cuda ({device})")
         return "cuda"
-    reason = "no CUDA device found" if device is None else "method has no CUDA kernel yet"
+    reason = "no CUDA device found" if device is None else "the method has no CUDA kernel"
     _log_choice(f"pfresample: backend 'auto' -> cpu ({reason})")
     return "cpu"

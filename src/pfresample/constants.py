@@ -1,10 +1,29 @@
 """Every constant of the project lives here, with the place it comes from."""
 
+from enum import IntEnum
 from statistics import NormalDist
 
 # A warp is 32 consecutive particles (thesis §2.2); warp-shared draws use the
 # warp index as their stream (DESIGN.md, "Warps and s-segments").
 WARP_SIZE = 32
+
+
+class CandidateScope(IntEnum):
+    """Where the Metropolis and Uphill families draw candidate j at each
+    iteration (``resampling/lanes.py``; the kernels' template argument, same
+    numbers in ``gpu_kernels/lanes.cuh``):
+
+    * ``ARRAY``: anywhere in the array (Metropolis, Alg. 3.3; Uphill, Alg. 6.1);
+    * ``FIXED_SEGMENT``: inside the one s-segment a warp draws before the loop
+      (Metropolis-C1, Alg. 5.1; Uphill-C1, Alg. 6.3);
+    * ``SEGMENT_PER_ITERATION``: inside an s-segment the warp draws anew at
+      every iteration (Metropolis-C2, Alg. 5.2; Uphill-CA, Alg. 6.2).
+    """
+
+    ARRAY = 0
+    FIXED_SEGMENT = 1
+    SEGMENT_PER_ITERATION = 2
+
 
 # One global-memory segment of the K40 is 128 bytes (thesis Table 2.1): the
 # smallest s-segment, and the default for the coalesced variants.
@@ -26,14 +45,6 @@ MAX_PARTICLES = 2**31 - 1
 # temporaries of one Philox block stay in the L2 cache (measured: a 2^15-lane
 # chunk is about 4x faster per draw than a 2^20-lane array on a 2-core EPYC).
 CPU_CHUNK = 1 << 16
-
-# The five gamma weight distributions of Fig 2.3 as (shape, scale): the thesis
-# shows them only as histograms, so these are our documented choice (DESIGN.md).
-GAMMA_SHAPE_SCALE = ((1.0, 2.0), (2.0, 2.0), (3.0, 2.0), (5.0, 1.0), (9.0, 0.5))
-
-# Eq. 2.33 with y = 0..4 (Figs 5.7-5.14, 6.2-6.4) and y = 3.5..4.5 step 0.1 (Fig 6.5).
-EQ233_Y = (0.0, 1.0, 2.0, 3.0, 4.0)
-EQ233_Y_SWEEP = tuple(round(3.5 + 0.1 * k, 1) for k in range(11))
 
 # z such that P(|Z| <= z) = 0.99 for a standard normal: the thesis reports 99%
 # confidence intervals (§5.1).

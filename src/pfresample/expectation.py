@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .backend import is_device_array
+from .constants import CandidateScope
 from .validation import check_int, check_weights, segment_geometry
 
 
@@ -69,13 +70,15 @@ def uphill_c1(weights, B: int, segment_bytes: int) -> np.ndarray:
     n = w.size
     if np.unique(w).size != n:
         raise ValueError("uphill_c1 expectation (eq. 6.3) needs weights without ties")
-    dc, sc = segment_geometry(n, segment_bytes, w.itemsize)
-    segments = np.sort(w.reshape(sc, dc), axis=1)
-    p = np.stack([np.searchsorted(seg, w, side="right") for seg in segments])  # (SC, N)
-    own = p[np.arange(n) // dc, np.arange(n)].astype(np.float64)  # c_i
+    per_segment, segments = segment_geometry(n, segment_bytes, w.itemsize)
+    ordered = np.sort(w.reshape(segments, per_segment), axis=1)
+    p = np.stack([np.searchsorted(seg, w, side="right") for seg in ordered])  # (SC, N)
+    own = p[np.arange(n) // per_segment, np.arange(n)].astype(np.float64)  # c_i
     i = np.argsort(np.argsort(w)) + 1.0  # global rank
-    total = ((p / dc) ** B).sum(axis=0) + (i - 1.0) * ((own / dc) ** B - ((own - 1.0) / dc) ** B)
-    return total / sc
+    total = ((p / per_segment) ** B).sum(axis=0) + (i - 1.0) * (
+        (own / per_segment) ** B - ((own - 1.0) / per_segment) ** B
+    )
+    return total / segments
 
 
 def acceptance(weights) -> np.ndarray:
@@ -90,14 +93,14 @@ def acceptance(weights) -> np.ndarray:
 
 
 def metropolis(
-    weights, B: int, segment_bytes: int | None = None, mode: str = "global"
+    weights, B: int, segment_bytes: int | None = None, scope: CandidateScope = CandidateScope.ARRAY
 ) -> np.ndarray:
     """Expected offspring after B Metropolis steps, from the chain's
     transition matrix (N x N: use N up to a few hundred).
 
-    ``mode`` "global" is Metropolis (Algorithm 3.3) and also Metropolis-C2
+    ``scope`` ARRAY is Metropolis (Algorithm 3.3) and also Metropolis-C2
     (Algorithm 5.2), whose candidate is uniform over all N at every step for
-    each thread, so its expectation is the same. ``mode`` "once" is
+    each thread, so its expectation is the same. ``scope`` FIXED_SEGMENT is
     Metropolis-C1 (Algorithm 5.1): the thread's chain is confined to one
     uniformly chosen s-segment for all B steps.
     """
@@ -105,13 +108,13 @@ def metropolis(
     B = check_int(B, "B")
     n = w.size
     acc = acceptance(w)
-    if mode == "global":
+    if scope == CandidateScope.ARRAY:
         groups = [np.arange(n)]
-    elif mode == "once":
-        dc, sc = segment_geometry(n, segment_bytes, w.itemsize)
-        groups = [np.arange(k * dc, (k + 1) * dc) for k in range(sc)]
+    elif scope == CandidateScope.FIXED_SEGMENT:
+        per_segment, segments = segment_geometry(n, segment_bytes, w.itemsize)
+        groups = [np.arange(k * per_segment, (k + 1) * per_segment) for k in range(segments)]
     else:
-        raise ValueError(f"mode must be 'global' or 'once', got {mode!r}")
+        raise ValueError(f"scope must be CandidateScope.ARRAY or FIXED_SEGMENT, got {scope!r}")
     total = np.zeros(n)
     for cols in groups:
         step = np.zeros((n, n))

@@ -12,9 +12,9 @@ Var(o^i) is the variance over the K draws with divisor K, the one for which
 eq. 2.31 holds exactly. The thesis reports MSE/N and the bias contribution
 ||Bias||^2 / MSE.
 
-:class:`OffspringStats` accumulates these batch by batch -- per particle the
-sums of ``d = o - e`` and ``d^2``, and the K squared errors -- so no K x N
-array is ever held.
+:class:`OffspringStats` accumulates these chunk by chunk -- per particle the
+integer sums of ``o`` and ``o^2``, and the K squared errors -- so no K x N
+array is ever held, on the host or on the device.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from statistics import NormalDist
 import numpy as np
 
 from .api import offspring
+from .backend import is_device_array
 from .constants import CONFIDENCE_LEVEL
 from .expectation import unbiased
 
@@ -62,55 +63,100 @@ class Quality:
 
 
 class OffspringStats:
-    """Streaming accumulator of offspring statistics for one weight sequence.
+    """Offspring statistics of K draws on one weight sequence, added a draw
+    or a (C x N) chunk of draws at a time (:meth:`add`).
 
     ``target`` defaults to the unbiased expectation ``N w_i / sum w``; pass an
     exact expectation (``pfresample.expectation``) to measure the distance
-    from that instead.
+    from that instead. Per particle only the integer sums of the counts c and
+    of c^2 are kept, so memory is O(N) whatever K is, and each particle's
+    offspring mean and variance are exact up to one rounding. CuPy chunks
+    stay on the device (``cuda.offspring``) until a summary is read.
     """
 
-    def __init__(self, weights, target=None):
-        self.target = unbiased(weights) if target is None else np.asarray(target, np.float64)
-        self.n = self.target.size
+    def __init__(self, weights=None, target=None):
+        if target is None:
+            if weights is None:
+                raise TypeError("OffspringStats needs the weights or a target")
+            target = unbiased(weights)
+        self.xp = xp = _array_module(target)
+        self.target = xp.asarray(target, dtype=xp.float64)
+        self.n = int(self.target.shape[0])
         self.k = 0
-        self._sum = np.zeros(self.n)
-        self._sum2 = np.zeros(self.n)
-        self._se: list[np.ndarray] = []
+        self._sums = xp.zeros(self.n, dtype=xp.int64)
+        self._sums_sq = xp.zeros(self.n, dtype=xp.int64)
+        self._se: list = []
 
     def add(self, ancestors) -> None:
         """Add one draw (ancestors of length N) or a batch (K x N)."""
-        counts = offspring(ancestors, self.n)
-        d = np.atleast_2d(counts) - self.target
-        self._sum += d.sum(axis=0)
-        self._sum2 += (d * d).sum(axis=0)
-        self._se.append((d * d).sum(axis=1))
-        self.k += d.shape[0]
+        if is_device_array(ancestors):
+            from .cuda.offspring import accumulate_offspring
+
+            rows = ancestors.reshape(-1, self.n)
+            se = accumulate_offspring(rows, self.target, self._sums, self._sums_sq)
+        else:
+            counts = np.atleast_2d(offspring(ancestors, self.n))
+            self._sums += counts.sum(axis=0)
+            self._sums_sq += (counts * counts).sum(axis=0)
+            d = counts - self.target
+            se = (d * d).sum(axis=1)
+        self._se.append(se)
+        self.k += int(se.shape[0])
 
     @property
     def squared_errors(self) -> np.ndarray:
-        """SE(o_l) of every draw so far (eq. 2.29)."""
-        return np.concatenate(self._se) if self._se else np.zeros(0)
+        """SE(o_l) of every draw so far (eq. 2.29), on the host."""
+        return _to_host(self.xp.concatenate(self._se)) if self._se else np.zeros(0)
+
+    def _mean(self):
+        return self._sums / self.k
 
     @property
     def mean_offspring(self) -> np.ndarray:
-        return self.target + self._sum / self.k
+        """Per-particle mean of the offspring counts over the draws."""
+        return _to_host(self._mean())
+
+    def _variance(self):
+        mean = self._mean()
+        return self.xp.maximum(self._sums_sq / self.k - mean * mean, 0.0)
 
     @property
     def offspring_variance(self) -> np.ndarray:
         """Per-particle variance over the draws (divisor K)."""
-        mean_d = self._sum / self.k
-        return np.maximum(self._sum2 / self.k - mean_d**2, 0.0)
+        return _to_host(self._variance())
+
+    @property
+    def variance(self) -> float:
+        """Var = sum_i Var(o^i) (eq. 2.32)."""
+        return float(self._variance().sum())
+
+    @property
+    def bias2(self) -> float:
+        """||Bias||^2 = sum_i (mean_l o_l^i - e_i)^2 (eq. 2.32)."""
+        bias = self._mean() - self.target
+        return float((bias * bias).sum())
 
     def quality(self) -> Quality:
         if self.k < 2:
             raise ValueError("need at least two draws")
         se = self.squared_errors
-        mean_d = self._sum / self.k
         return Quality(
             n=self.n,
             k=self.k,
             mse=float(se.mean()),
-            variance=float(self.offspring_variance.sum()),
-            bias2=float(np.sum(mean_d**2)),
+            variance=self.variance,
+            bias2=self.bias2,
             mse_ci=confidence_interval(se)[1],
         )
+
+
+def _array_module(x):
+    if is_device_array(x):
+        import cupy
+
+        return cupy
+    return np
+
+
+def _to_host(x):
+    return x.get() if is_device_array(x) else x

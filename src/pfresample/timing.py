@@ -1,4 +1,5 @@
-"""Run-time measurement of one resampling call (DESIGN.md, "Timing").
+"""Run-time measurement primitives (DESIGN.md, "Timing"); the timed
+resampling call itself is ``pfresample.api.time_resample``.
 
 * CPU: ``time.perf_counter`` around the whole call.
 * CUDA: CUDA events around the kernels the thesis counts (§6.5: the
@@ -13,12 +14,7 @@ the median in milliseconds with the device it ran on.
 from __future__ import annotations
 
 import platform
-import statistics
-import time
 from dataclasses import dataclass, field
-
-from .backend import is_device_array, select_backend
-from .resampling.registry import get_method
 
 
 @dataclass(frozen=True)
@@ -41,37 +37,6 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
-
-
-def time_resample(
-    weights, method, *, seed=0, repeats=5, warmup=1, backend="auto", **resample_kwargs
-) -> Timing:
-    """Median time of ``resample(weights, method, seed=seed, **resample_kwargs)``.
-
-    On the CUDA backend ``weights`` must be a CuPy array (host-to-device
-    copies are not part of the thesis's times)."""
-    if repeats < 1 or warmup < 0:
-        raise ValueError(f"need repeats >= 1 and warmup >= 0, got {repeats} and {warmup}")
-    m = get_method(method)
-    where = select_backend(backend, weights, m.gpu is not None)
-    if where == "cuda":
-        if not is_device_array(weights):
-            raise TypeError("timing on the CUDA backend needs a CuPy array of weights")
-        from .resampling import gpu
-
-        return gpu.time_resample(weights, m, seed, repeats, warmup, **resample_kwargs)
-    from .api import resample
-
-    def call():
-        start = time.perf_counter()
-        resample(weights, method, seed=seed, backend="cpu", **resample_kwargs)
-        return (time.perf_counter() - start) * 1e3
-
-    first = call()
-    for _ in range(max(warmup - 1, 0)):
-        call()
-    times = tuple(call() for _ in range(repeats))
-    return Timing(statistics.median(times), times, "cpu", cpu_name(), first)
 
 
 def cuda_event_times(fn, repeats: int, warmup: int = 0) -> list[float]:

@@ -6,19 +6,18 @@
   weights with a table of SSD(EU(., B)) for B = 0 ... 8191, where EU is the
   exact Uphill expectation of eq. 6.1, and take the B that FIND-B
   (Algorithm 6.5) finds. The table depends only on N: it is computed once and
-  cached as an ``.npz`` artifact (:func:`load_or_compute_ssd_table`).
+  cached as an ``.npz`` artifact by the pipeline
+  (``pipeline.artifacts.load_or_compute_ssd_table``).
 """
 
 from __future__ import annotations
 
 import math
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
 from .constants import EPSILON_RESAMPLING, UPHILL_B_MAX
-from .io import CorruptArtifact, load_npz, save_npz
 from .validation import check_int
 
 # A term (P_i - 1)^2 with P_i below this is 1.0 to double precision, so the
@@ -84,7 +83,7 @@ def find_B(table, value: float) -> int:
 
 
 @lru_cache(maxsize=8)
-def _cached_table(n: int) -> np.ndarray:
+def cached_ssd_table(n: int) -> np.ndarray:
     table = ssd_table(n)
     table.flags.writeable = False
     return table
@@ -98,30 +97,7 @@ def uphill_B(weights, table=None) -> int:
     """
     w = np.asarray(weights)
     if table is None:
-        table = _cached_table(w.size)
+        table = cached_ssd_table(w.size)
     elif np.asarray(table).ndim != 1:
         raise ValueError("ssd_table must be a 1-D array of SSD values for B = 0, 1, ...")
     return find_B(table, ssd(w))
-
-
-def save_ssd_table(path, table: np.ndarray, n: int, metadata: dict | None = None) -> None:
-    """Write the SSD table of N = ``n`` as the artifact that
-    :func:`load_or_compute_ssd_table` reads (array ``ssd``, metadata ``n``)."""
-    record = {"what": "SSD(EU(., B))", "n": n, "b_max": table.size - 1, **(metadata or {})}
-    save_npz(path, {"ssd": table}, record)
-
-
-def load_or_compute_ssd_table(path, n: int) -> np.ndarray:
-    """The SSD table for N = ``n`` from ``path``, computing and saving it
-    there first when it is missing or unreadable."""
-    path = Path(path)
-    if path.exists():
-        try:
-            arrays, meta = load_npz(path)
-            if meta.get("n") == n and arrays["ssd"].shape == (UPHILL_B_MAX + 1,):
-                return arrays["ssd"]
-        except (CorruptArtifact, KeyError):
-            pass
-    table = ssd_table(n)
-    save_ssd_table(path, table, n)
-    return table

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
-from .constants import MAX_PARTICLES
+from .backend import is_device_array
+from .constants import DEFAULT_SEGMENT_BYTES, MAX_PARTICLES
 
 
 def weight_array(weights, xp=np) -> object:
@@ -83,10 +85,82 @@ def segment_geometry(n: int, segment_bytes: int, itemsize: int) -> tuple[int, in
         raise ValueError(
             f"segment_bytes={segment_bytes} is not a multiple of the weight size ({itemsize} bytes)"
         )
-    dc = min(segment_bytes // itemsize, n)
-    if n % dc:
+    per_segment = min(segment_bytes // itemsize, n)
+    if n % per_segment:
         raise ValueError(
             f"N={n} is not compatible with segment_bytes={segment_bytes}: an s-segment holds "
-            f"{dc} weights and N must be a multiple of that (use a power of two for N)"
+            f"{per_segment} weights and N must be a multiple of that (use a power of two for N)"
         )
-    return dc, n // dc
+    return per_segment, n // per_segment
+
+
+# --- method parameters -----------------------------------------------------------
+
+_PRECISIONS = (None, "float32", "float64")
+
+
+def check_params(m, params: dict) -> dict:
+    """``params``, the extra keyword parameters of method ``m`` (a registry
+    entry), each checked: unknown names are a ``TypeError``."""
+    unknown = sorted(set(params) - set(m.params))
+    if unknown:
+        accepted = ", ".join(m.params) or "none"
+        names = ", ".join(unknown)
+        raise TypeError(f"method {m.name!r} got unknown parameter(s) {names}; accepted: {accepted}")
+    if "precision" in params and params["precision"] not in _PRECISIONS:
+        raise ValueError(f"precision must be 'float32' or 'float64', got {params['precision']!r}")
+    if "epsilon" in params:
+        eps = params["epsilon"]
+        if not isinstance(eps, numbers.Real) or not 0.0 < float(eps) < 1.0:
+            raise ValueError(f"epsilon must be a number in (0, 1), got {eps!r}")
+    return params
+
+
+def kernel_arguments(m, n: int, itemsize: int, B, segment_bytes, params: dict) -> dict:
+    """Keyword arguments of ``m``'s kernels (CPU and CUDA alike), every one
+    checked: ``B`` (None when not given: each backend then chooses it), the
+    s-segment geometry ``per_segment`` (DC, weights per s-segment) and
+    ``segments`` (SC), and ``precision``."""
+    kw = {}
+    if m.B_rule is None:
+        if B is not None:
+            raise TypeError(f"method {m.name!r} takes no B")
+    else:
+        kw["B"] = None if B is None else check_int(B, "B")
+    if m.segmented:
+        ss = DEFAULT_SEGMENT_BYTES if segment_bytes is None else segment_bytes
+        kw["per_segment"], kw["segments"] = segment_geometry(n, ss, itemsize)
+    elif segment_bytes is not None:
+        raise TypeError(f"method {m.name!r} takes no segment_bytes (it has no s-segments)")
+    elif m.B_rule is not None:
+        kw["per_segment"], kw["segments"] = n, 1
+    if "precision" in params:
+        kw["precision"] = params["precision"]
+    return kw
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One call's input, checked and converted once: the weights as an array
+    of the backend that runs the call, and the kernels' keyword arguments."""
+
+    w: object  # 1-D float32/float64 NumPy or CuPy array
+    kw: dict  # kernel_arguments
+    params: dict  # check_params
+
+
+def prepare(weights, m, on_device: bool, B, segment_bytes, params: dict) -> Prepared:
+    """Check and convert a call's input for the backend that runs it
+    (``on_device``: CUDA). On the host the values are checked here
+    (:func:`check_weights`); on the device the weight-statistics kernel checks
+    them in the pass that computes what the method reads
+    (``cuda.stats.check_stats``), so they are read once."""
+    params = check_params(m, params)
+    if on_device:
+        import cupy
+
+        w = weight_array(weights, cupy)
+    else:
+        w = check_weights(weights.get() if is_device_array(weights) else weights)
+    kw = kernel_arguments(m, int(w.shape[0]), w.itemsize, B, segment_bytes, params)
+    return Prepared(w, kw, params)

@@ -22,7 +22,6 @@ thesis counts the B kernels with the resampler (§6.5).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,62 +29,7 @@ from ..api import choose_B, resample
 from ..backend import select_backend
 from ..constants import EPSILON_FILTER
 from ..resampling.registry import get_method
-
-# The four stages of Algorithm 2.4, in the order of SirResult.stage_seconds's columns.
-STAGES = (
-    "prediction and weight update",
-    "sum of weights",
-    "normalisation and estimate",
-    "resampling",
-)
-NO_B = -1  # SirResult.B for methods without a B parameter
-
-
-@dataclass(frozen=True)
-class SirResult:
-    """The outcome of :func:`run_sir` over T time steps.
-
-    ``estimates[k - 1]`` is x^_k (shape (T,) for a scalar state, (T, d) else).
-    ``stage_seconds[k - 1, s]`` is the time of stage s + 1 at step k
-    (``time.perf_counter``); ``total_seconds`` is their sum, and
-    ``wall_seconds`` the separately measured time of the whole loop (it also
-    holds the loop's bookkeeping, so it is slightly larger). ``B[k - 1]`` is
-    the B used at step k (``NO_B`` for methods without one). ``backend`` is
-    where the filter ran, "cpu" or "cuda".
-    """
-
-    method: str
-    n: int
-    seed: int
-    estimates: np.ndarray
-    stage_seconds: np.ndarray
-    total_seconds: float
-    wall_seconds: float
-    B: np.ndarray
-    backend: str = "cpu"
-
-    @property
-    def stage_totals(self) -> np.ndarray:
-        """Seconds per stage, summed over the time steps (shape (4,))."""
-        return self.stage_seconds.sum(axis=0)
-
-    @property
-    def stage_shares(self) -> np.ndarray:
-        """Each stage's percentage of the total time (as Tables 5.1, 6.2)."""
-        return 100.0 * self.stage_totals / self.total_seconds
-
-
-def derive_seeds(seed: int, steps: int) -> tuple[np.random.Generator, np.ndarray]:
-    """The model-noise generator and the T resampling seeds of one run.
-
-    Both come from ``SeedSequence(seed)``, through two spawned children, so
-    the noise stream and the resampling seeds are independent of each other,
-    and the same ``seed`` gives the same run. The noise stream does not
-    depend on the method: runs of different methods with one seed share
-    their initial particles and first prediction (common random numbers).
-    """
-    noise, draws = np.random.SeedSequence(seed).spawn(2)
-    return np.random.default_rng(noise), draws.generate_state(steps, np.uint64)
+from .common import NO_B, STAGES, SirResult, derive_seeds
 
 
 def weights_from_log(log_w: np.ndarray) -> np.ndarray:
@@ -103,12 +47,12 @@ def weights_from_log(log_w: np.ndarray) -> np.ndarray:
     return np.exp(log_w - log_w.max()).astype(np.float32)
 
 
-def _stage4_B(w: np.ndarray, method: str, uses_B, B, epsilon: float, ssd_table) -> int | None:
+def _stage4_B(w: np.ndarray, method: str, B_rule, B, epsilon: float, ssd_table) -> int | None:
     """The B of this step: the fixed one when given, Murray's rule with the
     filter's epsilon for the Metropolis family, the SSD rule for Uphill."""
-    if uses_B is None or B is not None:
+    if B_rule is None or B is not None:
         return B
-    if uses_B == "metropolis":
+    if B_rule == "metropolis":
         return choose_B(w, method, epsilon=epsilon)
     return choose_B(w, method, ssd_table=ssd_table)
 
@@ -144,7 +88,7 @@ def run_sir(
     device time of the whole run; the CPU filter always times its stages.
     """
     m = get_method(method)
-    if B is not None and m.uses_B is None:
+    if B is not None and m.B_rule is None:
         raise TypeError(f"method {m.name!r} takes no B")
     if backend != "cpu":
         from .sir_gpu import device_twin, run_sir_gpu
@@ -182,7 +126,7 @@ def run_sir(
         estimates[k] = w @ x
         t3 = time.perf_counter()
         w_in = w_tilde if m.comparison_based else w
-        b = _stage4_B(w_in, m.name, m.uses_B, B, epsilon, ssd_table)
+        b = _stage4_B(w_in, m.name, m.B_rule, B, epsilon, ssd_table)
         ancestors = resample(
             w_in, m.name, seed=int(draw_seeds[k]), B=b, segment_bytes=segment_bytes, backend="cpu"
         )

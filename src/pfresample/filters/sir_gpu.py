@@ -10,7 +10,7 @@ the SSD match for the Uphill family), computed on the device:
    tests/test_models_cuda.py); then ``filter.cu``'s w~ = exp(log w - max);
 2. s = SUM(w~) in float64 (``filter.cu``);
 3. w = w~ / s and x^_k = SUM(w~ x) / s, kept on the device (``filter.cu``);
-4. the registry method's kernels (``resampling/gpu.py``: B when the device
+4. the registry method's kernels (``pfresample.cuda``: B when the device
    chooses it, then the method), and the gather x = x[ancestors] into the
    other of two state buffers. A comparison-based method is handed the
    statistics of w~ that the filter already has -- the sum of stage 2 and
@@ -52,14 +52,14 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..api import check_params, kernel_arguments
-from ..resampling import gpu
+from ..cuda import geometry, kernels, run, stats, workspace
 from ..rng import seed_keys
-from .sir import NO_B, STAGES, SirResult, derive_seeds
+from ..validation import check_params, kernel_arguments
+from .common import NO_B, STAGES, SirResult, derive_seeds
 
 STATE_DTYPE = np.float32  # thesis §2.4: single precision
 WEIGHT_DTYPE = np.float32  # the resamplers' default (api.resample)
-THREADS = gpu.REDUCE_THREADS  # every kernel of models.cu and filter.cu (block reductions)
+THREADS = geometry.REDUCE_THREADS  # every kernel of models.cu and filter.cu (block reductions)
 CU_EVENT_RECORD_EXTERNAL = 0x1  # cuda.h: an event record node that keeps its time
 GRAPHS_KEPT = 4  # graphs kept per process (one holds a few N-sized buffers)
 # Blocks of the float64 sums of stages 2 and 3: one weight a thread up to
@@ -71,14 +71,14 @@ MAX_SUM_PARTS = 2048
 def sum_parts(n: int) -> int:
     """Blocks of filter.cu's sums over N weights (a function of N alone, so
     that the float64 sums are the same on every run)."""
-    return max(1, min(MAX_SUM_PARTS, gpu.blocks(n, THREADS)))
+    return max(1, min(MAX_SUM_PARTS, geometry.blocks(n, THREADS)))
 
 
 def _launch(module: str, name: str, lanes: int, args: tuple, grid: int | None = None) -> None:
     """``module``'s kernel ``name`` with THREADS a block: one thread per
     lane, or ``grid`` blocks."""
-    grid = gpu.blocks(lanes, THREADS) if grid is None else grid
-    gpu.kernel(module, name)((grid,), (THREADS,), args)
+    grid = geometry.blocks(lanes, THREADS) if grid is None else grid
+    kernels.kernel(module, name)((grid,), (THREADS,), args)
 
 
 class _GrowthTwin:
@@ -95,7 +95,7 @@ class _GrowthTwin:
         m = self.model
         n = x.shape[-1]
         args = (x, np.uint32(n), key, np.float32(m.init_mean), np.float32(m.init_var**0.5))
-        _launch("models.cu", "growth_init", gpu.blocks(n, self.per_block), args)
+        _launch("models.cu", "growth_init", geometry.blocks(n, self.per_block), args)
 
     def predict(self, x, log_w, k: int, z, key, top) -> None:
         """Step k of eq. 2.34 in place, log p(z | x) into ``log_w``, and
@@ -105,7 +105,7 @@ class _GrowthTwin:
         drift = 8.0 * math.cos(1.2 * k)  # eq. 2.34, with the index of the state propagated
         args = (x, log_w, np.uint32(n), key, np.uint64(k + 1), np.float32(drift))
         args += (np.float32(m.sigma_v2**0.5), z, np.float32(1.0 / m.sigma_n2), top)
-        _launch("models.cu", "growth_predict", gpu.blocks(n, self.per_block), args)
+        _launch("models.cu", "growth_predict", geometry.blocks(n, self.per_block), args)
 
 
 class _RadarTwin:
@@ -132,7 +132,7 @@ class _RadarTwin:
         args = (x, log_w, np.uint32(n), key, np.uint64(k + 1), f(m.dt))
         args += (f(m.q_diag[0] ** 0.5), f(m.q_diag[1] ** 0.5), f(m.sensor[0]), f(m.sensor[1]))
         args += (z, f(1.0 / m.r_diag[0]), f(1.0 / m.r_diag[1]), top)
-        _launch("models.cu", "radar_predict", gpu.blocks(n, self.per_block), args)
+        _launch("models.cu", "radar_predict", geometry.blocks(n, self.per_block), args)
 
 
 def device_twin(model):
@@ -148,7 +148,7 @@ def device_twin(model):
 
 def _timing_record(event, stream) -> None:
     """Record ``event`` on the capturing ``stream`` as a node that keeps its time."""
-    rc = gpu.libcuda().cuEventRecordWithFlags(event.ptr, stream.ptr, CU_EVENT_RECORD_EXTERNAL)
+    rc = geometry.libcuda().cuEventRecordWithFlags(event.ptr, stream.ptr, CU_EVENT_RECORD_EXTERNAL)
     if rc != 0:
         raise RuntimeError(f"cuEventRecordWithFlags failed (CUresult {rc})")
 
@@ -163,8 +163,8 @@ class FilterGraph:
 
         self.twin = twin = device_twin(model)
         self.m, self.n, self.steps, self.kw, self.params = m, n, steps, kw, params
-        self.device_B = gpu.device_chooses_B(m, kw)
-        self.reads_stats = gpu.needs_stats(m, kw)
+        self.device_B = stats.device_chooses_B(m, kw)
+        self.reads_stats = run.needs_stats(m, kw)
         rows, parts = twin.rows, sum_parts(n)
         self.parts = parts
         self.x = cupy.empty((2, rows, n), dtype=STATE_DTYPE)  # x_k, and the gather's target
@@ -172,14 +172,14 @@ class FilterGraph:
         self.w_tilde = cupy.empty(n, dtype=WEIGHT_DTYPE)
         self.w = None if m.comparison_based else cupy.empty(n, dtype=WEIGHT_DTYPE)
         self.top = cupy.zeros(steps, dtype=np.uint32)  # max log w~ of each step (to_ordered)
-        # The statistics record (gpu.STAT_*) of each step's w~, which stage 4
+        # The statistics record (cuda.workspace.STAT_*) of each step's w~, which stage 4
         # of a comparison-based method reads instead of computing it: the sum
         # is stage 2's; the maximum is 1, since w~ = exp(log w - max log w)
         # is exp(0) = 1 exactly at the maximum; no entry is bad (a NaN or
         # infinite estimate raises after the run).
-        self.stats = cupy.zeros((steps, gpu.STAT_COUNT), dtype=np.float64)
-        self.stats[:, gpu.STAT_MAX] = 1.0
-        self.stats[:, gpu.STAT_BAD] = n
+        self.stats = cupy.zeros((steps, workspace.STAT_COUNT), dtype=np.float64)
+        self.stats[:, workspace.STAT_MAX] = 1.0
+        self.stats[:, workspace.STAT_BAD] = n
         self.estimates = cupy.empty((steps, rows), dtype=np.float64)
         self.sums = cupy.empty(rows * parts, dtype=np.float64)  # partials of stages 2 and 3
         self.tickets = cupy.zeros(2, dtype=np.uint32)
@@ -196,7 +196,7 @@ class FilterGraph:
         # two words of `inputs` (lanes.cuh, make_lane): the same draws as the
         # key passed by value, but rewritten by each run without a new graph.
         self.calls = [
-            gpu.Call(
+            workspace.Call(
                 w_in,
                 1,
                 self.inputs[2 + 2 * k : 4 + 2 * k],
@@ -245,7 +245,7 @@ class FilterGraph:
         a comparison-based method reads the step's statistics record, and a
         B chosen on the device goes straight into ``used_B[k]`` (no copy
         node a step)."""
-        step_ws = copy.copy(gpu.workspace(self.n))
+        step_ws = copy.copy(workspace.workspace(self.n))
         if self.m.comparison_based:
             step_ws.stats = self.stats[k]
         if self.device_B:
@@ -282,11 +282,14 @@ class FilterGraph:
         twin.init(self.x[0], self.noise_key)
         for k in range(steps):
             x, x_next = self.x[k % 2], self.x[(k + 1) % 2]
-            top, total = self.top[k : k + 1], self.stats[k, gpu.STAT_SUM : gpu.STAT_SUM + 1]
+            top, total = (
+                self.top[k : k + 1],
+                self.stats[k, workspace.STAT_SUM : workspace.STAT_SUM + 1],
+            )
             mark(k, 0)
             twin.predict(x, self.log_w, k, self.z[mz * k : mz * (k + 1)], self.noise_key, top)
             args = (self.log_w, top, np.uint32(n), self.w_tilde)
-            _launch("filter.cu", "exp_shifted", gpu.blocks(n, 4), args)  # 4 weights a thread
+            _launch("filter.cu", "exp_shifted", geometry.blocks(n, 4), args)  # 4 weights a thread
             mark(k, 1)
             args = (self.w_tilde, np.int64(n), self.sums, self.tickets[0:1], total)
             _launch("filter.cu", "weight_total", n, args, grid=self.parts)
@@ -299,12 +302,12 @@ class FilterGraph:
             call = self.calls[k]
             if m.comparison_based:  # the statistics are the filter's
                 if self.device_B:
-                    gpu.enqueue_B(call, m, self.params)
+                    stats.enqueue_B(call, m, self.params)
             elif self.reads_stats:
-                gpu.enqueue_inputs(m, call, self.kw, self.params)
+                stats.enqueue_inputs(m, call, self.kw, self.params)
             m.gpu(call, **self.kw)
             args = (x, self.ancestors, np.uint32(n), np.int32(twin.rows), x_next)
-            _launch("filter.cu", "gather_rows", gpu.blocks(n, 4), args)  # 4 particles a thread
+            _launch("filter.cu", "gather_rows", geometry.blocks(n, 4), args)  # 4 particles a thread
         mark(self.steps - 1, stages)
 
     def stage_seconds(self) -> tuple[np.ndarray, float]:
@@ -385,7 +388,7 @@ def filter_graph(
     rule = tuple(sorted((k, plain(v)) for k, v in {**kw, **params}.items()))
     key = (cupy.cuda.Device().id, model, m.name, n, steps, rule, timed)
     make = lambda: FilterGraph(model, m, n, steps, kw, params, timed)  # noqa: E731
-    return gpu.cached(_GRAPHS, key, make, GRAPHS_KEPT)
+    return workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
 
 
 def run_sir_gpu(
@@ -399,9 +402,9 @@ def run_sir_gpu(
         raise NotImplementedError(f"{type(model).__name__} has no GPU code; use backend='cpu'")
     y = np.asarray(y, dtype=np.float64)
     params = {}
-    if m.uses_B == "metropolis":
+    if m.B_rule == "metropolis":
         params["epsilon"] = epsilon
-    elif m.uses_B == "uphill" and ssd_table is not None:
+    elif m.B_rule == "uphill" and ssd_table is not None:
         params["ssd_table"] = ssd_table
     params = check_params(m, params)
     kw = kernel_arguments(m, n, np.dtype(WEIGHT_DTYPE).itemsize, B, segment_bytes, params)

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..constants import CPU_CHUNK, WARP_SIZE
+from ..constants import CPU_CHUNK, WARP_SIZE, CandidateScope
 from ..rng import DOMAIN_PARTICLE, DOMAIN_WARP, StreamBlocks, uniform_int
 
 
@@ -111,34 +111,35 @@ def map_chunks(n: int, keys, kernel) -> np.ndarray:
 
 
 class Candidates:
-    """Where candidate ``j`` comes from at each iteration of the inner loop.
+    """Where candidate ``j`` comes from at each iteration of the inner loop
+    (``scope``: :class:`pfresample.constants.CandidateScope`). In the segment
+    scopes the warp draws the segment from its warp stream, at counter 0 once
+    (``FIXED_SEGMENT``) or at counter m (``SEGMENT_PER_ITERATION``).
 
-    * ``"global"``: anywhere in the array (Metropolis, Alg. 3.3; Uphill, Alg. 6.1);
-    * ``"once"``: inside one s-segment a warp draws before the loop
-      (Metropolis-C1, Alg. 5.1; Uphill-C1, Alg. 6.3), warp-stream counter 0;
-    * ``"every"``: inside an s-segment the warp draws anew at iteration m
-      (Metropolis-C2, Alg. 5.2; Uphill-CA, Alg. 6.2), warp-stream counter m.
-
-    The offset inside the segment (or the index, for ``"global"``) is the
-    lane's own particle-stream draw, so with one segment (SC = 1, DC = N)
-    every mode draws exactly what ``"global"`` draws.
+    The offset inside the segment (or the index, for ``ARRAY``) is the
+    lane's own particle-stream draw, so with one segment (``segments`` = 1,
+    ``per_segment`` = N) every scope draws exactly what ``ARRAY`` draws.
     """
 
-    def __init__(self, chunk: Chunk, mode: str, dc: int, sc: int):
-        self.mode, self.dc, self.sc = mode, dc, sc
-        if mode == "global":
-            self.dc, self.sc = chunk.n, 1
-        elif mode in ("once", "every"):
+    def __init__(self, chunk: Chunk, scope: CandidateScope, per_segment: int, segments: int):
+        self.scope, self.per_segment, self.segments = scope, per_segment, segments
+        if scope == CandidateScope.ARRAY:
+            self.per_segment, self.segments = chunk.n, 1
+        elif scope in (CandidateScope.FIXED_SEGMENT, CandidateScope.SEGMENT_PER_ITERATION):
             self.warp = chunk.warp_stream()
-            if mode == "once":
-                self.segment = uniform_int(self.warp.word(0), sc)
+            if scope == CandidateScope.FIXED_SEGMENT:
+                self.segment = uniform_int(self.warp.word(0), segments)
         else:
-            raise ValueError(f"unknown candidate mode {mode!r}")
+            raise ValueError(f"unknown candidate scope {scope!r}")
 
     def pick(self, m: int, offset_word: np.ndarray) -> np.ndarray:
         """Candidate index of iteration ``m`` given the lane's offset draw."""
-        offset = uniform_int(offset_word, self.dc)
-        if self.mode == "global":
+        offset = uniform_int(offset_word, self.per_segment)
+        if self.scope == CandidateScope.ARRAY:
             return offset.astype(np.int64)
-        segment = self.segment if self.mode == "once" else uniform_int(self.warp.word(m), self.sc)
-        return (segment * np.uint64(self.dc) + offset).astype(np.int64)
+        segment = (
+            self.segment
+            if self.scope == CandidateScope.FIXED_SEGMENT
+            else uniform_int(self.warp.word(m), self.segments)
+        )
+        return (segment * np.uint64(self.per_segment) + offset).astype(np.int64)

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..constants import CandidateScope
 from ..rng import uniform_accept
 from .lanes import Candidates, map_chunks
 
 
-def metropolis_family(w: np.ndarray, keys, *, B: int, mode: str, dc: int, sc: int) -> np.ndarray:
+def metropolis_family(
+    w: np.ndarray, keys, *, B: int, scope: str, per_segment: int, segments: int
+) -> np.ndarray:
     """Ancestors (K x N, int32) of ``K = len(keys[0])`` Metropolis runs.
 
     A candidate j replaces the current ancestor t when ``u <= w[j] / w[t]``
@@ -26,7 +29,7 @@ def metropolis_family(w: np.ndarray, keys, *, B: int, mode: str, dc: int, sc: in
 
     def kernel(chunk):
         own = chunk.particle_stream()
-        candidates = Candidates(chunk, mode, dc, sc)
+        candidates = Candidates(chunk, scope, per_segment, segments)
         t = chunk.particle.copy()
         wt = w.take(t)
         # w[t] = 0 or subnormal gives inf or NaN, as on the GPU. Set here, not
@@ -46,16 +49,27 @@ def metropolis_family(w: np.ndarray, keys, *, B: int, mode: str, dc: int, sc: in
     return map_chunks(w.size, keys, kernel)
 
 
-def metropolis(w, keys, *, B, dc, sc):
+def metropolis(w, keys, *, B, per_segment, segments):
     """Metropolis resampling (Algorithm 3.3)."""
-    return metropolis_family(w, keys, B=B, mode="global", dc=dc, sc=sc)
+    return metropolis_family(
+        w, keys, B=B, scope=CandidateScope.ARRAY, per_segment=per_segment, segments=segments
+    )
 
 
-def metropolis_c1(w, keys, *, B, dc, sc):
+def metropolis_c1(w, keys, *, B, per_segment, segments):
     """Metropolis-C1 resampling (Algorithm 5.1)."""
-    return metropolis_family(w, keys, B=B, mode="once", dc=dc, sc=sc)
+    return metropolis_family(
+        w, keys, B=B, scope=CandidateScope.FIXED_SEGMENT, per_segment=per_segment, segments=segments
+    )
 
 
-def metropolis_c2(w, keys, *, B, dc, sc):
+def metropolis_c2(w, keys, *, B, per_segment, segments):
     """Metropolis-C2 resampling (Algorithm 5.2)."""
-    return metropolis_family(w, keys, B=B, mode="every", dc=dc, sc=sc)
+    return metropolis_family(
+        w,
+        keys,
+        B=B,
+        scope=CandidateScope.SEGMENT_PER_ITERATION,
+        per_segment=per_segment,
+        segments=segments,
+    )

@@ -2,8 +2,9 @@
 
 Figures, benchmarks, the pipeline and the public API iterate this registry;
 nothing else lists methods. Each entry names its CPU reference kernel and its
-CUDA launcher (``gpu.py``; None where there is none yet), how its B is chosen, whether it takes an
-s-segment size, and the extra keyword parameters it accepts.
+CUDA launcher (``pfresample.cuda``; None for a method without one), the rule
+that chooses its B, whether it takes an s-segment size, and the extra keyword
+parameters it accepts.
 
 Every CPU kernel has the signature ``kernel(w, keys, **kw) -> (K, N) int32``:
 ``w`` are validated weights, ``keys`` the Philox keys of K seeds
@@ -15,7 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cumulative, gpu, metropolis, rejection, uphill
+from ..cuda import cumulative as cuda_cumulative
+from ..cuda import iterative as cuda_iterative
+from ..cuda import rejection as cuda_rejection
+from . import cumulative, metropolis, rejection, uphill
 
 
 @dataclass(frozen=True)
@@ -23,7 +27,7 @@ class Method:
     name: str
     reference: str  # the algorithm box it implements
     cpu: Callable
-    uses_B: str | None = None  # how B is chosen: "metropolis", "uphill" or None
+    B_rule: str | None = None  # the rule that chooses B: "metropolis", "uphill" or None (no B)
     segmented: bool = False  # takes segment_bytes (s-segment size)
     comparison_based: bool = True  # weights only compared: CPU and GPU ancestors equal
     params: tuple[str, ...] = ()  # extra keyword parameters
@@ -31,8 +35,8 @@ class Method:
 
 
 _CUMULATIVE = {"comparison_based": False, "params": ("precision",)}
-_METROPOLIS = {"uses_B": "metropolis", "params": ("epsilon",)}
-_UPHILL = {"uses_B": "uphill", "params": ("ssd_table",)}
+_METROPOLIS = {"B_rule": "metropolis", "params": ("epsilon",)}
+_UPHILL = {"B_rule": "uphill", "params": ("ssd_table",)}
 
 REGISTRY: dict[str, Method] = {
     m.name: m
@@ -41,31 +45,35 @@ REGISTRY: dict[str, Method] = {
             "systematic",
             "Algorithms 3.1 and 3.2",
             cumulative.systematic,
-            gpu=gpu.systematic,
+            gpu=cuda_cumulative.systematic,
             **_CUMULATIVE,
         ),
         Method(
             "stratified",
             "Douc et al. 2005",
             cumulative.stratified,
-            gpu=gpu.stratified,
+            gpu=cuda_cumulative.stratified,
             **_CUMULATIVE,
         ),
         Method(
             "multinomial",
             "Douc et al. 2005",
             cumulative.multinomial,
-            gpu=gpu.multinomial,
+            gpu=cuda_cumulative.multinomial,
             **_CUMULATIVE,
         ),
         Method(
-            "residual", "Douc et al. 2005", cumulative.residual, gpu=gpu.residual, **_CUMULATIVE
+            "residual",
+            "Douc et al. 2005",
+            cumulative.residual,
+            gpu=cuda_cumulative.residual,
+            **_CUMULATIVE,
         ),
         Method(
             "metropolis",
             "Algorithm 3.3",
             metropolis.metropolis,
-            gpu=gpu.metropolis,
+            gpu=cuda_iterative.metropolis,
             **_METROPOLIS,
         ),
         Method(
@@ -73,7 +81,7 @@ REGISTRY: dict[str, Method] = {
             "Algorithm 5.1",
             metropolis.metropolis_c1,
             segmented=True,
-            gpu=gpu.metropolis_c1,
+            gpu=cuda_iterative.metropolis_c1,
             **_METROPOLIS,
         ),
         Method(
@@ -81,17 +89,17 @@ REGISTRY: dict[str, Method] = {
             "Algorithm 5.2",
             metropolis.metropolis_c2,
             segmented=True,
-            gpu=gpu.metropolis_c2,
+            gpu=cuda_iterative.metropolis_c2,
             **_METROPOLIS,
         ),
-        Method("rejection", "Algorithm 3.4", rejection.rejection, gpu=gpu.rejection),
-        Method("uphill", "Algorithm 6.1", uphill.uphill, gpu=gpu.uphill, **_UPHILL),
+        Method("rejection", "Algorithm 3.4", rejection.rejection, gpu=cuda_rejection.rejection),
+        Method("uphill", "Algorithm 6.1", uphill.uphill, gpu=cuda_iterative.uphill, **_UPHILL),
         Method(
             "uphill-ca",
             "Algorithm 6.2",
             uphill.uphill_ca,
             segmented=True,
-            gpu=gpu.uphill_ca,
+            gpu=cuda_iterative.uphill_ca,
             **_UPHILL,
         ),
         Method(
@@ -99,7 +107,7 @@ REGISTRY: dict[str, Method] = {
             "Algorithm 6.3",
             uphill.uphill_c1,
             segmented=True,
-            gpu=gpu.uphill_c1,
+            gpu=cuda_iterative.uphill_c1,
             **_UPHILL,
         ),
     )

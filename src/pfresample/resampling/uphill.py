@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..constants import CandidateScope
 from .lanes import Candidates, map_chunks
 
 
-def uphill_family(w: np.ndarray, keys, *, B: int, mode: str, dc: int, sc: int) -> np.ndarray:
+def uphill_family(
+    w: np.ndarray, keys, *, B: int, scope: str, per_segment: int, segments: int
+) -> np.ndarray:
     """Ancestors (K x N, int32) of ``K = len(keys[0])`` Uphill runs."""
 
     def kernel(chunk):
         own = chunk.particle_stream()
-        candidates = Candidates(chunk, mode, dc, sc)
+        candidates = Candidates(chunk, scope, per_segment, segments)
         t = chunk.particle.copy()
         wt = w.take(t)
         for m in range(B):
@@ -39,16 +42,27 @@ def uphill_family(w: np.ndarray, keys, *, B: int, mode: str, dc: int, sc: int) -
     return map_chunks(w.size, keys, kernel)
 
 
-def uphill(w, keys, *, B, dc, sc):
+def uphill(w, keys, *, B, per_segment, segments):
     """Uphill resampling (Algorithm 6.1)."""
-    return uphill_family(w, keys, B=B, mode="global", dc=dc, sc=sc)
+    return uphill_family(
+        w, keys, B=B, scope=CandidateScope.ARRAY, per_segment=per_segment, segments=segments
+    )
 
 
-def uphill_ca(w, keys, *, B, dc, sc):
+def uphill_ca(w, keys, *, B, per_segment, segments):
     """Uphill-CA resampling (Algorithm 6.2)."""
-    return uphill_family(w, keys, B=B, mode="every", dc=dc, sc=sc)
+    return uphill_family(
+        w,
+        keys,
+        B=B,
+        scope=CandidateScope.SEGMENT_PER_ITERATION,
+        per_segment=per_segment,
+        segments=segments,
+    )
 
 
-def uphill_c1(w, keys, *, B, dc, sc):
+def uphill_c1(w, keys, *, B, per_segment, segments):
     """Uphill-C1 resampling (Algorithm 6.3)."""
-    return uphill_family(w, keys, B=B, mode="once", dc=dc, sc=sc)
+    return uphill_family(
+        w, keys, B=B, scope=CandidateScope.FIXED_SEGMENT, per_segment=per_segment, segments=segments
+    )

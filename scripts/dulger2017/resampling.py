@@ -1,0 +1,173 @@
+"""Snakemake glue of the resampling rules of Dülger (2017), chapters 2, 5 and 6
+(workflow/rules/dulger2017/resampling.smk): one function per rule, chosen by
+the rule's name. Each reads its inputs, calls the study
+(pfresample.studies.dulger2017) and writes its outputs atomically.
+
+* weight_datasets: results/weights/{dist}/{n}.npz, every N of the grid;
+* uphill_ssd_tables: results/tuning/uphill_ssd/{n}.npz;
+* resample_cell, resample_ladder_*: results/resample/{variant}/{dist}.npz
+  (a ladder: one file per rung), from experiments.run_ladder;
+* dulger2017_table: results/tables/dulger2017/{figure}.csv and _sequences.csv;
+* dulger2017_figure, dulger2017_fig2_3: results/figures/dulger2017/*.png, .pdf.
+"""
+
+import os
+import time
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from pfresample import backend, tuning
+from pfresample.backend import BACKEND_LABELS
+from pfresample.pipeline import artifacts, devices, plots
+from pfresample.pipeline import tables as pipeline_tables
+from pfresample.pipeline.jobs import provenance, run
+from pfresample.studies.dulger2017 import experiments, figures, tables, weights
+
+RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
+CLAIM = None
+
+if RULE.startswith("resample_"):
+    # On a host with several GPUs a cell job takes one free device for itself (a
+    # lock held until it exits) before anything starts CUDA: Snakemake gives local
+    # jobs no device ids (pfresample.pipeline.devices).
+    CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
+    # CuPy's import and the CUDA driver's start happen here, before the job's log
+    # starts, so that the overhead report counts them as start-up, not as work.
+    backend.cuda_device()
+
+
+def weight_datasets(snakemake, log):
+    """Every weight dataset of one distribution: (sequences, N) float32 per N."""
+    dist = snakemake.wildcards.dist
+    sequences, seed = snakemake.params.sequences, snakemake.params.seed
+    weights.parse_distribution(dist)
+    for n, path in zip(snakemake.params.n, snakemake.output, strict=True):
+        data = np.empty((sequences, n), dtype=np.float32)
+        for s in range(sequences):
+            data[s] = weights.generate(dist, n, s, seed, dtype=np.float32)
+        metadata = {
+            "what": "weight sequences",
+            "distribution": dist,
+            "n": n,
+            "sequences": sequences,
+            "seed": seed,
+            "dtype": "float32",
+            "backend": BACKEND_LABELS["cpu"],
+            **provenance(snakemake),
+        }
+        artifacts.save_npz(path, {"weights": data}, metadata)
+        log.info(
+            "%s N = %d: %d sequences, mean %.4g, max %.4g",
+            dist, n, sequences, data.mean(), data.max(),
+        )  # fmt: skip
+
+
+def uphill_ssd_tables(snakemake, log):
+    """SSD(EU(., B)) for B = 0 ... 8191 per N (pfresample.tuning.ssd_table)."""
+    metadata = {"backend": BACKEND_LABELS["cpu"], **provenance(snakemake)}
+    for n, path in zip(snakemake.params.n, snakemake.output, strict=True):
+        start = time.perf_counter()
+        table = tuning.ssd_table(n)
+        artifacts.save_ssd_table(path, table, n, metadata)
+        log.info("N = %d: SSD table of %d entries in %.2f s", n, table.size,
+                 time.perf_counter() - start)  # fmt: skip
+
+
+class LazyWeights(Mapping):
+    """N -> (sequences, N) weights, each dataset read only when the cell reaches
+    its N, so that a job holds one N's weights at a time."""
+
+    def __init__(self, paths):
+        self.paths = paths
+
+    def __getitem__(self, n):
+        return artifacts.load_npz(self.paths[n])[0]["weights"]
+
+    def __iter__(self):
+        return iter(self.paths)
+
+    def __len__(self):
+        return len(self.paths)
+
+
+def resample_cell(snakemake, log):
+    """One cell, or every rung of a reduced-B ladder (one file per rung)."""
+    # The CPU kernels' thread pool uses the threads the job was given (read per call).
+    os.environ["PFRESAMPLE_THREADS"] = str(snakemake.threads)
+    p = snakemake.params
+    if CLAIM is not None:
+        log.info("GPU: device %s of %s (waited %.1f s)", CLAIM.device, p.devices, CLAIM.waited_s)
+    variants = [experiments.Variant(**v) for v in p.variants]
+    dist = snakemake.wildcards.dist
+    weights_by_n = LazyWeights(dict(zip(p.n, snakemake.input.weights, strict=True)))
+    ssd = {n: artifacts.load_npz(path)[0]["ssd"]
+           for n, path in zip(p.n, snakemake.input.ssd, strict=False)}  # fmt: skip
+    settings = experiments.CellSettings(**p.settings)
+    cells = experiments.run_ladder(variants, dist, weights_by_n, settings, ssd)
+    for path, (arrays, metadata) in zip(snakemake.output, cells, strict=True):
+        metadata.update(scale=p.scale, **provenance(snakemake))
+        artifacts.save_npz(path, arrays, metadata)
+        log.info("%s on %s: backend %s, device %s", metadata["variant"]["name"], dist,
+                 metadata["backend"], metadata["device"])  # fmt: skip
+
+
+def table(snakemake, log):
+    """A figure's tidy table: per weight sequence and averaged over them."""
+    cells = [tables.cell_frame(*artifacts.load_npz(path)) for path in snakemake.input.cells]
+    per_sequence, summary = tables.figure_tables(
+        cells, snakemake.params.spec, snakemake.params.members
+    )
+    pipeline_tables.write_csv(per_sequence, snakemake.output.sequences)
+    pipeline_tables.write_csv(summary, snakemake.output.summary)
+    log.info("%d cells, %d rows", len(cells), len(summary))
+
+
+def figure(snakemake, log):
+    """Figs 5.3-5.14, 6.2-6.22, 6.27 and Table 6.1 (drawn as a table) from its tidy table."""
+    p = snakemake.params
+    frame = pd.read_csv(snakemake.input.table)
+    devices_used = ", ".join(sorted(set(frame["device"].dropna().astype(str)))) or "unknown"
+    caption = plots.caption(
+        backend=f"{p.backend}; device: {devices_used}",
+        scale=p.scale,
+        detail=f"{p.sequences} weight sequences x K = {p.draws} draws per N",
+    )
+    fig = figures.dulger2017_figure(frame, p.spec, p.distributions, caption=caption)
+    title = f"Dülger (2017) {snakemake.wildcards.figure}: {p.spec['title']}"
+    plots.save(fig, [snakemake.output.png, snakemake.output.pdf], title=title)
+    log.info("caption: %s", caption)
+
+
+def weight_histograms(snakemake, log):
+    """Fig 2.3: histograms of one weight sequence of each gamma distribution."""
+    p = snakemake.params
+    samples = {}
+    for dist, path in zip(p.distributions, snakemake.input.weights, strict=True):
+        arrays, meta = artifacts.load_npz(path)
+        samples[dist] = arrays["weights"][p.sequence]
+        log.info("%s: sequence %d of %s (%d sequences)", dist, p.sequence, path, meta["sequences"])
+    caption = plots.caption(
+        backend=p.backend, scale=p.scale, n=p.n, detail=f"sequence {p.sequence}, {p.bins} bins"
+    )
+    fig = figures.weight_histograms(samples, bins=p.bins, caption=caption)
+    plots.save(fig, [snakemake.output.png, snakemake.output.pdf], title="Dülger (2017) Fig 2.3")
+    log.info("caption: %s", caption)
+
+
+def job(rule: str):
+    """The function of a rule (a ladder's rules are named resample_ladder_<name>)."""
+    if rule.startswith("resample_"):
+        return resample_cell
+    return {
+        "weight_datasets": weight_datasets,
+        "fig2_3_weight_dataset": weight_datasets,
+        "uphill_ssd_tables": uphill_ssd_tables,
+        "dulger2017_table": table,
+        "dulger2017_figure": figure,
+        "dulger2017_fig2_3": weight_histograms,
+    }[rule]
+
+
+run(job(RULE), snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

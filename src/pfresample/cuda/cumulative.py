@@ -1,0 +1,121 @@
+"""Launchers of the cumulative family (``cumulative.cu``): Systematic
+(Algorithms 3.1 and 3.2), Stratified, Multinomial and Residual (Douc et al.
+2005), on a tiled prefix sum."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .geometry import SCAN_THREADS, TILE_SUMS_THREADS, block_size, blocks
+from .kernels import CTYPES, flag, kernel
+from .workspace import Call, ScanBuffers
+
+
+def _precision(call: Call, precision) -> np.dtype:
+    """The precision of the prefix sum: the weights' own unless asked."""
+    return np.dtype(precision) if precision is not None else call.w.dtype
+
+
+def _key_args(call: Call) -> tuple:
+    return (call.keys, np.int32(call.n_keys), call.k0, call.k1)
+
+
+def _prefix_sum(values, sb: ScanBuffers) -> None:
+    """Pass 1 of the prefix sum of ``values`` (the weights, or Residual's
+    fractions) in ``sb``'s precision: tile sums, then (the last block) the
+    sum before each tile and C_N; see cumulative.cu."""
+    pair = f"{CTYPES[values.dtype]},{CTYPES[sb.dtype]}"
+    args = (values, np.int64(sb.n), sb.tile_sum, sb.tile_end, sb.prefix, sb.carry, sb.total)
+    kernel("cumulative.cu", f"scan_tiles<{pair}>")(
+        (sb.tiles,), (SCAN_THREADS,), (*args, sb.last, sb.tickets)
+    )
+
+
+def _scaled_prefix_sum(values, sb: ScanBuffers, count) -> None:
+    """Pass 2: r = (count * C) / C_N into ``sb.values()`` (may be ``values``
+    itself). ``count`` None: Residual's R, on the device."""
+    pair = f"{CTYPES[values.dtype]},{CTYPES[sb.dtype]}"
+    count_args = (np.int64(-1 if count is None else count), sb.rest)
+    args = (values, np.int64(sb.n), sb.prefix, sb.carry, sb.total, *count_args, sb.values())
+    kernel("cumulative.cu", f"scaled_prefix_sum<{pair}>")((sb.tiles,), (SCAN_THREADS,), args)
+
+
+def _inverse_cdf_draws(call: Call, sb: ScanBuffers, count, stratify: bool) -> None:
+    """One lane per (replica, output slot): slot s searches r for ``s + u``
+    (stratified) or ``count * u``; ``count`` None: Residual's R."""
+    block = block_size(call.n)
+    name = f"inverse_cdf_draws<{CTYPES[sb.dtype]},{flag(stratify)}>"
+    count_args = (np.int64(-1 if count is None else count), sb.rest)
+    args = (
+        sb.values(),
+        np.uint32(call.n),
+        np.int64(call.lanes),
+        *_key_args(call),
+        *count_args,
+        sb.last,
+        call.out,
+    )
+    kernel("cumulative.cu", name)((blocks(call.lanes, block),), (block,), args)
+
+
+def systematic(call, *, precision=None):
+    """Systematic (Algorithms 3.1 and 3.2): the prefix sum, then per replica
+    and tile the cumulative offspring and the ancestors they give."""
+    sb = call.ws.scan(_precision(call, precision))
+    _prefix_sum(call.w, sb)
+    name = f"systematic<{call.ctype},{CTYPES[sb.dtype]}>"
+    args = (
+        call.w,
+        np.int64(call.n),
+        np.int64(sb.tiles),
+        sb.prefix,
+        sb.carry,
+        sb.total,
+        *_key_args(call),
+        call.out,
+    )
+    kernel("cumulative.cu", name)((sb.tiles * call.out.shape[0],), (SCAN_THREADS,), args)
+
+
+def _inverse_cdf(call: Call, precision, stratify: bool) -> None:
+    sb = call.ws.scan(_precision(call, precision))
+    _prefix_sum(call.w, sb)
+    _scaled_prefix_sum(call.w, sb, call.n)
+    _inverse_cdf_draws(call, sb, call.n, stratify)
+
+
+def stratified(call, *, precision=None):
+    """Stratified: slot s draws in stratum [s, s+1) of r."""
+    _inverse_cdf(call, precision, stratify=True)
+
+
+def multinomial(call, *, precision=None):
+    """Multinomial: every slot draws anywhere in [0, N) of r."""
+    _inverse_cdf(call, precision, stratify=False)
+
+
+def residual(call, *, precision=None):
+    """Residual: floor(N w_i / sum w) copies, then R multinomial draws on
+    the fractions (cumulative.residual, both of its fallbacks included).
+    The sum of the weights is the statistics pass's (it reads STAT_SUM)."""
+    sb = call.ws.scan(_precision(call, precision))
+    pair = f"{call.ctype},{CTYPES[sb.dtype]}"
+    n, tiles, stats = np.int64(call.n), np.int64(sb.tiles), call.ws.stats
+    kernel("cumulative.cu", f"residual_tile_counts<{pair}>")(
+        (sb.tiles,), (SCAN_THREADS,), (call.w, n, tiles, stats, sb.tile_counts)
+    )
+    kernel("cumulative.cu", "residual_plan")(
+        (1,), (TILE_SUMS_THREADS,), (sb.tile_counts, tiles, n, sb.tile_offset, sb.rest, sb.plan)
+    )
+    block = block_size(call.n)
+    kernel("cumulative.cu", f"residual_fractions<{pair}>")(
+        (blocks(call.n, block),), (block,), (call.w, n, stats, sb.plan, sb.values())
+    )
+    _prefix_sum(sb.values(), sb)
+    _scaled_prefix_sum(sb.values(), sb, None)  # in place: fractions -> r
+    kernel("cumulative.cu", f"residual_copies<{pair}>")(
+        (sb.tiles * call.out.shape[0],),
+        (SCAN_THREADS,),
+        (call.w, n, tiles, stats, sb.plan, sb.tile_offset, call.out),
+    )
+    _inverse_cdf_draws(call, sb, None, stratify=False)

@@ -1,0 +1,139 @@
+"""Launch parameters, in one place: threads per block (thesis eq. 2.28), the
+sizes of the reduction, scan and offspring kernels (which ``gpu_kernels/``
+repeats, checked by tests/test_kernel_sources.py), and the occupancy queries
+that size the grouped and queued kernels."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from functools import cache
+
+from ..constants import WARP_SIZE
+from .kernels import kernel
+
+# Threads of the reduction blocks (reduce.cu's REDUCE_THREADS), and at most
+# this many partial results per reduction: 1024 blocks of 256 threads fill an
+# H200 (132 SMs x 2048 threads) with one wave.
+REDUCE_THREADS = 256
+
+MAX_PARTS = 1024
+
+ITEMS_PER_THREAD = 8
+
+# The tiled prefix sum of the cumulative family (cumulative.cu, which
+# repeats these): tiles of SCAN_THREADS threads x SCAN_ITEMS weights; and
+# the one block of TILE_SUMS_THREADS threads of residual_plan.
+SCAN_THREADS = 256
+
+SCAN_ITEMS = 16
+
+SCAN_TILE = SCAN_THREADS * SCAN_ITEMS
+
+TILE_SUMS_THREADS = 1024
+
+# The offspring statistics of the experiments (offspring.cu): threads per
+# block, and at most this many partial sums per row of squared errors (a
+# function of N alone, so the float64 sum is the same however many rows a
+# chunk holds).
+OFFSPRING_THREADS = 256
+
+MAX_OFFSPRING_PARTS = 64
+
+MAX_GRID_Y = 65535
+
+
+def block_size(n: int) -> int:
+    """Threads per block for N particles: thesis eq. 2.28 (512 from 2^13 up,
+    halving down to 32 for 2^5 ... 2^9, and 16 below), or the value of
+    ``PFRESAMPLE_BLOCK_SIZE`` when set."""
+    value = os.environ.get("PFRESAMPLE_BLOCK_SIZE")
+    if value:
+        if not value.isdigit() or not 1 <= int(value) <= 1024:
+            raise ValueError(f"PFRESAMPLE_BLOCK_SIZE must be an integer in 1..1024, got {value!r}")
+        return int(value)
+    if n >= 2**13:
+        return 512
+    if n > 2**9:
+        return max(64, 1 << (n - 1).bit_length() - 4)  # 2^10 -> 64, 2^11 -> 128, 2^12 -> 256
+    return 32 if n > 2**4 else 16
+
+
+def blocks(lanes: int, block: int) -> int:
+    return -(-lanes // block)
+
+
+@cache
+def libcuda():
+    """The CUDA driver, for the calls CuPy does not wrap (Linux: libcuda.so.1)."""
+    lib = ctypes.CDLL("libcuda.so.1")
+    lib.cuEventRecordWithFlags.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint]
+    lib.cuOccupancyMaxActiveBlocksPerMultiprocessor.argtypes = [
+        ctypes.POINTER(ctypes.c_int),
+        ctypes.c_void_p,
+        ctypes.c_int,
+        ctypes.c_size_t,
+    ]
+    return lib
+
+
+@cache
+def resident_threads(family: str, function: str, block: int) -> int:
+    """Threads of a kernel the device holds at once, with blocks of
+    ``block`` threads: SMs x the blocks an SM fits (its registers and shared
+    memory allowing) x ``block``. Cached per process, for the device of the
+    first call: a process uses one device (``pfresample.devices``), and a
+    wrong count would change only the speed, never the ancestors."""
+    import cupy
+
+    fits = ctypes.c_int()
+    ptr = kernel(family, function).kernel.ptr  # the CUfunction of a RawKernel
+    rc = libcuda().cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(fits), ptr, block, 0)
+    if rc != 0:
+        raise RuntimeError(f"cuOccupancyMaxActiveBlocksPerMultiprocessor failed (CUresult {rc})")
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    return sms * fits.value * block
+
+
+def lane_group(lanes: int, block: int, capacity: int) -> int:
+    """Threads that share one lane's work in the kernels that can split it
+    (Rejection's tries, the Uphill family's B candidates; rejection.cu,
+    uphill.cu): with few lanes, one thread a lane leaves the device mostly
+    idle and each lane's serial chain of loads sets the time, so a lane gets
+    the largest power of two of threads, at most a warp, with which the
+    launch still fits on the device at once (``capacity``: the threads of the
+    grouped kernel it holds, :func:`resident_threads`). It divides the block,
+    so that a group never straddles a warp. Same ancestors for every group
+    size."""
+    g = 1
+    while 2 * g <= WARP_SIZE and 2 * g * lanes <= capacity and block % (2 * g) == 0:
+        g *= 2
+    return g
+
+
+def queue_chunk(lanes: int, block: int, capacity: int) -> int:
+    """Lanes each warp of rejection_queued works through: an equal share of
+    the lanes for every warp the device holds at once (``capacity``: the
+    kernel's resident threads, :func:`resident_threads`; a block holds
+    ceil(block / 32) warps), and at least a warp's worth. So the warps make
+    one wave that ends at about the same time: a warp waits for its slowest
+    lane only at the end of its chunk, and no second wave starts late."""
+    warps = capacity // block * -(-block // WARP_SIZE)
+    return max(WARP_SIZE, -(-lanes // max(1, warps)))
+
+
+def scan_tiles(n: int) -> int:
+    """Tiles of the cumulative family's prefix sum over N weights: blocks of
+    SCAN_THREADS threads, each tile SCAN_TILE weights (SCAN_ITEMS a thread)."""
+    return -(-n // SCAN_TILE)
+
+
+def reduction_parts(n: int) -> int:
+    """Blocks of a reduction over N weights: a fixed function of N, so that
+    the summation order (and the float64 result) is the same on every run."""
+    return max(1, min(MAX_PARTS, -(-n // (REDUCE_THREADS * ITEMS_PER_THREAD))))
+
+
+def offspring_parts(n: int) -> int:
+    """Blocks per row of the squared-error sum (offspring.cu)."""
+    return max(1, min(MAX_OFFSPRING_PARTS, -(-n // (OFFSPRING_THREADS * ITEMS_PER_THREAD))))

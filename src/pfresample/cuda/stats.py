@@ -1,0 +1,77 @@
+"""The weight statistics on the device (sum, maximum, first bad entry) and
+the B of the Metropolis and Uphill families, computed there: B never travels
+to the host. The public API reads the statistics back once to raise on bad
+weights (:func:`check_stats`); the timed calls do not."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..constants import EPSILON_RESAMPLING
+from ..validation import ALL_ZERO, bad_weight_error
+from .geometry import REDUCE_THREADS
+from .kernels import kernel
+from .workspace import STAT_BAD, STAT_MAX, Call, device_ssd_table
+
+
+def enqueue_stats(call: Call, metropolis_epsilon: float | None = None) -> None:
+    """Sum, maximum and first bad index of the weights into ``ws.stats``;
+    with ``metropolis_epsilon``, Metropolis's B into ``ws.b`` in the same
+    launch (its last block)."""
+    ws = call.ws
+    args = (call.w, np.int64(call.n), ws.part_sum, ws.part_max, ws.part_bad, ws.tickets[0:1])
+    if metropolis_epsilon is None:
+        b_args = (np.float64(0.0), np.uint64(0))  # 0: a null pointer, no B
+    else:
+        b_args = (np.float64(math.log(metropolis_epsilon)), ws.b)
+    kernel("reduce.cu", f"weight_stats<{call.ctype}>")(
+        (ws.parts,), (REDUCE_THREADS,), (*args, ws.stats, *b_args)
+    )
+
+
+def check_stats(call: Call) -> None:
+    """Raise on bad weights, as ``validation.check_weights`` does on the host
+    (one small device-to-host copy, which synchronises)."""
+    stats = call.ws.stats.get()
+    bad = int(stats[STAT_BAD])
+    if bad < call.n:
+        raise bad_weight_error(bad, float(call.w[bad].get()))
+    if not stats[STAT_MAX] > 0:
+        raise ValueError(ALL_ZERO)
+
+
+def enqueue_B(call: Call, m, params: dict) -> None:
+    """``m``'s B into ``ws.b``, from the statistics already in ``ws.stats``:
+    Metropolis's formula (one thread), or Uphill's SSD and FIND-B."""
+    ws = call.ws
+    if m.B_rule == "metropolis":
+        log_eps = math.log(params.get("epsilon", EPSILON_RESAMPLING))
+        kernel("reduce.cu", "metropolis_b")(
+            (1,), (1,), (np.int64(call.n), np.float64(log_eps), ws.stats, ws.b)
+        )
+    elif m.B_rule == "uphill":
+        table = device_ssd_table(call.n, params.get("ssd_table"))
+        args = (call.w, np.int64(call.n), ws.part_sum, ws.tickets[1:2], table)
+        kernel("reduce.cu", f"uphill_b<{call.ctype}>")(
+            (ws.parts,), (REDUCE_THREADS,), (*args, np.int32(table.size), ws.stats, ws.b)
+        )
+    else:
+        raise ValueError(f"method {m.name!r} has no B rule")
+
+
+def device_chooses_B(m, kw: dict) -> bool:
+    """Whether ``m`` has a B rule and no B was given: the device chooses it."""
+    return m.B_rule is not None and kw.get("B") is None
+
+
+def enqueue_inputs(m, call: Call, kw: dict, params: dict) -> None:
+    """What ``m``'s kernel reads, enqueued before it: the weight statistics,
+    and B when the device chooses it -- Metropolis's in the statistics' own
+    launch (its last block), Uphill's in a second one that reads their sum."""
+    device_B = device_chooses_B(m, kw)
+    metropolis = device_B and m.B_rule == "metropolis"
+    enqueue_stats(call, params.get("epsilon", EPSILON_RESAMPLING) if metropolis else None)
+    if device_B and not metropolis:
+        enqueue_B(call, m, params)

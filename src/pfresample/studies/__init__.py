@@ -1,0 +1,2 @@
+"""One package per source document. Each knows its document; nothing else
+knows it."""

@@ -1,0 +1,343 @@
+"""SIR-filter experiments of Dülger (2017): §5.4 (Tables 5.1-5.2), §6.9
+(Tables 6.2-6.3), §6.10 (Fig 6.23), chapter 7 (Tables 7.2-7.3, 7.5-7.6,
+Figs 7.1-7.2). The catalog is config/studies/dulger2017.yaml (filter_models,
+dulger2017_filter_tables, dulger2017_filter_figures).
+
+* results/trajectories/{model}.npz: the model's filter_trajectories
+  trajectories (studies/dulger2017/trajectories.py), the same for every N and method;
+* results/filter/{model}/{variant}/n{n}.npz: a filter cell, the SIR filter
+  with one method variant and N particles, filter_runs runs per trajectory
+  (studies/dulger2017/filter_experiments.py) on `backend`;
+* results/filter_speedup/{backend}/{model}/{variant}/n{n}.npz: Fig 6.23's
+  cells, filter_speedup_runs runs per trajectory on the CPU and on the GPU;
+* results/tables/dulger2017/table*.csv and .md (studies/dulger2017/filter_tables.py),
+  results/figures/dulger2017/fig6_23 and fig7_1, fig7_2.
+
+`filter_jobs: per_cell` (thesis scale) runs one job per cell: hour-long GPU
+jobs, one GPU each, resumable cell by cell. `per_variant` (quick scale) runs
+one job per (model, variant) that writes the same files for every N: at a
+second of work per cell, a job per cell would spend most of its time
+starting Python.
+"""
+
+def filter_n_grid() -> list[int]:
+    """The numbers of particles of the filter experiments."""
+    return sorted(2**e for e in config["filter_log2_n"])
+
+
+def trajectory_path(model) -> str:
+    return f"results/trajectories/{model}.npz"
+
+
+def filter_cell_path(model, variant, n) -> str:
+    return f"results/filter/{model}/{variant}/n{n}.npz"
+
+
+def filter_speedup_path(backend, model, variant, n) -> str:
+    return f"results/filter_speedup/{backend}/{model}/{variant}/n{n}.npz"
+
+
+def filter_table_cells(name) -> list[str]:
+    """The filter cells (variant x N) of one filter table."""
+    spec = config["dulger2017_filter_tables"][name]
+    return [filter_cell_path(spec["model"], v, n) for v in spec["variants"] for n in filter_n_grid()]
+
+
+def speedup_backends() -> list[str]:
+    """The backends Fig 6.23 measures: the CPU, and CUDA when the cells may
+    run on a GPU (as CELL_GPUS decides: a visible device or `backend: cuda`)."""
+    return ["cpu", "cuda"] if CELL_GPUS else ["cpu"]
+
+
+def filter_figure_inputs(name) -> dict:
+    """Inputs of a filter figure: the trajectory set and the estimate's cell
+    (smallest N) of Figs 7.1-7.2, or the speed-up cells of Fig 6.23."""
+    spec = config["dulger2017_filter_figures"][name]
+    if spec["kind"] == "trajectory":
+        return {
+            "trajectories": trajectory_path(spec["model"]),
+            "cell": filter_cell_path(spec["model"], spec["variant"], min(filter_n_grid())),
+        }
+    return {
+        b: [filter_speedup_path(b, spec["model"], spec["variant"], n) for n in filter_n_grid()]
+        for b in speedup_backends()
+    }
+
+
+def dulger2017_filter_outputs(chapter) -> list[str]:
+    """Filter tables (CSV, Markdown) and figures (PNG, PDF) of one chapter."""
+    out = []
+    for name in config["dulger2017_filter_tables"]:
+        if name.startswith(f"table{chapter}_"):
+            out += [f"results/tables/dulger2017/{name}.{ext}" for ext in ("csv", "md")]
+    for name, spec in config["dulger2017_filter_figures"].items():
+        if name.startswith(f"fig{chapter}_"):
+            out += [f"results/figures/dulger2017/{name}.{ext}" for ext in ("png", "pdf")]
+            if spec["kind"] == "speedup":
+                out.append(f"results/tables/dulger2017/{name}.csv")
+    return out
+
+
+def filter_params(runs, backend) -> dict:
+    """Keyword arguments of pfresample.filter_experiments.FilterSettings."""
+    return {"runs": runs, "seed": config["seed"], "backend": backend}
+
+
+def filter_mem_mb(model, n) -> int:
+    """Memory of a filter job at N particles: a few float64 copies of the
+    particles (4 columns for the radar) and the weights, at most 16 of them."""
+    columns = 4 if config["filter_models"][model]["model"] == "radar" else 1
+    return 512 + math.ceil(16 * 8 * columns * int(n) / 2**20)
+
+
+
+def filter_artifacts() -> set[str]:
+    """Every .npz artifact the filter targets read."""
+    out = {trajectory_path(m) for m in config["filter_models"]}
+    for name in config["dulger2017_filter_tables"]:
+        out |= set(filter_table_cells(name))
+    for name in config["dulger2017_filter_figures"]:
+        for paths in filter_figure_inputs(name).values():
+            out |= set([paths] if isinstance(paths, str) else paths)
+    return out
+
+
+FILTER_MODELS = config["filter_models"]
+FILTER_TABLES = config["dulger2017_filter_tables"]
+FILTER_FIGURES = config["dulger2017_filter_figures"]
+TRAJECTORY_FIGURES = [f for f, s in FILTER_FIGURES.items() if s["kind"] == "trajectory"]
+SPEEDUP_FIGURES = [f for f, s in FILTER_FIGURES.items() if s["kind"] == "speedup"]
+# The thesis's names of the variants (Table 5.1: "M", Table 6.2: "Metropolis").
+FILTER_LABELS = {
+    v: spec.get("labels", {}).get(v, v) for spec in FILTER_TABLES.values() for v in spec["variants"]
+}
+# Why Fig 6.23 has no GPU times, when it has none.
+SPEEDUP_NOTE = (
+    None
+    if CELL_GPUS
+    else "backend: cpu set in the config: speed-up not measured"
+    if CUDA_VISIBLE
+    else "no CUDA device: speed-up not measured"
+)
+
+
+wildcard_constraints:
+    model=alternatives(FILTER_MODELS),
+    backend="cpu|cuda",
+    ftable=alternatives(FILTER_TABLES),
+    tfigure=alternatives(TRAJECTORY_FIGURES),
+    sfigure=alternatives(SPEEDUP_FIGURES),
+
+
+rule filter_trajectories:
+    output:
+        trajectory_path("{model}"),
+    params:
+        spec=lambda wildcards: FILTER_MODELS[wildcards.model],
+        trajectories=config["filter_trajectories"],
+        seed=config["seed"],
+    log:
+        "results/logs/trajectories/{model}.log",
+    benchmark:
+        "results/benchmarks/trajectories/{model}.tsv"
+    threads: 1
+    resources:
+        mem_mb=512,
+    conda:
+        CONDA_ENV
+    script:
+        "../../../scripts/dulger2017/filter_trajectories.py"
+
+
+if config["filter_jobs"] == "per_cell":
+
+    rule filter_cell:
+        input:
+            trajectories=trajectory_path("{model}"),
+        output:
+            filter_cell_path("{model}", "{variant}", "{n}"),
+        params:
+            spec=lambda wildcards: FILTER_MODELS[wildcards.model],
+            variant=lambda wildcards: VARIANTS[wildcards.variant].as_dict(),
+            n=lambda wildcards: [int(wildcards.n)],
+            settings=filter_params(config["filter_runs"], config["backend"]),
+            devices=GPU_DEVICES,
+            scale=SCALE_NOTE,
+        log:
+            "results/logs/filter/{model}/{variant}/n{n}.log",
+        benchmark:
+            "results/benchmarks/filter/{model}/{variant}/n{n}.tsv"
+        threads: config["cell_threads"]
+        resources:
+            mem_mb=lambda wildcards: filter_mem_mb(wildcards.model, wildcards.n),
+            gpu=CELL_GPUS,
+        conda:
+            CONDA_ENV
+        script:
+            "../../../scripts/dulger2017/filter_cell.py"
+
+    rule filter_speedup_cell:
+        input:
+            trajectories=trajectory_path("{model}"),
+        output:
+            filter_speedup_path("{backend}", "{model}", "{variant}", "{n}"),
+        params:
+            spec=lambda wildcards: FILTER_MODELS[wildcards.model],
+            variant=lambda wildcards: VARIANTS[wildcards.variant].as_dict(),
+            n=lambda wildcards: [int(wildcards.n)],
+            settings=lambda wildcards: filter_params(
+                config["filter_speedup_runs"], wildcards.backend
+            ),
+            devices=lambda wildcards: GPU_DEVICES if wildcards.backend == "cuda" else [],
+            scale=SCALE_NOTE,
+        log:
+            "results/logs/filter_speedup/{backend}/{model}/{variant}/n{n}.log",
+        benchmark:
+            "results/benchmarks/filter_speedup/{backend}/{model}/{variant}/n{n}.tsv"
+        threads: config["cell_threads"]
+        resources:
+            mem_mb=lambda wildcards: filter_mem_mb(wildcards.model, wildcards.n),
+            gpu=lambda wildcards: int(wildcards.backend == "cuda"),
+        conda:
+            CONDA_ENV
+        script:
+            "../../../scripts/dulger2017/filter_cell.py"
+
+else:
+
+    rule filter_cells:
+        input:
+            trajectories=trajectory_path("{model}"),
+        output:
+            [filter_cell_path("{model}", "{variant}", n) for n in filter_n_grid()],
+        params:
+            spec=lambda wildcards: FILTER_MODELS[wildcards.model],
+            variant=lambda wildcards: VARIANTS[wildcards.variant].as_dict(),
+            n=filter_n_grid(),
+            settings=filter_params(config["filter_runs"], config["backend"]),
+            devices=GPU_DEVICES,
+            scale=SCALE_NOTE,
+        log:
+            "results/logs/filter/{model}/{variant}.log",
+        benchmark:
+            "results/benchmarks/filter/{model}/{variant}.tsv"
+        threads: config["cell_threads"]
+        resources:
+            mem_mb=lambda wildcards: filter_mem_mb(wildcards.model, max(filter_n_grid())),
+            gpu=CELL_GPUS,
+        conda:
+            CONDA_ENV
+        script:
+            "../../../scripts/dulger2017/filter_cell.py"
+
+    rule filter_speedup_cells:
+        input:
+            trajectories=trajectory_path("{model}"),
+        output:
+            [filter_speedup_path("{backend}", "{model}", "{variant}", n) for n in filter_n_grid()],
+        params:
+            spec=lambda wildcards: FILTER_MODELS[wildcards.model],
+            variant=lambda wildcards: VARIANTS[wildcards.variant].as_dict(),
+            n=filter_n_grid(),
+            settings=lambda wildcards: filter_params(
+                config["filter_speedup_runs"], wildcards.backend
+            ),
+            devices=lambda wildcards: GPU_DEVICES if wildcards.backend == "cuda" else [],
+            scale=SCALE_NOTE,
+        log:
+            "results/logs/filter_speedup/{backend}/{model}/{variant}.log",
+        benchmark:
+            "results/benchmarks/filter_speedup/{backend}/{model}/{variant}.tsv"
+        threads: config["cell_threads"]
+        resources:
+            mem_mb=lambda wildcards: filter_mem_mb(wildcards.model, max(filter_n_grid())),
+            gpu=lambda wildcards: int(wildcards.backend == "cuda"),
+        conda:
+            CONDA_ENV
+        script:
+            "../../../scripts/dulger2017/filter_cell.py"
+
+
+rule dulger2017_filter_table:
+    """Tables 5.1-5.2, 6.2-6.3, 7.2-7.3, 7.5-7.6: CSV (one row per variant and
+    N) and Markdown laid out as the thesis's table."""
+    input:
+        cells=lambda wildcards: filter_table_cells(wildcards.ftable),
+    output:
+        csv="results/tables/dulger2017/{ftable}.csv",
+        md="results/tables/dulger2017/{ftable}.md",
+    params:
+        spec=lambda wildcards: FILTER_TABLES[wildcards.ftable],
+        scale=SCALE_NOTE,
+    log:
+        "results/logs/tables/dulger2017/{ftable}.log",
+    benchmark:
+        "results/benchmarks/tables/dulger2017/{ftable}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        "../../../scripts/dulger2017/filter_table.py"
+
+
+rule dulger2017_filter_trajectory_figure:
+    """Figs 7.1-7.2: the truth, the measurements of trajectory 0 as x/y and
+    one filter estimate (smallest N, trajectory 0, run 0)."""
+    input:
+        unpack(lambda wildcards: filter_figure_inputs(wildcards.tfigure)),
+    output:
+        png=report(
+            "results/figures/dulger2017/{tfigure}.png",
+            caption="../../report/dulger2017_filter_figure.rst",
+            category="Dülger (2017)",
+            subcategory="{tfigure}",
+        ),
+        pdf="results/figures/dulger2017/{tfigure}.pdf",
+    params:
+        spec=lambda wildcards: FILTER_FIGURES[wildcards.tfigure],
+        labels=FILTER_LABELS,
+        scale=SCALE_NOTE,
+    log:
+        "results/logs/figures/dulger2017/{tfigure}.log",
+    benchmark:
+        "results/benchmarks/figures/dulger2017/{tfigure}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        "../../../scripts/dulger2017/filter_figure.py"
+
+
+rule dulger2017_filter_speedup_figure:
+    """Fig 6.23: speed-up of the GPU filter over the CPU filter, with its table;
+    without a CUDA device only the CPU times (the caption says so)."""
+    input:
+        unpack(lambda wildcards: filter_figure_inputs(wildcards.sfigure)),
+    output:
+        png=report(
+            "results/figures/dulger2017/{sfigure}.png",
+            caption="../../report/dulger2017_filter_figure.rst",
+            category="Dülger (2017)",
+            subcategory="{sfigure}",
+        ),
+        pdf="results/figures/dulger2017/{sfigure}.pdf",
+        table="results/tables/dulger2017/{sfigure}.csv",
+    params:
+        spec=lambda wildcards: FILTER_FIGURES[wildcards.sfigure],
+        scale=SCALE_NOTE,
+        note=SPEEDUP_NOTE,
+    log:
+        "results/logs/figures/dulger2017/{sfigure}.log",
+    benchmark:
+        "results/benchmarks/figures/dulger2017/{sfigure}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        "../../../scripts/dulger2017/filter_figure.py"

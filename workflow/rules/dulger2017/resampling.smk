@@ -1,0 +1,361 @@
+"""Dülger (2017), chapters 2, 5 and 6: weight datasets, the Uphill SSD tables,
+the resampling cells, their tidy tables and the figures. The catalog is
+config/studies/dulger2017.yaml; the study's code is
+src/pfresample/studies/dulger2017/ and its glue scripts/dulger2017/resampling.py.
+
+* results/weights/{dist}/{n}.npz: `sequences` weight sequences of one
+  distribution at one N (thesis §2.5). One job writes every N of the grid for
+  one distribution: a job per (distribution, N) spent most of its time starting
+  Python (58% of the weight jobs' time on the H200 host, 380 jobs at thesis scale).
+* results/tuning/uphill_ssd/{n}.npz: the Uphill SSD table SSD(EU(., B)),
+  B = 0 ... 8191 (thesis §6.4), one job for every N of the grid.
+* results/resample/{variant}/{dist}.npz: a resampling cell, one job per method
+  variant and distribution with the N grid swept inside the job (docs/DESIGN.md,
+  "Cells: the N sweep inside the job"); the rungs of a reduced-B ladder
+  (Figs 5.11-5.14) differ in B only and one job runs them all (on the GPU one
+  pass of the largest B gives every rung), writing the same per-variant files.
+* results/tables/dulger2017/{figure}.csv (averages over the weight sequences,
+  thesis §6.5) and {figure}_sequences.csv (one row per sequence).
+* results/figures/dulger2017/{figure}.png and .pdf.
+"""
+
+import math
+
+from pfresample.studies.dulger2017 import catalog
+
+SCRIPT = "../../../scripts/dulger2017/resampling.py"
+VARIANTS = catalog.variants(config)
+LADDERS = catalog.ladders(VARIANTS)
+SINGLE_VARIANTS = [name for name, v in VARIANTS.items() if v.ladder is None]
+
+
+def n_grid() -> list[int]:
+    """The numbers of particles of the experiment grid."""
+    return [2**e for e in range(config["log2_n_min"], config["log2_n_max"] + 1)]
+
+
+def weight_dataset(dist, n) -> str:
+    return f"results/weights/{dist}/{n}.npz"
+
+
+def fig2_3_weights() -> list[str]:
+    """The weight datasets that Fig 2.3 draws from."""
+    return [weight_dataset(d, config["fig2_3_n"]) for d in config["gamma_distributions"]]
+
+
+def fig2_3_outputs() -> list[str]:
+    return [f"results/figures/dulger2017/fig2_3.{ext}" for ext in ("png", "pdf")]
+
+
+def uphill_ssd_tables() -> list[str]:
+    return [f"results/tuning/uphill_ssd/{n}.npz" for n in n_grid()]
+
+
+def cell_path(variant, dist) -> str:
+    return f"results/resample/{variant}/{dist}.npz"
+
+
+def figure_distributions(spec) -> list[str]:
+    return catalog.figure_distributions(config, spec)
+
+
+def figure_cells(figure) -> list[str]:
+    """The resampling cells (variant x distribution) one figure or table needs."""
+    spec = config["dulger2017_figures"][figure]
+    variants = catalog.figure_variants(VARIANTS, spec)
+    return [cell_path(v, d) for v in variants for d in figure_distributions(spec)]
+
+
+def dulger2017_outputs(chapter) -> list[str]:
+    """Tables (CSV) and figures (PNG, PDF) of one chapter of Dülger (2017)."""
+    out = []
+    for name in config["dulger2017_figures"]:
+        if re.match(rf"(fig|table){chapter}_", name):
+            out.append(f"results/tables/dulger2017/{name}.csv")
+            out += [f"results/figures/dulger2017/{name}.{ext}" for ext in ("png", "pdf")]
+    return out
+
+
+def ssd_tables_for(variant_names) -> list[str]:
+    """The Uphill SSD tables cells need: those of the N grid when one picks B by SSD."""
+    needs = any(VARIANTS[v].needs_ssd_table() for v in variant_names)
+    return uphill_ssd_tables() if needs else []
+
+
+def cell_weights(wildcards) -> list[str]:
+    return [weight_dataset(wildcards.dist, n) for n in n_grid()]
+
+
+def weights_mem_mb(n: int) -> int:
+    """Memory of a weight-dataset job whose largest N is ``n`` (it holds one N at a
+    time): the float32 array plus generation temporaries."""
+    return 256 + math.ceil((4 * config["sequences"] * n + 48 * n) / 2**20)
+
+
+def ssd_mem_mb(n) -> int:
+    """Memory of the SSD-table job at its largest N: a few float64 arrays of length N."""
+    return 256 + math.ceil(64 * n / 2**20)
+
+
+def cell_mem_mb(wildcards, rungs=1) -> int:
+    """Memory of a cell job at its largest N: the weights, one chunk of draws
+    per rung of a ladder (int32 ancestors), the temporaries of summarising one
+    chunk on the CPU (about 36 bytes per ancestor: int64 indices and counts,
+    float64 differences and squares) and a few float64 arrays of length N."""
+    n = 2 ** config["log2_n_max"]
+    chunk = max(n, config["draw_chunk_elements"])
+    held = 4 * config["sequences"] * n + (36 + 4 * (rungs - 1)) * chunk + 64 * n * rungs
+    return 512 + math.ceil(held / 2**20)
+
+
+def cell_settings() -> dict:
+    """Keyword arguments of experiments.CellSettings."""
+    keys = ("draws", "seed", "backend", "timing_repeats", "timing_warmup")
+    settings = {k: config[k] for k in keys}
+    settings["chunk_elements"] = config["draw_chunk_elements"]
+    settings["particle_summaries_max_n"] = config["particle_summaries_max_n"]
+    return settings
+
+
+def resampling_artifacts() -> set[str]:
+    """Every .npz artifact the resampling targets read."""
+    out = set(uphill_ssd_tables()) | set(fig2_3_weights())
+    for figure, spec in config["dulger2017_figures"].items():
+        out |= set(figure_cells(figure))
+        out |= {weight_dataset(d, n) for d in figure_distributions(spec) for n in n_grid()}
+    return out
+
+
+wildcard_constraints:
+    dist=r"gamma-k[0-9.]+-s[0-9.]+|eq233-y-?[0-9.]+",
+    variant="|".join(re.escape(v) for v in SINGLE_VARIANTS),
+    figure="|".join(re.escape(f) for f in config["dulger2017_figures"]),
+
+
+
+# --- weights -----------------------------------------------------------
+
+
+rule weight_datasets:
+    output:
+        [weight_dataset("{dist}", n) for n in n_grid()],
+    params:
+        n=n_grid(),
+        sequences=config["sequences"],
+        seed=config["seed"],
+    log:
+        "results/logs/weights/{dist}.log",
+    benchmark:
+        "results/benchmarks/weights/{dist}.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: weights_mem_mb(max(n_grid())),
+    conda:
+        CONDA_ENV
+    script:
+        SCRIPT
+
+
+if config["fig2_3_n"] not in n_grid():
+
+    rule fig2_3_weight_dataset:
+        """Fig 2.3's N when the grid does not reach it (the quick grid)."""
+        output:
+            weight_dataset("{dist}", config["fig2_3_n"]),
+        params:
+            n=[config["fig2_3_n"]],
+            sequences=config["sequences"],
+            seed=config["seed"],
+        log:
+            f"results/logs/weights/{{dist}}/{config['fig2_3_n']}.log",
+        benchmark:
+            f"results/benchmarks/weights/{{dist}}/{config['fig2_3_n']}.tsv"
+        threads: 1
+        resources:
+            mem_mb=lambda wildcards: weights_mem_mb(config["fig2_3_n"]),
+        conda:
+            CONDA_ENV
+        script:
+            SCRIPT
+
+
+# --- tuning ------------------------------------------------------------
+
+
+rule uphill_ssd_tables:
+    output:
+        uphill_ssd_tables(),
+    params:
+        n=n_grid(),
+    log:
+        "results/logs/tuning/uphill_ssd.log",
+    benchmark:
+        "results/benchmarks/tuning/uphill_ssd.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: ssd_mem_mb(max(n_grid())),
+    conda:
+        CONDA_ENV
+    script:
+        SCRIPT
+
+
+# --- resample ----------------------------------------------------------
+
+
+
+
+rule resample_cell:
+    input:
+        weights=cell_weights,
+        ssd=lambda wildcards: ssd_tables_for([wildcards.variant]),
+    output:
+        "results/resample/{variant}/{dist}.npz",
+    params:
+        variants=lambda wildcards: [VARIANTS[wildcards.variant].as_dict()],
+        n=n_grid(),
+        devices=GPU_DEVICES,
+        settings=cell_settings(),
+        scale=SCALE_NOTE,
+    log:
+        "results/logs/resample/{variant}/{dist}.log",
+    benchmark:
+        "results/benchmarks/resample/{variant}/{dist}.tsv"
+    threads: config["cell_threads"]
+    resources:
+        mem_mb=cell_mem_mb,
+        gpu=CELL_GPUS,
+    conda:
+        CONDA_ENV
+    script:
+        SCRIPT
+
+
+for ladder, rungs in LADDERS.items():
+
+    rule:
+        name:
+            f"resample_ladder_{ladder}"
+        input:
+            weights=cell_weights,
+            ssd=ssd_tables_for(rungs),
+        output:
+            [f"results/resample/{rung}/{{dist}}.npz" for rung in rungs],
+        params:
+            variants=[VARIANTS[rung].as_dict() for rung in rungs],
+            n=n_grid(),
+            devices=GPU_DEVICES,
+            settings=cell_settings(),
+            scale=SCALE_NOTE,
+        log:
+            f"results/logs/resample/{ladder}/{{dist}}.log",
+        benchmark:
+            f"results/benchmarks/resample/{ladder}/{{dist}}.tsv"
+        threads: config["cell_threads"]
+        resources:
+            mem_mb=lambda wildcards, rungs=rungs: cell_mem_mb(wildcards, len(rungs)),
+            gpu=CELL_GPUS,
+        conda:
+            CONDA_ENV
+        script:
+            SCRIPT
+
+
+# --- aggregate ---------------------------------------------------------
+
+
+
+rule dulger2017_table:
+    input:
+        cells=lambda wildcards: figure_cells(wildcards.figure),
+    output:
+        summary="results/tables/dulger2017/{figure}.csv",
+        sequences="results/tables/dulger2017/{figure}_sequences.csv",
+    params:
+        spec=lambda wildcards: config["dulger2017_figures"][wildcards.figure],
+        members=lambda wildcards: {
+            g: catalog.group_members(VARIANTS, g)
+            for g in config["dulger2017_figures"][wildcards.figure]
+            .get("match", {})
+            .get("candidates", [])
+        },
+    log:
+        "results/logs/tables/dulger2017/{figure}.log",
+    benchmark:
+        "results/benchmarks/tables/dulger2017/{figure}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        SCRIPT
+
+
+# --- figures -----------------------------------------------------------
+
+
+rule dulger2017_fig2_3:
+    """Fig 2.3: histograms of one weight sequence of each gamma distribution."""
+    input:
+        weights=fig2_3_weights(),
+    output:
+        png=report(
+            "results/figures/dulger2017/fig2_3.png",
+            caption="../../report/fig2_3.rst",
+            category="Dülger (2017)",
+            subcategory="fig2_3",
+        ),
+        pdf="results/figures/dulger2017/fig2_3.pdf",
+    params:
+        distributions=config["gamma_distributions"],
+        n=config["fig2_3_n"],
+        sequence=config["fig2_3_sequence"],
+        bins=config["fig2_3_bins"],
+        backend=CPU_BACKEND,
+        scale=SCALE_NOTE,
+    log:
+        "results/logs/figures/dulger2017/fig2_3.log",
+    benchmark:
+        "results/benchmarks/figures/dulger2017/fig2_3.tsv"
+    threads: 1
+    resources:
+        mem_mb=2048,
+    conda:
+        CONDA_ENV
+    script:
+        SCRIPT
+
+
+rule dulger2017_figure:
+    """Figs 5.3-5.14, 6.2-6.22, 6.27 and Table 6.1 from their tidy table."""
+    input:
+        table="results/tables/dulger2017/{figure}.csv",
+    output:
+        png=report(
+            "results/figures/dulger2017/{figure}.png",
+            caption="../../report/dulger2017_figure.rst",
+            category="Dülger (2017)",
+            subcategory="{figure}",
+        ),
+        pdf="results/figures/dulger2017/{figure}.pdf",
+    params:
+        spec=lambda wildcards: config["dulger2017_figures"][wildcards.figure],
+        distributions=lambda wildcards: figure_distributions(
+            config["dulger2017_figures"][wildcards.figure]
+        ),
+        backend=cell_backend_note(),
+        scale=SCALE_NOTE,
+        draws=config["draws"],
+        sequences=config["sequences"],
+    log:
+        "results/logs/figures/dulger2017/{figure}.log",
+    benchmark:
+        "results/benchmarks/figures/dulger2017/{figure}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        SCRIPT

@@ -4,8 +4,9 @@
 
 Each call goes one way down: the registry entry of the method, the backend
 (:func:`pfresample.backend.select_backend`), the input checked and converted
-once (:func:`pfresample.validation.prepare`), then the CPU reference kernel
-or the CUDA launcher (:mod:`pfresample.cuda.run`), which checks nothing again.
+once (:func:`pfresample.validation.prepare`), then the CPU backend
+(:mod:`pfresample.resampling.cpu`) or the CUDA one (:mod:`pfresample.cuda.run`),
+which check nothing again.
 """
 
 from __future__ import annotations
@@ -17,11 +18,9 @@ import time
 import numpy as np
 
 from .backend import is_device_array, select_backend
-from .constants import EPSILON_RESAMPLING
-from .resampling.registry import REGISTRY, Method, get_method
-from .rng import seed_keys
+from .resampling import cpu
+from .resampling.registry import REGISTRY, get_method
 from .timing import Timing, cpu_name
-from .tuning import metropolis_B, uphill_B
 from .validation import check_int, kernel_arguments, prepare
 
 log = logging.getLogger("pfresample")
@@ -30,16 +29,6 @@ log = logging.getLogger("pfresample")
 def methods() -> tuple[str, ...]:
     """Names of every resampling method in the registry."""
     return tuple(REGISTRY)
-
-
-def _default_B(m: Method, w: np.ndarray, params: dict) -> int:
-    """The B of ``m`` on checked host weights: Murray et al.'s formula for the
-    Metropolis family, the SSD match for the Uphill family."""
-    if m.B_rule == "metropolis":
-        return metropolis_B(w, params.get("epsilon", EPSILON_RESAMPLING))
-    if m.B_rule == "uphill":
-        return uphill_B(w, params.get("ssd_table"))
-    raise TypeError(f"method {m.name!r} has no B parameter")
 
 
 def choose_B(weights, method, **params) -> int:
@@ -56,7 +45,7 @@ def choose_B(weights, method, **params) -> int:
         from .cuda import run
 
         return run.choose_B(m, call.w, call.params)
-    return _default_B(m, call.w, call.params)
+    return cpu.default_B(m, call.w, call.params)
 
 
 def _seed_list(seeds) -> list:
@@ -83,10 +72,7 @@ def resample_many(weights, method, *, seeds, B=None, segment_bytes=None, backend
         return ancestors if on_device else ancestors.get()
     if on_device:
         log.info("pfresample: %s on a CuPy array ran on the CPU (backend=%r)", m.name, backend)
-    kw = dict(call.kw)
-    if kw.get("B", 0) is None:
-        kw["B"] = _default_B(m, call.w, call.params)
-    ancestors = m.cpu(call.w, seed_keys(seeds), **kw)
+    ancestors = cpu.resample_many(m, call.w, seeds, call.kw, call.params)
     if on_device:
         import cupy
 

@@ -10,10 +10,15 @@ from collections.abc import Mapping
 
 from ...models.scenarios import validate_spec
 from .experiments import Variant, expand_variants
+from .filter_tables import TIME_COLUMNS as FILTER_TIME_COLUMNS
+from .tables import TIME_COLUMNS
 from .weights import parse_distribution
 
 # Config keys that hold lists of weight distributions; a figure names them.
 DISTRIBUTION_LISTS = ("gamma_distributions", "eq233_distributions", "eq233_sweep_distributions")
+
+# The columns of the study's tables that are measurements (times, speed-ups).
+MEASURED_COLUMNS = (*TIME_COLUMNS, *FILTER_TIME_COLUMNS)
 
 # Lists that `--config key=[a,b]` passes as strings; converted before validation.
 INTEGER_LIST_KEYS = ("segment_bytes", "filter_log2_n")
@@ -162,3 +167,15 @@ def figure_variants(known: Mapping[str, Variant], spec: Mapping) -> list[str]:
         for group in spec["match"]["candidates"]:
             names += group_members(known, group)
     return list(dict.fromkeys(names))
+
+
+def time_matched_rows(figures: Mapping) -> dict[str, tuple[str, str]]:
+    """Tables whose rows are picked by a measurement, from the catalog's
+    ``dulger2017_figures``: Figs 5.13-5.14 show the reduced-B Metropolis whose
+    *time* matches C1/C2, so only the target's rows are fixed by the
+    configuration (table name -> ("variant", target))."""
+    return {
+        name: ("variant", spec["match"]["target"])
+        for name, spec in figures.items()
+        if spec.get("match", {}).get("by") == "time"
+    }

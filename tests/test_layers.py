@@ -1,0 +1,97 @@
+"""The layers of DESIGN.md hold, read from the imports of src/ (every import,
+also those inside functions): the library imports neither the pipeline nor a
+study, the pipeline imports no study, and no module imports itself back
+through others (no cycle)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in SRC.rglob("*.py")}
+
+
+def imports(name: str) -> set[str]:
+    """The project modules that module ``name`` imports."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            # `from package import module` imports the module itself
+            targets = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in MODULES]
+            targets = targets or [base]
+        else:
+            continue
+        found |= {t for t in targets if t in MODULES and t != name}
+    return found
+
+
+GRAPH = {name: imports(name) for name in MODULES}
+
+
+def layer(name: str) -> str:
+    if name.startswith("pfresample.studies"):
+        return "study"
+    if name.startswith("pfresample.pipeline"):
+        return "pipeline"
+    return "library"
+
+
+def test_the_graph_is_read():
+    assert len(MODULES) > 40
+    assert "pfresample.cuda.run" in GRAPH["pfresample.api"]
+    assert "pfresample.pipeline.artifacts" in GRAPH["pfresample.studies.dulger2017.trajectories"]
+
+
+def test_the_library_imports_no_pipeline_and_no_study():
+    bad = [
+        f"{name} -> {target}"
+        for name, targets in GRAPH.items()
+        for target in targets
+        if layer(name) == "library" and layer(target) != "library"
+    ]
+    assert not bad, bad
+
+
+def test_the_pipeline_imports_no_study():
+    bad = [
+        f"{name} -> {target}"
+        for name, targets in GRAPH.items()
+        for target in targets
+        if layer(name) == "pipeline" and layer(target) == "study"
+    ]
+    assert not bad, bad
+
+
+def test_no_import_cycle():
+    done, stack = set(), []
+
+    def visit(name):
+        if name in stack:
+            cycle = stack[stack.index(name) :] + [name]
+            raise AssertionError("import cycle: " + " -> ".join(cycle))
+        if name in done:
+            return
+        stack.append(name)
+        for target in sorted(GRAPH[name]):
+            visit(target)
+        stack.pop()
+        done.add(name)
+
+    for name in sorted(GRAPH):
+        visit(name)

@@ -6,14 +6,17 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 repo=$PWD
-echo "== pytest -m gpu"
-PYTHONPATH=$repo/src python3 -m pytest -m gpu -q -p no:cacheprovider "$@" 2>&1 | tail -4
+echo "== pytest -m gpu (an editable install of the checkout)"
+python3 -m pip install -q --no-deps --no-build-isolation -e "$repo" 2>&1 | tail -2
+python3 -m pytest -m gpu -q -p no:cacheprovider "$@" 2>&1 | tail -4
+python3 -m pip uninstall -q -y pfresample
 echo "== wheel"
-rm -rf /tmp/pfr-wheel /tmp/pfr-venv
+# python3 there is a virtual environment holding CuPy: the wheel goes into a
+# folder of its own on PYTHONPATH, and runs from outside the checkout.
+rm -rf /tmp/pfr-wheel /tmp/pfr-site
 python3 -m pip wheel -q --no-deps --no-build-isolation -w /tmp/pfr-wheel "$repo" 2>&1 | tail -2
-python3 -m venv --system-site-packages /tmp/pfr-venv
-/tmp/pfr-venv/bin/python -m pip install -q --no-deps --no-index /tmp/pfr-wheel/*.whl
-cd /tmp && /tmp/pfr-venv/bin/python - "$repo" <<'PY'
+python3 -m pip install -q --no-deps --no-index --target /tmp/pfr-site /tmp/pfr-wheel/*.whl
+cd /tmp && PYTHONPATH=/tmp/pfr-site python3 - "$repo" <<'PY'
 import sys
 from pathlib import Path
 

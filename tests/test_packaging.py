@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 from packaging.requirements import Requirement
@@ -114,3 +118,65 @@ def test_conda_env_installs_the_package(conda_env):
 def test_pytest_markers_registered(pyproject):
     markers = pyproject["tool"]["pytest"]["ini_options"]["markers"]
     assert {m.split(":")[0] for m in markers} >= {"gpu", "slow"}
+
+
+def test_setuptools_lists_every_package(pyproject):
+    """pyproject lists the packages by hand (gpu_kernels/ is mapped into the
+    package): a package of src/ missing there would be missing in the wheel."""
+    src = ROOT / "src"
+    found = {".".join(p.parent.relative_to(src).parts) for p in src.rglob("__init__.py")} | {
+        "pfresample.gpu_kernels"
+    }
+    assert set(pyproject["tool"]["setuptools"]["packages"]) == found
+
+
+@pytest.mark.slow
+def test_wheel_ships_every_kernel_source(tmp_path):
+    """The wheel, installed into a fresh virtual environment and imported from
+    another directory, finds every CUDA source, equal to the checkout's."""
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)],
+        check=True,
+        timeout=600,
+    )
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    (wheel,) = wheels.glob("pfresample-*.whl")
+    # numpy for `import pfresample`: the test's own, found through a .pth file.
+    site = next((venv / "lib").glob("python*/site-packages"))
+    numpy_home = Path(np.__file__).parents[1]
+    (site / "outer.pth").write_text(f"{numpy_home}\n")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(site),
+            str(wheel),
+        ],  # fmt: skip
+        check=True,
+        timeout=300,
+    )
+    probe = (
+        "import json, pfresample\n"
+        "from pfresample.cuda.kernels import kernel_dir\n"
+        "d = kernel_dir()\n"
+        "files = {p.name: p.read_text() for p in d.iterdir() if p.suffix in ('.cu', '.cuh')}\n"
+        "print(json.dumps({'module': pfresample.__file__, 'files': files}))\n"
+    )
+    out = subprocess.run(
+        [str(python), "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    found = json.loads(out.stdout)
+    assert str(ROOT) not in found["module"], found["module"]  # the wheel, not the checkout
+    expected = {p.name: p.read_text() for p in (ROOT / "gpu_kernels").iterdir()
+                if p.suffix in (".cu", ".cuh")}  # fmt: skip
+    assert found["files"] == expected

@@ -55,9 +55,9 @@ def test_variant_B_follows_its_rule():
     from pfresample import choose_B
 
     own = choose_B(w, "metropolis")
-    assert ex.variant_B(w, v["metropolis"]) == own
-    assert ex.variant_B(w, v["reduced-bx0.25"]) == round(0.25 * own)
-    assert ex.variant_B(w, v["m-of-u"], table) == choose_B(w, "uphill", ssd_table=table)
+    assert ex.variant_Bs(w, [v["metropolis"]])[0] == own
+    assert ex.variant_Bs(w, [v["reduced-bx0.25"]])[0] == round(0.25 * own)
+    assert ex.variant_Bs(w, [v["m-of-u"]], table)[0] == choose_B(w, "uphill", ssd_table=table)
 
 
 def test_offspring_stats_equal_the_direct_formulas_in_any_chunking():
@@ -108,8 +108,8 @@ def test_run_cell_is_deterministic_and_independent_of_chunking():
         draws=16, seed=5, timing_repeats=1, timing_warmup=0, chunk_elements=50,
         particle_summaries_max_n=16,
     )  # fmt: skip
-    a, meta = ex.run_cell(v, "eq233-y4", w, big, tables_)
-    b, _ = ex.run_cell(v, "eq233-y4", w, small, tables_)
+    a, meta = ex.run_ladder([v], "eq233-y4", w, big, tables_)[0]
+    b, _ = ex.run_ladder([v], "eq233-y4", w, small, tables_)[0]
     assert a["squared_errors"].shape == (2, 2, 16)
     for key in ("squared_errors", "B"):  # per draw: exactly equal
         np.testing.assert_array_equal(a[key], b[key])
@@ -166,7 +166,7 @@ def test_a_ladder_cell_gives_each_rung_its_own_cell():
     settings = ex.CellSettings(draws=16, seed=5, timing_repeats=1, timing_warmup=0)
     together = ex.run_ladder(rungs, "eq233-y4", w, settings)
     for rung, (arrays, meta) in zip(rungs, together, strict=True):
-        alone, _ = ex.run_cell(rung, "eq233-y4", w, settings)
+        alone, _ = ex.run_ladder([rung], "eq233-y4", w, settings)[0]
         assert meta["variant"]["name"] == rung.name
         for key in ("squared_errors", "B", "variance", "bias2", "mean_offspring_16"):
             np.testing.assert_array_equal(arrays[key], alone[key])

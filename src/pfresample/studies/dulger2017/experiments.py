@@ -140,14 +140,9 @@ def draw_seeds(seed: int, dist: str, n: int, sequence: int, k: int) -> list[int]
     return [int(s) for s in state]
 
 
-def variant_B(w, variant: Variant, ssd_table=None) -> int | None:
-    """The B a variant uses on weights ``w`` (None for methods without B)."""
-    return variant_Bs(w, [variant], ssd_table)[0]
-
-
 def variant_Bs(w, variants, ssd_table=None) -> list[int | None]:
-    """:func:`variant_B` of each variant, each B rule applied once: the rungs
-    of a reduced-B ladder scale one B."""
+    """The B each variant uses on weights ``w`` (None for methods without B),
+    each B rule applied once: the rungs of a reduced-B ladder scale one B."""
     chosen: dict[str, int] = {}
 
     def rule_B(name: str) -> int:
@@ -246,25 +241,6 @@ def _timing_kwargs(variant: Variant, B, ssd_table) -> dict:
     return kw
 
 
-def run_cell(
-    variant: Variant,
-    dist: str,
-    weights_by_n: Mapping[int, np.ndarray],
-    settings: CellSettings,
-    ssd_tables: Mapping[int, np.ndarray] | None = None,
-) -> tuple[dict, dict]:
-    """Run one cell: every N of ``weights_by_n`` (N -> (S, N) float32 host
-    array), every sequence, K draws each. Returns ``(arrays, metadata)``
-    for :func:`pfresample.io.save_npz`.
-
-    Arrays: ``n`` (G,), ``squared_errors`` (G, S, K), ``variance``, ``bias2``,
-    ``B`` (-1 for methods without B), ``time_ms``, ``first_call_ms`` (G, S),
-    and ``mean_offspring_<N>``, ``offspring_variance_<N>`` (S, N) for
-    N <= ``particle_summaries_max_n``.
-    """
-    return run_ladder([variant], dist, weights_by_n, settings, ssd_tables)[0]
-
-
 def check_ladder(variants) -> None:
     """Variants drawn together must differ in B only (:func:`draw_summaries`)."""
     if not variants:
@@ -282,10 +258,18 @@ def run_ladder(
     settings: CellSettings,
     ssd_tables: Mapping[int, np.ndarray] | None = None,
 ) -> list[tuple[dict, dict]]:
-    """:func:`run_cell` for variants that differ in B only -- the rungs of a
-    reduced-B ladder (Figs 5.11-5.14) -- drawn together, so that on the GPU
-    the ladder costs what its largest B costs. One ``(arrays, metadata)``
-    per variant, in order, each equal to what :func:`run_cell` gives it."""
+    """One cell per variant: every N of ``weights_by_n`` (N -> (S, N) float32
+    host array), every sequence, K draws each. Several variants must differ in
+    B only (the rungs of a reduced-B ladder, Figs 5.11-5.14): they are drawn
+    together, so that on the GPU the ladder costs what its largest B costs.
+    One ``(arrays, metadata)`` per variant, in order, each equal to what the
+    variant alone gives, for :func:`pfresample.pipeline.artifacts.save_npz`.
+
+    Arrays: ``n`` (G,), ``squared_errors`` (G, S, K), ``variance``, ``bias2``,
+    ``B`` (-1 for methods without B), ``time_ms``, ``first_call_ms`` (G, S),
+    and ``mean_offspring_<N>``, ``offspring_variance_<N>`` (S, N) for
+    N <= ``particle_summaries_max_n``.
+    """
     check_ladder(variants)
     ns = sorted(weights_by_n)
     S = weights_by_n[ns[0]].shape[0]  # weights_by_n may read from disk: each N once below

@@ -33,20 +33,9 @@ TIME_COLUMNS = (
     "ns_per_iteration",
 )
 
-# Metrics the figures plot, with axis labels (thesis §2.5).
-METRICS = {
-    "bias": "||Bias||² / MSE",
-    "mse": "MSE / N",
-    "variance": "Var / N",
-    "time": "time per call (ms)",
-    "speedup": "speed-up",
-    "time_ratio": "T(N) / T(N/2)",
-    "B": "B",
-}
-
 
 def cell_frame(arrays: Mapping[str, np.ndarray], metadata: Mapping) -> pd.DataFrame:
-    """One row per (N, weight sequence) of one cell (``pfresample.experiments.run_cell``)."""
+    """One row per (N, weight sequence) of one cell (``experiments.run_ladder``)."""
     se = arrays["squared_errors"]  # (G, S, K)
     G, S, K = se.shape
     variant = metadata["variant"]

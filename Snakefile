@@ -34,6 +34,7 @@ check(dulger2017_catalog.check_config, config)
 DISCARDED = discard_corrupt_artifacts()
 
 
+include: "workflow/rules/dulger2017/common.smk"
 include: "workflow/rules/dulger2017/resampling.smk"
 include: "workflow/rules/dulger2017/filter.smk"
 

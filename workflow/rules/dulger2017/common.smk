@@ -1,0 +1,216 @@
+"""Helpers of the Dülger (2017) rules (resampling.smk, filter.smk): the
+artifact paths, the target lists, the catalog's variants and the memory of
+each job. No rules live here; the catalog's checks are Python
+(pfresample.studies.dulger2017.catalog)."""
+
+
+import math
+
+from pfresample.studies.dulger2017 import catalog
+
+VARIANTS = catalog.variants(config)
+LADDERS = catalog.ladders(VARIANTS)
+SINGLE_VARIANTS = [name for name, v in VARIANTS.items() if v.ladder is None]
+
+
+def n_grid() -> list[int]:
+    """The numbers of particles of the experiment grid."""
+    return [2**e for e in range(config["log2_n_min"], config["log2_n_max"] + 1)]
+
+
+def weight_dataset(dist, n) -> str:
+    return f"results/weights/{dist}/{n}.npz"
+
+
+def fig2_3_weights() -> list[str]:
+    """The weight datasets that Fig 2.3 draws from."""
+    return [weight_dataset(d, config["fig2_3_n"]) for d in config["gamma_distributions"]]
+
+
+def fig2_3_outputs() -> list[str]:
+    return [f"results/figures/dulger2017/fig2_3.{ext}" for ext in ("png", "pdf")]
+
+
+def uphill_ssd_tables() -> list[str]:
+    return [f"results/tuning/uphill_ssd/{n}.npz" for n in n_grid()]
+
+
+def cell_path(variant, dist) -> str:
+    return f"results/resample/{variant}/{dist}.npz"
+
+
+def figure_distributions(spec) -> list[str]:
+    return catalog.figure_distributions(config, spec)
+
+
+def figure_cells(figure) -> list[str]:
+    """The resampling cells (variant x distribution) one figure or table needs."""
+    spec = config["dulger2017_figures"][figure]
+    variants = catalog.figure_variants(VARIANTS, spec)
+    return [cell_path(v, d) for v in variants for d in figure_distributions(spec)]
+
+
+def dulger2017_outputs(chapter) -> list[str]:
+    """Tables (CSV) and figures (PNG, PDF) of one chapter of Dülger (2017)."""
+    out = []
+    for name in config["dulger2017_figures"]:
+        if re.match(rf"(fig|table){chapter}_", name):
+            out.append(f"results/tables/dulger2017/{name}.csv")
+            out += [f"results/figures/dulger2017/{name}.{ext}" for ext in ("png", "pdf")]
+    return out
+
+
+def ssd_tables_for(variant_names) -> list[str]:
+    """The Uphill SSD tables cells need: those of the N grid when one picks B by SSD."""
+    needs = any(VARIANTS[v].needs_ssd_table() for v in variant_names)
+    return uphill_ssd_tables() if needs else []
+
+
+def cell_weights(wildcards) -> list[str]:
+    return [weight_dataset(wildcards.dist, n) for n in n_grid()]
+
+
+def weights_mem_mb(n: int) -> int:
+    """Memory of a weight-dataset job whose largest N is ``n`` (it holds one N at a
+    time): the float32 array plus generation temporaries."""
+    return 256 + math.ceil((4 * config["sequences"] * n + 48 * n) / 2**20)
+
+
+def ssd_mem_mb(n) -> int:
+    """Memory of the SSD-table job at its largest N: a few float64 arrays of length N."""
+    return 256 + math.ceil(64 * n / 2**20)
+
+
+def cell_mem_mb(wildcards, rungs=1) -> int:
+    """Memory of a cell job at its largest N: the weights, one chunk of draws
+    per rung of a ladder (int32 ancestors), the temporaries of summarising one
+    chunk on the CPU (about 36 bytes per ancestor: int64 indices and counts,
+    float64 differences and squares) and a few float64 arrays of length N."""
+    n = 2 ** config["log2_n_max"]
+    chunk = max(n, config["draw_chunk_elements"])
+    held = 4 * config["sequences"] * n + (36 + 4 * (rungs - 1)) * chunk + 64 * n * rungs
+    return 512 + math.ceil(held / 2**20)
+
+
+def cell_settings() -> dict:
+    """Keyword arguments of experiments.CellSettings."""
+    keys = ("draws", "seed", "backend", "timing_repeats", "timing_warmup")
+    settings = {k: config[k] for k in keys}
+    settings["chunk_elements"] = config["draw_chunk_elements"]
+    settings["particle_summaries_max_n"] = config["particle_summaries_max_n"]
+    return settings
+
+
+def resampling_artifacts() -> set[str]:
+    """Every .npz artifact the resampling targets read."""
+    out = set(uphill_ssd_tables()) | set(fig2_3_weights())
+    for figure, spec in config["dulger2017_figures"].items():
+        out |= set(figure_cells(figure))
+        out |= {weight_dataset(d, n) for d in figure_distributions(spec) for n in n_grid()}
+    return out
+
+
+
+# --- filter experiments (thesis §5.4, §6.9-6.10, chapter 7) ------------------
+
+
+def filter_n_grid() -> list[int]:
+    """The numbers of particles of the filter experiments."""
+    return sorted(2**e for e in config["filter_log2_n"])
+
+
+def trajectory_path(model) -> str:
+    return f"results/trajectories/{model}.npz"
+
+
+def filter_cell_path(model, variant, n) -> str:
+    return f"results/filter/{model}/{variant}/n{n}.npz"
+
+
+def filter_speedup_path(backend, model, variant, n) -> str:
+    return f"results/filter_speedup/{backend}/{model}/{variant}/n{n}.npz"
+
+
+def filter_table_cells(name) -> list[str]:
+    """The filter cells (variant x N) of one filter table."""
+    spec = config["dulger2017_filter_tables"][name]
+    return [filter_cell_path(spec["model"], v, n) for v in spec["variants"] for n in filter_n_grid()]
+
+
+def speedup_backends() -> list[str]:
+    """The backends Fig 6.23 measures: the CPU, and CUDA when the cells may
+    run on a GPU (as CELL_GPUS decides: a visible device or `backend: cuda`)."""
+    return ["cpu", "cuda"] if CELL_GPUS else ["cpu"]
+
+
+def filter_figure_inputs(name) -> dict:
+    """Inputs of a filter figure: the trajectory set and the estimate's cell
+    (smallest N) of Figs 7.1-7.2, or the speed-up cells of Fig 6.23."""
+    spec = config["dulger2017_filter_figures"][name]
+    if spec["kind"] == "trajectory":
+        return {
+            "trajectories": trajectory_path(spec["model"]),
+            "cell": filter_cell_path(spec["model"], spec["variant"], min(filter_n_grid())),
+        }
+    return {
+        b: [filter_speedup_path(b, spec["model"], spec["variant"], n) for n in filter_n_grid()]
+        for b in speedup_backends()
+    }
+
+
+def dulger2017_filter_outputs(chapter) -> list[str]:
+    """Filter tables (CSV, Markdown) and figures (PNG, PDF) of one chapter."""
+    out = []
+    for name in config["dulger2017_filter_tables"]:
+        if name.startswith(f"table{chapter}_"):
+            out += [f"results/tables/dulger2017/{name}.{ext}" for ext in ("csv", "md")]
+    for name, spec in config["dulger2017_filter_figures"].items():
+        if name.startswith(f"fig{chapter}_"):
+            out += [f"results/figures/dulger2017/{name}.{ext}" for ext in ("png", "pdf")]
+            if spec["kind"] == "speedup":
+                out.append(f"results/tables/dulger2017/{name}.csv")
+    return out
+
+
+def filter_params(runs, backend) -> dict:
+    """Keyword arguments of pfresample.filter_experiments.FilterSettings."""
+    return {"runs": runs, "seed": config["seed"], "backend": backend}
+
+
+def filter_mem_mb(model, n) -> int:
+    """Memory of a filter job at N particles: a few float64 copies of the
+    particles (4 columns for the radar) and the weights, at most 16 of them."""
+    columns = 4 if config["filter_models"][model]["model"] == "radar" else 1
+    return 512 + math.ceil(16 * 8 * columns * int(n) / 2**20)
+
+
+
+def filter_artifacts() -> set[str]:
+    """Every .npz artifact the filter targets read."""
+    out = {trajectory_path(m) for m in config["filter_models"]}
+    for name in config["dulger2017_filter_tables"]:
+        out |= set(filter_table_cells(name))
+    for name in config["dulger2017_filter_figures"]:
+        for paths in filter_figure_inputs(name).values():
+            out |= set([paths] if isinstance(paths, str) else paths)
+    return out
+
+
+FILTER_MODELS = config["filter_models"]
+FILTER_TABLES = config["dulger2017_filter_tables"]
+FILTER_FIGURES = config["dulger2017_filter_figures"]
+TRAJECTORY_FIGURES = [f for f, s in FILTER_FIGURES.items() if s["kind"] == "trajectory"]
+SPEEDUP_FIGURES = [f for f, s in FILTER_FIGURES.items() if s["kind"] == "speedup"]
+# The thesis's names of the variants (Table 5.1: "M", Table 6.2: "Metropolis").
+FILTER_LABELS = {
+    v: spec.get("labels", {}).get(v, v) for spec in FILTER_TABLES.values() for v in spec["variants"]
+}
+# Why Fig 6.23 has no GPU times, when it has none.
+SPEEDUP_NOTE = (
+    None
+    if CELL_GPUS
+    else "backend: cpu set in the config: speed-up not measured"
+    if CUDA_VISIBLE
+    else "no CUDA device: speed-up not measured"
+)
+

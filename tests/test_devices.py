@@ -1,4 +1,4 @@
-"""One GPU per job on a multi-GPU host (pfresample.devices), on the CPU with a
+"""One GPU per job on a multi-GPU host (pfresample.pipeline.devices), on the CPU with a
 simulated device count: the locks are the whole mechanism, so processes that
 claim and hold 'devices' show what GPU jobs would do."""
 

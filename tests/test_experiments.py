@@ -1,4 +1,4 @@
-"""Resampling cells and their tables (pfresample.experiments, pfresample.tables)."""
+"""Resampling cells and their tables (studies/dulger2017: experiments, tables)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Filter cells and their tables (pfresample.filter_experiments, pfresample.filter_tables):
+"""Filter cells and their tables (studies/dulger2017: filter_experiments, filter_tables):
 the seeds, the RMSE of a run, a small cell end to end, and the aggregation and 99% CI
 formula against a hand computation."""
 

@@ -52,5 +52,5 @@ CONFIDENCE_LEVEL = 0.99
 
 # The matching z_0.995 = 2.5758...: the half-width of a 99% interval is
 # CONFIDENCE_Z standard errors (normal approximation; the filter tables' CIs,
-# pfresample.filter_tables.runs_half_width).
+# studies/dulger2017/filter_tables.runs_half_width).
 CONFIDENCE_Z = NormalDist().inv_cdf(0.5 + CONFIDENCE_LEVEL / 2.0)

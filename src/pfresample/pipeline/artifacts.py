@@ -80,7 +80,7 @@ def load_npz(path) -> tuple[dict, dict]:
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
         raise CorruptArtifact(f"{path}: cannot be read ({exc}); delete it to regenerate") from exc
     if _META_KEY not in arrays:
-        raise CorruptArtifact(f"{path}: no metadata record; not written by pfresample.io.save_npz")
+        raise CorruptArtifact(f"{path}: no metadata record; not written by artifacts.save_npz")
     metadata = json.loads(str(arrays.pop(_META_KEY)))
     return arrays, metadata
 

@@ -173,7 +173,7 @@ def dulger2017_filter_outputs(chapter) -> list[str]:
 
 
 def filter_params(runs, backend) -> dict:
-    """Keyword arguments of pfresample.filter_experiments.FilterSettings."""
+    """Keyword arguments of studies/dulger2017/filter_experiments.FilterSettings."""
     return {"runs": runs, "seed": config["seed"], "backend": backend}
 
 

@@ -151,7 +151,7 @@ def run_filter_cell(
     rule), ``n`` particles, every trajectory of ``trajectories``
     (``truth``, ``y``), ``settings.runs`` runs each.
 
-    Returns ``(arrays, metadata)`` for :func:`pfresample.io.save_npz`:
+    Returns ``(arrays, metadata)`` for :func:`pfresample.pipeline.artifacts.save_npz`:
     ``rmse`` (J, R), ``stage_seconds`` (J, R, 4: the four stages of
     Algorithm 2.4 summed over the T steps), ``total_seconds`` and
     ``wall_seconds`` (J, R), ``B`` (J, R, T; -1 for methods without B),

@@ -116,7 +116,7 @@ def check_shapes(arrays: Mapping, where: str) -> None:
 
 
 def save_trajectories(path, arrays: Mapping, metadata: dict | None = None):
-    """Write a trajectory set atomically (:func:`pfresample.io.save_npz`)
+    """Write a trajectory set atomically (:func:`pfresample.pipeline.artifacts.save_npz`)
     after checking its shapes; returns the path."""
     check_shapes(arrays, str(path))
     return io.save_npz(path, {name: arrays[name] for name in ARRAY_NAMES}, metadata)
@@ -124,7 +124,7 @@ def save_trajectories(path, arrays: Mapping, metadata: dict | None = None):
 
 def load_trajectories(path) -> tuple[dict, dict]:
     """Read a trajectory set: ``(arrays, metadata)``. A file that is not a
-    complete trajectory set raises :class:`pfresample.io.CorruptArtifact`
+    complete trajectory set raises :class:`pfresample.pipeline.artifacts.CorruptArtifact`
     naming it, so the pipeline can delete and regenerate it."""
     arrays, metadata = io.load_npz(path)
     try:

@@ -5,22 +5,30 @@
 // sums sequentially and this file in parallel, so C may differ by rounding).
 //
 // Prefix sum, in two kernels over tiles of SCAN_TILE weights (thread t of a
-// tile holds the SCAN_ITEMS consecutive items from t * SCAN_ITEMS):
-//   1. scan_tiles:   each tile's local inclusive sums (tile_scan); the last
-//                    one is the tile's total. The last block to finish then
-//                    scans the tile totals (scan_tile_sums): prefix[b], the
-//                    sum before tile b; carry[b], the largest C of the tiles
-//                    before b; and C_N. One launch instead of two: at a few
+// tile holds the SCAN_ITEMS consecutive items from t * SCAN_ITEMS). The CPU
+// computes the same sums in the same order (resampling/prefix_sum.py, whose
+// docstring states the contract), so both backends give the same ancestors.
+//   1. scan_tiles:   each tile's weights scaled by a power of two that puts
+//                    the tile's maximum in [0.5, 1) (no finite input then
+//                    overflows a sum, and subnormals become normal numbers),
+//                    and their local inclusive sums (tile_scan); the last one
+//                    is the tile's total. The last block to finish then
+//                    scans the tile totals, brought to the scale of the
+//                    largest tile (scan_tile_sums): prefix[b], the sum before
+//                    tile b; carry[b], the largest C of the tiles before b;
+//                    and C_N. One launch instead of two: at a few
 //                    microseconds per launch, that is a sizable part of
 //                    Systematic's time.
 //   2. per method:   tile_scan again -- the same code, so its last value is
 //                    bit-identical to pass 1's total -- and
-//                    C_i = max(carry[b], prefix[b] + local_i).
+//                    C_i = max(carry[b], prefix[b] + f_b * local_i).
 // Parallel partial sums meet with rounding, so where two of them join C may
 // step down by an ulp. The running maximum (inside a tile, and `carry`
 // between tiles) keeps C non-decreasing, which Algorithm 3.2 and the binary
-// searches need; with exact arithmetic it changes nothing. Every order is
-// fixed by N alone, so a call gives the same bits every time.
+// searches need; with exact arithmetic it changes nothing. The running
+// maximum runs over positive weights only, so C is flat over zero weights:
+// they own no interval and are never chosen. Every order is fixed by N
+// alone, so a call gives the same bits every time.
 //
 // Draw layout (cumulative.py): Systematic's u is counter 0 of stream 0 in
 // DOMAIN_GLOBAL; Stratified, Multinomial and Residual's s-th draw use counter
@@ -92,36 +100,64 @@ __device__ V block_exclusive_scan(V value, Op op, V& total) {
     return result;
 }
 
-// Thread t's items of tile `tile`, converted to T (as w.astype(T) does);
-// zeros past the end, which leave every sum unchanged. `end_positive` gets
-// one past the last index with w > 0 among the thread's loads (0 if none).
-// The block reads the tile with coalesced loads (warp-wide runs of 32
-// consecutive weights) and hands each thread its items through `buf`.
-template <typename W, typename T>
-__device__ __forceinline__ void load_items(const W* w, long long n, long long tile,
-                                           PaddedTile<T>& buf, T (&x)[SCAN_ITEMS],
-                                           long long& end_positive) {
+// Thread t's raw items of tile `tile`, as loaded: item j is tile entry
+// j * SCAN_THREADS + t (a warp reads 32 consecutive weights), zeros past the
+// end, which leave every sum unchanged.
+template <typename W>
+__device__ __forceinline__ void load_raw(const W* w, long long n, long long tile,
+                                         W (&v)[SCAN_ITEMS]) {
     const long long base = tile * SCAN_TILE;
-    W v[SCAN_ITEMS];
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) {  // all loads in flight before any use
         const long long i = base + j * SCAN_THREADS + threadIdx.x;
         v[j] = i < n ? __ldcg(w + i) : W(0);  // L2 only: read once, and maybe
     }                                            // written earlier in this launch
-    end_positive = 0;
+}
+
+// The tile's scale exponent: frexp's of its largest weight (a block-wide
+// maximum), or NO_EXPONENT when no weight is positive.
+template <typename W>
+__device__ __forceinline__ int tile_exponent(const W (&v)[SCAN_ITEMS]) {
+    W top = W(0);
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) top = v[j] > top ? v[j] : top;
+    W tile_top;
+    block_exclusive_scan(top, Max(), tile_top);
+    return scale_exponent((double)tile_top);
+}
+
+// The raw items times 2^-e, rounded to T, handed to their threads through
+// `buf` (thread t gets entries t * SCAN_ITEMS + j); bit j of `positive` is
+// set where x[j] > 0.
+template <typename W, typename T>
+__device__ __forceinline__ void scale_items(const W (&v)[SCAN_ITEMS], int e, PaddedTile<T>& buf,
+                                            T (&x)[SCAN_ITEMS], unsigned int& positive) {
+    const double scale = ldexp(1.0, e == NO_EXPONENT ? 0 : -e);
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) {
-        const int k = j * SCAN_THREADS + threadIdx.x;
-        buf.at[padded<T>(k)] = (T)v[j];
-        if (v[j] > W(0)) end_positive = base + k + 1;
+        buf.at[padded<T>(j * SCAN_THREADS + threadIdx.x)] = (T)((double)v[j] * scale);
     }
     __syncthreads();
+    positive = 0u;
 #pragma unroll
-    for (int j = 0; j < SCAN_ITEMS; ++j) x[j] = buf.at[padded<T>(threadIdx.x * SCAN_ITEMS + j)];
+    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        x[j] = buf.at[padded<T>(threadIdx.x * SCAN_ITEMS + j)];
+        if (x[j] > T(0)) positive |= 1u << j;
+    }
     __syncthreads();  // buf is free again
 }
 
-// The inverse of load_items: thread t's values to positions t * SCAN_ITEMS +
+// The tile's items scaled (pass 1 finds the exponent, pass 2 reads it).
+template <typename W, typename T>
+__device__ __forceinline__ void load_tile(const W* w, long long n, long long tile, int e,
+                                          PaddedTile<T>& buf, T (&x)[SCAN_ITEMS],
+                                          unsigned int& positive) {
+    W v[SCAN_ITEMS];
+    load_raw(w, n, tile, v);
+    scale_items(v, e, buf, x, positive);
+}
+
+// The inverse of scale_items's hand-over: thread t's values to positions t * SCAN_ITEMS +
 // j of the tile in `out` (those below n), with coalesced stores.
 template <typename T>
 __device__ __forceinline__ void store_items(const T (&x)[SCAN_ITEMS], long long n, long long tile,
@@ -139,32 +175,46 @@ __device__ __forceinline__ void store_items(const T (&x)[SCAN_ITEMS], long long 
 
 // The tile's local inclusive prefix sums, in place and non-decreasing:
 // sequential inside a thread, a block scan of the thread totals between
-// threads, then a running maximum. Pass 1 and pass 2 both call this, so the
-// tile's last value is the same in both.
+// threads, then a running maximum over the positive items (bit j of
+// `positive`): an item that is not positive takes the value of the last
+// positive one before it in the tile (0 if none). Pass 1 and pass 2 both
+// call this, so the tile's last value is the same in both.
 template <typename V>
-__device__ void tile_scan(V (&x)[SCAN_ITEMS]) {
+__device__ void tile_scan(V (&x)[SCAN_ITEMS], unsigned int positive) {
 #pragma unroll
     for (int j = 1; j < SCAN_ITEMS; ++j) x[j] = x[j - 1] + x[j];
     V total;
     const V offset = block_exclusive_scan(x[SCAN_ITEMS - 1], Add(), total);
+    V last_positive = V(0);  // inside a thread the values rise: a running maximum
 #pragma unroll
-    for (int j = 0; j < SCAN_ITEMS; ++j) x[j] = offset + x[j];
-    // Inside a thread the values rise; the next thread's offset may round
-    // below this thread's last value.
+    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        const V c = offset + x[j];
+        if ((positive >> j) & 1u) last_positive = c;
+        x[j] = last_positive;
+    }
+    // The next thread's offset may round below this thread's last value.
     const V before = block_exclusive_scan(x[SCAN_ITEMS - 1], Max(), total);
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) x[j] = x[j] > before ? x[j] : before;
 }
 
-// C_i of the thread's items: the tile's local sums placed after the tiles
-// before it (pass 2 of the prefix sum).
+// C_i of the thread's items: the tile's local sums brought to the global
+// scale (factor f) and placed after the tiles before it (pass 2 of the
+// prefix sum); carry where no weight up to i in the tile is positive.
 template <typename T>
-__device__ __forceinline__ void place_tile(T (&x)[SCAN_ITEMS], T prefix, T carry) {
+__device__ __forceinline__ void place_tile(T (&x)[SCAN_ITEMS], T prefix, T carry, T f) {
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) {
-        const T c = prefix + x[j];
-        x[j] = c > carry ? c : carry;
+        const T c = prefix + x[j] * f;
+        x[j] = x[j] > T(0) && c > carry ? c : carry;
     }
+}
+
+// The factor that brings a tile of exponent e to the global scale e_max:
+// 2^(e - e_max), rounded to T (0 for a tile without a positive weight).
+template <typename T>
+__device__ __forceinline__ T global_factor(int e, int e_max) {
+    return (T)ldexp(1.0, e == NO_EXPONENT ? -4096 : e - e_max);
 }
 
 // Algorithm 3.1, lines 5-6: O = min(N, floor(r + u)) with r = (N * C) / C_N,
@@ -252,20 +302,32 @@ __device__ __forceinline__ long long upper_bound(const T* __restrict__ r, long l
     return lo;
 }
 
+// Residual's normalisation (cumulative.residual_expected): the weights
+// times the power of two that puts the largest in [0.5, 1), and their sum
+// (the statistics' float64 sum, of w * stats[STAT_SCALE]) times the same.
+struct ResidualScale {
+    double weight, sum;
+};
+__device__ __forceinline__ ResidualScale residual_scale(const double* stats) {
+    const double s = ldexp(1.0, -scale_exponent(stats[STAT_MAX]));
+    return {s, stats[STAT_SUM] * (s / stats[STAT_SCALE])};
+}
+
 // Residual's split of N w_i / sum w into whole copies and the fraction left
-// (cumulative.residual): in T (mode 0), or in float64 (mode 1), the CPU's
-// fallback when the copies of mode 0 add up to more than N. e >= 0, so
+// (cumulative.residual_expected): in T (mode 0), or in float64 (mode 1), the
+// CPU's fallback when the copies of mode 0 add up to more than N. e >= 0, so
 // truncation is floor, and e - floor(e) is exact in either precision.
 template <typename W, typename T>
-__device__ __forceinline__ long long residual_split(W wi, long long n, T sum, double sum64,
-                                                    int mode, T& fraction) {
+__device__ __forceinline__ long long residual_split(W wi, long long n, ResidualScale rs, int mode,
+                                                    T& fraction) {
+    const double a = (double)wi * rs.weight;
     if (mode == 0) {
-        const T e = (T)n * (T)wi / sum;
+        const T e = (T)n * (T)a / (T)rs.sum;
         const long long copies = (long long)e;
         fraction = e - (T)copies;
         return copies;
     }
-    const double e = (double)n * (double)wi / sum64;
+    const double e = (double)n * a / rs.sum;
     const long long copies = (long long)e;
     fraction = (T)(e - (double)copies);
     return copies;
@@ -273,22 +335,39 @@ __device__ __forceinline__ long long residual_split(W wi, long long n, T sum, do
 
 // ------------------------------------------------------------- prefix sum
 
-// The scan of the tile totals, by one block (pass 1's last): prefix[b] =
-// the sum of the tiles before b, carry[b] = the largest C of those tiles
-// (tile b' ends at prefix[b'] + tile_sum[b']), total = C_N (the largest C of
-// all), last = the last index with a positive weight. The totals go through
-// the block SCAN_TILE at a time, as weights do through tile_scan: thread t
-// takes a run of SCAN_ITEMS tiles.
+// The scan of the tile totals, by one block (pass 1's last): the global
+// exponent e_max (the largest tile's), then, with each total brought to that
+// scale, prefix[b] = the sum of the tiles before b, carry[b] = the largest C
+// of those tiles (tile b' ends at prefix[b'] + its total; a tile without a
+// positive weight reaches nothing), total = C_N (the largest C of all),
+// last = the last index with a positive weight. The totals go through the
+// block SCAN_TILE at a time: thread t takes a run of SCAN_ITEMS tiles.
 template <typename T>
-__device__ void scan_tile_sums(const T* tile_sum, const long long* tile_end, long long tiles,
-                               PaddedTile<T>& buf, T* prefix, T* carry, T* total,
-                               long long* last) {
+__device__ void scan_tile_sums(const T* tile_sum, const int* tile_exp, const long long* tile_end,
+                               long long tiles, T* prefix, T* carry, T* total, long long* last,
+                               int* exp_max) {
+    int top_exp = 0;  // exponents above NO_EXPONENT: the scan's identity is 0
+    for (long long b = threadIdx.x; b < tiles; b += SCAN_THREADS) {
+        top_exp = max(top_exp, __ldcg(tile_exp + b) - NO_EXPONENT);
+    }
+    int all_top_exp;
+    block_exclusive_scan(top_exp, Max(), all_top_exp);
+    const int e_max = all_top_exp + NO_EXPONENT;
     T base = T(0);   // the sum of the chunks before
     T reach = T(0);  // the largest tile end before
     for (long long c = 0; c < tiles; c += SCAN_TILE) {
+        const long long mine = c + threadIdx.x * SCAN_ITEMS;  // few values: plain loads
         T s[SCAN_ITEMS];
-        long long ignored;
-        load_items(tile_sum + c, tiles - c, 0, buf, s, ignored);
+        unsigned int reaches = 0u;
+#pragma unroll
+        for (int j = 0; j < SCAN_ITEMS; ++j) {
+            s[j] = T(0);
+            if (mine + j < tiles) {
+                const int e = __ldcg(tile_exp + mine + j);
+                s[j] = __ldcg(tile_sum + mine + j) * global_factor<T>(e, e_max);
+                if (e != NO_EXPONENT) reaches |= 1u << j;
+            }
+        }
         T sum = s[0];
 #pragma unroll
         for (int j = 1; j < SCAN_ITEMS; ++j) sum = sum + s[j];
@@ -298,13 +377,12 @@ __device__ void scan_tile_sums(const T* tile_sum, const long long* tile_end, lon
 #pragma unroll
         for (int j = 0; j < SCAN_ITEMS; ++j) {
             p = p + s[j];
-            top = p > top ? p : top;
+            if ((reaches >> j) & 1u) top = p > top ? p : top;
         }
         T chunk_top;
         T r = block_exclusive_scan(top, Max(), chunk_top);
         r = r > reach ? r : reach;
         p = p0;
-        const long long mine = c + threadIdx.x * SCAN_ITEMS;  // few values: plain stores
 #pragma unroll
         for (int j = 0; j < SCAN_ITEMS; ++j) {
             if (mine + j < tiles) {
@@ -312,7 +390,7 @@ __device__ void scan_tile_sums(const T* tile_sum, const long long* tile_end, lon
                 carry[mine + j] = r;
             }
             p = p + s[j];
-            r = p > r ? p : r;
+            if ((reaches >> j) & 1u) r = p > r ? p : r;
         }
         base = base + chunk_sum;
         reach = chunk_top > reach ? chunk_top : reach;
@@ -327,30 +405,60 @@ __device__ void scan_tile_sums(const T* tile_sum, const long long* tile_end, lon
     if (threadIdx.x == 0) {
         total[0] = reach;
         last[0] = all_end_positive - 1;
+        exp_max[0] = e_max;
     }
 }
 
 }  // namespace pfr
 
-// Pass 1: per tile, its total (the last local sum) and one past its last
-// positive weight; the last block to finish scans them (scan_tile_sums).
+// Pass 1: per tile, its exponent, its total (the last local sum) and one
+// past its last positive weight; the last block to finish scans the totals
+// (scan_tile_sums).
 template <typename W, typename T>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
-scan_tiles(const W* __restrict__ w, long long n, T* tile_sum, long long* tile_end,
+scan_tiles(const W* __restrict__ w, long long n, T* tile_sum, int* tile_exp, long long* tile_end,
            T* __restrict__ prefix, T* __restrict__ carry, T* __restrict__ total,
-           long long* __restrict__ last, unsigned int* __restrict__ tickets) {
+           long long* __restrict__ last, int* __restrict__ exp_max,
+           unsigned int* __restrict__ tickets) {
     using namespace pfr;
     __shared__ PaddedTile<T> buf;
+    W v[SCAN_ITEMS];
+    load_raw(w, n, blockIdx.x, v);
+    const int e = tile_exponent(v);
     T x[SCAN_ITEMS];
-    long long end_positive, tile_end_positive;
-    load_items(w, n, blockIdx.x, buf, x, end_positive);
-    tile_scan(x);
+    unsigned int positive;
+    scale_items(v, e, buf, x, positive);
+    tile_scan(x, positive);
+    const long long first = (long long)blockIdx.x * SCAN_TILE + threadIdx.x * SCAN_ITEMS;
+    const long long end_positive = positive ? first + 32 - __clz(positive) : 0;
+    long long tile_end_positive;
     block_exclusive_scan(end_positive, Max(), tile_end_positive);
     if (threadIdx.x == SCAN_THREADS - 1) tile_sum[blockIdx.x] = x[SCAN_ITEMS - 1];
-    if (threadIdx.x == 0) tile_end[blockIdx.x] = tile_end_positive;
-    if (last_block_done(tickets)) {
-        scan_tile_sums(tile_sum, tile_end, (long long)gridDim.x, buf, prefix, carry, total, last);
+    if (threadIdx.x == 0) {
+        tile_end[blockIdx.x] = tile_end_positive;
+        tile_exp[blockIdx.x] = e;
     }
+    if (last_block_done(tickets)) {
+        scan_tile_sums(tile_sum, tile_exp, tile_end, (long long)gridDim.x, prefix, carry, total,
+                       last, exp_max);
+    }
+}
+
+// C_i of tile `tile` into x (pass 2): the tile's items scaled as in pass 1,
+// their local sums, placed after the tiles before.
+template <typename W, typename T>
+__device__ __forceinline__ void tile_prefix_sum(const W* w, long long n, long long tile,
+                                                const int* __restrict__ tile_exp,
+                                                const int* __restrict__ exp_max,
+                                                const T* __restrict__ prefix,
+                                                const T* __restrict__ carry, PaddedTile<T>& buf,
+                                                T (&x)[SCAN_ITEMS]) {
+    using namespace pfr;
+    const int e = tile_exp[tile];
+    unsigned int positive;
+    load_tile(w, n, tile, e, buf, x, positive);
+    tile_scan(x, positive);
+    place_tile(x, prefix[tile], carry[tile], global_factor<T>(e, *exp_max));
 }
 
 // Pass 2 for the methods that search r: r_i = (count * C_i) / C_N for every
@@ -359,17 +467,15 @@ scan_tiles(const W* __restrict__ w, long long n, T* tile_sum, long long* tile_en
 // the block has read its whole tile before it writes.
 template <typename W, typename T>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
-scaled_prefix_sum(const W* w, long long n, const T* __restrict__ prefix,
+scaled_prefix_sum(const W* w, long long n, const int* __restrict__ tile_exp,
+                  const int* __restrict__ exp_max, const T* __restrict__ prefix,
                   const T* __restrict__ carry, const T* __restrict__ total,
                   long long count, const long long* __restrict__ count_device,
                   T* r) {
     using namespace pfr;
     __shared__ PaddedTile<T> buf;
     T x[SCAN_ITEMS];
-    long long ignored;
-    load_items(w, n, blockIdx.x, buf, x, ignored);
-    tile_scan(x);
-    place_tile(x, prefix[blockIdx.x], carry[blockIdx.x]);
+    tile_prefix_sum(w, n, blockIdx.x, tile_exp, exp_max, prefix, carry, buf, x);
     const T scale = (T)(count >= 0 ? count : *count_device), cn = *total;
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) x[j] = x[j] * scale / cn;  // (count * C) / C_N
@@ -379,14 +485,17 @@ scaled_prefix_sum(const W* w, long long n, const T* __restrict__ prefix,
 // ------------------------------------------------------------- resamplers
 
 // Systematic (Algorithm 3.1 + 3.2): block = (replica, tile). The tile's
-// cumulative offspring O_i = min(N, floor(r_i + u)), O_N forced to N (in
-// float32 N * C_N / C_N may round below N); then the block writes the
-// tile's output slots (write_ancestors).
+// cumulative offspring O_i = min(N, floor(r_i + u)), forced to N from the
+// last positive weight on (in float32 N * C_N / C_N may round below N, and
+// the zero weights after it take nothing); then the block writes the tile's
+// output slots (write_ancestors).
 template <typename W, typename T>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
 systematic(const W* __restrict__ w, long long n, long long tiles,
+           const int* __restrict__ tile_exp, const int* __restrict__ exp_max,
            const T* __restrict__ prefix, const T* __restrict__ carry,
-           const T* __restrict__ total, const unsigned int* __restrict__ keys,
+           const T* __restrict__ total, const long long* __restrict__ last_positive,
+           const unsigned int* __restrict__ keys,
            int n_keys, unsigned int k0, unsigned int k1, int* __restrict__ out) {
     using namespace pfr;
     __shared__ union {  // the weights, then the marks of write_ancestors
@@ -397,20 +506,20 @@ systematic(const W* __restrict__ w, long long n, long long tiles,
     const PhiloxKey key = replica_key(replica, n, keys, n_keys, k0, k1);
     const T u = (T)uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
     T x[SCAN_ITEMS];
-    long long ignored;
-    load_items(w, n, tile, smem.values, x, ignored);
-    tile_scan(x);
+    tile_prefix_sum(w, n, tile, tile_exp, exp_max, prefix, carry, smem.values, x);
     const T cn = *total;
-    place_tile(x, prefix[tile], carry[tile]);
+    const long long last = *last_positive;
     const long long first = tile * SCAN_TILE + (long long)threadIdx.x * SCAN_ITEMS;
     int o[SCAN_ITEMS];
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) {
-        // The last particle, and the padding past it, take O = N.
-        o[j] = first + j >= n - 1 ? (int)n : cumulative_offspring(x[j], cn, u, n);
+        // The last positive particle, and every one past it, take O = N.
+        o[j] = first + j >= last ? (int)n : cumulative_offspring(x[j], cn, u, n);
     }
     // The tiles before end at C = carry (0 before the first: O = floor(u) = 0).
-    const int o_before = cumulative_offspring(carry[tile], cn, u, n);
+    const int o_before = tile * SCAN_TILE - 1 >= last
+                             ? (int)n
+                             : cumulative_offspring(carry[tile], cn, u, n);
     write_ancestors(o, o_before, tile * SCAN_TILE, smem.marks, out + replica * n);
 }
 
@@ -440,21 +549,20 @@ __global__ void inverse_cdf_draws(const T* __restrict__ r, unsigned int n, long 
 
 // Residual, step 1, per tile: the sums of the copies and the number of
 // positive fractions in both modes of residual_split (tile_counts holds four
-// rows of `tiles`). The sum of the weights comes from the statistics pass:
-// its float64 sum, rounded to T for mode 0 (the CPU sums in T; the two
-// differ by rounding only).
+// rows of `tiles`). The sum of the weights comes from the statistics pass
+// (its float64 sum, which the CPU computes in the same order).
 template <typename W, typename T>
 __global__ void residual_tile_counts(const W* __restrict__ w, long long n, long long tiles,
                                      const double* __restrict__ stats,
                                      long long* __restrict__ tile_counts) {
     using namespace pfr;
-    const double sum64 = stats[STAT_SUM];
+    const ResidualScale rs = residual_scale(stats);
     const long long first = (long long)blockIdx.x * SCAN_TILE + (long long)threadIdx.x * SCAN_ITEMS;
     long long counts[4] = {0, 0, 0, 0};  // copies (mode 0, 1), positive fractions (mode 0, 1)
     for (int j = 0; j < SCAN_ITEMS && first + j < n; ++j) {
         for (int mode = 0; mode < 2; ++mode) {
             T fraction;
-            counts[mode] += residual_split(w[first + j], n, (T)sum64, sum64, mode, fraction);
+            counts[mode] += residual_split(w[first + j], n, rs, mode, fraction);
             counts[2 + mode] += fraction > T(0);
         }
     }
@@ -495,7 +603,7 @@ extern "C" __global__ void residual_plan(const long long* __restrict__ tile_coun
 }
 
 // Residual, step 3, per particle: what the draws are made on -- the
-// fractions, or the weights (in T) when every fraction is zero.
+// fractions, or the scaled weights (in T) when every fraction is zero.
 template <typename W, typename T>
 __global__ void residual_fractions(const W* __restrict__ w, long long n,
                                    const double* __restrict__ stats, const int* __restrict__ plan,
@@ -503,10 +611,10 @@ __global__ void residual_fractions(const W* __restrict__ w, long long n,
     using namespace pfr;
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const double sum64 = stats[STAT_SUM];
+    const ResidualScale rs = residual_scale(stats);
     T fraction;
-    residual_split(w[i], n, (T)sum64, sum64, plan[0], fraction);
-    values[i] = plan[1] ? (T)w[i] : fraction;
+    residual_split(w[i], n, rs, plan[0], fraction);
+    values[i] = plan[1] ? (T)((double)w[i] * rs.weight) : fraction;
 }
 
 // Residual, step 4, block = (replica, tile): the deterministic copies, by
@@ -519,16 +627,16 @@ residual_copies(const W* __restrict__ w, long long n, long long tiles,
     using namespace pfr;
     __shared__ PaddedTile<int> marks;
     const long long replica = blockIdx.x / tiles, tile = blockIdx.x - replica * tiles;
-    const double sum64 = stats[STAT_SUM];
+    const ResidualScale rs = residual_scale(stats);
     const long long first = tile * SCAN_TILE + (long long)threadIdx.x * SCAN_ITEMS;
     long long x[SCAN_ITEMS];
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) {
         T ignored;
         const long long i = first + j;
-        x[j] = i < n ? residual_split(w[i], n, (T)sum64, sum64, plan[0], ignored) : 0;
+        x[j] = i < n ? residual_split(w[i], n, rs, plan[0], ignored) : 0;
     }
-    tile_scan(x);
+    tile_scan(x, 0xFFFFu);  // integers: exact sums, nothing to mask
     const long long o_before = tile_offset[tile];
     int o[SCAN_ITEMS];
 #pragma unroll

@@ -18,6 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from .constants import EPSILON_RESAMPLING, UPHILL_B_MAX
+from .sums import device_sum, weight_sums
 from .validation import check_int
 
 # A term (P_i - 1)^2 with P_i below this is 1.0 to double precision, so the
@@ -28,14 +29,16 @@ _NEGLIGIBLE = 1e-17
 def metropolis_B(weights, epsilon: float = EPSILON_RESAMPLING) -> int:
     """Murray et al.'s B for Metropolis, Metropolis-C1/C2 (thesis §5.1).
 
-    ``beta`` is computed in float64 so that every backend gets the same B.
-    All-equal weights give ``beta = 1`` and B = 0: every particle keeps itself,
-    which is then exactly unbiased.
+    ``beta`` is computed in float64 from the sum the device computes
+    (:func:`pfresample.sums.weight_sums`, in its order), so that both
+    backends get the same B. All-equal weights give ``beta = 1`` and B = 0:
+    every particle keeps itself, which is then exactly unbiased.
     """
     if not 0.0 < float(epsilon) < 1.0:
         raise ValueError(f"epsilon must be in (0, 1), got {epsilon}")
-    w = np.asarray(weights, dtype=np.float64)
-    beta = float(w.mean() / w.max())
+    w = np.asarray(weights)
+    total, maximum, scale = weight_sums(w)
+    beta = (total / w.size) / (maximum * scale)
     if beta >= 1.0:
         return 0
     return math.ceil(math.log(epsilon) / math.log1p(-beta))
@@ -100,4 +103,13 @@ def uphill_B(weights, table=None) -> int:
         table = cached_ssd_table(w.size)
     elif np.asarray(table).ndim != 1:
         raise ValueError("ssd_table must be a 1-D array of SSD values for B = 0, 1, ...")
-    return find_B(table, ssd(w))
+    return find_B(table, weights_ssd(w))
+
+
+def weights_ssd(w: np.ndarray) -> float:
+    """The SSD of the weights as the device computes it (reduce.cu's
+    ``uphill_b``): ``d_i = N w_i / sum w - 1`` on the scaled weights, the sum
+    of ``d_i * d_i`` in the device's order."""
+    total, _, scale = weight_sums(w)
+    d = w.size * (w.astype(np.float64) * scale) / total - 1.0
+    return device_sum(d * d)

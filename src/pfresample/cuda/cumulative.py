@@ -25,9 +25,9 @@ def _prefix_sum(values, sb: ScanBuffers) -> None:
     fractions) in ``sb``'s precision: tile sums, then (the last block) the
     sum before each tile and C_N; see cumulative.cu."""
     pair = f"{CTYPES[values.dtype]},{CTYPES[sb.dtype]}"
-    args = (values, np.int64(sb.n), sb.tile_sum, sb.tile_end, sb.prefix, sb.carry, sb.total)
+    args = (values, np.int64(sb.n), sb.tile_sum, sb.tile_exp, sb.tile_end, sb.prefix, sb.carry)
     kernel("cumulative.cu", f"scan_tiles<{pair}>")(
-        (sb.tiles,), (SCAN_THREADS,), (*args, sb.last, sb.tickets)
+        (sb.tiles,), (SCAN_THREADS,), (*args, sb.total, sb.last, sb.exp_max, sb.tickets)
     )
 
 
@@ -36,7 +36,8 @@ def _scaled_prefix_sum(values, sb: ScanBuffers, count) -> None:
     itself). ``count`` None: Residual's R, on the device."""
     pair = f"{CTYPES[values.dtype]},{CTYPES[sb.dtype]}"
     count_args = (np.int64(-1 if count is None else count), sb.rest)
-    args = (values, np.int64(sb.n), sb.prefix, sb.carry, sb.total, *count_args, sb.values())
+    tiles = (sb.tile_exp, sb.exp_max, sb.prefix, sb.carry)
+    args = (values, np.int64(sb.n), *tiles, sb.total, *count_args, sb.values())
     kernel("cumulative.cu", f"scaled_prefix_sum<{pair}>")((sb.tiles,), (SCAN_THREADS,), args)
 
 
@@ -68,9 +69,12 @@ def systematic(call, *, precision=None):
         call.w,
         np.int64(call.n),
         np.int64(sb.tiles),
+        sb.tile_exp,
+        sb.exp_max,
         sb.prefix,
         sb.carry,
         sb.total,
+        sb.last,
         *_key_args(call),
         call.out,
     )

@@ -36,8 +36,9 @@ def kernel_dir() -> Path:
 
 
 # --fmad=false: no fused multiply-adds, so that every floating-point
-# expression rounds as NumPy's does (B and the cumulative sums depend on it).
-COMPILE_OPTIONS = ("-std=c++17", "--fmad=false")
+# expression rounds as NumPy's does (B and the cumulative sums depend on it);
+# --ftz=false: subnormal weights are weights, never flushed to zero.
+COMPILE_OPTIONS = ("-std=c++17", "--fmad=false", "--ftz=false")
 
 # The C++ type of each weight precision.
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}

@@ -16,7 +16,7 @@ from ..backend import cuda_device
 from ..timing import Timing, cuda_event_times
 from .cumulative import residual
 from .rejection import rejection
-from .stats import check_stats, device_chooses_B, enqueue_inputs, enqueue_stats
+from .stats import device_chooses_B, enqueue_checked_inputs, enqueue_inputs
 from .workspace import make_call
 
 # Launchers whose kernels read the weight statistics (w_max; Residual's sum of
@@ -36,8 +36,7 @@ def resample_many(m, w, seeds, kw: dict, params: dict):
     method's checked kernel arguments (``B`` may be None: chosen on the
     device)."""
     call = make_call(w, seeds)
-    enqueue_inputs(m, call, kw, params)
-    check_stats(call)
+    enqueue_checked_inputs(m, call, kw, params)
     m.gpu(call, **kw)
     return call.out
 
@@ -51,8 +50,7 @@ def continue_chains(m, w, seeds, kws: list[dict]) -> list:
     import cupy
 
     call = make_call(w, seeds)
-    enqueue_stats(call)
-    check_stats(call)
+    enqueue_checked_inputs(m, call, kws[0], {})
     out: list = [None] * len(kws)
     start, done = None, 0
     for r in sorted(range(len(kws)), key=lambda r: kws[r]["B"]):
@@ -66,8 +64,7 @@ def continue_chains(m, w, seeds, kws: list[dict]) -> list:
 def choose_B(m, w, params: dict) -> int:
     """The B the device chooses for ``m`` on these weights (as ``api.choose_B``)."""
     call = make_call(w, [0])
-    enqueue_inputs(m, call, {"B": None}, params)
-    check_stats(call)
+    enqueue_checked_inputs(m, call, {"B": None}, params)
     return int(call.ws.b.get()[0])
 
 
@@ -87,8 +84,7 @@ def time_resample(m, w, seed, kw: dict, params: dict, repeats: int, warmup: int)
         m.gpu(call, **kw)
 
     start = time.perf_counter()
-    enqueue_inputs(m, call, kw, params)
-    check_stats(call)
+    enqueue_checked_inputs(m, call, kw, params)
     m.gpu(call, **kw)
     cupy.cuda.Device().synchronize()
     first = (time.perf_counter() - start) * 1e3

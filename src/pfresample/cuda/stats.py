@@ -1,7 +1,8 @@
 """The weight statistics on the device (sum, maximum, first bad entry) and
 the B of the Metropolis and Uphill families, computed there: B never travels
 to the host. The public API reads the statistics back once to raise on bad
-weights (:func:`check_stats`); the timed calls do not."""
+weights, and to scale float64 weights whose sum would overflow or lose its
+bits (:func:`enqueue_checked_inputs`); the timed calls do not."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import math
 import numpy as np
 
 from ..constants import EPSILON_RESAMPLING
+from ..sums import stats_scale
 from ..validation import ALL_ZERO, bad_weight_error
 from .geometry import REDUCE_THREADS
 from .kernels import kernel
@@ -19,7 +21,7 @@ from .workspace import STAT_BAD, STAT_MAX, Call, device_ssd_table
 def enqueue_stats(call: Call, metropolis_epsilon: float | None = None) -> None:
     """Sum, maximum and first bad index of the weights into ``ws.stats``;
     with ``metropolis_epsilon``, Metropolis's B into ``ws.b`` in the same
-    launch (its last block)."""
+    launch (its last block). The sum is of the weights times ``ws.scale``."""
     ws = call.ws
     args = (call.w, np.int64(call.n), ws.part_sum, ws.part_max, ws.part_bad, ws.tickets[0:1])
     if metropolis_epsilon is None:
@@ -27,19 +29,21 @@ def enqueue_stats(call: Call, metropolis_epsilon: float | None = None) -> None:
     else:
         b_args = (np.float64(math.log(metropolis_epsilon)), ws.b)
     kernel("reduce.cu", f"weight_stats<{call.ctype}>")(
-        (ws.parts,), (REDUCE_THREADS,), (*args, ws.stats, *b_args)
+        (ws.parts,), (REDUCE_THREADS,), (*args, ws.stats, np.float64(ws.scale), *b_args)
     )
 
 
-def check_stats(call: Call) -> None:
+def check_stats(call: Call) -> float:
     """Raise on bad weights, as ``validation.check_weights`` does on the host
-    (one small device-to-host copy, which synchronises)."""
+    (one small device-to-host copy, which synchronises); return the scale
+    the sum needs (:func:`pfresample.sums.stats_scale`)."""
     stats = call.ws.stats.get()
     bad = int(stats[STAT_BAD])
     if bad < call.n:
         raise bad_weight_error(bad, float(call.w[bad].get()))
     if not stats[STAT_MAX] > 0:
         raise ValueError(ALL_ZERO)
+    return stats_scale(float(stats[STAT_MAX]), call.w.dtype)
 
 
 def enqueue_B(call: Call, m, params: dict) -> None:
@@ -75,3 +79,14 @@ def enqueue_inputs(m, call: Call, kw: dict, params: dict) -> None:
     enqueue_stats(call, params.get("epsilon", EPSILON_RESAMPLING) if metropolis else None)
     if device_B and not metropolis:
         enqueue_B(call, m, params)
+
+
+def enqueue_checked_inputs(m, call: Call, kw: dict, params: dict) -> None:
+    """:func:`enqueue_inputs`, the weights checked (:func:`check_stats`),
+    and, for float64 weights whose sum needs it, the inputs again with the
+    weights scaled (``ws.scale``, kept for the timed calls that follow)."""
+    enqueue_inputs(m, call, kw, params)
+    scale = check_stats(call)
+    if scale != 1.0:
+        call.ws.scale = scale
+        enqueue_inputs(m, call, kw, params)

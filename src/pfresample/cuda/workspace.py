@@ -14,7 +14,7 @@ from .geometry import reduction_parts, scan_tiles
 from .kernels import CTYPES
 
 # Layout of the statistics record (gpu_kernels/stats.cuh).
-STAT_SUM, STAT_MAX, STAT_BAD, STAT_SSD, STAT_COUNT = 0, 1, 2, 3, 4
+STAT_SUM, STAT_MAX, STAT_BAD, STAT_SSD, STAT_SCALE, STAT_COUNT = 0, 1, 2, 3, 4, 5
 
 
 class Workspace:
@@ -32,6 +32,7 @@ class Workspace:
         self.part_max = cupy.empty(self.parts, dtype=np.float64)
         self.part_bad = cupy.empty(self.parts, dtype=np.int64)
         self.stats = cupy.zeros(STAT_COUNT, dtype=np.float64)
+        self.scale = 1.0  # what the statistics multiply the weights by (sums.stats_scale)
         self.b = cupy.zeros(1, dtype=np.int32)
         self.tickets = cupy.zeros(2, dtype=np.uint32)  # the statistics', the SSD's last block
 
@@ -55,6 +56,8 @@ class ScanBuffers:
         self.n, self.dtype = n, dtype
         self.tiles = tiles = scan_tiles(n)
         self.tile_sum = cupy.empty(tiles, dtype=dtype)  # pass 1: each tile's total
+        self.tile_exp = cupy.empty(tiles, dtype=np.int32)  # its scale exponent
+        self.exp_max = cupy.empty(1, dtype=np.int32)  # the largest: the global scale
         self.tile_end = cupy.empty(tiles, dtype=np.int64)  # one past its last positive weight
         self.prefix = cupy.empty(tiles, dtype=dtype)  # pass 2: the sum before each tile
         self.carry = cupy.empty(tiles, dtype=dtype)  # the largest C before each tile
@@ -158,6 +161,7 @@ def make_call(w, seeds) -> Call:
         w = cupy.ascontiguousarray(w)
     k0, k1 = seed_keys(seeds)
     ws = workspace(int(w.shape[0]))
+    ws.scale = 1.0
     out = cupy.empty((k0.size, int(w.shape[0])), dtype=np.int32)
     if k0.size == 1:
         return Call(w, 0, ws.stats, np.uint32(k0[0]), np.uint32(k1[0]), ws, out)

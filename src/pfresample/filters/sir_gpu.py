@@ -180,6 +180,7 @@ class FilterGraph:
         self.stats = cupy.zeros((steps, workspace.STAT_COUNT), dtype=np.float64)
         self.stats[:, workspace.STAT_MAX] = 1.0
         self.stats[:, workspace.STAT_BAD] = n
+        self.stats[:, workspace.STAT_SCALE] = 1.0  # w~ <= 1: no scaling (sums.stats_scale)
         self.estimates = cupy.empty((steps, rows), dtype=np.float64)
         self.sums = cupy.empty(rows * parts, dtype=np.float64)  # partials of stages 2 and 3
         self.tickets = cupy.zeros(2, dtype=np.uint32)

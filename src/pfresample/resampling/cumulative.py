@@ -5,10 +5,14 @@
 
 All four work on ``r_i = N * C_i / C_N`` with ``C`` the inclusive prefix sum
 of the weights, computed in ``precision`` (the weights' own dtype unless asked
-otherwise). In float32 the CPU sums sequentially, so ``r`` carries the
-rounding error that makes Systematic biased above about 2^18 particles
-(thesis §6.6) -- a result the figures show, kept on purpose; ask for
+otherwise) and in the device's order (:mod:`.prefix_sum`), so that the CPU and
+the GPU give the same ancestors for any weights. In float32, ``C`` carries the
+rounding error that makes Systematic biased above about 2^18 particles (thesis
+§6.6) -- a result the figures show, kept on purpose; ask for
 ``precision="float64"`` to remove it.
+
+Zero weights are never chosen: ``C`` is flat over them, so they own no part
+of [0, N) (:mod:`.prefix_sum`, step 3).
 
 Draw layout: Systematic's single u is counter 0 of stream 0 in the global
 domain; Stratified and Multinomial use counter 0 of particle stream s for
@@ -21,20 +25,23 @@ from __future__ import annotations
 import numpy as np
 
 from ..rng import DOMAIN_GLOBAL, philox_block, uniform_float
+from ..sums import frexp_scale, weight_sums
 from .lanes import map_chunks
+from .prefix_sum import prefix_sum
 
 
 def _dtype(w: np.ndarray, precision) -> np.dtype:
     return np.dtype(precision) if precision is not None else w.dtype
 
 
-def scaled_prefix_sum(w: np.ndarray, dtype, total: int) -> np.ndarray:
-    """``total * C / C_N`` in ``dtype`` (Algorithm 3.1, lines 3 and 5, total = N)."""
-    c = np.cumsum(w.astype(dtype, copy=False), dtype=dtype)
+def scaled_prefix_sum(w: np.ndarray, dtype, total: int) -> tuple[np.ndarray, int]:
+    """``total * C / C_N`` in ``dtype`` (Algorithm 3.1, lines 3 and 5, total = N),
+    and the index of the last positive weight."""
+    c, last = prefix_sum(w, dtype)
     total_weight = c[-1]
     c *= dtype.type(total)  # in place, in the order of Algorithm 3.1: (N * C) / C_N
     c /= total_weight
-    return c
+    return c, last
 
 
 def cumulative_offspring_to_ancestors(cum: np.ndarray) -> np.ndarray:
@@ -49,18 +56,19 @@ def cumulative_offspring_to_ancestors(cum: np.ndarray) -> np.ndarray:
 def systematic(w: np.ndarray, keys, *, precision=None) -> np.ndarray:
     """Systematic resampling (Algorithm 3.1 + 3.2): ``O_i = min(N, floor(r_i + u))``.
 
-    ``O_N`` is set to N: in float32 ``N * C_N / C_N`` may round below N, which
-    would leave the last slots without an ancestor.
+    ``O`` is set to N from the last positive weight on: in float32
+    ``N * C_N / C_N`` may round below N, which would leave the last slots
+    without an ancestor, and the zero weights after it take none.
     """
     n = w.size
-    r = scaled_prefix_sum(w, _dtype(w, precision), n)
+    r, last = scaled_prefix_sum(w, _dtype(w, precision), n)
     u = uniform_float(philox_block(keys, 0, 0, DOMAIN_GLOBAL)[0]).astype(r.dtype)
     out = np.empty((u.size, n), dtype=np.int32)
     cum = np.empty(n, dtype=np.int64)  # int64: what bincount takes without a copy
     for row, u_k in zip(out, u, strict=True):
         np.add(r, u_k, out=cum, casting="unsafe")  # truncation is floor here: r + u >= 0
         cum[np.searchsorted(cum, n) :] = n  # min(N, .); cum is non-decreasing
-        cum[-1] = n
+        cum[last:] = n
         row[:] = cumulative_offspring_to_ancestors(cum)
     return out
 
@@ -72,8 +80,7 @@ def inverse_cdf_draws(w: np.ndarray, keys, count: int, dtype, *, stratify: bool)
     ``[r_{i-1}, r_i)``, so zero-weight particles are never chosen; one that
     rounding pushes past the end goes to the last particle of positive weight.
     """
-    r = scaled_prefix_sum(w, dtype, count)
-    last = int(np.flatnonzero(w > 0)[-1])
+    r, last = scaled_prefix_sum(w, dtype, count)
 
     def kernel(chunk):
         u = uniform_float(chunk.particle_stream().word(0)).astype(dtype)
@@ -93,24 +100,38 @@ def multinomial(w: np.ndarray, keys, *, precision=None) -> np.ndarray:
     return inverse_cdf_draws(w, keys, w.size, _dtype(w, precision), stratify=False)
 
 
+def residual_expected(w: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """``N w_i / sum w`` and its floor (the copies), as cumulative.cu's
+    residual_split computes them: on the weights and their sum (the device's,
+    :func:`pfresample.sums.weight_sums`) scaled so that the largest weight is
+    in [0.5, 1), which no finite input overflows; in ``dtype``, or in float64
+    when rounding there gives more than N copies in all."""
+    n = w.size
+    total, maximum, stats_scale = weight_sums(w)
+    scale = frexp_scale(maximum)
+    a = w.astype(np.float64) * scale
+    s = total * (scale / stats_scale)
+    expected = dtype.type(n) * a.astype(dtype) / dtype.type(s)
+    copies = np.floor(expected).astype(np.int64)
+    if copies.sum() > n:  # low precision rounded some N w_i / sum w up past an integer
+        expected = float(n) * a / s
+        copies = np.floor(expected).astype(np.int64)
+    return expected, copies
+
+
 def residual(w: np.ndarray, keys, *, precision=None) -> np.ndarray:
     """Residual resampling: ``floor(N w_i / sum w)`` copies of each particle,
     then the remaining R slots by multinomial draws on the fractional parts."""
     n = w.size
     dtype = _dtype(w, precision)
-    wd = w.astype(dtype, copy=False)
-    expected = dtype.type(n) * wd / wd.sum(dtype=dtype)
-    copies = np.floor(expected).astype(np.int64)
-    if copies.sum() > n:  # low precision rounded some N w_i / sum w up past an integer
-        expected = n * w.astype(np.float64) / w.astype(np.float64).sum()
-        copies = np.floor(expected).astype(np.int64)
+    expected, copies = residual_expected(w, dtype)
     k = len(keys[0])
     deterministic = np.tile(np.repeat(np.arange(n, dtype=np.int32), copies), (k, 1))
     rest = n - int(copies.sum())
     if rest == 0:
         return deterministic
     fraction = (expected - copies).astype(dtype)
-    if not fraction.sum() > 0:  # every fraction rounded to zero
-        fraction = wd
+    if not (fraction > 0).any():  # every fraction rounded to zero: draw on the weights
+        fraction = (w.astype(np.float64) * frexp_scale(float(w.max()))).astype(dtype)
     drawn = inverse_cdf_draws(fraction, keys, rest, dtype, stratify=False)
     return np.concatenate([deterministic, drawn], axis=1)

@@ -1,0 +1,89 @@
+"""The sums of the weight contract, computed in the same order on both backends.
+
+Where a result depends on a sum of the weights (Residual's copies, the B of
+the Metropolis and Uphill families), the CPU computes the sum the device
+computes, in its order: a parallel sum rounds differently from a sequential
+one, and an ulp of difference can move an ancestor. The order is that of
+``gpu_kernels/reduce.cu``: ``reduction_parts(N)`` blocks of REDUCE_THREADS
+threads, thread t of block b adding entries ``b * REDUCE_THREADS + t +
+k * stride`` in turn, a fixed tree inside each block, then the block results
+in the same way. It is a function of N alone, so the CPU can follow it.
+
+Scaling. A float64 sum of float32 weights never overflows and keeps their
+subnormals. Float64 weights can overflow the sum (above ~1e308 / N) or lose
+their precision in it (deep in the subnormal range): there the weights are
+multiplied by a power of two (:func:`frexp_scale` of the maximum) before
+they are summed, which is exact and cancels in every ratio the methods use.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .cuda.geometry import REDUCE_THREADS, reduction_parts
+
+# Float64 weights whose maximum lies outside [2^-SAFE_EXPONENT, 2^SAFE_EXPONENT]
+# are scaled before they are summed: below, subnormal terms lose bits; above,
+# a sum of up to 2^31 of them (2^991 at most) still fits.
+SAFE_EXPONENT = 960
+
+
+def frexp_scale(maximum: float) -> float:
+    """The power of two ``s`` with ``maximum * s`` in [0.5, 1) (frexp's
+    exponent, not below -1022, so that ``s`` fits a float64); 1 for 0."""
+    if maximum == 0:
+        return 1.0
+    exponent = max(math.frexp(float(maximum))[1], -1022)
+    return math.ldexp(1.0, -exponent)
+
+
+def stats_scale(maximum: float, dtype) -> float:
+    """The factor the weight statistics multiply the weights by before
+    summing them: 1, except for float64 weights whose maximum is outside the
+    safe range (see the module docstring)."""
+    if np.dtype(dtype) == np.float32 or maximum == 0:
+        return 1.0
+    if 2.0**-SAFE_EXPONENT <= maximum <= 2.0**SAFE_EXPONENT:
+        return 1.0
+    return frexp_scale(maximum)
+
+
+def _tree(values: np.ndarray) -> np.ndarray:
+    """reduce.cuh's block_reduce along the last axis (REDUCE_THREADS wide):
+    ``s[t] = s[t] + s[t + half]`` for half = 128, 64, ..., 1."""
+    while values.shape[-1] > 1:
+        half = values.shape[-1] // 2
+        values = values[..., :half] + values[..., half:]
+    return values[..., 0]
+
+
+def _strided_sums(values: np.ndarray, threads: int) -> np.ndarray:
+    """Per thread t of ``threads``, the sum of ``values[t + k * threads]``
+    for k = 0, 1, ... in turn (zeros pad the end: adding 0.0 is exact)."""
+    rows = -(-values.size // threads)
+    padded = np.zeros(rows * threads, dtype=np.float64)
+    padded[: values.size] = values
+    acc = np.zeros(threads, dtype=np.float64)
+    for row in padded.reshape(rows, threads):
+        acc += row
+    return acc
+
+
+def device_sum(values) -> float:
+    """The float64 sum of ``values`` in reduce.cu's order (see the module
+    docstring): ``weight_stats``'s sum, and the SSD of ``uphill_b``."""
+    values = np.asarray(values, dtype=np.float64).ravel()
+    parts = reduction_parts(values.size)
+    per_thread = _strided_sums(values, parts * REDUCE_THREADS).reshape(parts, REDUCE_THREADS)
+    block_sums = _tree(per_thread)
+    return float(_tree(_strided_sums(block_sums, REDUCE_THREADS)))
+
+
+def weight_sums(w: np.ndarray) -> tuple[float, float, float]:
+    """``(sum, max, scale)`` as the device's weight statistics hold them: the
+    maximum as it is, the sum of ``w * scale`` (``scale``: :func:`stats_scale`)."""
+    maximum = float(w.max())
+    scale = stats_scale(maximum, w.dtype)
+    return device_sum(w.astype(np.float64) * scale), maximum, scale

@@ -451,8 +451,9 @@ __device__ __forceinline__ void tile_prefix_sum(const W* w, long long n, long lo
                                                 const int* __restrict__ tile_exp,
                                                 const int* __restrict__ exp_max,
                                                 const T* __restrict__ prefix,
-                                                const T* __restrict__ carry, PaddedTile<T>& buf,
-                                                T (&x)[SCAN_ITEMS]) {
+                                                const T* __restrict__ carry,
+                                                pfr::PaddedTile<T>& buf,
+                                                T (&x)[pfr::SCAN_ITEMS]) {
     using namespace pfr;
     const int e = tile_exp[tile];
     unsigned int positive;

@@ -75,7 +75,7 @@ extern "C" __global__ void probe(unsigned long long seed, unsigned int domain,
 def test_philox_device_equals_numpy_over_millions_of_draws(domain, tmp_path):
     (tmp_path / "probe.cu").write_text(PHILOX_PROBE)
     code = PHILOX_PROBE.replace('#include "philox.cuh"', kernels.source("philox.cuh"))
-    probe = cupy.RawModule(code=code, options=kernels.COMPILE_OPTIONS).get_function("probe")
+    probe = kernels.Module(code).get_function("probe")
     streams, n = 1 << 20, 1_000_003  # 2^22 draws; a non-power-of-two n
     out = [cupy.empty(4 * streams, dtype=t) for t in (np.uint32, np.float32, np.float32, np.uint32)]
     probe(

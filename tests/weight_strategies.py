@@ -166,9 +166,7 @@ def sparse_weights(draw, dtype, n, rng):
     and warps with no weight at all."""
     w = rng.gamma(draw(st.floats(0.2, 3.0)), 1.0, n).astype(dtype)
     zero = rng.random(n) < draw(st.sampled_from((0.0, 0.5, 0.9, 0.99, 1.0)))
-    head, middle, tail = (
-        int(n * draw(st.sampled_from((0.0, 0.1, 0.5, 1.0)))) for _ in range(3)
-    )
+    head, middle, tail = (int(n * draw(st.sampled_from((0.0, 0.1, 0.5, 1.0)))) for _ in range(3))
     zero[:head] = True
     start = rng.integers(0, n - middle + 1)
     zero[start : start + middle] = True
@@ -333,11 +331,11 @@ def near_tie_log_weights(draw, dtypes=DTYPES, sizes=SIZES):
     dtype = np.dtype(draw(st.sampled_from(dtypes)))
     n = draw(sizes)
     rng = np.random.default_rng(draw(_generator_seeds))
-    width = dtype.itemsize * 8
+    bound = float(dtype.type(1e30))  # 1e30 as the dtype holds it
     centre = draw(
         st.one_of(
-            st.sampled_from((0.0, 1.0, -1.0, 1e7, -1e7, 1e30, -1e30)),
-            st.floats(-1e30, 1e30, width=width),
+            st.sampled_from((0.0, 1.0, -1.0, 1e7, -1e7, bound, -bound)),
+            st.floats(-bound, bound, width=dtype.itemsize * 8),
         )
     )
     ulps = draw(st.integers(1, 8))

@@ -2,11 +2,14 @@
 ``resample_each_B``, ``choose_B``, ``methods``, ``offspring`` and
 ``time_resample``.
 
-Each call goes one way down: the registry entry of the method, the backend
+Each call goes one way down: an array of another library (PyTorch, JAX)
+seen as NumPy or CuPy without a copy (:mod:`pfresample.interop`), the
+registry entry of the method, the backend
 (:func:`pfresample.backend.select_backend`), the input checked and converted
-once (:func:`pfresample.validation.prepare`), then the CPU backend
-(:mod:`pfresample.resampling.cpu`) or the CUDA one (:mod:`pfresample.cuda.run`),
-which check nothing again.
+once (:func:`pfresample.validation.prepare`, log-weights included), then the
+CPU backend (:mod:`pfresample.resampling.cpu`) or the CUDA one
+(:mod:`pfresample.cuda.run`), which check nothing again. The ancestors go
+back in the caller's kind of array.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import time
 import numpy as np
 
 from .backend import is_device_array, select_backend
+from .interop import restore_each, to_native
 from .resampling import cpu
 from .resampling.registry import REGISTRY, get_method
 from .timing import Timing, cpu_name
@@ -31,7 +35,7 @@ def methods() -> tuple[str, ...]:
     return tuple(REGISTRY)
 
 
-def choose_B(weights, method, **params) -> int:
+def choose_B(weights, method, *, log=False, **params) -> int:
     """The B a method uses when none is given: Murray et al.'s formula for the
     Metropolis family (``epsilon``, default 1/100), the SSD match for the
     Uphill family (``ssd_table``, computed for this N when not given).
@@ -39,8 +43,9 @@ def choose_B(weights, method, **params) -> int:
     m = get_method(method)
     if m.B_rule is None:
         raise TypeError(f"method {m.name!r} has no B parameter")
+    weights, _ = to_native(weights)
     on_device = is_device_array(weights) and m.gpu is not None
-    call = prepare(weights, m, on_device, None, None, params)
+    call = prepare(weights, m, on_device, None, None, params, log)
     if on_device:
         from .cuda import run
 
@@ -56,14 +61,23 @@ def _seed_list(seeds) -> list:
     return seeds
 
 
-def resample_many(weights, method, *, seeds, B=None, segment_bytes=None, backend="auto", **params):
+def resample_many(
+    weights, method, *, seeds, B=None, segment_bytes=None, backend="auto", log=False, **params
+):
     """K resamplings of the same weights, one per seed: row k of the (K, N)
     int32 result equals ``resample(weights, method, seed=seeds[k], ...)``.
-    The result is a CuPy array for CuPy weights, else a NumPy array."""
+    The result is the caller's kind of array: CuPy for CuPy weights, a
+    PyTorch tensor for a tensor (on its device), NumPy for NumPy."""
+    weights, restore = to_native(weights)
+    return restore(_resample_many(weights, method, seeds, B, segment_bytes, backend, log, params))
+
+
+def _resample_many(weights, method, seeds, B, segment_bytes, backend, log, params):
+    """:func:`resample_many` on a NumPy or CuPy array."""
     m = get_method(method)
     seeds = _seed_list(seeds)
     where = select_backend(backend, weights, m.gpu is not None)
-    call = prepare(weights, m, where == "cuda", B, segment_bytes, params)
+    call = prepare(weights, m, where == "cuda", B, segment_bytes, params, log)
     on_device = is_device_array(weights)
     if where == "cuda":
         from .cuda import run
@@ -80,7 +94,7 @@ def resample_many(weights, method, *, seeds, B=None, segment_bytes=None, backend
     return ancestors
 
 
-def resample_each_B(weights, method, *, seeds, Bs, segment_bytes=None, backend="auto"):
+def resample_each_B(weights, method, *, seeds, Bs, segment_bytes=None, backend="auto", log=False):
     """``[resample_many(weights, method, seeds=seeds, B=B, ...) for B in Bs]``.
 
     On the GPU the Metropolis family computes them in one pass: iteration m's
@@ -93,38 +107,43 @@ def resample_each_B(weights, method, *, seeds, Bs, segment_bytes=None, backend="
     if m.B_rule is None:
         raise TypeError(f"method {m.name!r} has no B parameter")
     Bs = [check_int(B, "B") for B in Bs]
+    weights, restore = to_native(weights)
     where = select_backend(backend, weights, m.gpu is not None)
     if where == "cuda" and is_device_array(weights) and Bs:
         from .cuda import run
         from .cuda.iterative import CONTINUABLE
 
         if m.gpu in CONTINUABLE:
-            w = prepare(weights, m, True, Bs[0], segment_bytes, {}).w
+            w = prepare(weights, m, True, Bs[0], segment_bytes, {}, log).w
             kws = [kernel_arguments(m, w.size, w.itemsize, B, segment_bytes, {}) for B in Bs]
-            return run.continue_chains(m, w, _seed_list(seeds), kws)
-    return [
-        resample_many(
-            weights, method, seeds=seeds, B=B, segment_bytes=segment_bytes, backend=backend
-        )
-        for B in Bs
-    ]
+            return restore_each(run.continue_chains(m, w, _seed_list(seeds), kws), restore)
+    return restore_each(
+        [_resample_many(weights, method, seeds, B, segment_bytes, backend, log, {}) for B in Bs],
+        restore,
+    )
 
 
-def resample(weights, method, *, seed, B=None, segment_bytes=None, backend="auto", **params):
+def resample(
+    weights, method, *, seed, B=None, segment_bytes=None, backend="auto", log=False, **params
+):
     """Resample: the ancestor indices (int32, length N) of the new particles,
     ``x_new[i] = x[ancestors[i]]``.
 
     ``weights`` are unnormalised, finite and non-negative (float32 by default,
-    float64 kept as is). ``seed`` (0 <= seed < 2^64) fixes every random number
+    float64 kept as is), any such values (docs/library.md, "The weight
+    contract"); with ``log=True``, log-weights (-inf a zero weight; see
+    ``pfresample.logweights``). A NumPy, CuPy, PyTorch or JAX array; the
+    ancestors come back in the same kind, on the same device.
+    ``seed`` (0 <= seed < 2^64) fixes every random number
     (see ``pfresample.rng``). ``B`` is the inner-loop length of the Metropolis
     and Uphill families (chosen by :func:`choose_B` when None);
     ``segment_bytes`` the s-segment size of the coalesced variants (default
     128). ``backend`` is "auto", "cpu" or "cuda". Extra ``params``: see
     ``pfresample.methods()`` and each method's ``params`` in the registry.
     """
-    return resample_many(
-        weights, method, seeds=[seed], B=B, segment_bytes=segment_bytes, backend=backend, **params
-    )[0]
+    weights, restore = to_native(weights)
+    ancestors = _resample_many(weights, method, [seed], B, segment_bytes, backend, log, params)
+    return restore(ancestors[0])
 
 
 def offspring(ancestors, n: int):

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import logweights
 from .backend import is_device_array
 from .constants import DEFAULT_SEGMENT_BYTES, MAX_PARTICLES
 
@@ -149,18 +150,26 @@ class Prepared:
     params: dict  # check_params
 
 
-def prepare(weights, m, on_device: bool, B, segment_bytes, params: dict) -> Prepared:
+def prepare(
+    weights, m, on_device: bool, B, segment_bytes, params: dict, log: bool = False
+) -> Prepared:
     """Check and convert a call's input for the backend that runs it
     (``on_device``: CUDA). On the host the values are checked here
     (:func:`check_weights`); on the device the weight-statistics kernel checks
     them in the pass that computes what the method reads
-    (``cuda.stats.check_stats``), so they are read once."""
+    (``cuda.stats.check_stats``), so they are read once. ``log``: the input
+    is log-weights, turned into weights first (:mod:`pfresample.logweights`)."""
     params = check_params(m, params)
+    if not isinstance(log, bool):
+        raise TypeError(f"log must be True or False, got {log!r}")
     if on_device:
         import cupy
 
         w = weight_array(weights, cupy)
+        if log:
+            w = logweights.to_weights_device(w)
     else:
-        w = check_weights(weights.get() if is_device_array(weights) else weights)
+        w = weight_array(weights.get() if is_device_array(weights) else weights)
+        w = check_weights(logweights.to_weights(w) if log else w)
     kw = kernel_arguments(m, int(w.shape[0]), w.itemsize, B, segment_bytes, params)
     return Prepared(w, kw, params)

@@ -87,7 +87,7 @@ def resident_threads(family: str, function: str, block: int) -> int:
     import cupy
 
     fits = ctypes.c_int()
-    ptr = kernel(family, function).kernel.ptr  # the CUfunction of a RawKernel
+    ptr = kernel(family, function).ptr  # the CUfunction
     rc = libcuda().cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(fits), ptr, block, 0)
     if rc != 0:
         raise RuntimeError(f"cuOccupancyMaxActiveBlocksPerMultiprocessor failed (CUresult {rc})")

@@ -6,16 +6,23 @@ top-level ``gpu_kernels/`` folder of a checkout, mapped to the same package by
 
 Each ``.cu`` file is one family of kernels; all draw their random numbers
 from ``philox.cuh`` under the contract of ``pfresample.rng``. Sources are
-compiled by NVRTC (``cupy.RawModule``) once per process, the first time a
-family is used; CuPy keeps the binaries in its on-disk kernel cache
-(``~/.cupy/kernel_cache``), keyed by the source text. Local
+compiled by NVRTC once per process, the first time a family is used, and the
+binaries kept on disk (:func:`binary_cache`), keyed by the source text, the
+options, the device's architecture and NVRTC's version. Local
 ``#include "x.cuh"`` lines are pasted into the source here, so that a change
 to a header changes that key too.
+
+The compile goes through ``cupy.cuda.compiler.compile_using_nvrtc`` and a
+``cupy.cuda.function.Module``, not ``cupy.RawModule``: RawModule appends
+``-ftz=true`` to every compile, which flushes subnormal float32 values to
+zero -- and subnormal weights are weights (docs/library.md).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.resources
+import json
 import os
 import re
 from functools import cache
@@ -74,6 +81,7 @@ _TEMPLATES = {
     + [f"inverse_cdf_draws<{t},{s}>" for t in CTYPES.values() for s in ("false", "true")],
     "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 4)],
     "reduce.cu": [f"{k}<{t}>" for k in ("weight_stats", "uphill_b") for t in CTYPES.values()],
+    "logweights.cu": [f"log_to_weights<{t}>" for t in CTYPES.values()],
 }
 
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)
@@ -99,19 +107,70 @@ def source(name: str, _seen: set | None = None) -> str:
     return _INCLUDE.sub(paste, path.read_text())
 
 
-@cache
-def module(name: str):
-    """The compiled module of ``gpu_kernels/<name>`` (compiled once per process)."""
-    import cupy
+def binary_cache() -> Path:
+    """Where compiled kernels are kept: ``PFRESAMPLE_KERNEL_CACHE``, else
+    ``pfresample/`` in CuPy's cache folder (``CUPY_CACHE_DIR`` or
+    ``~/.cupy/kernel_cache``)."""
+    override = os.environ.get("PFRESAMPLE_KERNEL_CACHE")
+    if override:
+        return Path(override)
+    cupy_cache = os.environ.get("CUPY_CACHE_DIR", str(Path.home() / ".cupy" / "kernel_cache"))
+    return Path(cupy_cache) / "pfresample"
 
-    return cupy.RawModule(
-        code=source(name), options=COMPILE_OPTIONS, name_expressions=_TEMPLATES.get(name, [])
+
+def compile_source(code: str, options=COMPILE_OPTIONS, name_expressions=()) -> tuple:
+    """``(binary, lowered names)`` of a source for the current device, from
+    the on-disk cache or compiled by NVRTC with exactly ``options``. The
+    cache file is written atomically (a rename), so concurrent processes
+    never read half a binary."""
+    import cupy
+    from cupy.cuda import compiler
+
+    arch = cupy.cuda.Device().compute_capability
+    version = compiler._get_nvrtc_version()
+    key = json.dumps([code, list(options), list(name_expressions), arch, version])
+    path = binary_cache() / hashlib.sha256(key.encode()).hexdigest()
+    if path.is_file():
+        entry = json.loads(path.read_text())
+        return bytes.fromhex(entry["binary"]), entry["names"]
+    binary, names = compiler.compile_using_nvrtc(
+        code, options=tuple(options), name_expressions=list(name_expressions) or None
     )
+    binary = binary if isinstance(binary, bytes) else binary.encode()
+    names = dict(names or {})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps({"binary": binary.hex(), "names": names}))
+    temporary.replace(path)
+    return binary, names
+
+
+class Module:
+    """A compiled source: its functions by name or template name expression."""
+
+    def __init__(self, code: str, name_expressions=()):
+        from cupy.cuda import function
+
+        binary, self.names = compile_source(code, COMPILE_OPTIONS, name_expressions)
+        self.module = function.Module()
+        self.module.load(binary)
+
+    def get_function(self, name: str):
+        """The function ``name``: an ``extern "C"`` name, or a template
+        instantiation listed when the module was compiled."""
+        return self.module.get_function(self.names.get(name, name))
+
+
+@cache
+def module(name: str) -> Module:
+    """The compiled module of ``gpu_kernels/<name>`` (compiled once per process)."""
+    return Module(source(name), _TEMPLATES.get(name, ()))
 
 
 @cache
 def kernel(name: str, function: str):
-    """A kernel of a family; templates by their name expression. Cached:
+    """A kernel of a family (a ``cupy.cuda.function.Function``: call it with
+    ``(grid, block, args)``); templates by their name expression. Cached:
     looking a function up costs host time on every launch otherwise."""
     return module(name).get_function(function)
 

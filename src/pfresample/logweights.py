@@ -88,6 +88,7 @@ def to_weights_device(lw):
 
     from .cuda.kernels import CTYPES, kernel
 
+    lw = cupy.ascontiguousarray(lw)  # the kernel reads lw[i] of a dense array
     top = check_log_weights(lw, cupy)
     w = cupy.empty_like(lw)
     coefficients = cupy.asarray(TAYLOR)

@@ -15,8 +15,9 @@ t of a tile holds the SCAN_ITEMS consecutive weights from t * SCAN_ITEMS):
    block-wide exclusive scan of the thread totals (Kogge-Stone inside each
    warp of 32, then over the warp totals).
 3. Zero weights: the local sum at a zero weight is that of the last positive
-   weight before it in the tile (a running maximum over the positive ones),
-   so a zero weight never gets an interval of its own, even where two
+   weight before it in the tile (a running maximum over the positive ones;
+   positive means the weight itself, even where its scaled value rounds to
+   0), so a zero weight never gets an interval of its own, even where two
    partial sums meet with rounding.
 4. Between tiles: each tile's total is brought to the global scale (the
    largest tile's: a factor f = 2^(e_tile - e_max), exact unless it
@@ -68,10 +69,11 @@ def _exclusive_max(v: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(shifted, axis=-1)
 
 
-def tile_values(w: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+def tile_values(w: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Step 1: the weights, tile-scaled and rounded to ``dtype``, as
-    (tiles, SCAN_THREADS, SCAN_ITEMS), zeros past the end; and each tile's
-    exponent (NO_EXPONENT for a tile without a positive weight)."""
+    (tiles, SCAN_THREADS, SCAN_ITEMS), zeros past the end; where the weights
+    themselves are positive; and each tile's exponent (NO_EXPONENT for a tile
+    without a positive weight)."""
     tiles = -(-w.size // SCAN_TILE)
     raw = np.zeros(tiles * SCAN_TILE, dtype=w.dtype)
     raw[: w.size] = w
@@ -80,12 +82,12 @@ def tile_values(w: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]
     scale = np.array([frexp_scale(m) for m in top])
     exponent = np.where(top > 0, -np.log2(scale).astype(np.int64), NO_EXPONENT)
     x = (raw.astype(np.float64) * scale[:, None]).astype(dtype)
-    return x.reshape(tiles, SCAN_THREADS, SCAN_ITEMS), exponent
+    shape = (tiles, SCAN_THREADS, SCAN_ITEMS)
+    return x.reshape(shape), (raw > 0).reshape(shape), exponent
 
 
-def tile_scan(x: np.ndarray) -> np.ndarray:
+def tile_scan(x: np.ndarray, positive: np.ndarray) -> np.ndarray:
     """Steps 2 and 3: each tile's local sums, flat over zero weights."""
-    positive = x > 0
     local = np.cumsum(x, axis=2, dtype=x.dtype)
     offset, _ = block_exclusive_scan(local[:, :, -1])
     local = offset[..., None] + local
@@ -129,17 +131,15 @@ def scan_tile_sums(tile_sum: np.ndarray, positive: np.ndarray):
 
 def prefix_sum(w: np.ndarray, dtype) -> tuple[np.ndarray, int]:
     """C (length N, in ``dtype``, non-decreasing, flat over zero weights) in
-    the device's order, and the index of the last positive weight (as the
-    tile-scaled values see it)."""
+    the device's order, and the index of the last positive weight."""
     dtype = np.dtype(dtype)
-    x, exponent = tile_values(w, dtype)
-    positive = x > 0
-    local = tile_scan(x)
+    x, positive, exponent = tile_values(w, dtype)
+    local = tile_scan(x, positive)
     top = exponent.max()
     factor = np.array([np.ldexp(1.0, int(e - top)) if e != NO_EXPONENT else 0.0 for e in exponent])
     factor = factor.astype(dtype)
     prefix, carry, _ = scan_tile_sums(local[:, -1, -1] * factor, exponent != NO_EXPONENT)
     placed = np.maximum(prefix[:, None, None] + local * factor[:, None, None], carry[:, None, None])
     c = np.where(local > 0, placed, carry[:, None, None]).ravel()[: w.size]
-    last = int(np.flatnonzero(positive.ravel()[: w.size])[-1])
+    last = int(np.flatnonzero(w > 0)[-1])
     return c, last

@@ -114,84 +114,37 @@ __device__ __forceinline__ void load_raw(const W* w, long long n, long long tile
     }                                            // written earlier in this launch
 }
 
-// The high 32 bits of a weight: for weights >= 0 their order is the
-// weights' order, and they hold the whole exponent (a double's top 20
-// mantissa bits too), which is all frexp's exponent needs.
-__device__ __forceinline__ unsigned int high_bits(float v) { return __float_as_uint(v); }
-__device__ __forceinline__ unsigned int high_bits(double v) {
-    return (unsigned int)__double2hiint(v);
-}
-__device__ __forceinline__ double from_high_bits(unsigned int b, float) {
-    return (double)__uint_as_float(b);
-}
-__device__ __forceinline__ double from_high_bits(unsigned int b, double) {
-    return __hiloint2double((int)b, 0);
-}
-
-// Pass 1's tile facts, in one block-wide reduction (warp reductions, one
-// barrier): the tile's scale exponent -- frexp's of its largest weight
-// (scale_exponent), NO_EXPONENT when no weight is positive -- and one past
-// the tile's last positive weight (0 if none). A positive weight whose high
-// bits are 0 (a double below 2^-1042) gives the exponent of the clamp, -1022.
+// The tile's scale exponent: frexp's of its largest weight (a block-wide
+// maximum), or NO_EXPONENT when no weight is positive.
 template <typename W>
-__device__ __forceinline__ void tile_facts(const W (&v)[SCAN_ITEMS], long long tile, int& e,
-                                           long long& end_positive) {
-    __shared__ unsigned int warp_top[SCAN_THREADS / 32], warp_end[SCAN_THREADS / 32];
-    unsigned int top = 0u, end = 0u;  // end: tile-local index + 1
+__device__ __forceinline__ int tile_exponent(const W (&v)[SCAN_ITEMS]) {
+    W top = W(0);
 #pragma unroll
-    for (int j = 0; j < SCAN_ITEMS; ++j) {
-        top = max(top, high_bits(v[j]));
-        if (v[j] > W(0)) end = max(end, (unsigned int)(j * SCAN_THREADS + threadIdx.x + 1));
-    }
-    top = __reduce_max_sync(0xFFFFFFFFu, top);
-    end = __reduce_max_sync(0xFFFFFFFFu, end);
-    if ((threadIdx.x & 31) == 0) {
-        warp_top[threadIdx.x >> 5] = top;
-        warp_end[threadIdx.x >> 5] = end;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < SCAN_THREADS / 32; ++k) {
-        top = max(top, warp_top[k]);
-        end = max(end, warp_end[k]);
-    }
-    e = end == 0u ? NO_EXPONENT : max(scale_exponent(from_high_bits(top, W(0))), -1022);
-    end_positive = end == 0u ? 0 : tile * SCAN_TILE + end;
-}
-
-// 2^-e times v, rounded to T: the product is exact and then rounded once,
-// by float arithmetic when 2^-e is a normal float (the common case, one
-// multiply), else through double; the same bits either way.
-template <typename W, typename T>
-__device__ __forceinline__ T scaled(W v, int e, double scale) {
-    if (sizeof(W) == 4 && sizeof(T) == 4 && e > -127 && e < 127) {
-        return (T)((float)v * __int_as_float((127 - e) << 23));
-    }
-    return (T)((double)v * scale);
+    for (int j = 0; j < SCAN_ITEMS; ++j) top = v[j] > top ? v[j] : top;
+    W tile_top;
+    block_exclusive_scan(top, Max(), tile_top);
+    return scale_exponent((double)tile_top);
 }
 
 // The raw items times 2^-e, rounded to T, handed to their threads through
 // `buf` (thread t gets entries t * SCAN_ITEMS + j); bit j of `positive` is
-// set where the weight itself is > 0 (its scaled value may round to 0).
+// set where x[j] > 0.
 template <typename W, typename T>
 __device__ __forceinline__ void scale_items(const W (&v)[SCAN_ITEMS], int e, PaddedTile<T>& buf,
                                             T (&x)[SCAN_ITEMS], unsigned int& positive) {
-    __shared__ unsigned char is_positive[SCAN_TILE];
-    const int exponent = e == NO_EXPONENT ? 0 : e;
-    const double scale = ldexp(1.0, -exponent);
+    const bool unscaled = e == 0 || e == NO_EXPONENT;  // (T)v: the same bits, no double math
+    const double scale = ldexp(1.0, unscaled ? 0 : -e);
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) {
-        const int k = j * SCAN_THREADS + threadIdx.x;
-        buf.at[padded<T>(k)] = scaled<W, T>(v[j], exponent, scale);
-        is_positive[k] = v[j] > W(0);
+        buf.at[padded<T>(j * SCAN_THREADS + threadIdx.x)] =
+            unscaled ? (T)v[j] : (T)((double)v[j] * scale);
     }
     __syncthreads();
     positive = 0u;
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) {
-        const int k = threadIdx.x * SCAN_ITEMS + j;
-        x[j] = buf.at[padded<T>(k)];
-        positive |= (unsigned int)is_positive[k] << j;
+        x[j] = buf.at[padded<T>(threadIdx.x * SCAN_ITEMS + j)];
+        if (x[j] > T(0)) positive |= 1u << j;
     }
     __syncthreads();  // buf is free again
 }
@@ -388,7 +341,7 @@ __device__ __forceinline__ long long residual_split(W wi, long long n, ResidualS
 // exponent e_max (the largest tile's), then, with each total brought to that
 // scale, prefix[b] = the sum of the tiles before b, carry[b] = the largest C
 // of those tiles (tile b' ends at prefix[b'] + its total; a tile without a
-// positive weight reaches nothing), total = C_N (the largest C of all),
+// positive value reaches nothing), total = C_N (the largest C of all),
 // last = the last index with a positive weight. The totals go through the
 // block SCAN_TILE at a time: thread t takes a run of SCAN_ITEMS tiles.
 template <typename T>
@@ -414,7 +367,7 @@ __device__ void scan_tile_sums(const T* tile_sum, const int* tile_exp, const lon
             if (mine + j < tiles) {
                 const int e = __ldcg(tile_exp + mine + j);
                 s[j] = __ldcg(tile_sum + mine + j) * global_factor<T>(e, e_max);
-                if (e != NO_EXPONENT) reaches |= 1u << j;
+                if (__ldcg(tile_end + mine + j) > 0) reaches |= 1u << j;
             }
         }
         T sum = s[0];
@@ -460,26 +413,29 @@ __device__ void scan_tile_sums(const T* tile_sum, const int* tile_exp, const lon
 
 }  // namespace pfr
 
-// Pass 1: per tile, its exponent, its total (the last local sum) and one
-// past its last positive weight; the last block to finish scans the totals
-// (scan_tile_sums).
+// Pass 1: per tile, its exponent (0 for all when `scaled` is 0: weights
+// whose sums can neither overflow nor lose their bits, sums.needs_scaling),
+// its total (the last local sum) and one past its last positive value; the
+// last block to finish scans the totals (scan_tile_sums).
 template <typename W, typename T>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
-scan_tiles(const W* __restrict__ w, long long n, T* tile_sum, int* tile_exp, long long* tile_end,
-           T* __restrict__ prefix, T* __restrict__ carry, T* __restrict__ total,
-           long long* __restrict__ last, int* __restrict__ exp_max,
+scan_tiles(const W* __restrict__ w, long long n, int scaled, T* tile_sum, int* tile_exp,
+           long long* tile_end, T* __restrict__ prefix, T* __restrict__ carry,
+           T* __restrict__ total, long long* __restrict__ last, int* __restrict__ exp_max,
            unsigned int* __restrict__ tickets) {
     using namespace pfr;
     __shared__ PaddedTile<T> buf;
     W v[SCAN_ITEMS];
     load_raw(w, n, blockIdx.x, v);
-    int e;
-    long long tile_end_positive;
-    tile_facts(v, blockIdx.x, e, tile_end_positive);
+    const int e = scaled ? tile_exponent(v) : 0;
     T x[SCAN_ITEMS];
     unsigned int positive;
     scale_items(v, e, buf, x, positive);
     tile_scan(x, positive);
+    const long long first = (long long)blockIdx.x * SCAN_TILE + threadIdx.x * SCAN_ITEMS;
+    const long long end_positive = positive ? first + 32 - __clz(positive) : 0;
+    long long tile_end_positive;
+    block_exclusive_scan(end_positive, Max(), tile_end_positive);
     if (threadIdx.x == SCAN_THREADS - 1) tile_sum[blockIdx.x] = x[SCAN_ITEMS - 1];
     if (threadIdx.x == 0) {
         tile_end[blockIdx.x] = tile_end_positive;

@@ -50,6 +50,19 @@ def stats_scale(maximum: float, dtype) -> float:
     return frexp_scale(maximum)
 
 
+def needs_scaling(maximum: float, dtype) -> bool:
+    """Whether the cumulative family's prefix sum in ``dtype`` scales the
+    weights tile by tile (:mod:`pfresample.resampling.prefix_sum`): when a sum
+    of up to 2^32 weights of this maximum could overflow ``dtype``, or the
+    maximum is so small (below 2^-100 in float32, 2^-1000 in float64) that
+    the sums would run into the subnormal range and lose their bits. Other
+    weights are summed as they are, which gives the same C up to a power of
+    two, and the same ancestors, at less cost."""
+    info = np.finfo(np.dtype(dtype))
+    low = 2.0**-100 if info.bits == 32 else 2.0**-1000
+    return not low <= maximum <= float(info.max) * 2.0**-32
+
+
 def _tree(values: np.ndarray) -> np.ndarray:
     """reduce.cuh's block_reduce along the last axis (REDUCE_THREADS wide):
     ``s[t] = s[t] + s[t + half]`` for half = 128, 64, ..., 1."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..sums import needs_scaling
 from .geometry import SCAN_THREADS, TILE_SUMS_THREADS, block_size, blocks
 from .kernels import CTYPES, flag, kernel
 from .workspace import Call, ScanBuffers
@@ -20,15 +21,20 @@ def _key_args(call: Call) -> tuple:
     return (call.keys, np.int32(call.n_keys), call.k0, call.k1)
 
 
-def _prefix_sum(values, sb: ScanBuffers) -> None:
+def _scaled(call: Call, sb: ScanBuffers) -> bool:
+    """Whether the weights' prefix sum scales them (``sums.needs_scaling`` of
+    their maximum, read on the host by the call's check; scaled when unknown)."""
+    return call.ws.max is None or needs_scaling(call.ws.max, sb.dtype)
+
+
+def _prefix_sum(values, sb: ScanBuffers, scaled: bool) -> None:
     """Pass 1 of the prefix sum of ``values`` (the weights, or Residual's
     fractions) in ``sb``'s precision: tile sums, then (the last block) the
     sum before each tile and C_N; see cumulative.cu."""
     pair = f"{CTYPES[values.dtype]},{CTYPES[sb.dtype]}"
-    args = (values, np.int64(sb.n), sb.tile_sum, sb.tile_exp, sb.tile_end, sb.prefix, sb.carry)
-    kernel("cumulative.cu", f"scan_tiles<{pair}>")(
-        (sb.tiles,), (SCAN_THREADS,), (*args, sb.total, sb.last, sb.exp_max, sb.tickets)
-    )
+    tiles = (sb.tile_sum, sb.tile_exp, sb.tile_end, sb.prefix, sb.carry)
+    args = (values, np.int64(sb.n), np.int32(scaled), *tiles, sb.total, sb.last, sb.exp_max)
+    kernel("cumulative.cu", f"scan_tiles<{pair}>")((sb.tiles,), (SCAN_THREADS,), (*args, sb.tickets))
 
 
 def _scaled_prefix_sum(values, sb: ScanBuffers, count) -> None:
@@ -63,7 +69,7 @@ def systematic(call, *, precision=None):
     """Systematic (Algorithms 3.1 and 3.2): the prefix sum, then per replica
     and tile the cumulative offspring and the ancestors they give."""
     sb = call.ws.scan(_precision(call, precision))
-    _prefix_sum(call.w, sb)
+    _prefix_sum(call.w, sb, _scaled(call, sb))
     name = f"systematic<{call.ctype},{CTYPES[sb.dtype]}>"
     args = (
         call.w,
@@ -83,7 +89,7 @@ def systematic(call, *, precision=None):
 
 def _inverse_cdf(call: Call, precision, stratify: bool) -> None:
     sb = call.ws.scan(_precision(call, precision))
-    _prefix_sum(call.w, sb)
+    _prefix_sum(call.w, sb, _scaled(call, sb))
     _scaled_prefix_sum(call.w, sb, call.n)
     _inverse_cdf_draws(call, sb, call.n, stratify)
 
@@ -115,7 +121,7 @@ def residual(call, *, precision=None):
     kernel("cumulative.cu", f"residual_fractions<{pair}>")(
         (blocks(call.n, block),), (block,), (call.w, n, stats, sb.plan, sb.values())
     )
-    _prefix_sum(sb.values(), sb)
+    _prefix_sum(sb.values(), sb, False)  # values in [0, 1): see cumulative.residual
     _scaled_prefix_sum(sb.values(), sb, None)  # in place: fractions -> r
     kernel("cumulative.cu", f"residual_copies<{pair}>")(
         (sb.tiles * call.out.shape[0],),

@@ -36,14 +36,16 @@ def enqueue_stats(call: Call, metropolis_epsilon: float | None = None) -> None:
 def check_stats(call: Call) -> float:
     """Raise on bad weights, as ``validation.check_weights`` does on the host
     (one small device-to-host copy, which synchronises); return the scale
-    the sum needs (:func:`pfresample.sums.stats_scale`)."""
+    the sum needs (:func:`pfresample.sums.stats_scale`). The maximum stays in
+    ``ws.max`` for the cumulative family (``sums.needs_scaling``)."""
     stats = call.ws.stats.get()
     bad = int(stats[STAT_BAD])
     if bad < call.n:
         raise bad_weight_error(bad, float(call.w[bad].get()))
     if not stats[STAT_MAX] > 0:
         raise ValueError(ALL_ZERO)
-    return stats_scale(float(stats[STAT_MAX]), call.w.dtype)
+    call.ws.max = float(stats[STAT_MAX])
+    return stats_scale(call.ws.max, call.w.dtype)
 
 
 def enqueue_B(call: Call, m, params: dict) -> None:

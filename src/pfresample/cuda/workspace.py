@@ -33,6 +33,7 @@ class Workspace:
         self.part_bad = cupy.empty(self.parts, dtype=np.int64)
         self.stats = cupy.zeros(STAT_COUNT, dtype=np.float64)
         self.scale = 1.0  # what the statistics multiply the weights by (sums.stats_scale)
+        self.max = None  # the largest weight, once read on the host (None: not known)
         self.b = cupy.zeros(1, dtype=np.int32)
         self.tickets = cupy.zeros(2, dtype=np.uint32)  # the statistics', the SSD's last block
 
@@ -161,7 +162,7 @@ def make_call(w, seeds) -> Call:
         w = cupy.ascontiguousarray(w)
     k0, k1 = seed_keys(seeds)
     ws = workspace(int(w.shape[0]))
-    ws.scale = 1.0
+    ws.scale, ws.max = 1.0, None
     out = cupy.empty((k0.size, int(w.shape[0])), dtype=np.int32)
     if k0.size == 1:
         return Call(w, 0, ws.stats, np.uint32(k0[0]), np.uint32(k1[0]), ws, out)

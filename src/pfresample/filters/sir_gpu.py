@@ -249,6 +249,7 @@ class FilterGraph:
         step_ws = copy.copy(workspace.workspace(self.n))
         if self.m.comparison_based:
             step_ws.stats = self.stats[k]
+        step_ws.max = 1.0  # w~ = exp(log w - max log w) <= 1, exactly 1 at the maximum
         if self.device_B:
             step_ws.b = self.used_B[k : k + 1]
         return step_ws

@@ -34,10 +34,11 @@ def _dtype(w: np.ndarray, precision) -> np.dtype:
     return np.dtype(precision) if precision is not None else w.dtype
 
 
-def scaled_prefix_sum(w: np.ndarray, dtype, total: int) -> tuple[np.ndarray, int]:
+def scaled_prefix_sum(w: np.ndarray, dtype, total: int, scaled=None) -> tuple[np.ndarray, int]:
     """``total * C / C_N`` in ``dtype`` (Algorithm 3.1, lines 3 and 5, total = N),
-    and the index of the last positive weight."""
-    c, last = prefix_sum(w, dtype)
+    and the index of the last positive weight (``scaled``: see
+    :func:`.prefix_sum.prefix_sum`)."""
+    c, last = prefix_sum(w, dtype, scaled)
     total_weight = c[-1]
     c *= dtype.type(total)  # in place, in the order of Algorithm 3.1: (N * C) / C_N
     c /= total_weight
@@ -73,14 +74,16 @@ def systematic(w: np.ndarray, keys, *, precision=None) -> np.ndarray:
     return out
 
 
-def inverse_cdf_draws(w: np.ndarray, keys, count: int, dtype, *, stratify: bool) -> np.ndarray:
+def inverse_cdf_draws(
+    w: np.ndarray, keys, count: int, dtype, *, stratify: bool, scaled=None
+) -> np.ndarray:
     """``count`` draws per replica by inverting ``r = count * C / C_N``: slot s
     looks up ``s + U_s`` (stratified) or ``count * U_s`` (multinomial), with U_s
     from particle stream s. A value lands in particle i when it falls in
     ``[r_{i-1}, r_i)``, so zero-weight particles are never chosen; one that
     rounding pushes past the end goes to the last particle of positive weight.
     """
-    r, last = scaled_prefix_sum(w, dtype, count)
+    r, last = scaled_prefix_sum(w, dtype, count, scaled)
 
     def kernel(chunk):
         u = uniform_float(chunk.particle_stream().word(0)).astype(dtype)
@@ -133,5 +136,7 @@ def residual(w: np.ndarray, keys, *, precision=None) -> np.ndarray:
     fraction = (expected - copies).astype(dtype)
     if not (fraction > 0).any():  # every fraction rounded to zero: draw on the weights
         fraction = (w.astype(np.float64) * frexp_scale(float(w.max()))).astype(dtype)
-    drawn = inverse_cdf_draws(fraction, keys, rest, dtype, stratify=False)
+    # The draws' values lie in [0, 1): their sum cannot overflow, and they are
+    # summed unscaled (only fractions all below 2^-100 would lose bits there).
+    drawn = inverse_cdf_draws(fraction, keys, rest, dtype, stratify=False, scaled=False)
     return np.concatenate([deterministic, drawn], axis=1)

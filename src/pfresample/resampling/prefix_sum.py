@@ -5,25 +5,27 @@ backends give the same ancestors for any weights (DESIGN.md, "Weights").
 The order, for tiles of SCAN_TILE = SCAN_THREADS x SCAN_ITEMS weights (thread
 t of a tile holds the SCAN_ITEMS consecutive weights from t * SCAN_ITEMS):
 
-1. Scaling. Each tile's weights are multiplied by a power of two that brings
-   the tile's maximum into [0.5, 1) (:func:`pfresample.sums.frexp_scale`)
+1. Scaling, where the weights need it (:func:`pfresample.sums.needs_scaling`:
+   their sum could overflow T, or their maximum is so small that the sum
+   loses its bits). Each tile's weights are multiplied by a power of two that
+   brings the tile's maximum into [0.5, 1) (:func:`pfresample.sums.frexp_scale`)
    and rounded to the precision T of the sum. Exact for normal numbers, so
    the sums are those of the weights themselves, times a power of two; but
    no finite input overflows them (a tile sums to at most SCAN_TILE) and
-   subnormal weights become normal numbers.
+   subnormal weights become normal numbers. Other weights are only rounded to
+   T (every tile's exponent is 0).
 2. The tile's local sums: sequential inside a thread; between threads, a
    block-wide exclusive scan of the thread totals (Kogge-Stone inside each
    warp of 32, then over the warp totals).
 3. Zero weights: the local sum at a zero weight is that of the last positive
-   weight before it in the tile (a running maximum over the positive ones;
-   positive means the weight itself, even where its scaled value rounds to
-   0), so a zero weight never gets an interval of its own, even where two
+   weight before it in the tile (a running maximum over the positive ones),
+   so a zero weight never gets an interval of its own, even where two
    partial sums meet with rounding.
 4. Between tiles: each tile's total is brought to the global scale (the
    largest tile's: a factor f = 2^(e_tile - e_max), exact unless it
    underflows), and the tile totals are scanned in chunks of SCAN_TILE in the
    same way. ``prefix[b]`` is the sum before tile b, ``carry[b]`` the largest
-   sum any tile before b reaches (tiles without a positive weight reach
+   sum any tile before b reaches (tiles without a positive value reach
    nothing).
 5. ``C_i = max(carry[b], prefix[b] + f * local_i)`` where some weight up to i
    in the tile is positive, else ``carry[b]``: non-decreasing, and flat over
@@ -35,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..cuda.geometry import SCAN_ITEMS, SCAN_THREADS, SCAN_TILE
-from ..sums import frexp_scale
+from ..sums import frexp_scale, needs_scaling
 
 # A tile without a positive weight has this exponent: below every real one.
 NO_EXPONENT = -(1 << 20)
@@ -69,25 +71,26 @@ def _exclusive_max(v: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(shifted, axis=-1)
 
 
-def tile_values(w: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def tile_values(w: np.ndarray, dtype: np.dtype, scaled: bool) -> tuple[np.ndarray, np.ndarray]:
     """Step 1: the weights, tile-scaled and rounded to ``dtype``, as
-    (tiles, SCAN_THREADS, SCAN_ITEMS), zeros past the end; where the weights
-    themselves are positive; and each tile's exponent (NO_EXPONENT for a tile
-    without a positive weight)."""
+    (tiles, SCAN_THREADS, SCAN_ITEMS), zeros past the end; and each tile's
+    exponent (NO_EXPONENT for a tile without a positive weight)."""
     tiles = -(-w.size // SCAN_TILE)
     raw = np.zeros(tiles * SCAN_TILE, dtype=w.dtype)
     raw[: w.size] = w
     raw = raw.reshape(tiles, SCAN_TILE)
     top = raw.max(axis=1).astype(np.float64)
-    scale = np.array([frexp_scale(m) for m in top])
-    exponent = np.where(top > 0, -np.log2(scale).astype(np.int64), NO_EXPONENT)
+    scale = np.array([frexp_scale(m) if scaled else 1.0 for m in top])
+    exponent = -np.log2(scale).astype(np.int64)
+    if scaled:
+        exponent[top == 0] = NO_EXPONENT
     x = (raw.astype(np.float64) * scale[:, None]).astype(dtype)
-    shape = (tiles, SCAN_THREADS, SCAN_ITEMS)
-    return x.reshape(shape), (raw > 0).reshape(shape), exponent
+    return x.reshape(tiles, SCAN_THREADS, SCAN_ITEMS), exponent
 
 
-def tile_scan(x: np.ndarray, positive: np.ndarray) -> np.ndarray:
+def tile_scan(x: np.ndarray) -> np.ndarray:
     """Steps 2 and 3: each tile's local sums, flat over zero weights."""
+    positive = x > 0
     local = np.cumsum(x, axis=2, dtype=x.dtype)
     offset, _ = block_exclusive_scan(local[:, :, -1])
     local = offset[..., None] + local
@@ -129,17 +132,22 @@ def scan_tile_sums(tile_sum: np.ndarray, positive: np.ndarray):
     return prefix[:tiles], carry[:tiles], reach
 
 
-def prefix_sum(w: np.ndarray, dtype) -> tuple[np.ndarray, int]:
+def prefix_sum(w: np.ndarray, dtype, scaled: bool | None = None) -> tuple[np.ndarray, int]:
     """C (length N, in ``dtype``, non-decreasing, flat over zero weights) in
-    the device's order, and the index of the last positive weight."""
+    the device's order, and the index of the last positive weight (as the
+    tile-scaled values see it). ``scaled``: whether step 1 scales the tiles,
+    by default :func:`pfresample.sums.needs_scaling` of the maximum."""
     dtype = np.dtype(dtype)
-    x, positive, exponent = tile_values(w, dtype)
-    local = tile_scan(x, positive)
+    if scaled is None:
+        scaled = needs_scaling(float(w.max()), dtype)
+    x, exponent = tile_values(w, dtype, scaled)
+    positive = x > 0
+    local = tile_scan(x)
     top = exponent.max()
     factor = np.array([np.ldexp(1.0, int(e - top)) if e != NO_EXPONENT else 0.0 for e in exponent])
     factor = factor.astype(dtype)
-    prefix, carry, _ = scan_tile_sums(local[:, -1, -1] * factor, exponent != NO_EXPONENT)
+    prefix, carry, _ = scan_tile_sums(local[:, -1, -1] * factor, positive.any(axis=(1, 2)))
     placed = np.maximum(prefix[:, None, None] + local * factor[:, None, None], carry[:, None, None])
     c = np.where(local > 0, placed, carry[:, None, None]).ravel()[: w.size]
-    last = int(np.flatnonzero(w > 0)[-1])
+    last = int(np.flatnonzero(positive.ravel()[: w.size])[-1])
     return c, last

@@ -34,7 +34,8 @@ def _prefix_sum(values, sb: ScanBuffers, scaled: bool) -> None:
     pair = f"{CTYPES[values.dtype]},{CTYPES[sb.dtype]}"
     tiles = (sb.tile_sum, sb.tile_exp, sb.tile_end, sb.prefix, sb.carry)
     args = (values, np.int64(sb.n), np.int32(scaled), *tiles, sb.total, sb.last, sb.exp_max)
-    kernel("cumulative.cu", f"scan_tiles<{pair}>")((sb.tiles,), (SCAN_THREADS,), (*args, sb.tickets))
+    launch = kernel("cumulative.cu", f"scan_tiles<{pair}>")
+    launch((sb.tiles,), (SCAN_THREADS,), (*args, sb.tickets))
 
 
 def _scaled_prefix_sum(values, sb: ScanBuffers, count) -> None:

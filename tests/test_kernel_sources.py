@@ -74,6 +74,24 @@ def test_filter_constants_are_the_ones_sir_gpu_launches():
     assert constant("models.cuh", "RADAR_PER_BLOCK") == sir_gpu._RadarTwin.per_block
 
 
+def test_weight_contract_constants_are_the_ones_python_uses():
+    """logweights.cu repeats the exponential's constants of pfresample.logweights, and
+    stats.cuh the statistics record's layout and NO_EXPONENT: the same bits on both sides."""
+    from pfresample import logweights
+    from pfresample.cuda import workspace
+    from pfresample.resampling import prefix_sum
+
+    text = (kernels.kernel_dir() / "logweights.cu").read_text()
+    for name in ("LOG2_E", "LN2_HI", "LN2_LO", "EXP_ZERO_BELOW"):
+        found = re.search(rf"constexpr double {name} = ([-0-9.e]+);", text)
+        assert found is not None and float(found.group(1)) == getattr(logweights, name), name
+    stats = (kernels.kernel_dir() / "stats.cuh").read_text()
+    for name in ("STAT_SUM", "STAT_MAX", "STAT_BAD", "STAT_SSD", "STAT_SCALE", "STAT_COUNT"):
+        found = re.search(rf"constexpr int {name} = (\d+);", stats)
+        assert found is not None and int(found.group(1)) == getattr(workspace, name), name
+    assert "NO_EXPONENT = -(1 << 20);" in stats and prefix_sum.NO_EXPONENT == -(1 << 20)
+
+
 def test_lane_group_fills_the_device_once_and_divides_the_block():
     h200 = 132 * 2048  # resident threads of an H200
     assert geometry.lane_group(2**14, 512, h200) == 16  # 2^18 threads: one wave

@@ -29,7 +29,7 @@ class Method:
     cpu: Callable
     B_rule: str | None = None  # the rule that chooses B: "metropolis", "uphill" or None (no B)
     segmented: bool = False  # takes segment_bytes (s-segment size)
-    comparison_based: bool = True  # weights only compared: CPU and GPU ancestors equal
+    comparison_based: bool = True  # weights only compared (the SIR filter hands them w~ as is)
     params: tuple[str, ...] = ()  # extra keyword parameters
     gpu: Callable | None = None
 

@@ -331,39 +331,29 @@ def test_cuda_ancestors_equal_the_cpu_reference(method, kind, data, seed, B):
 # ------------------------------------------------------------------ bad input
 
 
+BAD = {"linear": bad_linear_weights, "log": bad_log_weights}
+NO_WEIGHT = {"linear": all_zero_weights, "log": all_minus_inf_log_weights}
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("method", METHODS)
 @SETTINGS
-@given(bad=bad_linear_weights(), seed=seeds)
-def test_bad_linear_weights_name_the_first_bad_index(method, backend, bad, seed):
-    w, first = bad
+@given(data=st.data(), seed=seeds)
+def test_bad_weights_name_the_first_bad_index(method, kind, backend, data, seed):
+    """NaN, infinite or negative weights (log: NaN or +inf) raise, naming the first."""
+    w, first = data.draw(BAD[kind](), label="bad")
     with pytest.raises(ValueError, match=re.escape(f"[{first}]")):
-        run(w, method, seed, backend, "linear", **method_kwargs(method, w.size, w.itemsize, 1))
+        run(w, method, seed, backend, kind, **method_kwargs(method, w.size, w.itemsize, 1))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("method", METHODS)
 @SETTINGS
-@given(bad=bad_log_weights(), seed=seeds)
-def test_bad_log_weights_name_the_first_bad_index(method, backend, bad, seed):
-    lw, first = bad
-    with pytest.raises(ValueError, match=re.escape(f"[{first}]")):
-        run(lw, method, seed, backend, "log", **method_kwargs(method, lw.size, lw.itemsize, 1))
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("method", METHODS)
-@SETTINGS
-@given(w=all_zero_weights(), seed=seeds)
-def test_all_zero_weights_raise(method, backend, w, seed):
+@given(data=st.data(), seed=seeds)
+def test_no_positive_weight_raises(method, kind, backend, data, seed):
+    """All-zero weights (log: all -inf) raise."""
+    w = data.draw(NO_WEIGHT[kind](), label="weights")
     with pytest.raises(ValueError):
-        run(w, method, seed, backend, "linear", **method_kwargs(method, w.size, w.itemsize, 1))
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("method", METHODS)
-@SETTINGS
-@given(lw=all_minus_inf_log_weights(), seed=seeds)
-def test_all_minus_inf_log_weights_raise(method, backend, lw, seed):
-    with pytest.raises(ValueError):
-        run(lw, method, seed, backend, "log", **method_kwargs(method, lw.size, lw.itemsize, 1))
+        run(w, method, seed, backend, kind, **method_kwargs(method, w.size, w.itemsize, 1))

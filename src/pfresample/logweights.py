@@ -24,6 +24,7 @@ in the last bit for some inputs.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 
 import numpy as np
 
@@ -76,6 +77,9 @@ def check_log_weights(lw, xp=np) -> float:
     return top
 
 
+_COEFFICIENTS: OrderedDict = OrderedDict()  # TAYLOR on each device, uploaded once
+
+
 def to_weights(lw: np.ndarray) -> np.ndarray:
     """The weights exp(lw - max lw) of checked host log-weights, in their dtype."""
     top = check_log_weights(lw)
@@ -87,11 +91,12 @@ def to_weights_device(lw):
     import cupy
 
     from .cuda.kernels import CTYPES, kernel
+    from .cuda.workspace import cached
 
     lw = cupy.ascontiguousarray(lw)  # the kernel reads lw[i] of a dense array
     top = check_log_weights(lw, cupy)
     w = cupy.empty_like(lw)
-    coefficients = cupy.asarray(TAYLOR)
+    coefficients = cached(_COEFFICIENTS, cupy.cuda.Device().id, lambda: cupy.asarray(TAYLOR))
     n = lw.size
     kernel("logweights.cu", f"log_to_weights<{CTYPES[lw.dtype]}>")(
         (-(-n // 256),),

@@ -30,13 +30,17 @@ from .cuda.geometry import REDUCE_THREADS, reduction_parts
 SAFE_EXPONENT = 960
 
 
+def scale_exponents(values) -> np.ndarray:
+    """frexp's exponent e of each value (value = f 2^e, f in [0.5, 1)), not
+    below -1022 so that 2^-e fits a float64; 0 for 0 (stats.cuh's
+    scale_exponent)."""
+    _, exponent = np.frexp(np.asarray(values, dtype=np.float64))
+    return np.maximum(exponent, -1022)
+
+
 def frexp_scale(maximum: float) -> float:
-    """The power of two ``s`` with ``maximum * s`` in [0.5, 1) (frexp's
-    exponent, not below -1022, so that ``s`` fits a float64); 1 for 0."""
-    if maximum == 0:
-        return 1.0
-    exponent = max(math.frexp(float(maximum))[1], -1022)
-    return math.ldexp(1.0, -exponent)
+    """The power of two ``s`` with ``maximum * s`` in [0.5, 1); 1 for 0."""
+    return math.ldexp(1.0, -int(scale_exponents(maximum)))
 
 
 def stats_scale(maximum: float, dtype) -> float:

@@ -169,7 +169,7 @@ def prepare(
         if log:
             w = logweights.to_weights_device(w)
     else:
-        w = weight_array(weights.get() if is_device_array(weights) else weights)
-        w = check_weights(logweights.to_weights(w) if log else w)
+        host = weights.get() if is_device_array(weights) else weights
+        w = check_weights(logweights.to_weights(weight_array(host)) if log else host)
     kw = kernel_arguments(m, int(w.shape[0]), w.itemsize, B, segment_bytes, params)
     return Prepared(w, kw, params)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..cuda.geometry import SCAN_ITEMS, SCAN_THREADS, SCAN_TILE
-from ..sums import frexp_scale, needs_scaling
+from ..sums import needs_scaling, scale_exponents
 
 # A tile without a positive weight has this exponent: below every real one.
 NO_EXPONENT = -(1 << 20)
@@ -79,12 +79,11 @@ def tile_values(w: np.ndarray, dtype: np.dtype, scaled: bool) -> tuple[np.ndarra
     raw = np.zeros(tiles * SCAN_TILE, dtype=w.dtype)
     raw[: w.size] = w
     raw = raw.reshape(tiles, SCAN_TILE)
-    top = raw.max(axis=1).astype(np.float64)
-    scale = np.array([frexp_scale(m) if scaled else 1.0 for m in top])
-    exponent = -np.log2(scale).astype(np.int64)
+    top = raw.max(axis=1)
+    exponent = scale_exponents(top) if scaled else np.zeros(tiles, dtype=np.int32)
+    x = (raw.astype(np.float64) * np.ldexp(1.0, -exponent)[:, None]).astype(dtype)
     if scaled:
         exponent[top == 0] = NO_EXPONENT
-    x = (raw.astype(np.float64) * scale[:, None]).astype(dtype)
     return x.reshape(tiles, SCAN_THREADS, SCAN_ITEMS), exponent
 
 
@@ -100,7 +99,8 @@ def tile_scan(x: np.ndarray) -> np.ndarray:
 
 
 def scan_tile_sums(tile_sum: np.ndarray, positive: np.ndarray):
-    """Step 4: ``prefix`` and ``carry`` per tile and C_N, from the tile
+    """Step 4: ``prefix`` and ``carry`` per tile (C_N, the largest end, is
+    the last C: :func:`prefix_sum` reads it there), from the tile
     totals already in the global scale (``positive``: the tile has a positive
     weight, so it reaches its end)."""
     dtype = tile_sum.dtype
@@ -129,7 +129,7 @@ def scan_tile_sums(tile_sum: np.ndarray, positive: np.ndarray):
         ).ravel()
         base = base + chunk_sum
         reach = max(reach, top.max())
-    return prefix[:tiles], carry[:tiles], reach
+    return prefix[:tiles], carry[:tiles]
 
 
 def prefix_sum(w: np.ndarray, dtype, scaled: bool | None = None) -> tuple[np.ndarray, int]:
@@ -144,9 +144,8 @@ def prefix_sum(w: np.ndarray, dtype, scaled: bool | None = None) -> tuple[np.nda
     positive = x > 0
     local = tile_scan(x)
     top = exponent.max()
-    factor = np.array([np.ldexp(1.0, int(e - top)) if e != NO_EXPONENT else 0.0 for e in exponent])
-    factor = factor.astype(dtype)
-    prefix, carry, _ = scan_tile_sums(local[:, -1, -1] * factor, positive.any(axis=(1, 2)))
+    factor = np.ldexp(1.0, exponent - top).astype(dtype)  # 0 for NO_EXPONENT
+    prefix, carry = scan_tile_sums(local[:, -1, -1] * factor, positive.any(axis=(1, 2)))
     placed = np.maximum(prefix[:, None, None] + local * factor[:, None, None], carry[:, None, None])
     c = np.where(local > 0, placed, carry[:, None, None]).ravel()[: w.size]
     last = int(np.flatnonzero(positive.ravel()[: w.size])[-1])

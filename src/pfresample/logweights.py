@@ -24,7 +24,7 @@ in the last bit for some inputs.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
+from functools import cache
 
 import numpy as np
 
@@ -77,7 +77,12 @@ def check_log_weights(lw, xp=np) -> float:
     return top
 
 
-_COEFFICIENTS: OrderedDict = OrderedDict()  # TAYLOR on each device, uploaded once
+@cache
+def _device_taylor(device_id: int):
+    """TAYLOR on the device ``device_id`` (the current one), uploaded once."""
+    import cupy
+
+    return cupy.asarray(TAYLOR)
 
 
 def to_weights(lw: np.ndarray) -> np.ndarray:
@@ -91,12 +96,11 @@ def to_weights_device(lw):
     import cupy
 
     from .cuda.kernels import CTYPES, kernel
-    from .cuda.workspace import cached
 
     lw = cupy.ascontiguousarray(lw)  # the kernel reads lw[i] of a dense array
     top = check_log_weights(lw, cupy)
     w = cupy.empty_like(lw)
-    coefficients = cached(_COEFFICIENTS, cupy.cuda.Device().id, lambda: cupy.asarray(TAYLOR))
+    coefficients = _device_taylor(cupy.cuda.Device().id)
     n = lw.size
     kernel("logweights.cu", f"log_to_weights<{CTYPES[lw.dtype]}>")(
         (-(-n // 256),),

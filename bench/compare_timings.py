@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """After/before ratio of resampler timings from CSVs of bench/gpu_resamplers.py.
 
-Each side may have several runs (rounds of bench/device/before_after.sh); a
+Each side may have several runs (rounds of bench/device/compare_trees.sh); a
 method's time on a side is the median of its runs' medians. Prints one row
 per (method, distribution, N) of the library pfresample, and the largest
 ratio.

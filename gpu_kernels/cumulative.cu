@@ -128,11 +128,11 @@ __device__ __forceinline__ int tile_exponent(const W (&v)[SCAN_ITEMS]) {
 
 // The raw items times 2^-e, rounded to T, handed to their threads through
 // `buf` (thread t gets entries t * SCAN_ITEMS + j); bit j of `positive` is
-// set where x[j] > 0.
-template <typename W, typename T>
+// set where x[j] > 0. Unless SCALED, e is 0 and the items are (T)v.
+template <bool SCALED, typename W, typename T>
 __device__ __forceinline__ void scale_items(const W (&v)[SCAN_ITEMS], int e, PaddedTile<T>& buf,
                                             T (&x)[SCAN_ITEMS], unsigned int& positive) {
-    const bool unscaled = e == 0 || e == NO_EXPONENT;  // (T)v: the same bits, no double math
+    const bool unscaled = !SCALED || e == 0 || e == NO_EXPONENT;  // (T)v: the same bits
     const double scale = ldexp(1.0, unscaled ? 0 : -e);
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) {
@@ -150,13 +150,13 @@ __device__ __forceinline__ void scale_items(const W (&v)[SCAN_ITEMS], int e, Pad
 }
 
 // The tile's items scaled (pass 1 finds the exponent, pass 2 reads it).
-template <typename W, typename T>
+template <bool SCALED, typename W, typename T>
 __device__ __forceinline__ void load_tile(const W* w, long long n, long long tile, int e,
                                           PaddedTile<T>& buf, T (&x)[SCAN_ITEMS],
                                           unsigned int& positive) {
     W v[SCAN_ITEMS];
     load_raw(w, n, tile, v);
-    scale_items(v, e, buf, x, positive);
+    scale_items<SCALED>(v, e, buf, x, positive);
 }
 
 // The inverse of scale_items's hand-over: thread t's values to positions t * SCAN_ITEMS +
@@ -201,13 +201,14 @@ __device__ void tile_scan(V (&x)[SCAN_ITEMS], unsigned int positive) {
 }
 
 // C_i of the thread's items: the tile's local sums brought to the global
-// scale (factor f) and placed after the tiles before it (pass 2 of the
-// prefix sum); carry where no weight up to i in the tile is positive.
-template <typename T>
+// scale (factor f; 1 unless SCALED, so no product) and placed after the
+// tiles before it (pass 2 of the prefix sum); carry where no weight up to i
+// in the tile is positive.
+template <bool SCALED, typename T>
 __device__ __forceinline__ void place_tile(T (&x)[SCAN_ITEMS], T prefix, T carry, T f) {
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) {
-        const T c = prefix + x[j] * f;
+        const T c = SCALED ? prefix + x[j] * f : prefix + x[j];
         x[j] = x[j] > T(0) && c > carry ? c : carry;
     }
 }
@@ -344,17 +345,22 @@ __device__ __forceinline__ long long residual_split(W wi, long long n, ResidualS
 // positive value reaches nothing), total = C_N (the largest C of all),
 // last = the last index with a positive weight. The totals go through the
 // block SCAN_TILE at a time: thread t takes a run of SCAN_ITEMS tiles.
-template <typename T>
+// Unless SCALED every exponent is 0, and so is e_max. A tile has a positive
+// value exactly when its total is positive.
+template <bool SCALED, typename T>
 __device__ void scan_tile_sums(const T* tile_sum, const int* tile_exp, const long long* tile_end,
                                long long tiles, T* prefix, T* carry, T* total, long long* last,
                                int* exp_max) {
-    int top_exp = 0;  // exponents above NO_EXPONENT: the scan's identity is 0
-    for (long long b = threadIdx.x; b < tiles; b += SCAN_THREADS) {
-        top_exp = max(top_exp, __ldcg(tile_exp + b) - NO_EXPONENT);
+    int e_max = 0;
+    if (SCALED) {
+        int top_exp = 0;  // exponents above NO_EXPONENT: the scan's identity is 0
+        for (long long b = threadIdx.x; b < tiles; b += SCAN_THREADS) {
+            top_exp = max(top_exp, __ldcg(tile_exp + b) - NO_EXPONENT);
+        }
+        int all_top_exp;
+        block_exclusive_scan(top_exp, Max(), all_top_exp);
+        e_max = all_top_exp + NO_EXPONENT;
     }
-    int all_top_exp;
-    block_exclusive_scan(top_exp, Max(), all_top_exp);
-    const int e_max = all_top_exp + NO_EXPONENT;
     T base = T(0);   // the sum of the chunks before
     T reach = T(0);  // the largest tile end before
     for (long long c = 0; c < tiles; c += SCAN_TILE) {
@@ -365,9 +371,9 @@ __device__ void scan_tile_sums(const T* tile_sum, const int* tile_exp, const lon
         for (int j = 0; j < SCAN_ITEMS; ++j) {
             s[j] = T(0);
             if (mine + j < tiles) {
-                const int e = __ldcg(tile_exp + mine + j);
-                s[j] = __ldcg(tile_sum + mine + j) * global_factor<T>(e, e_max);
-                if (__ldcg(tile_end + mine + j) > 0) reaches |= 1u << j;
+                const T sum = __ldcg(tile_sum + mine + j);
+                s[j] = SCALED ? sum * global_factor<T>(__ldcg(tile_exp + mine + j), e_max) : sum;
+                if (sum > T(0)) reaches |= 1u << j;
             }
         }
         T sum = s[0];
@@ -413,13 +419,14 @@ __device__ void scan_tile_sums(const T* tile_sum, const int* tile_exp, const lon
 
 }  // namespace pfr
 
-// Pass 1: per tile, its exponent (0 for all when `scaled` is 0: weights
-// whose sums can neither overflow nor lose their bits, sums.needs_scaling),
-// its total (the last local sum) and one past its last positive value; the
-// last block to finish scans the totals (scan_tile_sums).
-template <typename W, typename T>
+// Pass 1: per tile, its exponent (0 for all unless SCALED: weights whose
+// sums can neither overflow nor lose their bits, sums.needs_scaling, take the
+// kernels without the scaling arithmetic), its total (the last local sum) and
+// one past its last positive value; the last block to finish scans the
+// totals (scan_tile_sums).
+template <typename W, typename T, bool SCALED>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
-scan_tiles(const W* __restrict__ w, long long n, int scaled, T* tile_sum, int* tile_exp,
+scan_tiles(const W* __restrict__ w, long long n, T* tile_sum, int* tile_exp,
            long long* tile_end, T* __restrict__ prefix, T* __restrict__ carry,
            T* __restrict__ total, long long* __restrict__ last, int* __restrict__ exp_max,
            unsigned int* __restrict__ tickets) {
@@ -427,10 +434,10 @@ scan_tiles(const W* __restrict__ w, long long n, int scaled, T* tile_sum, int* t
     __shared__ PaddedTile<T> buf;
     W v[SCAN_ITEMS];
     load_raw(w, n, blockIdx.x, v);
-    const int e = scaled ? tile_exponent(v) : 0;
+    const int e = SCALED ? tile_exponent(v) : 0;
     T x[SCAN_ITEMS];
     unsigned int positive;
-    scale_items(v, e, buf, x, positive);
+    scale_items<SCALED>(v, e, buf, x, positive);
     tile_scan(x, positive);
     const long long first = (long long)blockIdx.x * SCAN_TILE + threadIdx.x * SCAN_ITEMS;
     const long long end_positive = positive ? first + 32 - __clz(positive) : 0;
@@ -439,17 +446,17 @@ scan_tiles(const W* __restrict__ w, long long n, int scaled, T* tile_sum, int* t
     if (threadIdx.x == SCAN_THREADS - 1) tile_sum[blockIdx.x] = x[SCAN_ITEMS - 1];
     if (threadIdx.x == 0) {
         tile_end[blockIdx.x] = tile_end_positive;
-        tile_exp[blockIdx.x] = e;
+        if (SCALED) tile_exp[blockIdx.x] = e;
     }
     if (last_block_done(tickets)) {
-        scan_tile_sums(tile_sum, tile_exp, tile_end, (long long)gridDim.x, prefix, carry, total,
+        scan_tile_sums<SCALED>(tile_sum, tile_exp, tile_end, (long long)gridDim.x, prefix, carry, total,
                        last, exp_max);
     }
 }
 
 // C_i of tile `tile` into x (pass 2): the tile's items scaled as in pass 1,
 // their local sums, placed after the tiles before.
-template <typename W, typename T>
+template <bool SCALED, typename W, typename T>
 __device__ __forceinline__ void tile_prefix_sum(const W* w, long long n, long long tile,
                                                 const int* __restrict__ tile_exp,
                                                 const int* __restrict__ exp_max,
@@ -458,18 +465,19 @@ __device__ __forceinline__ void tile_prefix_sum(const W* w, long long n, long lo
                                                 pfr::PaddedTile<T>& buf,
                                                 T (&x)[pfr::SCAN_ITEMS]) {
     using namespace pfr;
-    const int e = tile_exp[tile];
+    const int e = SCALED ? tile_exp[tile] : 0;
     unsigned int positive;
-    load_tile(w, n, tile, e, buf, x, positive);
+    load_tile<SCALED>(w, n, tile, e, buf, x, positive);
     tile_scan(x, positive);
-    place_tile(x, prefix[tile], carry[tile], global_factor<T>(e, *exp_max));
+    const T f = SCALED ? global_factor<T>(e, *exp_max) : T(1);
+    place_tile<SCALED>(x, prefix[tile], carry[tile], f);
 }
 
 // Pass 2 for the methods that search r: r_i = (count * C_i) / C_N for every
 // particle (count = N; Residual's count is on the device, count < 0 says so).
 // w and r may be the same array (Residual scans its fractions in place):
 // the block has read its whole tile before it writes.
-template <typename W, typename T>
+template <typename W, typename T, bool SCALED>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
 scaled_prefix_sum(const W* w, long long n, const int* __restrict__ tile_exp,
                   const int* __restrict__ exp_max, const T* __restrict__ prefix,
@@ -479,7 +487,7 @@ scaled_prefix_sum(const W* w, long long n, const int* __restrict__ tile_exp,
     using namespace pfr;
     __shared__ PaddedTile<T> buf;
     T x[SCAN_ITEMS];
-    tile_prefix_sum(w, n, blockIdx.x, tile_exp, exp_max, prefix, carry, buf, x);
+    tile_prefix_sum<SCALED>(w, n, blockIdx.x, tile_exp, exp_max, prefix, carry, buf, x);
     const T scale = (T)(count >= 0 ? count : *count_device), cn = *total;
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) x[j] = x[j] * scale / cn;  // (count * C) / C_N
@@ -493,7 +501,7 @@ scaled_prefix_sum(const W* w, long long n, const int* __restrict__ tile_exp,
 // last positive weight on (in float32 N * C_N / C_N may round below N, and
 // the zero weights after it take nothing); then the block writes the tile's
 // output slots (write_ancestors).
-template <typename W, typename T>
+template <typename W, typename T, bool SCALED>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
 systematic(const W* __restrict__ w, long long n, long long tiles,
            const int* __restrict__ tile_exp, const int* __restrict__ exp_max,
@@ -510,15 +518,21 @@ systematic(const W* __restrict__ w, long long n, long long tiles,
     const PhiloxKey key = replica_key(replica, n, keys, n_keys, k0, k1);
     const T u = (T)uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
     T x[SCAN_ITEMS];
-    tile_prefix_sum(w, n, tile, tile_exp, exp_max, prefix, carry, smem.values, x);
+    tile_prefix_sum<SCALED>(w, n, tile, tile_exp, exp_max, prefix, carry, smem.values, x);
     const T cn = *total;
     const long long last = *last_positive;
     const long long first = tile * SCAN_TILE + (long long)threadIdx.x * SCAN_ITEMS;
     int o[SCAN_ITEMS];
+    if (first + SCAN_ITEMS <= last) {  // every thread but one or none: no item is past last
 #pragma unroll
-    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        for (int j = 0; j < SCAN_ITEMS; ++j) o[j] = cumulative_offspring(x[j], cn, u, n);
+    } else {
         // The last positive particle, and every one past it, take O = N.
-        o[j] = first + j >= last ? (int)n : cumulative_offspring(x[j], cn, u, n);
+        const long long to_last = last - first;
+#pragma unroll
+        for (int j = 0; j < SCAN_ITEMS; ++j) {
+            o[j] = j >= to_last ? (int)n : cumulative_offspring(x[j], cn, u, n);
+        }
     }
     // The tiles before end at C = carry (0 before the first: O = floor(u) = 0).
     const int o_before = tile * SCAN_TILE - 1 >= last
@@ -579,11 +593,14 @@ __global__ void residual_tile_counts(const W* __restrict__ w, long long n, long 
 
 // Residual, step 2, one block of TILE_SUMS_THREADS: the mode (1 when mode
 // 0's copies exceed N), rest = N - copies, whether the draws use the
-// weights themselves (no positive fraction: the CPU's second fallback), and
-// each tile's first output slot.
+// weights themselves (no positive fraction: the CPU's second fallback),
+// each tile's first output slot, and the normalisation (residual_scale) for
+// the per-particle kernels after it, computed once here.
 extern "C" __global__ void residual_plan(const long long* __restrict__ tile_counts, long long tiles,
-                                         long long n, long long* __restrict__ tile_offset,
-                                         long long* __restrict__ rest, int* __restrict__ plan) {
+                                         long long n, const double* __restrict__ stats,
+                                         long long* __restrict__ tile_offset,
+                                         long long* __restrict__ rest, int* __restrict__ plan,
+                                         double* __restrict__ scale) {
     using namespace pfr;
     const long long per = (tiles + TILE_SUMS_THREADS - 1) / TILE_SUMS_THREADS;
     const long long begin = min(tiles, threadIdx.x * per), end = min(tiles, begin + per);
@@ -603,6 +620,9 @@ extern "C" __global__ void residual_plan(const long long* __restrict__ tile_coun
         rest[0] = n - total[mode];
         plan[0] = mode;
         plan[1] = total[2 + mode] == 0;  // every fraction is zero: draw on the weights
+        const ResidualScale rs = residual_scale(stats);
+        scale[0] = rs.weight;
+        scale[1] = rs.sum;
     }
 }
 
@@ -610,12 +630,12 @@ extern "C" __global__ void residual_plan(const long long* __restrict__ tile_coun
 // fractions, or the scaled weights (in T) when every fraction is zero.
 template <typename W, typename T>
 __global__ void residual_fractions(const W* __restrict__ w, long long n,
-                                   const double* __restrict__ stats, const int* __restrict__ plan,
+                                   const double* __restrict__ scale, const int* __restrict__ plan,
                                    T* __restrict__ values) {
     using namespace pfr;
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const ResidualScale rs = residual_scale(stats);
+    const ResidualScale rs = {scale[0], scale[1]};
     T fraction;
     residual_split(w[i], n, rs, plan[0], fraction);
     values[i] = plan[1] ? (T)((double)w[i] * rs.weight) : fraction;
@@ -626,12 +646,12 @@ __global__ void residual_fractions(const W* __restrict__ w, long long n,
 template <typename W, typename T>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
 residual_copies(const W* __restrict__ w, long long n, long long tiles,
-                const double* __restrict__ stats, const int* __restrict__ plan,
+                const double* __restrict__ scale, const int* __restrict__ plan,
                 const long long* __restrict__ tile_offset, int* __restrict__ out) {
     using namespace pfr;
     __shared__ PaddedTile<int> marks;
     const long long replica = blockIdx.x / tiles, tile = blockIdx.x - replica * tiles;
-    const ResidualScale rs = residual_scale(stats);
+    const ResidualScale rs = {scale[0], scale[1]};
     const long long first = tile * SCAN_TILE + (long long)threadIdx.x * SCAN_ITEMS;
     long long x[SCAN_ITEMS];
 #pragma unroll

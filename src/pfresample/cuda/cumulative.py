@@ -27,25 +27,32 @@ def _scaled(call: Call, sb: ScanBuffers) -> bool:
     return call.ws.max is None or needs_scaling(call.ws.max, sb.dtype)
 
 
+def _templates(values, sb: ScanBuffers, scaled: bool) -> str:
+    """The template arguments of the prefix-sum kernels: weight and sum
+    types, and whether the tiles are scaled (a kernel without the scaling
+    arithmetic when not)."""
+    return f"{CTYPES[values.dtype]},{CTYPES[sb.dtype]},{flag(scaled)}"
+
+
 def _prefix_sum(values, sb: ScanBuffers, scaled: bool) -> None:
     """Pass 1 of the prefix sum of ``values`` (the weights, or Residual's
     fractions) in ``sb``'s precision: tile sums, then (the last block) the
     sum before each tile and C_N; see cumulative.cu."""
-    pair = f"{CTYPES[values.dtype]},{CTYPES[sb.dtype]}"
     tiles = (sb.tile_sum, sb.tile_exp, sb.tile_end, sb.prefix, sb.carry)
-    args = (values, np.int64(sb.n), np.int32(scaled), *tiles, sb.total, sb.last, sb.exp_max)
-    launch = kernel("cumulative.cu", f"scan_tiles<{pair}>")
+    args = (values, np.int64(sb.n), *tiles, sb.total, sb.last, sb.exp_max)
+    launch = kernel("cumulative.cu", f"scan_tiles<{_templates(values, sb, scaled)}>")
     launch((sb.tiles,), (SCAN_THREADS,), (*args, sb.tickets))
 
 
-def _scaled_prefix_sum(values, sb: ScanBuffers, count) -> None:
+def _scaled_prefix_sum(values, sb: ScanBuffers, count, scaled: bool) -> None:
     """Pass 2: r = (count * C) / C_N into ``sb.values()`` (may be ``values``
-    itself). ``count`` None: Residual's R, on the device."""
-    pair = f"{CTYPES[values.dtype]},{CTYPES[sb.dtype]}"
+    itself), tiles scaled as in pass 1. ``count`` None: Residual's R, on the
+    device."""
     count_args = (np.int64(-1 if count is None else count), sb.rest)
     tiles = (sb.tile_exp, sb.exp_max, sb.prefix, sb.carry)
     args = (values, np.int64(sb.n), *tiles, sb.total, *count_args, sb.values())
-    kernel("cumulative.cu", f"scaled_prefix_sum<{pair}>")((sb.tiles,), (SCAN_THREADS,), args)
+    name = f"scaled_prefix_sum<{_templates(values, sb, scaled)}>"
+    kernel("cumulative.cu", name)((sb.tiles,), (SCAN_THREADS,), args)
 
 
 def _inverse_cdf_draws(call: Call, sb: ScanBuffers, count, stratify: bool) -> None:
@@ -70,8 +77,9 @@ def systematic(call, *, precision=None):
     """Systematic (Algorithms 3.1 and 3.2): the prefix sum, then per replica
     and tile the cumulative offspring and the ancestors they give."""
     sb = call.ws.scan(_precision(call, precision))
-    _prefix_sum(call.w, sb, _scaled(call, sb))
-    name = f"systematic<{call.ctype},{CTYPES[sb.dtype]}>"
+    scaled = _scaled(call, sb)
+    _prefix_sum(call.w, sb, scaled)
+    name = f"systematic<{_templates(call.w, sb, scaled)}>"
     args = (
         call.w,
         np.int64(call.n),
@@ -90,8 +98,9 @@ def systematic(call, *, precision=None):
 
 def _inverse_cdf(call: Call, precision, stratify: bool) -> None:
     sb = call.ws.scan(_precision(call, precision))
-    _prefix_sum(call.w, sb, _scaled(call, sb))
-    _scaled_prefix_sum(call.w, sb, call.n)
+    scaled = _scaled(call, sb)
+    _prefix_sum(call.w, sb, scaled)
+    _scaled_prefix_sum(call.w, sb, call.n, scaled)
     _inverse_cdf_draws(call, sb, call.n, stratify)
 
 
@@ -115,18 +124,19 @@ def residual(call, *, precision=None):
     kernel("cumulative.cu", f"residual_tile_counts<{pair}>")(
         (sb.tiles,), (SCAN_THREADS,), (call.w, n, tiles, stats, sb.tile_counts)
     )
+    plan = (sb.tile_offset, sb.rest, sb.plan, sb.residual_scale)
     kernel("cumulative.cu", "residual_plan")(
-        (1,), (TILE_SUMS_THREADS,), (sb.tile_counts, tiles, n, sb.tile_offset, sb.rest, sb.plan)
+        (1,), (TILE_SUMS_THREADS,), (sb.tile_counts, tiles, n, stats, *plan)
     )
     block = block_size(call.n)
     kernel("cumulative.cu", f"residual_fractions<{pair}>")(
-        (blocks(call.n, block),), (block,), (call.w, n, stats, sb.plan, sb.values())
+        (blocks(call.n, block),), (block,), (call.w, n, sb.residual_scale, sb.plan, sb.values())
     )
     _prefix_sum(sb.values(), sb, False)  # values in [0, 1): see cumulative.residual
-    _scaled_prefix_sum(sb.values(), sb, None)  # in place: fractions -> r
+    _scaled_prefix_sum(sb.values(), sb, None, False)  # in place: fractions -> r
     kernel("cumulative.cu", f"residual_copies<{pair}>")(
         (sb.tiles * call.out.shape[0],),
         (SCAN_THREADS,),
-        (call.w, n, tiles, stats, sb.plan, sb.tile_offset, call.out),
+        (call.w, n, tiles, sb.residual_scale, sb.plan, sb.tile_offset, call.out),
     )
     _inverse_cdf_draws(call, sb, None, stratify=False)

@@ -68,15 +68,14 @@ _TEMPLATES = {
     "rejection.cu": [f"rejection_{k}<{t}>" for t in CTYPES.values() for k in ("grouped", "queued")],
     "cumulative.cu": [
         f"{k}<{pair}>"
-        for k in (
-            "scan_tiles",
-            "scaled_prefix_sum",
-            "systematic",
-            "residual_tile_counts",
-            "residual_fractions",
-            "residual_copies",
-        )
+        for k in ("residual_tile_counts", "residual_fractions", "residual_copies")
         for pair in _PAIRS
+    ]
+    + [
+        f"{k}<{pair},{scaled}>"
+        for k in ("scan_tiles", "scaled_prefix_sum", "systematic")
+        for pair in _PAIRS
+        for scaled in ("false", "true")
     ]
     + [f"inverse_cdf_draws<{t},{s}>" for t in CTYPES.values() for s in ("false", "true")],
     "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 4)],

@@ -65,11 +65,12 @@ class ScanBuffers:
         self.total = cupy.empty(1, dtype=dtype)  # C_N
         self.last = cupy.empty(1, dtype=np.int64)  # the last particle of positive weight
         self.tickets = cupy.zeros(1, dtype=np.uint32)  # blocks of pass 1 done (reset by the last)
-        # Residual: per-tile counts, each tile's first slot, R, (mode, fallback)
+        # Residual: per-tile counts, each tile's first slot, R, (mode, fallback), scale
         self.tile_counts = cupy.empty(4 * tiles, dtype=np.int64)
         self.tile_offset = cupy.empty(tiles, dtype=np.int64)
         self.rest = cupy.empty(1, dtype=np.int64)
         self.plan = cupy.empty(2, dtype=np.int32)
+        self.residual_scale = cupy.empty(2, dtype=np.float64)  # weights' factor, their sum
         self._values = None
 
     def values(self):

@@ -156,3 +156,36 @@ def test_backend_cuda_without_a_gpu_says_so(monkeypatch):
 def test_unknown_backend_is_refused():
     with pytest.raises(ValueError, match="backend must be one of"):
         run_sir(MODEL, TRAJECTORIES[0][1][:5], 64, "systematic", seed=3, backend="gpu")
+
+
+def test_weights_from_log_follows_the_log_weight_contract():
+    lw = np.array([-np.inf, -3.0, 0.5, -np.inf, -800.0])
+    w = sir_module.weights_from_log(lw)
+    assert w.dtype == np.float32
+    # -inf and a log-weight 800 below the top are zero weights; the top is exactly 1.
+    np.testing.assert_array_equal(w, np.float32([0.0, np.exp(-3.5), 1.0, 0.0, 0.0]))
+    for bad, what in ((np.nan, "NaN"), (np.inf, r"\+inf")):
+        lw_bad = lw.copy()
+        lw_bad[[1, 3]] = bad
+        with pytest.raises(ValueError, match=rf"log-weights\[1\] is {what}"):
+            sir_module.weights_from_log(lw_bad)
+    with pytest.raises(ValueError, match="all log-weights are -inf"):
+        sir_module.weights_from_log(np.full(4, -np.inf))
+
+
+class _NaNAtStep3(GrowthModel):
+    """The growth model whose likelihood of particle 5 is NaN at step 3."""
+
+    def log_likelihood(self, z, x):
+        lw = super().log_likelihood(z, x)
+        self.calls = getattr(self, "calls", 0) + 1
+        if self.calls == 3:
+            lw = lw.copy()
+            lw[5] = np.nan
+        return lw
+
+
+def test_a_bad_log_likelihood_names_the_step_and_the_particle():
+    x, y = TRAJECTORIES[0]
+    with pytest.raises(ValueError, match=r"step 3 of the filter: log-weights\[5\] is NaN"):
+        run_sir(_NaNAtStep3(), y[:10], 64, "systematic", seed=1)

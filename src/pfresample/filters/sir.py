@@ -28,12 +28,16 @@ import numpy as np
 from ..api import choose_B, resample
 from ..backend import select_backend
 from ..constants import EPSILON_FILTER
+from ..logweights import check_log_weights
 from ..resampling.registry import get_method
 from .common import NO_B, STAGES, SirResult, derive_seeds
 
 
 def weights_from_log(log_w: np.ndarray) -> np.ndarray:
-    """Unnormalised float32 weights w~ = exp(log w - max log w).
+    """Unnormalised float32 weights w~ = exp(log w - max log w), under the
+    library's log-weight contract (``logweights``): -inf is a zero weight; a
+    NaN or +inf log-likelihood, or all of them -inf, raises ``ValueError``
+    naming the first bad particle.
 
     Subtracting the maximum first keeps the largest weight at exactly 1: the
     raw likelihoods of eq. 2.35 or 7.2 are often far below float32's
@@ -44,7 +48,11 @@ def weights_from_log(log_w: np.ndarray) -> np.ndarray:
     scale of the weights. Float32 because the thesis is single precision
     throughout (§2.4) and the resamplers take float32 by default.
     """
-    return np.exp(log_w - log_w.max()).astype(np.float32)
+    log_w = np.asarray(log_w, dtype=np.float64)
+    top = check_log_weights(log_w)
+    # NumPy's exp, not logweights.exp_nonpositive: no other backend has to
+    # match these bits (the GPU filter computes its own float32 weights).
+    return np.exp(log_w - top).astype(np.float32)
 
 
 def _stage4_B(w: np.ndarray, method: str, B_rule, B, epsilon: float, ssd_table) -> int | None:
@@ -118,7 +126,10 @@ def run_sir(
     for k in range(steps):
         t0 = time.perf_counter()
         x = model.transition(x, k, rng)  # x_{k+1} from x_k: eq. 2.34 / 7.1
-        w_tilde = weights_from_log(model.log_likelihood(y[k], x))
+        try:
+            w_tilde = weights_from_log(model.log_likelihood(y[k], x))
+        except ValueError as error:
+            raise ValueError(f"step {k + 1} of the filter: {error}") from error
         t1 = time.perf_counter()
         total = w_tilde.sum(dtype=np.float64)
         t2 = time.perf_counter()

@@ -224,3 +224,16 @@ def test_exp_and_gather_kernels_match_numpy(n):
     args = (cupy.asarray(x), cupy.asarray(ancestors), np.uint32(n), np.int32(4), out)
     sir_gpu._launch("filter.cu", "gather_rows", geometry.blocks(n, 4), args)
     np.testing.assert_array_equal(out.get(), x[:, ancestors[0]])
+
+
+@pytest.mark.parametrize("method", ["systematic", "metropolis"])
+def test_a_nan_measurement_stops_the_run_at_its_step(method):
+    # z_4 = NaN makes every log-likelihood of step 4 NaN: the CPU filter
+    # raises there, the GPU filter after its graph, both naming step 4.
+    _, y = GROWTH.simulate(10, np.random.default_rng(3))
+    y = y.copy()
+    y[3] = np.nan
+    with pytest.raises(ValueError, match=r"step 4 of the filter: log-weights\[0\] is NaN"):
+        run_sir(GROWTH, y, 256, method, seed=1, backend="cpu")
+    with pytest.raises(FloatingPointError, match="from step 4 on"):
+        run_sir(GROWTH, y, 256, method, seed=1, backend="cuda")

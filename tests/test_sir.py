@@ -189,3 +189,12 @@ def test_a_bad_log_likelihood_names_the_step_and_the_particle():
     x, y = TRAJECTORIES[0]
     with pytest.raises(ValueError, match=r"step 3 of the filter: log-weights\[5\] is NaN"):
         run_sir(_NaNAtStep3(), y[:10], 64, "systematic", seed=1)
+
+
+def test_an_infinite_measurement_is_named():
+    # z = +inf: every log-likelihood of that step is -inf, no weight is left.
+    x, y = TRAJECTORIES[0]
+    y = y[:6].copy()
+    y[1] = np.inf
+    with pytest.raises(ValueError, match="step 2 of the filter: all log-weights are -inf"):
+        run_sir(MODEL, y, 64, "systematic", seed=1)

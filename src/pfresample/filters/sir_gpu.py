@@ -351,7 +351,8 @@ class FilterGraph:
         if bad.size:
             raise FloatingPointError(
                 f"the GPU filter's estimate is not finite from step {int(bad[0]) + 1} on "
-                "(every weight underflowed or a state overflowed)"
+                "(a log-likelihood was NaN or +inf, every weight underflowed, or a state "
+                "overflowed)"
             )
         if self.device_B:
             used_B = self.used_B.get(stream=self.stream).astype(np.int64)

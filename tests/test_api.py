@@ -28,6 +28,9 @@ def test_registry_lists_every_method():
         "uphill",
         "uphill-ca",
         "uphill-c1",
+        "butterfly-multinomial",
+        "butterfly-stratified",
+        "butterfly-systematic",
     )
     for name, m in REGISTRY.items():
         assert m.name == name and m.reference

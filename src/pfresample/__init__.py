@@ -1,15 +1,24 @@
 """pfresample: parallel resampling for particle filters.
 
 A library of resamplers (Systematic, Stratified, Multinomial, Residual,
-Metropolis, Metropolis-C1/C2, Rejection, Uphill, Uphill-CA, Uphill-C1) with a
-NumPy reference backend and CUDA kernels through CuPy, following the
-algorithm boxes of Dülger (2017) and Murray et al.
+Metropolis, Metropolis-C1/C2, Rejection, Uphill, Uphill-CA, Uphill-C1, and the
+butterfly family with its adaptive form) with a NumPy reference backend and
+CUDA kernels through CuPy, following the algorithm boxes of Dülger (2017),
+Güldaş (2015) and Murray et al.
 
     import pfresample as pr
     ancestors = pr.resample(weights, "uphill-ca", seed=1, segment_bytes=128)
 """
 
-from .api import choose_B, methods, offspring, resample, resample_each_B, resample_many
+from .api import (
+    choose_B,
+    methods,
+    offspring,
+    resample,
+    resample_adaptive,
+    resample_each_B,
+    resample_many,
+)
 
 __version__ = "0.1.0"
 
@@ -19,6 +28,7 @@ __all__ = [
     "methods",
     "offspring",
     "resample",
+    "resample_adaptive",
     "resample_each_B",
     "resample_many",
 ]

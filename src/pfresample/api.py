@@ -1,6 +1,6 @@
 """The public entry points: ``resample``, ``resample_many``,
-``resample_each_B``, ``choose_B``, ``methods``, ``offspring`` and
-``time_resample``.
+``resample_each_B``, ``resample_adaptive``, ``choose_B``, ``methods``,
+``offspring`` and ``time_resample``.
 
 Each call goes one way down: an array of another library (PyTorch, JAX)
 seen as NumPy or CuPy without a copy (:mod:`pfresample.interop`), the
@@ -15,6 +15,8 @@ back in the caller's kind of array.
 from __future__ import annotations
 
 import logging
+import math
+import numbers
 import statistics
 import time
 
@@ -23,7 +25,9 @@ import numpy as np
 from .backend import is_device_array, select_backend
 from .interop import restore_each, to_native
 from .resampling import cpu
+from .resampling.butterfly import AdaptiveResult
 from .resampling.registry import REGISTRY, get_method
+from .rng import seed_keys
 from .timing import Timing, cpu_name
 from .validation import check_int, kernel_arguments, prepare
 
@@ -144,6 +148,40 @@ def resample(
     weights, restore = to_native(weights)
     ancestors = _resample_many(weights, method, [seed], B, segment_bytes, backend, log, params)
     return restore(ancestors[0])
+
+
+def resample_adaptive(
+    weights, method, *, seed, tau, backend="auto", log=False, **params
+) -> AdaptiveResult:
+    """Adaptive resampling (Güldaş 2015, Fig 3.7), for the methods with an
+    adaptive form (the butterfly family): stage k of the method runs only
+    while the effective sample size (eq. 1.11) of the current weights is
+    below ``tau * N`` (the thesis uses tau = 0.6). Returns
+    ``AdaptiveResult(ancestors, weights, stages)``: the ancestors (int32,
+    length N, the caller's kind of array), the output weights (a NumPy
+    array in the weights' precision and scale: after k stages, each slot's
+    weight is the mean of the input weights over its aligned segment of
+    r_1 ... r_k slots; the input weights when no stage ran), and the number
+    of stages run. ``radix=(N,)`` is adaptive multinomial (one stage, run
+    when the ESS is low). ``weights``, ``seed`` and ``log`` as in
+    :func:`resample`. Runs on the CPU (``backend="cuda"`` is refused)."""
+    m = get_method(method)
+    if m.adaptive is None:
+        adaptive = ", ".join(name for name, e in REGISTRY.items() if e.adaptive is not None)
+        raise TypeError(f"method {m.name!r} has no adaptive form; those with one: {adaptive}")
+    if not isinstance(tau, numbers.Real) or not math.isfinite(float(tau)) or tau < 0:
+        raise ValueError(f"tau must be a finite number >= 0, got {tau!r}")
+    weights, restore = to_native(weights)
+    select_backend(backend, weights, False)
+    call = prepare(weights, m, False, None, None, params, log)
+    keys = seed_keys([_seed_list([seed])[0]])
+    result = m.adaptive(call.w, keys, tau=float(tau), **call.kw)
+    ancestors = result.ancestors[0]
+    if is_device_array(weights):
+        import cupy
+
+        ancestors = cupy.asarray(ancestors)
+    return AdaptiveResult(restore(ancestors), result.weights[0], int(result.stages[0]))
 
 
 def offspring(ancestors, n: int):

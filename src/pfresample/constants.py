@@ -54,3 +54,8 @@ CONFIDENCE_LEVEL = 0.99
 # CONFIDENCE_Z standard errors (normal approximation; the filter tables' CIs,
 # studies/dulger2017/filter_tables.runs_half_width).
 CONFIDENCE_Z = NormalDist().inv_cdf(0.5 + CONFIDENCE_LEVEL / 2.0)
+
+# Butterfly resampling (Güldaş 2015): the default radix sequence has depth
+# ceil(log_1024 N), r_max = 1024 being the most threads of a CUDA block
+# (§4.1.4, §4.2.1).
+BUTTERFLY_MAX_RADIX = 1024

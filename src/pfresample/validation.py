@@ -11,6 +11,7 @@ import numpy as np
 from . import logweights
 from .backend import is_device_array
 from .constants import DEFAULT_SEGMENT_BYTES, MAX_PARTICLES
+from .radix import check_radix
 
 
 def weight_array(weights, xp=np) -> object:
@@ -121,7 +122,8 @@ def kernel_arguments(m, n: int, itemsize: int, B, segment_bytes, params: dict) -
     """Keyword arguments of ``m``'s kernels (CPU and CUDA alike), every one
     checked: ``B`` (None when not given: each backend then chooses it), the
     s-segment geometry ``per_segment`` (DC, weights per s-segment) and
-    ``segments`` (SC), and ``precision``."""
+    ``segments`` (SC), ``precision``, and the butterfly's ``radix`` (its
+    default sequence when not given)."""
     kw = {}
     if m.B_rule is None:
         if B is not None:
@@ -137,6 +139,8 @@ def kernel_arguments(m, n: int, itemsize: int, B, segment_bytes, params: dict) -
         kw["per_segment"], kw["segments"] = n, 1
     if "precision" in params:
         kw["precision"] = params["precision"]
+    if "radix" in m.params:
+        kw["radix"] = check_radix(params.get("radix"), n)
     return kw
 
 

@@ -2,7 +2,8 @@
 
 Figures, benchmarks, the pipeline and the public API iterate this registry;
 nothing else lists methods. Each entry names its CPU reference kernel and its
-CUDA launcher (``pfresample.cuda``; None for a method without one), the rule
+CUDA launcher (``pfresample.cuda``; None for a method without one), its
+adaptive kernel (``resample_adaptive``; None for most methods), the rule
 that chooses its B, whether it takes an s-segment size, and the extra keyword
 parameters it accepts.
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from ..cuda import cumulative as cuda_cumulative
 from ..cuda import iterative as cuda_iterative
 from ..cuda import rejection as cuda_rejection
-from . import cumulative, metropolis, rejection, uphill
+from . import butterfly, cumulative, metropolis, rejection, uphill
 
 
 @dataclass(frozen=True)
@@ -32,11 +33,13 @@ class Method:
     comparison_based: bool = True  # weights only compared (the SIR filter hands them w~ as is)
     params: tuple[str, ...] = ()  # extra keyword parameters
     gpu: Callable | None = None
+    adaptive: Callable | None = None  # the CPU kernel of resample_adaptive, where there is one
 
 
 _CUMULATIVE = {"comparison_based": False, "params": ("precision",)}
 _METROPOLIS = {"B_rule": "metropolis", "params": ("epsilon",)}
 _UPHILL = {"B_rule": "uphill", "params": ("ssd_table",)}
+_BUTTERFLY = {"comparison_based": False, "params": ("radix", "precision")}
 
 REGISTRY: dict[str, Method] = {
     m.name: m
@@ -109,6 +112,27 @@ REGISTRY: dict[str, Method] = {
             segmented=True,
             gpu=cuda_iterative.uphill_c1,
             **_UPHILL,
+        ),
+        Method(
+            "butterfly-multinomial",
+            "Güldaş 2015, Fig 3.6",
+            butterfly.butterfly_multinomial,
+            adaptive=butterfly.adaptive_multinomial,
+            **_BUTTERFLY,
+        ),
+        Method(
+            "butterfly-stratified",
+            "Güldaş 2015, end of §3.2",
+            butterfly.butterfly_stratified,
+            adaptive=butterfly.adaptive_stratified,
+            **_BUTTERFLY,
+        ),
+        Method(
+            "butterfly-systematic",
+            "Güldaş 2015, end of §3.2",
+            butterfly.butterfly_systematic,
+            adaptive=butterfly.adaptive_systematic,
+            **_BUTTERFLY,
         ),
     )
 }

@@ -202,3 +202,33 @@ def test_adaptive_refuses_what_it_cannot_do():
         pr.resample_adaptive(w, "systematic", seed=1, tau=0.5)
     with pytest.raises(ValueError, match="tau"):
         pr.resample_adaptive(w, "butterfly-multinomial", seed=1, tau=-1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("method", BUTTERFLIES)
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "n, radix",
+    [
+        (2**12, None),
+        (105, (3, 5, 7)),
+        (105, (105,)),
+        (2**10, (2,) * 10),
+        (3 * 2**11, (3, 2048)),
+        (2**20, None),
+        (2**16, (2**16,)),
+    ],
+)
+def test_cuda_butterflies_equal_the_cpu_reference(method, precision, n, radix):
+    cupy = pytest.importorskip("cupy")
+    rng = np.random.default_rng(n)
+    for w in (
+        rng.gamma(0.3, 1.0, n).astype(np.float32),
+        np.where(rng.random(n) < 0.5, 0.0, rng.gamma(1.0, 1e30, n)).astype(np.float64),
+    ):
+        w[-1] = 0.0  # a zero weight at the end
+        kw = {"radix": radix, "precision": precision}
+        cpu = pr.resample_many(w, method, seeds=[1, 2**40 + 3], backend="cpu", **kw)
+        gpu = pr.resample_many(cupy.asarray(w), method, seeds=[1, 2**40 + 3], backend="cuda", **kw)
+        np.testing.assert_array_equal(gpu.get(), cpu)
+        assert np.all(w[cpu] > 0)

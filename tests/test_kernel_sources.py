@@ -92,6 +92,17 @@ def test_weight_contract_constants_are_the_ones_python_uses():
     assert "NO_EXPONENT = -(1 << 20);" in stats and prefix_sum.NO_EXPONENT == -(1 << 20)
 
 
+def test_butterfly_constants_are_the_ones_python_uses():
+    from pfresample.constants import BUTTERFLY_RUNS
+    from pfresample.resampling.butterfly import DRAWS
+
+    text = (kernels.kernel_dir() / "butterfly.cu").read_text()
+    assert re.search(r"constexpr int BUTTERFLY_RUNS = (\d+);", text).group(1) == str(BUTTERFLY_RUNS)
+    for index, draw in enumerate(DRAWS):
+        found = re.search(rf"constexpr int DRAW_{draw.upper()} = (\d+);", text)
+        assert found and int(found.group(1)) == index, draw
+
+
 def test_lane_group_fills_the_device_once_and_divides_the_block():
     h200 = 132 * 2048  # resident threads of an H200
     assert geometry.lane_group(2**14, 512, h200) == 16  # 2^18 threads: one wave

@@ -59,3 +59,8 @@ CONFIDENCE_Z = NormalDist().inv_cdf(0.5 + CONFIDENCE_LEVEL / 2.0)
 # ceil(log_1024 N), r_max = 1024 being the most threads of a CUDA block
 # (§4.1.4, §4.2.1).
 BUTTERFLY_MAX_RADIX = 1024
+
+# A butterfly segment of r values is summed in this many runs of ceil(r / 32)
+# consecutive values (resampling/butterfly.py, step 2): one warp a segment on
+# the device, one run a lane (gpu_kernels/butterfly.cu repeats it).
+BUTTERFLY_RUNS = 32

@@ -42,6 +42,10 @@ MAX_OFFSPRING_PARTS = 64
 
 MAX_GRID_Y = 65535
 
+# Threads of butterfly.cu's blocks: 8 warps, each summing one segment
+# (stage_sums), or 256 slots (stage_draws).
+BUTTERFLY_BLOCK = 256
+
 
 def block_size(n: int) -> int:
     """Threads per block for N particles: thesis eq. 2.28 (512 from 2^13 up,

@@ -25,10 +25,15 @@ The contract both backends follow, bit for bit:
    and rounded to the precision T (the weights' own, or ``precision``). No
    finite input overflows a sum of N such values, and a power of two changes
    no ratio.
-2. **Sums.** Stage k scans ``c_{k-1}`` in segments of r_k with a sequential
-   inclusive sum in T (``np.cumsum``: left to right, one addition at a
-   time). ``C`` is then non-decreasing and flat over zero weights, and
-   ``c_k`` is each segment's last value.
+2. **Sums.** Stage k scans ``c_{k-1}`` in segments of r_k, in T, in two
+   levels: a segment is cut into BUTTERFLY_RUNS = 32 runs of s = ceil(r_k /
+   32) consecutive values (the last ones shorter or empty); L_j is the
+   sequential inclusive sum of value j's run up to j, P_b the sequential sum
+   of the totals of runs 0 ... b-1 (P_0 = 0), and C_j = P_b + L_j for j in
+   run b. (On the device a warp sums a segment, a run per lane.) ``C`` is
+   non-decreasing and flat over zero weights: a run's first C is P_b plus a
+   value >= 0, and P_b is exactly the previous run's last C. ``c_k`` is each
+   segment's last C.
 3. **Draws.** Slot i's uniform at stage k is ``uniform_float`` of counter
    k - 1 of its particle stream i (``DOMAIN_PARTICLE``); butterfly
    Systematic uses the draw of its block's first slot (``base``) for the
@@ -54,6 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..constants import BUTTERFLY_RUNS
 from ..rng import DOMAIN_PARTICLE, philox_block, uniform_float
 from ..sums import frexp_scale
 
@@ -67,9 +73,17 @@ def scaled_input(w: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, float]:
 
 
 def stage_sums(c: np.ndarray, r: int) -> np.ndarray:
-    """Step 2: the sequential inclusive sums of ``c`` in segments of ``r``, as
-    a (len(c) / r, r) array in c's dtype."""
-    return np.cumsum(c.reshape(-1, r), axis=1, dtype=c.dtype)
+    """Step 2: the two-level inclusive sums of ``c`` in segments of ``r``, as
+    a (len(c) / r, r) array in c's dtype (``np.cumsum`` adds left to right,
+    one value at a time)."""
+    rows = c.size // r
+    run = -(-r // BUTTERFLY_RUNS)
+    padded = np.zeros((rows, BUTTERFLY_RUNS * run), dtype=c.dtype)  # zeros change no sum
+    padded[:, :r] = c.reshape(rows, r)
+    local = np.cumsum(padded.reshape(rows, BUTTERFLY_RUNS, run), axis=2, dtype=c.dtype)
+    before = np.zeros((rows, BUTTERFLY_RUNS), dtype=c.dtype)
+    before[:, 1:] = np.cumsum(local[:, :-1, -1], axis=1, dtype=c.dtype)
+    return (before[:, :, None] + local).reshape(rows, -1)[:, :r]
 
 
 def stage_uniforms(key, streams: np.ndarray, stage: int, dtype) -> np.ndarray:

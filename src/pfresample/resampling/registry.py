@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..cuda import butterfly as cuda_butterfly
 from ..cuda import cumulative as cuda_cumulative
 from ..cuda import iterative as cuda_iterative
 from ..cuda import rejection as cuda_rejection
@@ -117,6 +118,7 @@ REGISTRY: dict[str, Method] = {
             "butterfly-multinomial",
             "Güldaş 2015, Fig 3.6",
             butterfly.butterfly_multinomial,
+            gpu=cuda_butterfly.butterfly_multinomial,
             adaptive=butterfly.adaptive_multinomial,
             **_BUTTERFLY,
         ),
@@ -124,6 +126,7 @@ REGISTRY: dict[str, Method] = {
             "butterfly-stratified",
             "Güldaş 2015, end of §3.2",
             butterfly.butterfly_stratified,
+            gpu=cuda_butterfly.butterfly_stratified,
             adaptive=butterfly.adaptive_stratified,
             **_BUTTERFLY,
         ),
@@ -131,6 +134,7 @@ REGISTRY: dict[str, Method] = {
             "butterfly-systematic",
             "Güldaş 2015, end of §3.2",
             butterfly.butterfly_systematic,
+            gpu=cuda_butterfly.butterfly_systematic,
             adaptive=butterfly.adaptive_systematic,
             **_BUTTERFLY,
         ),

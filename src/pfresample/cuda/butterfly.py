@@ -1,0 +1,72 @@
+"""Launchers of butterfly resampling (``butterfly.cu``; Güldaş 2015, Fig 3.6
+and §3.2): per stage, the segment sums of the compact array, then every
+(replica, slot) draws its block member and composes its ancestor."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..resampling.butterfly import DRAWS
+from ..sums import frexp_scale
+from .geometry import BUTTERFLY_BLOCK, blocks
+from .kernels import CTYPES, kernel
+from .workspace import Call
+
+
+def _scale(call: Call) -> float:
+    """Contract step 1's 2^-e from the largest weight (read on the host by
+    the call's check; taken from the device when not known)."""
+    top = call.ws.max if call.ws.max is not None else float(call.w.max())
+    return frexp_scale(top)
+
+
+def butterfly(call: Call, *, draw: str, radix, precision=None) -> None:
+    """The stages of ``radix`` on ``call.w`` into ``call.out`` (ancestors of
+    every replica), sums in ``precision`` (the weights' own when None)."""
+    import cupy
+
+    n = call.n
+    dtype = np.dtype(precision) if precision is not None else call.w.dtype
+    if not radix:  # N = 1
+        call.out[...] = 0
+        return
+    sums = call.ws.scan(dtype).values()  # stage 1's C: N values
+    small = cupy.empty(max(n // radix[0], 1), dtype=dtype)  # stage 2's C: N / r_1
+    spare = cupy.empty_like(call.out) if len(radix) > 1 else None
+    draws_name = f"stage_draws<{CTYPES[dtype]},{DRAWS.index(draw)}>"
+    source, prev_r, stride = call.w, 0, 1
+    prev = None
+    # The stages alternate between out and spare so that the last writes out.
+    targets = [call.out if (len(radix) - k) % 2 == 1 else spare for k in range(len(radix))]
+    for k, r in enumerate(radix):
+        cum = sums if k % 2 == 0 else small
+        segments = n // (stride * r)
+        in_type = CTYPES[source.dtype]
+        kernel("butterfly.cu", f"stage_sums<{in_type},{CTYPES[dtype]}>")(
+            (blocks(segments * 32, BUTTERFLY_BLOCK),),
+            (BUTTERFLY_BLOCK,),
+            (source, np.int32(prev_r), np.float64(_scale(call) if k == 0 else 1.0),
+             np.int64(segments), np.int32(r), cum),
+        )  # fmt: skip
+        out = targets[k]
+        kernel("butterfly.cu", draws_name)(
+            (blocks(call.lanes, BUTTERFLY_BLOCK),),
+            (BUTTERFLY_BLOCK,),
+            (cum, np.uint32(n), np.int64(call.lanes), np.int32(r), np.int64(stride),
+             np.int32(k), call.keys, np.int32(call.n_keys), call.k0, call.k1,
+             np.uint64(0) if prev is None else prev, out),
+        )  # fmt: skip
+        source, prev_r, prev = cum, r, out
+        stride *= r
+
+
+def butterfly_multinomial(call: Call, *, radix, precision=None) -> None:
+    butterfly(call, draw="multinomial", radix=radix, precision=precision)
+
+
+def butterfly_stratified(call: Call, *, radix, precision=None) -> None:
+    butterfly(call, draw="stratified", radix=radix, precision=precision)
+
+
+def butterfly_systematic(call: Call, *, radix, precision=None) -> None:
+    butterfly(call, draw="systematic", radix=radix, precision=precision)

@@ -79,8 +79,10 @@ def main(argv=None) -> None:
                     ("cupy", name) if name.startswith("cupy") else ("pfresample", name)
                 )
                 radix = "x".join(map(str, default_radix(n))) if "butterfly" in name else ""
-                rows.append({**info, "library": library, "method": method, "precision": precision,
-                             "n": n, "radix": radix, "median_ms": ms, "repeats": args.repeats})  # fmt: skip
+                row = {"library": library, "method": method, "precision": precision, "n": n}
+                rows.append(
+                    {**info, **row, "radix": radix, "median_ms": ms, "repeats": args.repeats}
+                )
                 print(f"{precision:8} N=2^{n.bit_length() - 1:<3} {name:26} {ms:9.4f} ms {radix}")
             speedup = times["multinomial"] / times["butterfly-multinomial"]
             print(f"{precision:8} N=2^{n.bit_length() - 1:<3} butterfly-multinomial is "

@@ -9,7 +9,6 @@
 //   2. stage_draws: a thread per (replica, slot): its block's row of C, its
 //      uniform, a binary search, and the ancestor composed through the
 //      previous stage's ancestors.
-// Slots are addressed by 64-bit indices: N may be up to 2^31 - 1.
 
 #include "lanes.cuh"
 #include "stats.cuh"
@@ -20,6 +19,12 @@ constexpr int BUTTERFLY_RUNS = 32;  // constants.py's BUTTERFLY_RUNS: a warp a s
 constexpr int DRAW_MULTINOMIAL = 0;  // butterfly.py's DRAWS, in order
 constexpr int DRAW_STRATIFIED = 1;
 constexpr int DRAW_SYSTEMATIC = 2;
+constexpr int SUMS_WARPS = 4;      // geometry.py's BUTTERFLY_SUMS_WARPS
+constexpr int SEGMENT_MAX = 1024;  // longest segment staged in shared memory
+
+// A segment in shared memory, padded by one entry per 32: lane l's run of
+// consecutive entries then falls in distinct banks for the common runs.
+__host__ __device__ constexpr int padded_segment(int j) { return j + j / 32; }
 
 // Value q of the compact array: the scaled weight (stage 1: w[q] * scale,
 // in double, rounded to T) or a segment sum of the previous stage (the last C
@@ -34,19 +39,35 @@ __device__ __forceinline__ T compact_value(const W* in, long long q, int prev_r,
 
 // Stage sums (contract step 2) of `segments` segments of r values; `in` is
 // the weights (prev_r = 0, with `scale`) or the previous stage's C (prev_r =
-// its r). Block of 256 threads: 8 warps, 8 segments.
+// its r). A warp a segment, SUMS_WARPS warps a block. A segment of at most
+// SEGMENT_MAX values goes through shared memory, so that the warp reads and
+// writes it with coalesced accesses while each lane sums its own run; a
+// longer one is read in place (the same arithmetic).
 template <typename W, typename T>
-__global__ void stage_sums(const W* __restrict__ in, int prev_r, double scale, long long segments,
-                           int r, T* __restrict__ cum) {
+__global__ void __launch_bounds__(pfr::SUMS_WARPS * 32)
+stage_sums(const W* __restrict__ in, int prev_r, double scale, long long segments, int r,
+           T* __restrict__ cum) {
     using namespace pfr;
-    const long long segment = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    const int lane = threadIdx.x & 31;
+    __shared__ T tile[SUMS_WARPS][padded_segment(SEGMENT_MAX)];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+    const long long segment = (long long)blockIdx.x * SUMS_WARPS + warp;
     if (segment >= segments) return;  // a whole warp: the shuffles below see full warps
     const int run = (r + BUTTERFLY_RUNS - 1) / BUTTERFLY_RUNS;
     const int first = min(lane * run, r), end = min(first + run, r);
     const long long q0 = segment * r;
+    T* staged = tile[warp];
+    const bool shared = r <= SEGMENT_MAX;
+    if (shared) {
+        for (int j = lane; j < r; j += 32) {
+            staged[padded_segment(j)] = compact_value<W, T>(in, q0 + j, prev_r, scale);
+        }
+        __syncwarp();
+    }
     T local = T(0);
-    for (int j = first; j < end; ++j) local = local + compact_value<W, T>(in, q0 + j, prev_r, scale);
+    for (int j = first; j < end; ++j) {
+        local = local + (shared ? staged[padded_segment(j)]
+                                : compact_value<W, T>(in, q0 + j, prev_r, scale));
+    }
     // P_b: the totals of runs 0 ... b-1 added in order. Every lane adds the
     // same broadcast totals, so each sees the same partial sums.
     T running = T(0), before = T(0);
@@ -57,29 +78,44 @@ __global__ void stage_sums(const W* __restrict__ in, int prev_r, double scale, l
     }
     T partial = T(0);
     for (int j = first; j < end; ++j) {
-        partial = partial + compact_value<W, T>(in, q0 + j, prev_r, scale);
-        cum[q0 + j] = before + partial;
+        if (shared) {
+            partial = partial + staged[padded_segment(j)];
+            staged[padded_segment(j)] = before + partial;
+        } else {
+            partial = partial + compact_value<W, T>(in, q0 + j, prev_r, scale);
+            cum[q0 + j] = before + partial;
+        }
+    }
+    if (shared) {
+        __syncwarp();
+        for (int j = lane; j < r; j += 32) cum[q0 + j] = staged[padded_segment(j)];
     }
 }
 
-// Stage `stage` (0-based) of DRAW for every (replica, slot): slot i of block
-// base + t * stride (stride = S_{k-1}, r = r_k) draws member j of its row of
-// C (contract steps 3-4), and its ancestor is prev[base + j * stride] (or
-// base + j itself at stage 0, prev == nullptr).
+// Stage `stage` (0-based) of DRAW for slot i = blockIdx.x * blockDim.x +
+// threadIdx.x of replica first_replica + blockIdx.y: the slot of block base
+// + t * stride (stride = S_{k-1}, r = r_k) draws member j of its row of C
+// (contract steps 3-4), and its ancestor is prev[base + j * stride] (or
+// base + j itself at stage 0, prev == nullptr). 32-bit index arithmetic: N <
+// 2^31 (64-bit divisions cost more than the rest of the kernel).
 template <typename T, int DRAW>
-__global__ void stage_draws(const T* __restrict__ cum, unsigned int n, long long lanes, int r,
-                            long long stride, int stage, const unsigned int* __restrict__ keys,
-                            int n_keys, unsigned int k0, unsigned int k1,
-                            const int* __restrict__ prev, int* __restrict__ out) {
+__global__ void stage_draws(const T* __restrict__ cum, unsigned int n, int r, unsigned int stride,
+                            int stage, unsigned int first_replica,
+                            const unsigned int* __restrict__ keys, int n_keys, unsigned int k0,
+                            unsigned int k1, const int* __restrict__ prev, int* __restrict__ out) {
     using namespace pfr;
-    const long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (id >= lanes) return;
-    const Lane lane = make_lane(id, n, keys, n_keys, k0, k1);
-    const long long i = lane.particle, span = stride * r;
-    const long long q = i / span, t = (i / stride) % r, base = q * span + i % stride;
-    const unsigned int stream = (unsigned int)(DRAW == DRAW_SYSTEMATIC ? base : i);
-    const T u = (T)uniform_float(draw_at(lane.key, DOMAIN_PARTICLE, stream, (unsigned long long)stage));
-    const T* row = cum + q * r;
+    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const unsigned int replica = first_replica + blockIdx.y;
+    PhiloxKey key;
+    key.k0 = n_keys ? keys[2 * replica] : k0;
+    key.k1 = n_keys ? keys[2 * replica + 1] : k1;
+    const unsigned int span = stride * (unsigned int)r;
+    const unsigned int q = i / span, within = i - q * span;
+    const unsigned int t = within / stride, base = i - t * stride;
+    const unsigned int stream = DRAW == DRAW_SYSTEMATIC ? base : i;
+    const T u = (T)uniform_float(draw_at(key, DOMAIN_PARTICLE, stream, (unsigned long long)stage));
+    const T* row = cum + (long long)q * r;
     const T total = row[r - 1];
     const T v = DRAW == DRAW_MULTINOMIAL ? u * total : ((T)t + u) * total / (T)r;
     int lo = 0, hi = r;  // the first j with row[j] > v
@@ -103,8 +139,8 @@ __global__ void stage_draws(const T* __restrict__ cum, unsigned int n, long long
             }
         }
     }
-    const long long j = total == T(0) ? t : lo;  // an empty block keeps its slots
-    const long long chosen = base + j * stride;
-    const long long replica_base = id - i;
-    out[id] = prev ? prev[replica_base + chosen] : (int)chosen;
+    const unsigned int j = total == T(0) ? t : (unsigned int)lo;  // an empty block keeps its slots
+    const unsigned int chosen = base + j * stride;
+    const long long row_start = (long long)replica * n;
+    out[row_start + i] = prev ? prev[row_start + chosen] : (int)chosen;
 }

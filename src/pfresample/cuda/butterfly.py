@@ -8,7 +8,7 @@ import numpy as np
 
 from ..resampling.butterfly import DRAWS
 from ..sums import frexp_scale
-from .geometry import BUTTERFLY_BLOCK, blocks
+from .geometry import BUTTERFLY_BLOCK, BUTTERFLY_SUMS_WARPS, MAX_GRID_Y, blocks
 from .kernels import CTYPES, kernel
 from .workspace import Call
 
@@ -25,37 +25,36 @@ def butterfly(call: Call, *, draw: str, radix, precision=None) -> None:
     every replica), sums in ``precision`` (the weights' own when None)."""
     import cupy
 
-    n = call.n
+    n, replicas = call.n, call.out.shape[0]
     dtype = np.dtype(precision) if precision is not None else call.w.dtype
     if not radix:  # N = 1
         call.out[...] = 0
         return
-    sums = call.ws.scan(dtype).values()  # stage 1's C: N values
-    small = cupy.empty(max(n // radix[0], 1), dtype=dtype)  # stage 2's C: N / r_1
+    buffers = call.ws.scan(dtype)
     spare = cupy.empty_like(call.out) if len(radix) > 1 else None
     draws_name = f"stage_draws<{CTYPES[dtype]},{DRAWS.index(draw)}>"
-    source, prev_r, stride = call.w, 0, 1
-    prev = None
-    # The stages alternate between out and spare so that the last writes out.
+    source, prev_r, stride, prev = call.w, 0, 1, None
+    # The stages alternate between out and spare so that the last writes out;
+    # their sums between the N values of stage 1 and the N / r_1 of stage 2.
     targets = [call.out if (len(radix) - k) % 2 == 1 else spare for k in range(len(radix))]
     for k, r in enumerate(radix):
-        cum = sums if k % 2 == 0 else small
+        cum = buffers.values() if k % 2 == 0 else buffers.second_values()
         segments = n // (stride * r)
-        in_type = CTYPES[source.dtype]
-        kernel("butterfly.cu", f"stage_sums<{in_type},{CTYPES[dtype]}>")(
-            (blocks(segments * 32, BUTTERFLY_BLOCK),),
-            (BUTTERFLY_BLOCK,),
+        kernel("butterfly.cu", f"stage_sums<{CTYPES[source.dtype]},{CTYPES[dtype]}>")(
+            (blocks(segments, BUTTERFLY_SUMS_WARPS),),
+            (32 * BUTTERFLY_SUMS_WARPS,),
             (source, np.int32(prev_r), np.float64(_scale(call) if k == 0 else 1.0),
              np.int64(segments), np.int32(r), cum),
         )  # fmt: skip
         out = targets[k]
-        kernel("butterfly.cu", draws_name)(
-            (blocks(call.lanes, BUTTERFLY_BLOCK),),
-            (BUTTERFLY_BLOCK,),
-            (cum, np.uint32(n), np.int64(call.lanes), np.int32(r), np.int64(stride),
-             np.int32(k), call.keys, np.int32(call.n_keys), call.k0, call.k1,
-             np.uint64(0) if prev is None else prev, out),
-        )  # fmt: skip
+        for first in range(0, replicas, MAX_GRID_Y):
+            kernel("butterfly.cu", draws_name)(
+                (blocks(n, BUTTERFLY_BLOCK), min(MAX_GRID_Y, replicas - first)),
+                (BUTTERFLY_BLOCK,),
+                (cum, np.uint32(n), np.int32(r), np.uint32(stride), np.int32(k),
+                 np.uint32(first), call.keys, np.int32(call.n_keys), call.k0, call.k1,
+                 np.uint64(0) if prev is None else prev, out),
+            )  # fmt: skip
         source, prev_r, prev = cum, r, out
         stride *= r
 

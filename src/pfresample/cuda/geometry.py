@@ -42,8 +42,11 @@ MAX_OFFSPRING_PARTS = 64
 
 MAX_GRID_Y = 65535
 
-# Threads of butterfly.cu's blocks: 8 warps, each summing one segment
-# (stage_sums), or 256 slots (stage_draws).
+# butterfly.cu's blocks: stage_sums has BUTTERFLY_SUMS_WARPS warps, each
+# summing one segment (4: a segment of 1024 float64 values a warp in shared
+# memory stays within 48 KiB), stage_draws BUTTERFLY_BLOCK slots.
+BUTTERFLY_SUMS_WARPS = 4
+
 BUTTERFLY_BLOCK = 256
 
 

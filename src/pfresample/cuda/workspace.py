@@ -72,6 +72,7 @@ class ScanBuffers:
         self.plan = cupy.empty(2, dtype=np.int32)
         self.residual_scale = cupy.empty(2, dtype=np.float64)  # weights' factor, their sum
         self._values = None
+        self._second = None
 
     def values(self):
         import cupy
@@ -79,6 +80,15 @@ class ScanBuffers:
         if self._values is None:
             self._values = cupy.empty(self.n, dtype=self.dtype)
         return self._values
+
+    def second_values(self):
+        """A second array of N / 2 values (the butterfly's stage sums after
+        the first, N / r_1 of them), made when first asked for."""
+        import cupy
+
+        if self._second is None:
+            self._second = cupy.empty(max(self.n // 2, 1), dtype=self.dtype)
+        return self._second
 
 
 _WORKSPACES: OrderedDict = OrderedDict()

@@ -174,7 +174,7 @@ def resample_adaptive(
     weights, restore = to_native(weights)
     select_backend(backend, weights, False)
     call = prepare(weights, m, False, None, None, params, log)
-    keys = seed_keys([_seed_list([seed])[0]])
+    keys = seed_keys(_seed_list([seed]))
     result = m.adaptive(call.w, keys, tau=float(tau), **call.kw)
     ancestors = result.ancestors[0]
     if is_device_array(weights):

@@ -105,7 +105,7 @@ def first_above(cum: np.ndarray, rows: np.ndarray, v: np.ndarray, strict: bool) 
         if not open_.any():
             return lo
         mid = (lo + hi) >> 1
-        value = flat[offset + np.minimum(mid, r - 1)]
+        value = flat[offset + np.minimum(mid, r - 1)]  # closed searches may sit at r
         below = (value <= v) if strict else (value < v)
         go_right = open_ & below
         lo = np.where(go_right, mid + 1, lo)
@@ -139,33 +139,51 @@ class Stage:
     q: np.ndarray
     t: np.ndarray
     base: np.ndarray
-    stride: int  # S_{k-1}
 
     @classmethod
     def of(cls, n: int, stride: int, r: int) -> Stage:
         i = np.arange(n, dtype=np.int64)
         span = stride * r  # S_k
         q = i // span
-        return cls(q, (i // stride) % r, q * span + i % stride, stride)
+        return cls(q, (i // stride) % r, q * span + i % stride)
 
 
-def run_stages(c: np.ndarray, key, radix, draw: str, stages: int):
-    """The first ``stages`` stages of Fig 3.6 on the scaled weights ``c``
-    (one replica, Philox ``key``): the ancestors (int64; None for no stage)
-    and the compact sums after the last stage run."""
-    n = c.size
-    ancestors, stride = None, 1
-    for k, r in enumerate(radix[:stages]):
+def plan_stages(c: np.ndarray, radix, go_on=None):
+    """The stage sums of Fig 3.6 on the scaled weights ``c``, one (N / S_{k-1}
+    / r_k, r_k) array per stage run: they do not depend on the draws, so
+    every replica shares them. ``go_on(sums, span)`` decides before each
+    stage from the current compact sums and the span S_{k-1} they cover
+    (None: every stage runs). Returns the list, the compact sums after the
+    last stage run and their span."""
+    plan, sums, span = [], c, 1
+    for r in radix:
+        if go_on is not None and not go_on(sums, span):
+            break
+        cum = stage_sums(sums, r)
+        plan.append(cum)
+        sums, span = cum[:, -1].copy(), span * r
+    return plan, sums, span
+
+
+def draw_ancestors(plan: list, key, draw: str, n: int) -> np.ndarray:
+    """One replica's ancestors (Philox ``key``) through the planned stages
+    (:func:`plan_stages`): a_k[i] = a_{k-1}[base + j S_{k-1}]."""
+    ancestors, stride = np.arange(n), 1
+    for k, cum in enumerate(plan):
+        r = cum.shape[1]
         geometry = Stage.of(n, stride, r)
-        cum = stage_sums(c, r)
         streams = geometry.base if draw == "systematic" else np.arange(n)
-        u = stage_uniforms(key, streams, k, c.dtype)
+        u = stage_uniforms(key, streams, k, cum.dtype)
         j = stage_members(cum, geometry.q, geometry.t, u, draw)
-        chosen = geometry.base + j * stride
-        ancestors = chosen if ancestors is None else ancestors[chosen]
-        c = cum[:, -1].copy()
+        ancestors = ancestors[geometry.base + j * stride]
         stride *= r
-    return ancestors, c
+    return ancestors
+
+
+def _replica_keys(keys):
+    """Each replica's Philox key (k0, k1) of the (k0 array, k1 array) pair."""
+    k0, k1 = keys
+    return zip(np.atleast_1d(k0), np.atleast_1d(k1), strict=True)
 
 
 def butterfly(w: np.ndarray, keys, *, draw: str, radix, precision=None) -> np.ndarray:
@@ -174,11 +192,10 @@ def butterfly(w: np.ndarray, keys, *, draw: str, radix, precision=None) -> np.nd
     (``radix.check_radix``) by the caller."""
     dtype = np.dtype(precision) if precision is not None else w.dtype
     c, _ = scaled_input(w, dtype)
-    k0, k1 = keys
-    out = np.empty((np.size(k0), w.size), dtype=np.int32)
-    for row, key in zip(out, zip(np.atleast_1d(k0), np.atleast_1d(k1), strict=True), strict=True):
-        ancestors, _ = run_stages(c, key, radix, draw, len(radix))
-        row[:] = np.arange(w.size) if ancestors is None else ancestors
+    plan, _, _ = plan_stages(c, radix)
+    out = np.empty((np.size(keys[0]), w.size), dtype=np.int32)
+    for row, key in zip(out, _replica_keys(keys), strict=True):
+        row[:] = draw_ancestors(plan, key, draw, w.size)
     return out
 
 
@@ -201,7 +218,7 @@ def effective_sample_size(c: np.ndarray, stride: int) -> float:
     """ESS (eq. 1.11) of the stage weights whose segment sums over ``stride``
     slots are ``c``: every slot of a segment weighs c / stride, so
     ESS = stride (sum c)^2 / sum c^2. In float64, each sum sequential (left
-    to right), the order the device follows."""
+    to right): an order fixed by the values alone."""
     c64 = c.astype(np.float64)
     total = np.cumsum(c64)[-1]
     squares = np.cumsum(c64 * c64)[-1]
@@ -228,23 +245,16 @@ def adaptive_butterfly(w, keys, *, draw: str, radix, tau: float, precision=None)
     dtype = np.dtype(precision) if precision is not None else w.dtype
     n = w.size
     c, scale = scaled_input(w, dtype)
-    stages, stride = 0, 1
-    sums = c
-    while stages < len(radix) and effective_sample_size(sums, stride) < tau * n:
-        sums = stage_sums(sums, radix[stages])[:, -1]
-        stride *= radix[stages]
-        stages += 1
-    k0, k1 = keys
-    replicas = np.size(k0)
+    plan, sums, span = plan_stages(
+        c, radix, lambda sums, span: effective_sample_size(sums, span) < tau * n
+    )
+    replicas = np.size(keys[0])
     ancestors = np.empty((replicas, n), dtype=np.int32)
-    for row, key in zip(
-        ancestors, zip(np.atleast_1d(k0), np.atleast_1d(k1), strict=True), strict=True
-    ):
-        a, _ = run_stages(c, key, radix, draw, stages)
-        row[:] = np.arange(n) if a is None else a
-    means = np.repeat(sums.astype(np.float64) / (stride * scale), stride)
+    for row, key in zip(ancestors, _replica_keys(keys), strict=True):
+        row[:] = draw_ancestors(plan, key, draw, n)
+    means = np.repeat(sums.astype(np.float64) / (span * scale), span)
     weights = np.broadcast_to(means.astype(dtype), (replicas, n))
-    return AdaptiveResult(ancestors, weights, np.full(replicas, stages, dtype=np.int64))
+    return AdaptiveResult(ancestors, weights, np.full(replicas, len(plan), dtype=np.int64))
 
 
 def adaptive_multinomial(w, keys, *, radix, tau, precision=None) -> AdaptiveResult:

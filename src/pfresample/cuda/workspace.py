@@ -46,10 +46,12 @@ class Workspace:
 
 
 class ScanBuffers:
-    """Buffers of the cumulative family in one precision: a few values per
-    tile of the prefix sum (O(N / SCAN_TILE)), and one array of N values
-    (:meth:`values`: r of Stratified and Multinomial, Residual's fractions),
-    made when first asked for; Systematic needs none."""
+    """Buffers of the cumulative and butterfly families in one precision: a
+    few values per tile of the prefix sum (O(N / SCAN_TILE)), and arrays of N
+    and N / 2 values made when first asked for (:meth:`values`: r of
+    Stratified and Multinomial, Residual's fractions, the butterfly's first
+    stage sums; :meth:`second_values`: its later ones). Systematic needs
+    none."""
 
     def __init__(self, n: int, dtype: np.dtype):
         import cupy

@@ -3,6 +3,7 @@
     snakemake --cores all                                  # everything
     snakemake --cores all dulger2017                       # one study
     snakemake --cores all dulger2017_ch5                   # one chapter
+    snakemake --cores all guldas2015                       # Güldaş (2015) Figs 4.1-4.8
     snakemake --cores all results/figures/dulger2017/fig2_3.png   # one figure
     snakemake --cores all --config log2_n_max=18 sequences=4      # another grid
 
@@ -15,20 +16,25 @@ one figure from the config to its PNG.
 from snakemake.utils import min_version, validate
 
 from pfresample.studies.dulger2017 import catalog as dulger2017_catalog
+from pfresample.studies.guldas2015 import catalog as guldas2015_catalog
 
 min_version("9.0")
 
 
 configfile: f"{workflow.basedir}/config/config.yaml"
 configfile: f"{workflow.basedir}/config/studies/dulger2017.yaml"
+configfile: f"{workflow.basedir}/config/studies/guldas2015.yaml"
 
 
 include: "workflow/rules/common.smk"
 
 
-SCALE, SCALE_NOTE = apply_scale_preset(config, dulger2017_catalog.INTEGER_LIST_KEYS)
+SCALE, SCALE_NOTE = apply_scale_preset(
+    config, dulger2017_catalog.INTEGER_LIST_KEYS + guldas2015_catalog.INTEGER_LIST_KEYS
+)
 validate(config, "config/schemas/config.schema.yaml")
 check(dulger2017_catalog.check_config, config)
+check(guldas2015_catalog.check_config, config)
 # A corrupt or truncated cached artifact is deleted here, never used; the targets
 # below ask for it again so that it is rebuilt (and what read it reruns).
 DISCARDED = discard_corrupt_artifacts()
@@ -37,6 +43,8 @@ DISCARDED = discard_corrupt_artifacts()
 include: "workflow/rules/dulger2017/common.smk"
 include: "workflow/rules/dulger2017/resampling.smk"
 include: "workflow/rules/dulger2017/filter.smk"
+include: "workflow/rules/guldas2015/common.smk"
+include: "workflow/rules/guldas2015/single_step.smk"
 
 
 rule dulger2017_ch2:
@@ -77,9 +85,19 @@ rule dulger2017:
         uphill_ssd_tables(),
 
 
+rule guldas2015:
+    """Every target of Güldaş (2015) so far: the single-step experiments, Figs 4.1-4.8."""
+    input:
+        guldas2015_outputs(),
+
+
 rule all:
     """Every study's figures and tables, and the artifacts they read."""
     default_target: True
     input:
         rules.dulger2017.input,
-        regenerate(DISCARDED, lambda: resampling_artifacts() | filter_artifacts()),
+        rules.guldas2015.input,
+        regenerate(
+            DISCARDED,
+            lambda: resampling_artifacts() | filter_artifacts() | guldas2015_artifacts(),
+        ),

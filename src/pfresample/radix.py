@@ -77,3 +77,27 @@ def check_radix(radix, n: int) -> tuple[int, ...]:
             f"the radices {tuple(values)} multiply to {math.prod(values)}, not to N = {n}"
         )
     return tuple(values)
+
+
+def sequences_of_depth(n: int, depth: int, max_radix: int = BUTTERFLY_MAX_RADIX) -> list:
+    """Every radix sequence of ``depth`` stages for N, each radix in
+    [2, ``max_radix``], in lexicographic order: the candidates of §4.1.4
+    ("we run butterfly resampling algorithm for all possible radix sequences
+    with depth m_N and report the results for the fastest one"; for N = 2^12
+    they are (2^2, 2^10), (2^3, 2^9), ..., (2^10, 2^2))."""
+    if depth == 0:
+        return [()] if n == 1 else []
+    out = []
+    for r in range(2, min(n, max_radix) + 1):
+        if n % r == 0:
+            out += [(r, *rest) for rest in sequences_of_depth(n // r, depth - 1, max_radix)]
+    return out
+
+
+def shallowest_depth(n: int, max_radix: int = BUTTERFLY_MAX_RADIX) -> int:
+    """m_N = ceil(log_{max_radix} N), the depth of §4.1.4 (exact integer
+    arithmetic: the smallest m with max_radix^m >= N)."""
+    m, reach = 0, 1
+    while reach < n:
+        m, reach = m + 1, reach * max_radix
+    return m

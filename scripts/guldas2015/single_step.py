@@ -1,0 +1,131 @@
+"""Snakemake glue of Güldaş (2015) §4.1 (workflow/rules/guldas2015/single_step.smk):
+one function per rule, chosen by the rule's name. Each reads its inputs, calls
+the study (pfresample.studies.guldas2015) and writes its outputs atomically.
+
+* guldas2015_radix2_cell, _sweep_cell, _speed_cell: results/guldas2015/**.npz;
+* guldas2015_table: results/tables/guldas2015/{plot}.csv;
+* guldas2015_radix_timings: results/tables/guldas2015/radix_timings.csv;
+* guldas2015_figure: results/figures/guldas2015/{plot}.png, .pdf.
+"""
+
+import math
+
+import pandas as pd
+
+from pfresample import backend
+from pfresample.backend import BACKEND_LABELS
+from pfresample.pipeline import artifacts, devices, plots
+from pfresample.pipeline import tables as pipeline_tables
+from pfresample.pipeline.jobs import provenance, run
+from pfresample.studies.guldas2015 import catalog, experiments, figures, tables
+
+RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
+CLAIM = None
+if RULE.endswith("_cell"):
+    # A cell job takes one free GPU for itself before CUDA starts (pfresample.pipeline.devices).
+    CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
+    backend.cuda_device()
+
+
+def _save_cell(snakemake, log, arrays, metadata):
+    if CLAIM is not None:
+        log.info("GPU: device %s (waited %.1f s)", CLAIM.device, CLAIM.waited_s)
+    metadata.update(scale=snakemake.params.scale, **provenance(snakemake))
+    artifacts.save_npz(snakemake.output[0], arrays, metadata)
+    log.info("backend %s, device %s", metadata["backend"], metadata["device"])
+
+
+def radix2_cell(snakemake, log):
+    n, p = int(snakemake.wildcards.n), snakemake.params
+    target = catalog.targets(snakemake.config)["theory"]
+    cell = experiments.radix2_cell(target, n, replicates=p.replicates, log=log, **p.cell)
+    _save_cell(snakemake, log, *cell)
+
+
+def sweep_cell(snakemake, log):
+    n, p = int(snakemake.wildcards.n), snakemake.params
+    target = catalog.targets(snakemake.config)["theory"]
+    radices = [tuple(r) for r in p.radices]
+    cell = experiments.sweep_cell(target, n, radices, replicates=p.replicates, log=log, **p.cell)
+    _save_cell(snakemake, log, *cell)
+
+
+def speed_cell(snakemake, log):
+    n, p = int(snakemake.wildcards.n), snakemake.params
+    target = catalog.targets(snakemake.config)[snakemake.wildcards.target]
+    cell = experiments.speed_cell(
+        target, n, replicates=p.replicates, repeats=p.repeats, log=log, **p.cell
+    )
+    _save_cell(snakemake, log, *cell)
+
+
+def _cells(paths):
+    return [artifacts.load_npz(path) for path in paths]
+
+
+def table(snakemake, log):
+    """A figure's tidy table, with the backend and device of its cells."""
+    plot, config = snakemake.wildcards.plot, snakemake.config
+    cells = _cells(snakemake.input.cells)
+    theory = catalog.targets(config)["theory"]
+    if plot == "fig4_1":
+        frame = tables.histogram_table(cells)
+    elif plot == "fig4_2":
+        frame = tables.radix2_table(cells, theory)
+    elif plot in ("fig4_3", "fig4_4"):
+        radices = [tuple(r) for r in snakemake.params.sweep]
+        frame = tables.sweep_table(*cells[0], radices, theory)
+    else:
+        frame = tables.speed_table(cells, catalog.SPEED_FIGURES[plot][1])
+    meta = cells[0][1]
+    frame["backend"] = BACKEND_LABELS[meta["backend"]]
+    frame["device"] = meta["device"]
+    frame["scale"] = meta["scale"]
+    pipeline_tables.write_csv(frame, snakemake.output[0])
+    log.info("%d rows from %d cells", len(frame), len(cells))
+
+
+def radix_timings(snakemake, log):
+    frame = tables.candidates_table(_cells(snakemake.input.cells))
+    pipeline_tables.write_csv(frame, snakemake.output[0])
+    log.info("%d radix sequences timed", len(frame))
+
+
+def figure(snakemake, log):
+    plot, p = snakemake.wildcards.plot, snakemake.params
+    frame = pd.read_csv(snakemake.input.table)
+    replicates = frame["particle_sets"].iloc[0] if "particle_sets" in frame else None
+    if plot == "fig4_1":
+        replicates = int(frame.groupby("n").size().iloc[0])
+    detail = f"{replicates:,} particle sets per point, device {frame['device'].iloc[0]}"
+    caption = plots.caption(backend=frame["backend"].iloc[0], scale=p.scale, detail=detail)
+    if plot == "fig4_1":
+        fig = figures.radix2_histograms(frame, p.limit, caption)
+    elif plot == "fig4_2":
+        fig = figures.radix2_lmse(frame, caption)
+    elif plot == "fig4_3":
+        n = int(frame["n"].iloc[0])
+        caption = plots.caption(frame["backend"].iloc[0], p.scale, n, detail)
+        fig = figures.radix_sweep(frame, "depth", caption)
+    elif plot == "fig4_4":
+        n = int(frame["n"].iloc[0])
+        caption = plots.caption(frame["backend"].iloc[0], p.scale, n, detail)
+        fig = figures.radix_sweep(frame, "log2_first_radix", caption)
+    else:
+        fig = figures.speed(frame, caption)
+    plots.save(fig, [snakemake.output.png, snakemake.output.pdf], title=catalog.TITLES[plot])
+    log.info("caption: %s (log2 N from %d)", caption, int(math.log2(frame["n"].min())))
+
+
+def job(rule: str):
+    return {
+        "guldas2015_radix2_cell": radix2_cell,
+        "guldas2015_sweep_cell": sweep_cell,
+        "guldas2015_speed_cell": speed_cell,
+        "guldas2015_table": table,
+        "guldas2015_radix_timings": radix_timings,
+        "guldas2015_figure": figure,
+    }[rule]
+
+
+run(job(RULE), snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

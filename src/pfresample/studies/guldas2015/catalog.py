@@ -1,0 +1,107 @@
+"""What the Güldaş (2015) configuration means: the grids of §4.1 from the
+keys of config/studies/guldas2015.yaml, the cross-key checks, and which
+cells each figure reads. The keys are documented in config/README.md."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .targets import Target, gaussian, poisson
+
+INTEGER_LIST_KEYS = ("guldas2015_histogram_log2_n", "guldas2015_sweep_log2_radix")
+
+# Figs 4.5-4.8: (particle-weight set, method family); panels a / b are float32 / float64.
+SPEED_FIGURES = {
+    "fig4_5": ("gaussian", "multinomial"),
+    "fig4_6": ("poisson", "multinomial"),
+    "fig4_7": ("gaussian", "systematic"),
+    "fig4_8": ("poisson", "systematic"),
+}
+FIGURES = ("fig4_1", "fig4_2", "fig4_3", "fig4_4", *SPEED_FIGURES)
+TITLES = {
+    "fig4_1": "Güldaş (2015) Fig 4.1: radix-2 errors scaled by √(N/log₂N)",
+    "fig4_2": "Güldaş (2015) Fig 4.2: radix-2 LMSE × N/log₂N",
+    "fig4_3": "Güldaş (2015) Fig 4.3: fixed radix, variable depth",
+    "fig4_4": "Güldaş (2015) Fig 4.4: mixed radix, depth 2",
+    "fig4_5": "Güldaş (2015) Fig 4.5: standard vs butterfly multinomial, Gaussian g",
+    "fig4_6": "Güldaş (2015) Fig 4.6: standard vs butterfly multinomial, Poisson g",
+    "fig4_7": "Güldaş (2015) Fig 4.7: standard vs butterfly systematic, Gaussian g",
+    "fig4_8": "Güldaş (2015) Fig 4.8: standard vs butterfly systematic, Poisson g",
+}
+
+
+def targets(cfg: Mapping) -> dict[str, Target]:
+    """The particle-weight sets by role: §4.1.2-4.1.3 take x ~ U[-2σ, 2σ],
+    §4.1.4 x ~ U[-σ, σ] (Gaussian) and x ~ Poisson(λ)."""
+    sigma, lam = cfg["guldas2015_sigma"], cfg["guldas2015_poisson_lambda"]
+    return {
+        "theory": gaussian(2 * sigma, sigma),
+        "gaussian": gaussian(sigma, sigma),
+        "poisson": poisson(lam),
+    }
+
+
+def radix2_n(cfg: Mapping) -> list[int]:
+    """Figs 4.1-4.2: N = 2, 4, ..., 2^guldas2015_radix2_log2_n_max."""
+    return [2**e for e in range(1, cfg["guldas2015_radix2_log2_n_max"] + 1)]
+
+
+def histogram_n(cfg: Mapping) -> list[int]:
+    return [2**e for e in cfg["guldas2015_histogram_log2_n"]]
+
+
+def sweep_n(cfg: Mapping) -> int:
+    return 2 ** cfg["guldas2015_sweep_log2_n"]
+
+
+def depth_sweep(cfg: Mapping) -> list[tuple[int, ...]]:
+    """Fig 4.3: (r, ..., r) of depth D with r^D = N, for each configured r."""
+    e = cfg["guldas2015_sweep_log2_n"]
+    return [(2**k,) * (e // k) for k in cfg["guldas2015_sweep_log2_radix"]]
+
+
+def mixed_sweep(cfg: Mapping) -> list[tuple[int, ...]]:
+    """Fig 4.4: (2^d, 2^(D-d)) for d = 1 ... D - 1, N = 2^D."""
+    e = cfg["guldas2015_sweep_log2_n"]
+    return [(2**d, 2 ** (e - d)) for d in range(1, e)]
+
+
+def sweep_radices(cfg: Mapping) -> list[tuple[int, ...]]:
+    """Every radix sequence of Figs 4.3-4.4, each once, in figure order."""
+    out = []
+    for radix in depth_sweep(cfg) + mixed_sweep(cfg):
+        if radix not in out:
+            out.append(radix)
+    return out
+
+
+def speed_n(cfg: Mapping) -> list[int]:
+    lo, hi = cfg["guldas2015_speed_log2_n_min"], cfg["guldas2015_speed_log2_n_max"]
+    return [2**e for e in range(lo, hi + 1)]
+
+
+def check_config(cfg: Mapping) -> None:
+    """Checks across keys, a ValueError naming the keys (the schema checks each key alone)."""
+    top = cfg["guldas2015_radix2_log2_n_max"]
+    outside = [e for e in cfg["guldas2015_histogram_log2_n"] if not 1 <= e <= top]
+    if outside:
+        raise ValueError(
+            f"guldas2015_histogram_log2_n has {outside}, outside 1 ... "
+            f"guldas2015_radix2_log2_n_max = {top}: the histograms show N of the radix-2 grid"
+        )
+    e = cfg["guldas2015_sweep_log2_n"]
+    bad = [k for k in cfg["guldas2015_sweep_log2_radix"] if e % k]
+    if bad:
+        raise ValueError(
+            f"guldas2015_sweep_log2_radix has {bad}, which do not divide "
+            f"guldas2015_sweep_log2_n = {e}: Fig 4.3 needs r^D = N = 2^{e}"
+        )
+    if e < 2:
+        raise ValueError(
+            f"guldas2015_sweep_log2_n must be >= 2 (Fig 4.4's (2^d, 2^(D-d))), got {e}"
+        )
+    lo, hi = cfg["guldas2015_speed_log2_n_min"], cfg["guldas2015_speed_log2_n_max"]
+    if lo > hi:
+        raise ValueError(
+            f"guldas2015_speed_log2_n_min = {lo} exceeds guldas2015_speed_log2_n_max = {hi}"
+        )

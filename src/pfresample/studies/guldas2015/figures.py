@@ -1,0 +1,134 @@
+"""Figs 4.1-4.8 of Güldaş (2015) from their tidy tables (``tables``). The
+thesis's figures are not in its text, only their captions and prose (§4.1):
+the axes follow the prose, and every panel says what it plots."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ...pipeline import plots
+
+SCHEME_STYLE = {"standard": ("tab:blue", "o"), "butterfly": ("tab:orange", "s")}
+
+
+def _log2_axis(ax, values) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(values)
+    ax.set_xticklabels([f"$2^{{{int(math.log2(v))}}}$" for v in values], fontsize=7)
+
+
+def radix2_histograms(table: pd.DataFrame, limit: float, caption: str) -> Figure:
+    """Fig 4.1: the errors E (eq. 4.1) scaled by sqrt(N / log2 N), one panel
+    per N, with the density of the limiting N(0, (1 - 1/2) Var) in red."""
+    ns = sorted(table["n"].unique())
+    fig, axes = plots.new_figure(len(ns), ncols=min(len(ns), 3))
+    sd = math.sqrt(limit)
+    grid = np.linspace(-4.5 * sd, 4.5 * sd, 400)
+    density = np.exp(-(grid**2) / (2 * limit)) / math.sqrt(2 * math.pi * limit)
+    for ax, n in zip(axes, ns, strict=True):
+        scaled = table.loc[table["n"] == n, "scaled_error"].to_numpy()
+        ax.hist(scaled, bins=60, range=(grid[0], grid[-1]), density=True, color="0.6")
+        ax.plot(grid, density, color="red", lw=1.5, label=f"N(0, {limit:.2f})")
+        ax.set_title(f"N = 2^{int(math.log2(n))}: var {scaled.var():.2f}", fontsize=9)
+        ax.set_xlabel("E √(N/log₂N)")
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("density")
+    plots.add_caption(fig, caption)
+    return fig
+
+
+def radix2_lmse(table: pd.DataFrame, caption: str) -> Figure:
+    """Fig 4.2: LMSE x N / log2 N against N with its confidence interval,
+    MSE x N / log2 N beside it, and the limit of Theorem 3.4 dashed red."""
+    fig, (ax,) = plots.new_figure(1, 1, panel_size=(6.0, 3.6))
+    n = table["n"].to_numpy()
+    for stat, color, label in (
+        ("lmse", "black", "LMSE (eq. 4.6)"),
+        ("mse", "tab:blue", "MSE (eq. 4.5)"),
+    ):
+        ax.errorbar(
+            n,
+            table[f"{stat}_scaled"],
+            yerr=table[f"{stat}_scaled_ci"],
+            color=color,
+            marker="o",
+            ms=3,
+            capsize=2,
+            lw=1,
+            label=f"{label} × N/log₂N",
+        )
+    ax.axhline(table["limit"].iloc[0], color="red", ls="--",
+               label=f"limit (1 - 1/2) Var = {table['limit'].iloc[0]:.2f}")  # fmt: skip
+    _log2_axis(ax, n)
+    ax.set_xlabel("N")
+    ax.set_ylabel("scaled error")
+    ax.legend(fontsize=7)
+    plots.add_caption(fig, caption)
+    return fig
+
+
+def radix_sweep(table: pd.DataFrame, x: str, caption: str) -> Figure:
+    """Figs 4.3 (x = "depth") and 4.4 (x = "log2_first_radix"): LMSE with the
+    0.1 / 0.9 quantiles of the squared errors dashed, MSE, and for a fixed
+    radix the first-order LMSE of Theorem 3.4."""
+    fig, (ax,) = plots.new_figure(1, 1, panel_size=(6.0, 3.6))
+    t = table.sort_values(x)
+    ax.errorbar(t[x], t["lmse"], yerr=t["lmse_ci"], color="black", marker="o", ms=3, capsize=2,
+                lw=1, label="LMSE (eq. 4.6)")  # fmt: skip
+    ax.plot(t[x], t["lmse_q10"], "k--", lw=0.8, label="0.1 / 0.9 quantiles of squared errors")
+    ax.plot(t[x], t["lmse_q90"], "k--", lw=0.8)
+    ax.plot(t[x], t["mse"], color="tab:blue", marker=".", lw=0.8, label="MSE (eq. 4.5)")
+    if t["theorem_3_4_lmse"].notna().any():
+        ax.plot(t[x], t["theorem_3_4_lmse"], "r^", ms=5, label="(1-1/r) Var log_r N / N")
+    ax.set_yscale("log")
+    ax.set_xticks(t[x])
+    if x == "depth":
+        labels = [
+            f"r={radix.split('x')[0]}\nD={d}"
+            for radix, d in zip(t["radix"], t["depth"], strict=True)
+        ]
+    else:
+        labels = [str(d) for d in t[x]]
+    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_xlabel(
+        "radix r and depth D, r^D = N" if x == "depth" else "d: radix sequence (2^d, 2^(D-d))"
+    )
+    ax.set_ylabel("squared error")
+    ax.legend(fontsize=7)
+    plots.add_caption(fig, caption)
+    return fig
+
+
+def speed(table: pd.DataFrame, caption: str) -> Figure:
+    """Figs 4.5-4.8: row a float32, row b float64; columns MSE (eq. 4.5) vs
+    run time, run time vs N, MSE vs N, standard and butterfly."""
+    precisions = [p for p in ("float32", "float64") if p in set(table["precision"])]
+    fig = Figure(figsize=(12.5, 3.4 * len(precisions) + 0.5), layout="constrained")
+    axes = np.atleast_2d(fig.subplots(len(precisions), 3, squeeze=False))
+    for row, precision in zip(axes, precisions, strict=True):
+        part = table[table["precision"] == precision]
+        for scheme, (color, marker) in SCHEME_STYLE.items():
+            s = part[part["scheme"] == scheme].sort_values("n")
+            if s.empty:
+                continue
+            label = f"{scheme} ({s['method'].iloc[0]})"
+            row[0].plot(s["time_ms"], s["mse"], color=color, marker=marker, ms=3, label=label)
+            row[1].plot(s["n"], s["time_ms"], color=color, marker=marker, ms=3, label=label)
+            row[2].errorbar(s["n"], s["mse"], yerr=s["mse_ci"], color=color, marker=marker, ms=3,
+                            capsize=2, lw=1, label=label)  # fmt: skip
+        row[0].set(xscale="log", yscale="log", xlabel="run time (ms)", ylabel="MSE")
+        row[1].set(yscale="log", xlabel="N", ylabel="run time (ms)")
+        row[2].set(yscale="log", xlabel="N", ylabel="MSE")
+        for ax in row[1:]:
+            _log2_axis(ax, sorted(part["n"].unique()))
+        panel = "a" if precision == "float32" else "b"
+        row[0].set_title(f"({panel}) {precision}: MSE vs run time", fontsize=9)
+        row[1].set_title(f"({panel}) {precision}: run time vs N", fontsize=9)
+        row[2].set_title(f"({panel}) {precision}: MSE vs N", fontsize=9)
+        row[0].legend(fontsize=7)
+    plots.add_caption(fig, caption)
+    return fig

@@ -1,0 +1,135 @@
+"""Tidy tables of Figs 4.1-4.8 from the cells' (arrays, metadata): one row
+per plotted point, with the statistic, its confidence interval (the
+library's level, ``constants.CONFIDENCE_LEVEL``, normal approximation over
+the T particle sets) and what it is compared against."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ...constants import CONFIDENCE_LEVEL
+from ...metrics import confidence_interval
+from .experiments import FAMILIES, parse_radix, radix_label
+from .targets import Target
+
+
+def _mean_squares(errors, prefix: str) -> dict:
+    """``{prefix}``, ``{prefix}_ci``, ``{prefix}_q10``, ``{prefix}_q90`` of the squared errors."""
+    squared = np.asarray(errors, dtype=np.float64) ** 2
+    mean, half = confidence_interval(squared) if squared.size > 1 else (float(squared[0]), np.nan)
+    return {
+        prefix: mean,
+        f"{prefix}_ci": half,
+        f"{prefix}_q10": float(np.quantile(squared, 0.1)),
+        f"{prefix}_q90": float(np.quantile(squared, 0.9)),
+    }
+
+
+def log2_scale(n: int) -> float:
+    """N / log2 N, the scale of Theorem 3.4 for radix 2 (N >= 2)."""
+    return n / math.log2(n)
+
+
+def histogram_table(cells) -> pd.DataFrame:
+    """Fig 4.1: every particle set's error E (eq. 4.1) and local error LE
+    (eq. 4.3) at the histogram N, and both scaled by sqrt(N / log2 N)."""
+    frames = []
+    for arrays, meta in cells:
+        n, root = meta["n"], math.sqrt(log2_scale(meta["n"]))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "n": n,
+                    "particle_set": np.arange(arrays["errors"].size),
+                    "error": arrays["errors"],
+                    "local_error": arrays["local_errors"],
+                    "scaled_error": arrays["errors"] * root,
+                    "scaled_local_error": arrays["local_errors"] * root,
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def radix2_table(cells, target: Target) -> pd.DataFrame:
+    """Fig 4.2: per N, LMSE and MSE, raw and times N / log2 N, against the
+    limit (1 - 1/2) Var_{pi_hat_0}(phi) of Theorem 3.4."""
+    rows = []
+    for arrays, meta in sorted(cells, key=lambda c: c[1]["n"]):
+        n = meta["n"]
+        row = {"n": n, "particle_sets": meta["replicates"], "scale": log2_scale(n)}
+        row |= _mean_squares(arrays["local_errors"], "lmse")
+        row |= _mean_squares(arrays["errors"], "mse")
+        for stat in ("lmse", "mse"):
+            row[f"{stat}_scaled"] = row[stat] * row["scale"]
+            row[f"{stat}_scaled_ci"] = row[f"{stat}_ci"] * row["scale"]
+        row["limit"] = target.theorem_3_4_limit(2)
+        row["confidence_level"] = CONFIDENCE_LEVEL
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def sweep_table(arrays, meta, radices, target: Target) -> pd.DataFrame:
+    """Figs 4.3-4.4: LMSE and MSE of each radix sequence in ``radices``,
+    with the 0.1 / 0.9 quantiles of the squared errors, and Theorem 3.4's
+    first-order LMSE (1 - 1/r) Var log_r N / N where the radix is fixed."""
+    labels = meta["radices"]
+    n, variance = meta["n"], target.weighted_moments()[1]
+    rows = []
+    for radix in radices:
+        k = labels.index(radix_label(radix))
+        row = {"radix": radix_label(radix), "depth": len(radix), "n": n,
+               "log2_first_radix": int(math.log2(radix[0])),
+               "particle_sets": meta["replicates"]}  # fmt: skip
+        row |= _mean_squares(arrays["local_errors"][k], "lmse")
+        row |= _mean_squares(arrays["errors"][k], "mse")
+        fixed = len(set(radix)) == 1
+        first_order = (1 - 1 / radix[0]) * variance * len(radix) / n
+        row["theorem_3_4_lmse"] = first_order if fixed else np.nan
+        row["confidence_level"] = CONFIDENCE_LEVEL
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def speed_table(cells, family: str) -> pd.DataFrame:
+    """Figs 4.5-4.8: per N and precision, the standard method of ``family``
+    and its butterfly form: median time, MSE (eq. 4.5), LMSE (eq. 4.6) and
+    MSE x time (the thesis's "Monte Carlo error per computation time")."""
+    methods = {family: "standard", FAMILIES[family]: "butterfly"}
+    rows = []
+    for arrays, meta in sorted(cells, key=lambda c: c[1]["n"]):
+        for k, arm in enumerate(meta["arms"]):
+            if arm["method"] not in methods:
+                continue
+            row = {"n": meta["n"], "precision": arm["precision"],
+                   "scheme": methods[arm["method"]], "method": arm["method"],
+                   "radix": arm["radix"], "particle_sets": meta["replicates"],
+                   "time_ms": float(arrays["time_ms"][k])}  # fmt: skip
+            row |= _mean_squares(arrays["errors"][k], "mse")
+            row |= _mean_squares(arrays["local_errors"][k], "lmse")
+            row["mse_x_time"] = row["mse"] * row["time_ms"]
+            row["target"] = meta["target"]
+            row["device"] = meta["device"]
+            row["confidence_level"] = CONFIDENCE_LEVEL
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def candidates_table(cells) -> pd.DataFrame:
+    """Every radix sequence timed for §4.1.4's fastest-radix choice, with
+    the chosen one marked."""
+    rows = []
+    for arrays, meta in cells:
+        chosen = {(a["method"], a["precision"]): a["radix"] for a in meta["arms"]}
+        for c, ms in zip(meta["candidates"], arrays["candidate_time_ms"], strict=True):
+            rows.append({
+                "target": meta["target"], "n": meta["n"], "method": c["method"],
+                "precision": c["precision"], "radix": c["radix"],
+                "depth": len(parse_radix(c["radix"])), "time_ms": float(ms),
+                "chosen": chosen[(c["method"], c["precision"])] == c["radix"],
+                "device": meta["device"],
+            })  # fmt: skip
+    return pd.DataFrame(rows).sort_values(["target", "n", "method", "precision", "time_ms"])

@@ -23,11 +23,13 @@ import yaml
 from pfresample.pipeline import artifacts as io
 from pfresample.studies.dulger2017.experiments import expand_variants
 from pfresample.studies.dulger2017.tables import TIME_COLUMNS
+from pfresample.studies.guldas2015 import catalog as guldas2015_catalog
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
 CATALOG = yaml.safe_load((REPO / "config" / "studies" / "dulger2017.yaml").read_text())
-CONFIG = {**yaml.safe_load((REPO / "config" / "config.yaml").read_text()), **CATALOG}
+GULDAS2015 = yaml.safe_load((REPO / "config" / "studies" / "guldas2015.yaml").read_text())
+CONFIG = {**yaml.safe_load((REPO / "config" / "config.yaml").read_text()), **CATALOG, **GULDAS2015}
 QUICK = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
 FIGURES = CATALOG["dulger2017_figures"]
 FILTER_TABLES = CATALOG["dulger2017_filter_tables"]
@@ -54,6 +56,17 @@ TINY_GRID = {
     "filter_runs": 2,
     "filter_speedup_runs": 2,
     "filter_jobs": "per_variant",
+    # Güldaş (2015): radix 2 up to N = 2^4, sweeps at 2^4, speed at 2^5 and 2^6.
+    "guldas2015_radix2_log2_n_max": 4,
+    "guldas2015_radix2_replicates": 20,
+    "guldas2015_histogram_log2_n": [2, 4],
+    "guldas2015_sweep_log2_n": 4,
+    "guldas2015_sweep_log2_radix": [1, 2, 4],
+    "guldas2015_sweep_replicates": 10,
+    "guldas2015_speed_log2_n_min": 5,
+    "guldas2015_speed_log2_n_max": 6,
+    "guldas2015_speed_replicates": 5,
+    "guldas2015_timing_repeats": 1,
 }
 TINY = [
     f"{k}=[{','.join(map(str, v))}]" if isinstance(v, list) else f"{k}={v}"
@@ -93,6 +106,20 @@ def cell_jobs(grid) -> dict[str, int]:
         rule = f"resample_ladder_{ladder}"
         counts[rule] = counts.get(rule, 0) + 1
     return counts
+
+
+def guldas2015_jobs(grid) -> dict[str, int]:
+    """Güldaş (2015) jobs by rule: a radix-2 cell per N, one sweep cell, a speed cell
+    per particle-weight set and N, a table and a figure per figure."""
+    figures = len(guldas2015_catalog.FIGURES)
+    return {
+        "guldas2015_radix2_cell": len(guldas2015_catalog.radix2_n(grid)),
+        "guldas2015_sweep_cell": 1,
+        "guldas2015_speed_cell": 2 * len(guldas2015_catalog.speed_n(grid)),
+        "guldas2015_table": figures,
+        "guldas2015_figure": figures,
+        "guldas2015_radix_timings": 1,
+    }
 
 
 def figure_files(chapter=None) -> list[str]:
@@ -198,6 +225,8 @@ def test_dry_run_default_config_builds_the_dag(tmp_path):
     assert counts["all"] == 1
     jobs = filter_jobs(grid, cuda_visible())
     assert {k: counts.get(k, 0) for k in jobs} == jobs
+    jobs = guldas2015_jobs(grid)
+    assert {k: counts.get(k, 0) for k in jobs} == jobs
 
 
 def test_dry_run_thesis_scale_and_overrides(tmp_path):
@@ -228,6 +257,11 @@ def test_dry_run_thesis_scale_and_overrides(tmp_path):
     counts = job_counts(proc.output)
     assert counts["filter_speedup_cell"] == 10  # Fig 6.23: CPU and GPU cells, 5 N each
     assert "results/filter_speedup/cuda/growth/uphill/n4194304.npz" in proc.output
+    # Güldaş (2015) at thesis scale: N = 2 ... 2^20 radix 2, 2 x 12 speed cells.
+    jobs = guldas2015_jobs(CONFIG)
+    assert {k: counts.get(k, 0) for k in jobs} == jobs
+    assert jobs["guldas2015_radix2_cell"] == 20 and jobs["guldas2015_speed_cell"] == 24
+    assert "results/guldas2015/speed/poisson/n4194304.npz" in proc.output
     # --config wins over config/quick.yaml
     proc = snakemake(tmp_path, "-n", config=["scale=quick", "log2_n_max=5"])
     assert proc.returncode == 0, proc.output
@@ -248,6 +282,14 @@ def test_one_figure_builds_only_what_it_needs(tmp_path):
         "resample_cell": 3,
         "dulger2017_table": 1,
         "dulger2017_figure": 1,
+    }
+    # Güldaş Fig 4.3: the one sweep cell, its table and figure.
+    proc = snakemake(tmp_path, "-n", "results/figures/guldas2015/fig4_3.png", config=TINY)
+    assert proc.returncode == 0, proc.output
+    assert job_counts(proc.output) == {
+        "guldas2015_sweep_cell": 1,
+        "guldas2015_table": 1,
+        "guldas2015_figure": 1,
     }
     # Table 7.3: the six variants of scenario 1 and their trajectory set, nothing else.
     proc = snakemake(tmp_path, "-n", "results/tables/dulger2017/table7_3.md", config=TINY)
@@ -319,6 +361,30 @@ def test_tiny_grid_builds_every_figure_and_table(tiny_run):
     assert "Nothing to be done" in proc.output, proc.output
     proc = snakemake(tiny_run, "-n", config=[*TINY, "fig2_3_bins=20"])
     assert job_counts(proc.output) == {"dulger2017_fig2_3": 1, "all": 1}
+
+
+def test_tiny_grid_guldas2015(tiny_run):
+    """Güldaş (2015) on the tiny grid: every figure and table, one row per plotted point."""
+    results = tiny_run / "results"
+    for plot in guldas2015_catalog.FIGURES:
+        for ext in ("png", "pdf"):
+            assert (results / "figures" / "guldas2015" / f"{plot}.{ext}").stat().st_size > 1000
+    root = results / "tables" / "guldas2015"
+    t = {p.stem: pd.read_csv(p) for p in root.glob("*.csv")}
+    assert set(t) == {*guldas2015_catalog.FIGURES, "radix_timings"}
+    assert t["fig4_1"].groupby("n").size().to_dict() == {4: 20, 16: 20}
+    assert list(t["fig4_2"]["n"]) == [2, 4, 8, 16] and (t["fig4_2"]["lmse"] > 0).all()
+    assert list(t["fig4_3"]["radix"]) == ["2x2x2x2", "4x4", "16"]
+    assert list(t["fig4_4"]["radix"]) == ["2x8", "4x4", "8x2"]
+    for plot in guldas2015_catalog.SPEED_FIGURES:
+        speed = t[plot]
+        assert len(speed) == 2 * 2 * 2, plot  # N x precision x (standard, butterfly)
+        assert (speed["time_ms"] > 0).all() and (speed["particle_sets"] == 5).all()
+        assert set(speed["backend"]) == {"CPU (NumPy)"} and set(speed["scale"]) == {"quick"}
+    timings = t["radix_timings"]
+    assert timings.groupby(["target", "n", "method", "precision"])["chosen"].sum().eq(1).all()
+    log = (results / "logs" / "figures" / "guldas2015" / "fig4_5.log").read_text()
+    assert "Backend: CPU (NumPy)" in log and "scale: quick" in log
 
 
 def test_tiny_grid_filter_tables_are_sane(tiny_run):
@@ -545,6 +611,8 @@ def test_kill_and_resume_gives_identical_tables(tiny_run, tmp_path):
         ("filter_jobs=some", "filter_jobs", "is not one of"),
         ("filter_runs=0", "filter_runs", "less than the minimum"),
         ("filter_log2_n=[0,8]", "filter_log2_n", "less than the minimum"),
+        ("guldas2015_radix2_replicates=1", "guldas2015_radix2_replicates", "less than the"),
+        ("guldas2015_sweep_log2_radix=[5]", "guldas2015_sweep_log2_radix", "do not divide"),
     ],
 )
 def test_invalid_config_names_the_key(tmp_path, override, named, why):
@@ -577,7 +645,7 @@ def test_overhead_report_reads_every_job(tiny_run):
     assert len(jobs) == len(benchmarks) > 100
     assert set(jobs["kind"]) == {
         "weights", "tuning", "resample", "tables", "figures", "trajectories", "filter",
-        "filter_speedup",
+        "filter_speedup", "guldas2015",
     }  # fmt: skip
     # The log span lies inside the job's wall time, up to the logs' millisecond stamps
     # and the benchmark's 10 ms resolution.

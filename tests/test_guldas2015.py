@@ -184,13 +184,14 @@ def test_speed_cell_times_every_candidate_and_keeps_the_fastest():
     assert (speed["mse_x_time"] == speed["mse"] * speed["time_ms"]).all()
 
 
-def test_sweep_table_marks_the_fixed_radix_prediction():
+def test_sweep_table_has_the_first_order_lmse():
     target = targets.gaussian(20.0, 10.0)
     radices = [(4, 4, 4), (8, 8), (2, 32)]
     arrays, meta = experiments.sweep_cell(target, 64, radices, replicates=50, seed=1, backend="cpu")
     t = tables.sweep_table(arrays, meta, radices, target)
     assert list(t["radix"]) == ["4x4x4", "8x8", "2x32"]
-    first = (1 - 1 / 4) * target.weighted_moments()[1] * 3 / 64
-    assert t["theorem_3_4_lmse"].iloc[0] == pytest.approx(first)
-    assert np.isnan(t["theorem_3_4_lmse"].iloc[2])
+    variance = target.weighted_moments()[1]
+    # Theorem 3.4's (1 - 1/r) Var log_r N / N for a fixed radix; one term per stage else.
+    assert t["first_order_lmse"].iloc[0] == pytest.approx((1 - 1 / 4) * variance * 3 / 64)
+    assert t["first_order_lmse"].iloc[2] == pytest.approx((1 / 2 + 31 / 32) * variance / 64)
     assert (t["lmse_q10"] <= t["lmse_q90"]).all()

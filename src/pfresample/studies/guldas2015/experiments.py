@@ -35,6 +35,8 @@ from .targets import Target
 # The methods of Figs 4.5-4.8: each standard method and its butterfly form.
 FAMILIES = {"multinomial": "butterfly-multinomial", "systematic": "butterfly-systematic"}
 PRECISIONS = ("float32", "float64")
+# Particles drawn and weighed at once: up to this many (a few float64 arrays of it).
+SETS_ELEMENTS = 1 << 20
 # Figs 4.1-4.4 resample in float64: they test the theory, not the arithmetic.
 THEORY_PRECISION = "float64"
 
@@ -104,32 +106,42 @@ def replicate_errors(
     target: Target, n: int, arms, *, replicates: int, seed: int, stream, backend: str, log=None
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(E, LE)``, each (len(arms), replicates) float64: the errors of eqs.
-    4.1 and 4.3 of every arm on each of ``replicates`` particle sets of N."""
+    4.1 and 4.3 of every arm on each of ``replicates`` particle sets of N.
+    The particle sets are drawn and weighed SETS_ELEMENTS particles at a time
+    (one generator call for many sets: a small N costs little more than its
+    resampling call)."""
     where = resolve_backend(backend)
     xp = _xp(where)
-    exact_mean = target.weighted_moments()[0]
     rng = particle_generator(seed, stream, where == "cuda")
     seeds = draw_seeds(seed, stream, replicates)
-    errors = xp.empty((len(arms), replicates))
-    local = xp.empty((len(arms), replicates))
+    estimates = xp.empty((len(arms), replicates))  # (1/N) sum_i phi(x^{a^i})
+    importance = xp.empty(replicates)  # the IS estimate of eq. 4.3, float64
+    precisions = sorted({arm.precision for arm in arms})
+    rows = max(1, SETS_ELEMENTS // n)
     started, reported = time.perf_counter(), 0
-    for j in range(replicates):
-        x = target.draw(rng, n)
+    for first in range(0, replicates, rows):
+        count = min(rows, replicates - first)
+        x = target.draw(rng, (count, n))
         lw = target.log_g(x, xp)
-        w = xp.exp(lw - lw.max())
-        importance = (w @ x) / w.sum()  # the IS estimate of eq. 4.3, float64
-        for k, arm in enumerate(arms):
-            a = api.resample(
-                lw.astype(arm.precision), arm.method, seed=seeds[j], backend=where, log=True,
-                **arm.params(),
-            )  # fmt: skip
-            estimate = x[a].mean()
-            errors[k, j] = estimate - exact_mean
-            local[k, j] = estimate - importance
+        w = xp.exp(lw - lw.max(axis=1, keepdims=True))
+        importance[first : first + count] = (w * x).sum(axis=1) / w.sum(axis=1)
+        for i in range(count):
+            j = first + i
+            log_weights = {p: lw[i].astype(p, copy=False) for p in precisions}
+            for k, arm in enumerate(arms):
+                a = api.resample(
+                    log_weights[arm.precision], arm.method, seed=seeds[j], backend=where,
+                    log=True, **arm.params(),
+                )  # fmt: skip
+                estimates[k, j] = x[i][a].mean()
         elapsed = time.perf_counter() - started
-        if log is not None and (elapsed - reported > 30 or j + 1 == replicates):
+        if log is not None and (elapsed - reported > 30 or first + count == replicates):
             reported = elapsed
-            log.info("N = %d: %d of %d particle sets, %.0f s", n, j + 1, replicates, elapsed)
+            log.info(
+                "N = %d: %d of %d particle sets, %.0f s", n, first + count, replicates, elapsed
+            )
+    errors = estimates - target.weighted_moments()[0]
+    local = estimates - importance[None, :]
     if where == "cuda":
         return errors.get(), local.get()
     return errors, local

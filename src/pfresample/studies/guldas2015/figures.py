@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
 from ...pipeline import plots
 
@@ -74,7 +75,7 @@ def radix2_lmse(table: pd.DataFrame, caption: str) -> Figure:
 def radix_sweep(table: pd.DataFrame, x: str, caption: str) -> Figure:
     """Figs 4.3 (x = "depth") and 4.4 (x = "log2_first_radix"): LMSE with the
     0.1 / 0.9 quantiles of the squared errors dashed, MSE, and for a fixed
-    radix the first-order LMSE of Theorem 3.4."""
+    first-order LMSE sum_k (1 - 1/r_k) Var / N (Theorems 3.4-3.5)."""
     fig, (ax,) = plots.new_figure(1, 1, panel_size=(6.0, 3.6))
     t = table.sort_values(x)
     ax.errorbar(t[x], t["lmse"], yerr=t["lmse_ci"], color="black", marker="o", ms=3, capsize=2,
@@ -82,8 +83,7 @@ def radix_sweep(table: pd.DataFrame, x: str, caption: str) -> Figure:
     ax.plot(t[x], t["lmse_q10"], "k--", lw=0.8, label="0.1 / 0.9 quantiles of squared errors")
     ax.plot(t[x], t["lmse_q90"], "k--", lw=0.8)
     ax.plot(t[x], t["mse"], color="tab:blue", marker=".", lw=0.8, label="MSE (eq. 4.5)")
-    if t["theorem_3_4_lmse"].notna().any():
-        ax.plot(t[x], t["theorem_3_4_lmse"], "r^", ms=5, label="(1-1/r) Var log_r N / N")
+    ax.plot(t[x], t["first_order_lmse"], "r^", ms=5, label="Σ_k (1 - 1/r_k) Var / N")
     ax.set_yscale("log")
     ax.set_xticks(t[x])
     if x == "depth":
@@ -116,11 +116,14 @@ def speed(table: pd.DataFrame, caption: str) -> Figure:
             if s.empty:
                 continue
             label = f"{scheme} ({s['method'].iloc[0]})"
-            row[0].plot(s["time_ms"], s["mse"], color=color, marker=marker, ms=3, label=label)
+            row[0].plot(
+                s["time_ms"], s["mse"], color=color, marker=marker, ms=3, lw=0.8, label=label
+            )
             row[1].plot(s["n"], s["time_ms"], color=color, marker=marker, ms=3, label=label)
             row[2].errorbar(s["n"], s["mse"], yerr=s["mse_ci"], color=color, marker=marker, ms=3,
                             capsize=2, lw=1, label=label)  # fmt: skip
         row[0].set(xscale="log", yscale="log", xlabel="run time (ms)", ylabel="MSE")
+        row[0].xaxis.set_minor_formatter(NullFormatter())  # the minor labels overlap
         row[1].set(yscale="log", xlabel="N", ylabel="run time (ms)")
         row[2].set(yscale="log", xlabel="N", ylabel="MSE")
         for ax in row[1:]:

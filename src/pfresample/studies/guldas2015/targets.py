@@ -36,13 +36,14 @@ class Target:
     parameters: tuple[float, ...]  # (a, sigma) or (lam,)
     title: str  # how figures name it, e.g. "g(x) = exp(-x²/2σ²), x ~ U[-10, 10]"
 
-    def draw(self, rng, n: int):
-        """N particles x ~ pi_0 (float64) from ``rng`` (a NumPy Generator or
-        a CuPy RandomState; both have ``uniform`` and ``poisson``)."""
+    def draw(self, rng, shape):
+        """Particles x ~ pi_0 i.i.d. (float64) of ``shape`` (N, or (sets, N))
+        from ``rng`` (a NumPy Generator or a CuPy RandomState; both have
+        ``uniform`` and ``poisson``)."""
         if self.kind == "gaussian":
             a = self.parameters[0]
-            return rng.uniform(-a, a, size=n)
-        return rng.poisson(self.parameters[0], size=n).astype("float64")
+            return rng.uniform(-a, a, size=shape)
+        return rng.poisson(self.parameters[0], size=shape).astype("float64")
 
     def log_g(self, x, xp=np):
         """log g(x), float64."""

@@ -269,36 +269,39 @@ def test_dry_run_thesis_scale_and_overrides(tmp_path):
     assert tables == {"16", "32"}
 
 
-def test_one_figure_builds_only_what_it_needs(tmp_path):
-    proc = snakemake(tmp_path, "-n", "results/figures/dulger2017/fig2_3.png")
+@pytest.mark.parametrize(
+    "target, tiny, jobs",
+    [
+        (
+            "results/figures/dulger2017/fig2_3.png",
+            False,
+            {"fig2_3_weight_dataset": len(GAMMA), "dulger2017_fig2_3": 1},
+        ),
+        # Fig 6.27: three variants on eq. 2.33 with y = 4; Uphill's B needs the SSD tables.
+        (
+            "results/figures/dulger2017/fig6_27.png",
+            True,
+            {"weight_datasets": 1, "uphill_ssd_tables": 1, "resample_cell": 3,
+             "dulger2017_table": 1, "dulger2017_figure": 1},
+        ),
+        # Güldaş Fig 4.3: the one sweep cell, its table and figure.
+        (
+            "results/figures/guldas2015/fig4_3.png",
+            True,
+            {"guldas2015_sweep_cell": 1, "guldas2015_table": 1, "guldas2015_figure": 1},
+        ),
+        # Table 7.3: the six variants of scenario 1 and their trajectory set, nothing else.
+        (
+            "results/tables/dulger2017/table7_3.md",
+            True,
+            {"filter_trajectories": 1, "filter_cells": 6, "dulger2017_filter_table": 1},
+        ),
+    ],
+)  # fmt: skip
+def test_one_figure_builds_only_what_it_needs(tmp_path, target, tiny, jobs):
+    proc = snakemake(tmp_path, "-n", target, config=TINY if tiny else ())
     assert proc.returncode == 0, proc.output
-    assert job_counts(proc.output) == {"fig2_3_weight_dataset": len(GAMMA), "dulger2017_fig2_3": 1}
-    # Fig 6.27: three variants on eq. 2.33 with y = 4; Uphill's B needs the SSD tables.
-    proc = snakemake(tmp_path, "-n", "results/figures/dulger2017/fig6_27.png", config=TINY)
-    assert proc.returncode == 0, proc.output
-    assert job_counts(proc.output) == {
-        "weight_datasets": 1,
-        "uphill_ssd_tables": 1,
-        "resample_cell": 3,
-        "dulger2017_table": 1,
-        "dulger2017_figure": 1,
-    }
-    # Güldaş Fig 4.3: the one sweep cell, its table and figure.
-    proc = snakemake(tmp_path, "-n", "results/figures/guldas2015/fig4_3.png", config=TINY)
-    assert proc.returncode == 0, proc.output
-    assert job_counts(proc.output) == {
-        "guldas2015_sweep_cell": 1,
-        "guldas2015_table": 1,
-        "guldas2015_figure": 1,
-    }
-    # Table 7.3: the six variants of scenario 1 and their trajectory set, nothing else.
-    proc = snakemake(tmp_path, "-n", "results/tables/dulger2017/table7_3.md", config=TINY)
-    assert proc.returncode == 0, proc.output
-    assert job_counts(proc.output) == {
-        "filter_trajectories": 1,
-        "filter_cells": 6,
-        "dulger2017_filter_table": 1,
-    }
+    assert job_counts(proc.output) == jobs
 
 
 @pytest.fixture(scope="module")

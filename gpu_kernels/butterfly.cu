@@ -97,10 +97,14 @@ stage_sums(const W* __restrict__ in, int prev_r, double scale, long long segment
 // + t * stride (stride = S_{k-1}, r = r_k) draws member j of its row of C
 // (contract steps 3-4), and its ancestor is prev[base + j * stride] (or
 // base + j itself at stage 0, prev == nullptr). 32-bit index arithmetic: N <
-// 2^31 (64-bit divisions cost more than the rest of the kernel).
+// 2^31 (64-bit divisions cost more than the rest of the kernel). `log_r` and
+// `log_stride` are log2 of r and stride where both are powers of two, -1
+// otherwise: then the block geometry takes shifts and masks instead of two
+// divisions by runtime values (about 20 instructions each, on a kernel bound
+// by its instruction count).
 template <typename T, int DRAW>
 __global__ void stage_draws(const T* __restrict__ cum, unsigned int n, int r, unsigned int stride,
-                            int stage, unsigned int first_replica,
+                            int log_r, int log_stride, int stage, unsigned int first_replica,
                             const unsigned int* __restrict__ keys, int n_keys, unsigned int k0,
                             unsigned int k1, const int* __restrict__ prev, int* __restrict__ out) {
     using namespace pfr;
@@ -111,8 +115,15 @@ __global__ void stage_draws(const T* __restrict__ cum, unsigned int n, int r, un
     key.k0 = n_keys ? keys[2 * replica] : k0;
     key.k1 = n_keys ? keys[2 * replica + 1] : k1;
     const unsigned int span = stride * (unsigned int)r;
-    const unsigned int q = i / span, within = i - q * span;
-    const unsigned int t = within / stride, base = i - t * stride;
+    unsigned int q, t;
+    if (log_r >= 0) {  // uniform over the grid: no divergence
+        q = i >> (log_r + log_stride);
+        t = (i & (span - 1)) >> log_stride;
+    } else {
+        q = i / span;
+        t = (i - q * span) / stride;
+    }
+    const unsigned int base = i - t * stride;
     const unsigned int stream = DRAW == DRAW_SYSTEMATIC ? base : i;
     const T u = (T)uniform_float(draw_at(key, DOMAIN_PARTICLE, stream, (unsigned long long)stage));
     const T* row = cum + (long long)q * r;

@@ -20,6 +20,14 @@ def _scale(call: Call) -> float:
     return frexp_scale(top)
 
 
+def _log2_pair(r: int, stride: int) -> tuple[np.int32, np.int32]:
+    """stage_draws' (log_r, log_stride): log2 of both where both are powers of
+    two (shifts instead of divisions), (-1, -1) otherwise."""
+    if r & (r - 1) or stride & (stride - 1):
+        return np.int32(-1), np.int32(-1)
+    return np.int32(r.bit_length() - 1), np.int32(stride.bit_length() - 1)
+
+
 def butterfly(call: Call, *, draw: str, radix, precision=None) -> None:
     """The stages of ``radix`` on ``call.w`` into ``call.out`` (ancestors of
     every replica), sums in ``precision`` (the weights' own when None)."""
@@ -51,7 +59,8 @@ def butterfly(call: Call, *, draw: str, radix, precision=None) -> None:
             kernel("butterfly.cu", draws_name)(
                 (blocks(n, BUTTERFLY_BLOCK), min(MAX_GRID_Y, replicas - first)),
                 (BUTTERFLY_BLOCK,),
-                (cum, np.uint32(n), np.int32(r), np.uint32(stride), np.int32(k),
+                (cum, np.uint32(n), np.int32(r), np.uint32(stride), *_log2_pair(r, stride),
+                 np.int32(k),
                  np.uint32(first), call.keys, np.int32(call.n_keys), call.k0, call.k1,
                  np.uint64(0) if prev is None else prev, out),
             )  # fmt: skip

@@ -53,6 +53,7 @@ def chi2_quantile(p: float, df: int) -> float:
         (2**21, (128, 128, 128)),
         (2**22, (256, 128, 128)),  # §4.2.1's example
         (105, (105,)),
+        (120, (40, 3)),  # stage 1 in one kernel with a partial warp, then stages apart
         (2**10 * 3, (64, 48)),
     ],
 )
@@ -213,6 +214,7 @@ def test_adaptive_refuses_what_it_cannot_do():
         (2**12, None),
         (105, (3, 5, 7)),
         (105, (105,)),
+        (120, (40, 3)),  # stage 1 in one kernel with a partial warp, then stages apart
         (2**10, (2,) * 10),
         (3 * 2**11, (3, 2048)),
         (2**20, None),

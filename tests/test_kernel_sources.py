@@ -100,6 +100,8 @@ def test_butterfly_constants_are_the_ones_python_uses():
     assert re.search(r"constexpr int BUTTERFLY_RUNS = (\d+);", text).group(1) == str(BUTTERFLY_RUNS)
     found = re.search(r"constexpr int SUMS_WARPS = (\d+);", text)
     assert int(found.group(1)) == geometry.BUTTERFLY_SUMS_WARPS
+    found = re.search(r"constexpr int SEGMENT_MAX = (\d+);", text)
+    assert int(found.group(1)) == geometry.BUTTERFLY_SEGMENT_MAX
     for index, draw in enumerate(DRAWS):
         found = re.search(rf"constexpr int DRAW_{draw.upper()} = (\d+);", text)
         assert found and int(found.group(1)) == index, draw

@@ -6,7 +6,11 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_butterfly.py 2>&1 | tail -3
+log=$(python3 -m pytest -m gpu -q -x -p no:cacheprovider tests/test_butterfly.py 2>&1) || {
+    echo "$log" | tail -60
+    exit 1
+}
+echo "$log" | tail -1
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(2^20 2^22 2^24)
 python3 bench/butterfly_gpu.py --sizes "${sizes[@]}" --repeats 20 --csv "${OUT:-/tmp}/butterfly_gpu.csv" \

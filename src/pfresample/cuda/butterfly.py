@@ -1,6 +1,7 @@
 """Launchers of butterfly resampling (``butterfly.cu``; Güldaş 2015, Fig 3.6
 and §3.2): per stage, the segment sums of the compact array, then every
-(replica, slot) draws its block member and composes its ancestor."""
+(replica, slot) draws its block member and composes its ancestor; stage 1
+in one kernel where r_1 fits a block."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ import numpy as np
 
 from ..resampling.butterfly import DRAWS
 from ..sums import frexp_scale
-from .geometry import BUTTERFLY_BLOCK, BUTTERFLY_SUMS_WARPS, MAX_GRID_Y, blocks
+from .geometry import (
+    BUTTERFLY_BLOCK,
+    BUTTERFLY_FUSED_MIN,
+    BUTTERFLY_SEGMENT_MAX,
+    BUTTERFLY_SUMS_WARPS,
+    MAX_GRID_Y,
+    blocks,
+)
 from .kernels import CTYPES, kernel
 from .workspace import Call
 
@@ -47,6 +55,21 @@ def butterfly(call: Call, *, draw: str, radix, precision=None) -> None:
     targets = [call.out if (len(radix) - k) % 2 == 1 else spare for k in range(len(radix))]
     for k, r in enumerate(radix):
         cum = buffers.values() if k % 2 == 0 else buffers.second_values()
+        out = targets[k]
+        if k == 0 and BUTTERFLY_FUSED_MIN <= r <= BUTTERFLY_SEGMENT_MAX:
+            # Stage 1 in one kernel, a block a segment; cum gets the segment
+            # totals c_1, which stage 2 sums as compact values (prev_r 0, scale 1).
+            fused = f"first_stage<{CTYPES[call.w.dtype]},{CTYPES[dtype]},{DRAWS.index(draw)}>"
+            for first in range(0, replicas, MAX_GRID_Y):
+                kernel("butterfly.cu", fused)(
+                    (n // r, min(MAX_GRID_Y, replicas - first)),
+                    (r,),
+                    (call.w, np.float64(_scale(call)), np.uint32(n), np.int32(r),
+                     np.uint32(first), call.keys, np.int32(call.n_keys), call.k0, call.k1,
+                     cum, out),
+                )  # fmt: skip
+            source, prev_r, prev, stride = cum, 0, out, r
+            continue
         segments = n // (stride * r)
         kernel("butterfly.cu", f"stage_sums<{CTYPES[source.dtype]},{CTYPES[dtype]}>")(
             (blocks(segments, BUTTERFLY_SUMS_WARPS),),
@@ -54,7 +77,6 @@ def butterfly(call: Call, *, draw: str, radix, precision=None) -> None:
             (source, np.int32(prev_r), np.float64(_scale(call) if k == 0 else 1.0),
              np.int64(segments), np.int32(r), cum),
         )  # fmt: skip
-        out = targets[k]
         for first in range(0, replicas, MAX_GRID_Y):
             kernel("butterfly.cu", draws_name)(
                 (blocks(n, BUTTERFLY_BLOCK), min(MAX_GRID_Y, replicas - first)),

@@ -49,6 +49,12 @@ BUTTERFLY_SUMS_WARPS = 4
 
 BUTTERFLY_BLOCK = 256
 
+# butterfly.cu's first_stage runs stage 1 as one block of r_1 threads a
+# segment, for BUTTERFLY_FUSED_MIN <= r_1 <= BUTTERFLY_SEGMENT_MAX: a full warp
+# sums the segment, and the segment fits shared memory (SEGMENT_MAX there).
+BUTTERFLY_FUSED_MIN = 32
+BUTTERFLY_SEGMENT_MAX = 1024
+
 
 def block_size(n: int) -> int:
     """Threads per block for N particles: thesis eq. 2.28 (512 from 2^13 up,

@@ -53,7 +53,6 @@ def chi2_quantile(p: float, df: int) -> float:
         (2**21, (128, 128, 128)),
         (2**22, (256, 128, 128)),  # §4.2.1's example
         (105, (105,)),
-        (120, (40, 3)),  # stage 1 in one kernel with a partial warp, then stages apart
         (2**10 * 3, (64, 48)),
     ],
 )

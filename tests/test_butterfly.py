@@ -9,7 +9,8 @@
   N = 3 * 5 * 7; with a negative control.
 * ``radix=(N,)``: multinomial's offspring distribution (a chi-square
   goodness-of-fit on the exact multinomial law of N = 4), systematic's
-  "within one of N w / sum w".
+  "within one of N w / sum w" and its exact law (chi-square on the count
+  vectors, whose probabilities are lengths of u-intervals).
 * Theorem 3.4: radix-2 LMSE * N / log2 N near (1 - 1/2) Var under the
   weighted measure, 38.69 for the Fig 4.1 setup.
 * Adaptive (Fig 3.7): tau = 0 runs no stage, tau above 1 every stage (then it
@@ -140,6 +141,41 @@ def test_one_block_systematic_stays_within_one_of_N_w(n):
     )
     share = n * w.astype(np.float64) / w.sum(dtype=np.float64)
     assert np.all(counts >= np.floor(share) - 1e-9) and np.all(counts <= np.ceil(share) + 1e-9)
+
+
+def _systematic_law(w: np.ndarray) -> dict:
+    """The exact law of systematic resampling's offspring counts: slot k takes
+    the particle i with N C_{i-1} <= k + u < N C_i, so the counts are a step
+    function of the one uniform u, constant between the fractional parts of
+    N C_i; each count vector's probability is the length of its u-intervals."""
+    n = w.size
+    c = np.cumsum(w / w.sum()) * n
+    breaks = np.unique(np.concatenate([[0.0, 1.0], np.mod(c, 1.0)]))
+    law: dict = {}
+    for a, b in zip(breaks[:-1], breaks[1:], strict=True):
+        picks = np.searchsorted(c, np.arange(n) + (a + b) / 2, side="right")
+        key = tuple(np.bincount(picks, minlength=n))
+        law[key] = law.get(key, 0.0) + (b - a)
+    return law
+
+
+@pytest.mark.parametrize("method", ["butterfly-systematic", "systematic"])
+def test_one_block_systematic_has_the_systematic_law(method):
+    # radix=(N,): one block, so butterfly systematic is standard systematic
+    # resampling; both are checked against the exact law by a chi-square
+    # goodness-of-fit test (df = outcomes - 1, false alarm 1e-4).
+    w = np.array([0.05, 0.3, 0.1, 0.25, 0.2, 0.1])
+    law, k = _systematic_law(w), 20000
+    assert abs(sum(law.values()) - 1.0) < 1e-12 and len(law) >= 4
+    kw = {"radix": (w.size,)} if method.startswith("butterfly") else {}
+    counts = pr.offspring(pr.resample_many(w, method, seeds=range(k), **kw), w.size)
+    outcomes = list(law)
+    index = {c: i for i, c in enumerate(outcomes)}
+    assert all(tuple(c) in index for c in counts)  # nothing outside the law's support
+    observed = np.bincount([index[tuple(c)] for c in counts], minlength=len(outcomes))
+    expected = k * np.array([law[c] for c in outcomes])
+    stat = float(((observed - expected) ** 2 / expected).sum())
+    assert stat < chi2_quantile(1 - FALSE_ALARM, len(outcomes) - 1)
 
 
 def test_radix_2_lmse_approaches_theorem_3_4():

@@ -151,7 +151,7 @@ def resample(
 
 
 def resample_adaptive(
-    weights, method, *, seed, tau, backend="auto", log=False, **params
+    weights, method, *, seed, tau, max_stages=None, backend="auto", log=False, **params
 ) -> AdaptiveResult:
     """Adaptive resampling (Güldaş 2015, Fig 3.7), for the methods with an
     adaptive form (the butterfly family): stage k of the method runs only
@@ -163,7 +163,10 @@ def resample_adaptive(
     weight is the mean of the input weights over its aligned segment of
     r_1 ... r_k slots; the input weights when no stage ran), and the number
     of stages run. ``radix=(N,)`` is adaptive multinomial (one stage, run
-    when the ESS is low). ``weights``, ``seed`` and ``log`` as in
+    when the ESS is low). ``max_stages`` caps the stages run (None: every
+    stage of ``radix``; with ``tau`` above 1 and ``max_stages=1``, exactly
+    the first stage, as the SMC-EM filter of §4.3.2 runs it). ``weights``,
+    ``seed`` and ``log`` as in
     :func:`resample`. Runs on the CPU (``backend="cuda"`` is refused)."""
     m = get_method(method)
     if m.adaptive is None:
@@ -171,11 +174,13 @@ def resample_adaptive(
         raise TypeError(f"method {m.name!r} has no adaptive form; those with one: {adaptive}")
     if not isinstance(tau, numbers.Real) or not math.isfinite(float(tau)) or tau < 0:
         raise ValueError(f"tau must be a finite number >= 0, got {tau!r}")
+    if max_stages is not None:
+        max_stages = check_int(max_stages, "max_stages", minimum=0)
     weights, restore = to_native(weights)
     select_backend(backend, weights, False)
     call = prepare(weights, m, False, None, None, params, log)
     keys = seed_keys(_seed_list([seed]))
-    result = m.adaptive(call.w, keys, tau=float(tau), **call.kw)
+    result = m.adaptive(call.w, keys, tau=float(tau), max_stages=max_stages, **call.kw)
     ancestors = result.ancestors[0]
     if is_device_array(weights):
         import cupy

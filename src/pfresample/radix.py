@@ -35,25 +35,28 @@ def _balanced(factors: list[int], depth: int) -> tuple[int, ...]:
     return tuple(sorted((g for g in groups if g > 1), reverse=True))
 
 
-def default_radix(n: int) -> tuple[int, ...]:
+def default_radix(n: int, max_radix: int = BUTTERFLY_MAX_RADIX) -> tuple[int, ...]:
     """The thesis's rule (§4.2.1): the smallest depth m = ceil(log_1024 N),
     radices as equal as possible and non-increasing; N = 2^22 gives
     (2^8, 2^7, 2^7). For N = 2^e this is exact: e split into m parts that
     differ by at most one. For other N the prime factors are grouped greedily
     at the smallest depth whose radices all fit in 1024 (a prime factor above
-    1024 is a radix of its own)."""
+    1024 is a radix of its own). ``max_radix`` (a power of two) replaces 1024,
+    as §4.3.2 does with 256."""
+    if max_radix < 2 or max_radix & (max_radix - 1):
+        raise ValueError(f"max_radix must be a power of two >= 2, got {max_radix!r}")
     if n == 1:
         return ()
     if n & (n - 1) == 0:
         e = n.bit_length() - 1
-        m = math.ceil(e / (BUTTERFLY_MAX_RADIX.bit_length() - 1))  # log2(1024) = 10
+        m = math.ceil(e / (max_radix.bit_length() - 1))  # log2(1024) = 10
         q, rest = divmod(e, m)
         return tuple(2 ** (q + 1) for _ in range(rest)) + tuple(2**q for _ in range(m - rest))
     factors = _prime_factors(n)
-    start = max(1, math.ceil(math.log(n) / math.log(BUTTERFLY_MAX_RADIX) - 1e-12))
+    start = max(1, math.ceil(math.log(n) / math.log(max_radix) - 1e-12))
     for depth in range(start, len(factors) + 1):
         radix = _balanced(factors, depth)
-        if max(radix) <= BUTTERFLY_MAX_RADIX:
+        if max(radix) <= max_radix:
             return radix
     return tuple(sorted(factors, reverse=True))
 

@@ -6,8 +6,17 @@ Every model has the same interface, which ``pfresample.filters`` relies on:
 ``init_particles(n, rng)``.
 """
 
+from .bimodal import BimodalModel
 from .growth import GrowthModel
 from .radar import RadarModel
 from .scenarios import SCENARIOS, truth_trajectory
+from .volatility import VolatilityModel
 
-__all__ = ["SCENARIOS", "GrowthModel", "RadarModel", "truth_trajectory"]
+__all__ = [
+    "SCENARIOS",
+    "BimodalModel",
+    "GrowthModel",
+    "RadarModel",
+    "VolatilityModel",
+    "truth_trajectory",
+]

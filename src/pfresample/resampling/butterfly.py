@@ -237,16 +237,22 @@ class AdaptiveResult:
     stages: np.ndarray
 
 
-def adaptive_butterfly(w, keys, *, draw: str, radix, tau: float, precision=None) -> AdaptiveResult:
+def adaptive_butterfly(
+    w, keys, *, draw: str, radix, tau: float, max_stages=None, precision=None
+) -> AdaptiveResult:
     """The adaptive butterfly (Fig 3.7): stage k runs while the ESS of the
     current stage weights is below ``tau * N`` (the thesis's relative
-    threshold, §4.2.3: tau = 0.6). The weights after each stage do not depend
-    on the draws, so the number of stages is the same for every seed."""
+    threshold, §4.2.3: tau = 0.6), and at most ``max_stages`` stages (None:
+    all of ``radix``). The weights after each stage do not depend on the
+    draws, so the number of stages is the same for every seed."""
     dtype = np.dtype(precision) if precision is not None else w.dtype
     n = w.size
+    limit = len(radix) if max_stages is None else max_stages
     c, scale = scaled_input(w, dtype)
     plan, sums, span = plan_stages(
-        c, radix, lambda sums, span: effective_sample_size(sums, span) < tau * n
+        c,
+        radix[:limit],
+        lambda sums, span: effective_sample_size(sums, span) < tau * n,
     )
     replicas = np.size(keys[0])
     ancestors = np.empty((replicas, n), dtype=np.int32)
@@ -257,18 +263,40 @@ def adaptive_butterfly(w, keys, *, draw: str, radix, tau: float, precision=None)
     return AdaptiveResult(ancestors, weights, np.full(replicas, len(plan), dtype=np.int64))
 
 
-def adaptive_multinomial(w, keys, *, radix, tau, precision=None) -> AdaptiveResult:
+def adaptive_multinomial(w, keys, *, radix, tau, max_stages=None, precision=None):
     """Adaptive butterfly multinomial (Fig 3.7); ``radix=(N,)``: adaptive multinomial."""
     return adaptive_butterfly(
-        w, keys, draw="multinomial", radix=radix, tau=tau, precision=precision
+        w,
+        keys,
+        draw="multinomial",
+        radix=radix,
+        tau=tau,
+        max_stages=max_stages,
+        precision=precision,
     )
 
 
-def adaptive_stratified(w, keys, *, radix, tau, precision=None) -> AdaptiveResult:
+def adaptive_stratified(w, keys, *, radix, tau, max_stages=None, precision=None):
     """Adaptive butterfly stratified (Fig 3.7 with §3.2's stratified blocks)."""
-    return adaptive_butterfly(w, keys, draw="stratified", radix=radix, tau=tau, precision=precision)
+    return adaptive_butterfly(
+        w,
+        keys,
+        draw="stratified",
+        radix=radix,
+        tau=tau,
+        max_stages=max_stages,
+        precision=precision,
+    )
 
 
-def adaptive_systematic(w, keys, *, radix, tau, precision=None) -> AdaptiveResult:
+def adaptive_systematic(w, keys, *, radix, tau, max_stages=None, precision=None):
     """Adaptive butterfly systematic (Fig 3.7 with §3.2's systematic blocks)."""
-    return adaptive_butterfly(w, keys, draw="systematic", radix=radix, tau=tau, precision=precision)
+    return adaptive_butterfly(
+        w,
+        keys,
+        draw="systematic",
+        radix=radix,
+        tau=tau,
+        max_stages=max_stages,
+        precision=precision,
+    )

@@ -1,0 +1,152 @@
+"""Sequential Monte Carlo EM for the stochastic-volatility model (Güldaş
+2015, §4.3; after Cappé, Godsill and Moulines 2007, the thesis's ref. [56]).
+
+The model (``models.volatility``) is in the exponential family with the
+sufficient statistics of §4.3.1,
+
+    S_1 = sum_{k=0}^{n-1} x_k^2,        S_2 = sum_{k=0}^{n} x_k^2,
+    S_3 = sum_{k=0}^{n-1} x_k x_{k+1},  S_4 = sum_{k=0}^{n} y_k^2 exp(-x_k),
+
+all additive in the path, so each particle carries its four running sums and
+they are resampled with it (§4.3: the simple path-space estimate, whose
+paths collapse, kept as the thesis keeps it). The E-step is the weighted
+mean of the sums at time n; the M-step is eq. 4.10:
+
+    alpha = S_3 / S_1,   beta^2 = S_4 / (n + 1),
+    sigma^2 = (alpha^2 S_1 - 2 alpha S_3 + S_2) / (n + 1),
+
+with beta fixed at beta* as in §4.3.2.
+
+Resampling follows §4.3.2's "hard communication constraints" (largest radix
+256):
+
+* ``"multinomial"``: standard multinomial resampling at every
+  ceil(log_256 N)-th step (steps d, 2d, ...), the weights carried between;
+* ``"butterfly"``: one butterfly-multinomial stage of radix r_1 (the first
+  radix of ``default_radix(N, max_radix=256)``) at every step, i.e. blocks of
+  r_1 contiguous particles, then a permutation. The thesis does not say
+  which; we use the transpose of the (N / r_1) x r_1 particle matrix (the
+  transposes of its Appendix A): afterwards each contiguous block holds
+  particles from r_1 different former blocks, so the next step's stage is
+  the next stage of a butterfly, and over ceil(log_{r_1} N) steps every
+  particle can reach every other, as one full butterfly would let it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..api import resample, resample_adaptive
+from ..models.volatility import BETA, VolatilityModel
+from ..radix import default_radix
+from ..validation import check_int
+from .common import derive_seeds
+from .sir import weights_from_log
+
+SCHEMES = ("multinomial", "butterfly")
+MAX_RADIX = 256  # §4.3.2: "we set the maximum radix sequence to 256"
+ALPHA_0 = 0.8  # the EM's initial guess (the thesis gives none)
+SIGMA_0 = 0.3
+
+
+def m_step(stats, length: int) -> tuple[float, float]:
+    """Eq. 4.10 for (alpha, sigma) from the E-step's (S_1, S_2, S_3, S_4) of
+    a sequence y_0 ... y_n with n = ``length``."""
+    s1, s2, s3, _ = (float(v) for v in stats)
+    alpha = s3 / s1
+    sigma2 = (alpha * alpha * s1 - 2.0 * alpha * s3 + s2) / (length + 1)
+    return alpha, math.sqrt(sigma2)
+
+
+def resampling_period(n: int) -> int:
+    """The multinomial scheme's d = ceil(log_256 N)."""
+    return max(1, math.ceil(math.log(n) / math.log(MAX_RADIX) - 1e-12))
+
+
+def transpose_permutation(n: int, r: int) -> np.ndarray:
+    """The permutation that transposes the (N / r) x r particle matrix: new
+    position p holds the particle at (p mod (N / r)) r + p div (N / r)."""
+    rows = n // r
+    p = np.arange(n)
+    return (p % rows) * r + p // rows
+
+
+def expected_statistics(model: VolatilityModel, y, n: int, scheme: str, seed: int) -> np.ndarray:
+    """One particle filter over y_0 ... y_n with ``n`` particles under
+    ``model`` (the current parameters): the weighted mean of the four
+    statistics at time n (the E-step)."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+    n = check_int(n, "n", minimum=2)
+    y = np.asarray(y, dtype=np.float64)
+    length = y.size - 1
+    rng, draw_seeds = derive_seeds(seed, length + 1)
+    x = model.init_particles(n, rng)
+    stats = np.zeros((n, 4))
+    stats[:, 1] = x * x
+    stats[:, 3] = y[0] ** 2 * np.exp(-x)
+    log_w = model.log_likelihood(y[0], x)
+    period, r1 = resampling_period(n), default_radix(n, MAX_RADIX)[0]
+    radix = (r1, n // r1) if n > r1 else (n,)  # N <= 256: one block, one stage
+    order = transpose_permutation(n, r1) if scheme == "butterfly" else None
+    for k in range(1, length + 1):
+        w = weights_from_log(log_w)
+        if scheme == "butterfly":
+            out = resample_adaptive(
+                w, "butterfly-multinomial", seed=int(draw_seeds[k]), tau=2.0,
+                max_stages=1, radix=radix, backend="cpu",
+            )  # fmt: skip
+            pick = out.ancestors[order]
+            with np.errstate(divide="ignore"):
+                log_w = np.log(out.weights.astype(np.float64))[order]
+            x, stats = x[pick], stats[pick]
+        elif k % period == 0:
+            pick = resample(w, "multinomial", seed=int(draw_seeds[k]), backend="cpu")
+            x, stats, log_w = x[pick], stats[pick], np.zeros(n)
+        new = model.transition(x, k - 1, rng)
+        stats[:, 0] += x * x
+        stats[:, 1] += new * new
+        stats[:, 2] += x * new
+        stats[:, 3] += y[k] ** 2 * np.exp(-new)
+        log_w = log_w + model.log_likelihood(y[k], new)
+        x = new
+    w = weights_from_log(log_w).astype(np.float64)
+    return w @ stats / w.sum()
+
+
+@dataclass(frozen=True)
+class EmRun:
+    """``iterations`` EM iterations on one sequence: ``alpha[i]``,
+    ``sigma[i]`` after iteration i (index 0: the initial guess), and the wall
+    seconds of each iteration."""
+
+    scheme: str
+    n: int
+    alpha: np.ndarray
+    sigma: np.ndarray
+    seconds: np.ndarray
+
+
+def run_smcem(
+    y, n: int, scheme: str, seed: int, *, iterations: int = 100,
+    alpha0: float = ALPHA_0, sigma0: float = SIGMA_0, beta: float = BETA,
+) -> EmRun:  # fmt: skip
+    """SMC-EM (§4.3): ``iterations`` times, a particle filter under the
+    current (alpha, sigma) and beta fixed, then eq. 4.10. Iteration i's
+    filter uses seed ``(seed, i)``."""
+    alpha, sigma = np.empty(iterations + 1), np.empty(iterations + 1)
+    seconds = np.empty(iterations)
+    alpha[0], sigma[0] = alpha0, sigma0
+    length = np.asarray(y).size - 1
+    for i in range(iterations):
+        start = time.perf_counter()
+        model = VolatilityModel(alpha=alpha[i], beta=beta, sigma=sigma[i])
+        iteration_seed = int(np.random.SeedSequence([seed, i]).generate_state(1, np.uint64)[0])
+        stats = expected_statistics(model, y, n, scheme, iteration_seed)
+        alpha[i + 1], sigma[i + 1] = m_step(stats, length)
+        seconds[i] = time.perf_counter() - start
+    return EmRun(scheme, n, alpha, sigma, seconds)

@@ -232,12 +232,30 @@ def test_adaptive_runs_stages_while_the_ess_is_low(method):
         assert np.all(w[result.ancestors] > 0)
 
 
+@pytest.mark.parametrize("method", BUTTERFLIES)
+def test_adaptive_max_stages_stops_early(method):
+    radix = (4, 2, 8, 2)
+    w = _weights(128).astype(np.float64) ** 3
+    for cap in range(len(radix) + 1):
+        capped = pr.resample_adaptive(w, method, seed=9, tau=1.5, radix=radix, max_stages=cap)
+        assert capped.stages == cap
+        span = math.prod(radix[:cap])
+        means = np.repeat(w.reshape(-1, span).mean(axis=1), span)
+        np.testing.assert_allclose(capped.weights, means, rtol=1e-12)
+    # The first stage alone draws what the full butterfly's first stage draws:
+    # each slot keeps a member of its own block of r_1 slots.
+    one = pr.resample_adaptive(w, method, seed=9, tau=1.5, radix=radix, max_stages=1)
+    np.testing.assert_array_equal(one.ancestors // radix[0], np.arange(w.size) // radix[0])
+
+
 def test_adaptive_refuses_what_it_cannot_do():
     w = np.ones(8, dtype=np.float32)
     with pytest.raises(TypeError, match="no adaptive form"):
         pr.resample_adaptive(w, "systematic", seed=1, tau=0.5)
     with pytest.raises(ValueError, match="tau"):
         pr.resample_adaptive(w, "butterfly-multinomial", seed=1, tau=-1)
+    with pytest.raises(ValueError, match="max_stages"):
+        pr.resample_adaptive(w, "butterfly-multinomial", seed=1, tau=0.5, max_stages=-1)
 
 
 @pytest.mark.gpu

@@ -3,7 +3,7 @@
     snakemake --cores all                                  # everything
     snakemake --cores all dulger2017                       # one study
     snakemake --cores all dulger2017_ch5                   # one chapter
-    snakemake --cores all guldas2015                       # Güldaş (2015) Figs 4.1-4.8
+    snakemake --cores all guldas2015                       # Güldaş (2015) Figs 4.1-4.8 (4.12)
     snakemake --cores all results/figures/dulger2017/fig2_3.png   # one figure
     snakemake --cores all --config log2_n_max=18 sequences=4      # another grid
 
@@ -45,6 +45,7 @@ include: "workflow/rules/dulger2017/resampling.smk"
 include: "workflow/rules/dulger2017/filter.smk"
 include: "workflow/rules/guldas2015/common.smk"
 include: "workflow/rules/guldas2015/single_step.smk"
+include: "workflow/rules/guldas2015/filters.smk"
 
 
 rule dulger2017_ch2:
@@ -85,8 +86,16 @@ rule dulger2017:
         uphill_ssd_tables(),
 
 
+rule guldas2015_filters:
+    """Güldaş (2015) Figs 4.9-4.12, the filter experiments (on the CPU for now)."""
+    input:
+        guldas2015_figure_outputs(guldas2015_catalog.FILTER_STUDY_FIGURES),
+        regenerate(DISCARDED, guldas2015_filter_artifacts),
+
+
 rule guldas2015:
-    """Every target of Güldaş (2015) so far: the single-step experiments, Figs 4.1-4.8."""
+    """Güldaş (2015): the single-step experiments (Figs 4.1-4.8), and at quick scale
+    the filter experiments (Figs 4.9-4.12; at thesis scale: guldas2015_filters)."""
     input:
         guldas2015_outputs(),
 

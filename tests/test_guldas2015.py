@@ -103,6 +103,9 @@ def test_thesis_grid():
     assert catalog.mixed_sweep(CONFIG)[0] == (2, 2**17) and len(catalog.mixed_sweep(CONFIG)) == 17
     assert len(catalog.sweep_radices(CONFIG)) == 6 + 17 - 1  # (2^9, 2^9) is in both
     assert catalog.speed_n(CONFIG) == [2**e for e in range(11, 23)]
+    assert catalog.filter_n(CONFIG) == [2**e for e in range(11, 23)]
+    assert catalog.smcem_n(CONFIG) == [2**e for e in (11, 13, 15, 17, 19, 21)]
+    assert catalog.interaction_n(CONFIG) == 1024
     catalog.check_config(CONFIG)
     catalog.check_config({**CONFIG, **QUICK})
 
@@ -113,6 +116,7 @@ def test_thesis_grid():
         ({"guldas2015_histogram_log2_n": [4, 21]}, "guldas2015_histogram_log2_n has [21]"),
         ({"guldas2015_sweep_log2_radix": [1, 4]}, "guldas2015_sweep_log2_radix has [4]"),
         ({"guldas2015_speed_log2_n_min": 23}, "guldas2015_speed_log2_n_min = 23 exceeds"),
+        ({"guldas2015_filter_log2_n_min": 23}, "guldas2015_filter_log2_n_min = 23 exceeds"),
     ],
 )
 def test_config_checks_name_the_key(override, message):

@@ -67,6 +67,16 @@ TINY_GRID = {
     "guldas2015_speed_log2_n_max": 6,
     "guldas2015_speed_replicates": 5,
     "guldas2015_timing_repeats": 1,
+    # Güldaş (2015) filters: N = 2^4, 2^5, 3 runs of 10 steps; SMC-EM at 2^4, 2 x 2 iterations.
+    "guldas2015_filter_log2_n_min": 4,
+    "guldas2015_filter_log2_n_max": 5,
+    "guldas2015_filter_runs": 3,
+    "guldas2015_filter_steps": 10,
+    "guldas2015_interaction_log2_n": 4,
+    "guldas2015_smcem_log2_n": [4],
+    "guldas2015_smcem_sequences": 2,
+    "guldas2015_smcem_length": 20,
+    "guldas2015_smcem_iterations": 2,
 }
 TINY = [
     f"{k}=[{','.join(map(str, v))}]" if isinstance(v, list) else f"{k}={v}"
@@ -108,14 +118,19 @@ def cell_jobs(grid) -> dict[str, int]:
     return counts
 
 
-def guldas2015_jobs(grid) -> dict[str, int]:
+def guldas2015_jobs(grid, filters=True) -> dict[str, int]:
     """Güldaş (2015) jobs by rule: a radix-2 cell per N, one sweep cell, a speed cell
-    per particle-weight set and N, a table and a figure per figure."""
-    figures = len(guldas2015_catalog.FIGURES)
+    per particle-weight set and N, a table and a figure per figure; with ``filters``
+    (the study at quick scale) also a filter cell per filter kind and N, one
+    interaction cell and an SMC-EM cell per N."""
+    figures = len(guldas2015_catalog.FIGURES if filters else guldas2015_catalog.SINGLE_STEP_FIGURES)
     return {
         "guldas2015_radix2_cell": len(guldas2015_catalog.radix2_n(grid)),
         "guldas2015_sweep_cell": 1,
         "guldas2015_speed_cell": 2 * len(guldas2015_catalog.speed_n(grid)),
+        "guldas2015_filter_cell": 2 * len(guldas2015_catalog.filter_n(grid)) if filters else 0,
+        "guldas2015_interaction_cell": 1 if filters else 0,
+        "guldas2015_smcem_cell": len(guldas2015_catalog.smcem_n(grid)) if filters else 0,
         "guldas2015_table": figures,
         "guldas2015_figure": figures,
         "guldas2015_radix_timings": 1,
@@ -257,11 +272,17 @@ def test_dry_run_thesis_scale_and_overrides(tmp_path):
     counts = job_counts(proc.output)
     assert counts["filter_speedup_cell"] == 10  # Fig 6.23: CPU and GPU cells, 5 N each
     assert "results/filter_speedup/cuda/growth/uphill/n4194304.npz" in proc.output
-    # Güldaş (2015) at thesis scale: N = 2 ... 2^20 radix 2, 2 x 12 speed cells.
-    jobs = guldas2015_jobs(CONFIG)
+    # Güldaş (2015) at thesis scale: N = 2 ... 2^20 radix 2, 2 x 12 speed cells; the
+    # filter figures (CPU filters) only through their own target.
+    jobs = guldas2015_jobs(CONFIG, filters=False)
     assert {k: counts.get(k, 0) for k in jobs} == jobs
     assert jobs["guldas2015_radix2_cell"] == 20 and jobs["guldas2015_speed_cell"] == 24
     assert "results/guldas2015/speed/poisson/n4194304.npz" in proc.output
+    proc = snakemake(tmp_path, "-n", "guldas2015_filters", config=["scale=thesis"])
+    assert proc.returncode == 0, proc.output
+    counts = job_counts(proc.output)
+    assert counts["guldas2015_filter_cell"] == 24 and counts["guldas2015_smcem_cell"] == 6
+    assert "results/guldas2015/filters/adaptive/n4194304.npz" in proc.output
     # --config wins over config/quick.yaml
     proc = snakemake(tmp_path, "-n", config=["scale=quick", "log2_n_max=5"])
     assert proc.returncode == 0, proc.output
@@ -386,6 +407,18 @@ def test_tiny_grid_guldas2015(tiny_run):
         assert set(speed["backend"]) == {"CPU (NumPy)"} and set(speed["scale"]) == {"quick"}
     timings = t["radix_timings"]
     assert timings.groupby(["target", "n", "method", "precision"])["chosen"].sum().eq(1).all()
+    for plot in guldas2015_catalog.FILTER_FIGURES:
+        filters = t[plot]
+        assert len(filters) == 2 * 2, plot  # N x (standard, butterfly)
+        assert (filters["mse"] > 0).all() and (filters["runs"] == 3).all()
+        assert set(filters["backend"]) == {"CPU (NumPy)"} and set(filters["scale"]) == {"quick"}
+    assert t["fig4_11"].groupby("filter").size().to_dict() == {
+        "adaptive butterfly": 10, "adaptive multinomial": 10,
+    }  # fmt: skip
+    assert t["fig4_11"]["level"].between(0, 4).all()
+    smcem = t["fig4_12"]
+    assert sorted(smcem["scheme"]) == ["butterfly", "multinomial"] and (smcem["n"] == 16).all()
+    assert (smcem["time_per_iteration_ms"] > 0).all() and (smcem["sigma_mean"] > 0).all()
     log = (results / "logs" / "figures" / "guldas2015" / "fig4_5.log").read_text()
     assert "Backend: CPU (NumPy)" in log and "scale: quick" in log
 

@@ -1,4 +1,5 @@
-"""Snakemake glue of Güldaş (2015) §4.1 (workflow/rules/guldas2015/single_step.smk):
+"""Snakemake glue of Güldaş (2015) §4.1 (workflow/rules/guldas2015/single_step.smk),
+and the tables and figures of §4.2-4.3 (Figs 4.9-4.12, cells from filters.py):
 one function per rule, chosen by the rule's name. Each reads its inputs, calls
 the study (pfresample.studies.guldas2015) and writes its outputs atomically.
 
@@ -14,6 +15,7 @@ import pandas as pd
 
 from pfresample import backend
 from pfresample.backend import BACKEND_LABELS
+from pfresample.models import VolatilityModel
 from pfresample.pipeline import artifacts, devices, plots
 from pfresample.pipeline import tables as pipeline_tables
 from pfresample.pipeline.jobs import provenance, run
@@ -75,6 +77,12 @@ def table(snakemake, log):
     elif plot in ("fig4_3", "fig4_4"):
         radices = [tuple(r) for r in snakemake.params.sweep]
         frame = tables.sweep_table(*cells[0], radices, theory)
+    elif plot in catalog.FILTER_FIGURES:
+        frame = tables.filter_table(cells)
+    elif plot == "fig4_11":
+        frame = tables.interaction_table(*cells[0])
+    elif plot == "fig4_12":
+        frame = tables.smcem_table(cells, VolatilityModel().alpha, VolatilityModel().sigma)
     else:
         frame = tables.speed_table(cells, catalog.SPEED_FIGURES[plot][1])
     meta = cells[0][1]
@@ -94,10 +102,20 @@ def radix_timings(snakemake, log):
 def figure(snakemake, log):
     plot, p = snakemake.wildcards.plot, snakemake.params
     frame = pd.read_csv(snakemake.input.table)
-    replicates = frame["particle_sets"].iloc[0] if "particle_sets" in frame else None
-    if plot == "fig4_1":
-        replicates = int(frame.groupby("n").size().iloc[0])
-    detail = f"{replicates:,} particle sets per point, device {frame['device'].iloc[0]}"
+    device = f"device {frame['device'].iloc[0]}"
+    if plot in catalog.FILTER_FIGURES:
+        detail = (f"{int(frame['runs'].iloc[0]):,} runs of {int(frame['steps'].iloc[0])} steps "
+                  f"per point, filters on the CPU, {device}")  # fmt: skip
+    elif plot == "fig4_11":
+        detail = f"one run per filter, N = {int(frame['n'].iloc[0])}, {device}"
+    elif plot == "fig4_12":
+        sequences, iterations = int(frame["sequences"].iloc[0]), int(frame["iterations"].iloc[0])
+        detail = f"{sequences} sequences, {iterations} EM iterations, on the CPU, {device}"
+    else:
+        replicates = frame["particle_sets"].iloc[0] if "particle_sets" in frame else None
+        if plot == "fig4_1":
+            replicates = int(frame.groupby("n").size().iloc[0])
+        detail = f"{replicates:,} particle sets per point, {device}"
     caption = plots.caption(backend=frame["backend"].iloc[0], scale=p.scale, detail=detail)
     if plot == "fig4_1":
         fig = figures.radix2_histograms(frame, p.limit, caption)
@@ -111,6 +129,12 @@ def figure(snakemake, log):
         n = int(frame["n"].iloc[0])
         caption = plots.caption(frame["backend"].iloc[0], p.scale, n, detail)
         fig = figures.radix_sweep(frame, "log2_first_radix", caption)
+    elif plot in catalog.FILTER_FIGURES:
+        fig = figures.speed(frame, caption, error="AMSE")
+    elif plot == "fig4_11":
+        fig = figures.interaction(frame, caption)
+    elif plot == "fig4_12":
+        fig = figures.smcem(frame, caption)
     else:
         fig = figures.speed(frame, caption)
     plots.save(fig, [snakemake.output.png, snakemake.output.pdf], title=catalog.TITLES[plot])

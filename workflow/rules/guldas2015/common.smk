@@ -1,4 +1,4 @@
-"""Helpers of the Güldaş (2015) rules (single_step.smk): the artifact paths,
+"""Helpers of the Güldaş (2015) rules (single_step.smk, filters.smk): the artifact paths,
 the cells each figure reads, the memory of each job. No rules live here; the
 grids and their checks are Python (pfresample.studies.guldas2015.catalog)."""
 
@@ -21,8 +21,32 @@ def guldas2015_speed_cells(target) -> list[str]:
     return [guldas2015_speed_cell(target, n) for n in guldas2015_catalog.speed_n(config)]
 
 
+def guldas2015_filter_cell(kind, n) -> str:
+    return f"results/guldas2015/filters/{kind}/n{n}.npz"
+
+
+def guldas2015_interaction_cell() -> str:
+    return f"results/guldas2015/interaction/n{guldas2015_catalog.interaction_n(config)}.npz"
+
+
+def guldas2015_smcem_cell(n) -> str:
+    return f"results/guldas2015/smcem/n{n}.npz"
+
+
+def guldas2015_filter_inputs(plot) -> list[str]:
+    """The cells of the filter figures (Figs 4.9-4.12)."""
+    if plot in guldas2015_catalog.FILTER_FIGURES:
+        kind = guldas2015_catalog.FILTER_FIGURES[plot]
+        return [guldas2015_filter_cell(kind, n) for n in guldas2015_catalog.filter_n(config)]
+    if plot == "fig4_11":
+        return [guldas2015_interaction_cell()]
+    return [guldas2015_smcem_cell(n) for n in guldas2015_catalog.smcem_n(config)]
+
+
 def guldas2015_table_inputs(plot) -> list[str]:
     """The cells one figure's table reads."""
+    if plot in guldas2015_catalog.FILTER_STUDY_FIGURES:
+        return guldas2015_filter_inputs(plot)
     if plot == "fig4_1":
         return [guldas2015_radix2_cell(n) for n in guldas2015_catalog.histogram_n(config)]
     if plot == "fig4_2":
@@ -32,21 +56,47 @@ def guldas2015_table_inputs(plot) -> list[str]:
     return guldas2015_speed_cells(guldas2015_catalog.SPEED_FIGURES[plot][0])
 
 
-def guldas2015_outputs() -> list[str]:
-    """Every figure (PNG, PDF) and tidy table (CSV) of the study."""
-    out = ["results/tables/guldas2015/radix_timings.csv"]
-    for plot in guldas2015_catalog.FIGURES:
+def guldas2015_figure_outputs(plots) -> list[str]:
+    """The figures (PNG, PDF) and tidy tables (CSV) of ``plots``."""
+    out = []
+    for plot in plots:
         out.append(f"results/tables/guldas2015/{plot}.csv")
         out += [f"results/figures/guldas2015/{plot}.{ext}" for ext in ("png", "pdf")]
     return out
 
 
+def guldas2015_filters_in_study() -> bool:
+    """Whether the study's target `guldas2015` (and `all`) builds Figs 4.9-4.12: at
+    quick scale. The filters run on the CPU for now, and at thesis scale their cells
+    take hours there: target `guldas2015_filters` builds them on purpose."""
+    return SCALE == "quick"
+
+
+def guldas2015_outputs() -> list[str]:
+    """The study's figures and tables: Figs 4.1-4.8, and Figs 4.9-4.12 where
+    guldas2015_filters_in_study()."""
+    out = ["results/tables/guldas2015/radix_timings.csv"]
+    out += guldas2015_figure_outputs(guldas2015_catalog.SINGLE_STEP_FIGURES)
+    if guldas2015_filters_in_study():
+        out += guldas2015_figure_outputs(guldas2015_catalog.FILTER_STUDY_FIGURES)
+    return out
+
+
+def guldas2015_filter_artifacts() -> set[str]:
+    out = set()
+    for plot in guldas2015_catalog.FILTER_STUDY_FIGURES:
+        out |= set(guldas2015_filter_inputs(plot))
+    return out
+
+
 def guldas2015_artifacts() -> set[str]:
-    """Every .npz artifact the study's targets read."""
+    """Every .npz artifact the study's target reads."""
     out = {guldas2015_radix2_cell(n) for n in guldas2015_catalog.radix2_n(config)}
     out.add(guldas2015_sweep_cell())
     for target in ("gaussian", "poisson"):
         out |= set(guldas2015_speed_cells(target))
+    if guldas2015_filters_in_study():
+        out |= guldas2015_filter_artifacts()
     return out
 
 

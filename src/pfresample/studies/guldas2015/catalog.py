@@ -8,7 +8,11 @@ from collections.abc import Mapping
 
 from .targets import Target, gaussian, poisson
 
-INTEGER_LIST_KEYS = ("guldas2015_histogram_log2_n", "guldas2015_sweep_log2_radix")
+INTEGER_LIST_KEYS = (
+    "guldas2015_histogram_log2_n",
+    "guldas2015_sweep_log2_radix",
+    "guldas2015_smcem_log2_n",
+)
 
 # Figs 4.5-4.8: (particle-weight set, method family); panels a / b are float32 / float64.
 SPEED_FIGURES = {
@@ -17,7 +21,11 @@ SPEED_FIGURES = {
     "fig4_7": ("gaussian", "systematic"),
     "fig4_8": ("poisson", "systematic"),
 }
-FIGURES = ("fig4_1", "fig4_2", "fig4_3", "fig4_4", *SPEED_FIGURES)
+# Figs 4.9-4.10: the filter kind of each (filter_experiments.FILTER_KINDS).
+FILTER_FIGURES = {"fig4_9": "bootstrap", "fig4_10": "adaptive"}
+SINGLE_STEP_FIGURES = ("fig4_1", "fig4_2", "fig4_3", "fig4_4", *SPEED_FIGURES)  # §4.1
+FILTER_STUDY_FIGURES = (*FILTER_FIGURES, "fig4_11", "fig4_12")  # §4.2-4.3
+FIGURES = SINGLE_STEP_FIGURES + FILTER_STUDY_FIGURES
 TITLES = {
     "fig4_1": "Güldaş (2015) Fig 4.1: radix-2 errors scaled by √(N/log₂N)",
     "fig4_2": "Güldaş (2015) Fig 4.2: radix-2 LMSE × N/log₂N",
@@ -27,6 +35,10 @@ TITLES = {
     "fig4_6": "Güldaş (2015) Fig 4.6: standard vs butterfly multinomial, Poisson g",
     "fig4_7": "Güldaş (2015) Fig 4.7: standard vs butterfly systematic, Gaussian g",
     "fig4_8": "Güldaş (2015) Fig 4.8: standard vs butterfly systematic, Poisson g",
+    "fig4_9": "Güldaş (2015) Fig 4.9: bootstrap filters, multinomial vs butterfly",
+    "fig4_10": "Güldaş (2015) Fig 4.10: adaptive-resampling filters, multinomial vs butterfly",
+    "fig4_11": "Güldaş (2015) Fig 4.11: ESS and interaction level of the adaptive filters",
+    "fig4_12": "Güldaş (2015) Fig 4.12: SMC-EM, multinomial vs one-stage butterfly",
 }
 
 
@@ -80,6 +92,20 @@ def speed_n(cfg: Mapping) -> list[int]:
     return [2**e for e in range(lo, hi + 1)]
 
 
+def filter_n(cfg: Mapping) -> list[int]:
+    """Figs 4.9-4.10: N = 2^guldas2015_filter_log2_n_min ... 2^..._max."""
+    lo, hi = cfg["guldas2015_filter_log2_n_min"], cfg["guldas2015_filter_log2_n_max"]
+    return [2**e for e in range(lo, hi + 1)]
+
+
+def interaction_n(cfg: Mapping) -> int:
+    return 2 ** cfg["guldas2015_interaction_log2_n"]
+
+
+def smcem_n(cfg: Mapping) -> list[int]:
+    return [2**e for e in cfg["guldas2015_smcem_log2_n"]]
+
+
 def check_config(cfg: Mapping) -> None:
     """Checks across keys, a ValueError naming the keys (the schema checks each key alone)."""
     top = cfg["guldas2015_radix2_log2_n_max"]
@@ -100,8 +126,9 @@ def check_config(cfg: Mapping) -> None:
         raise ValueError(
             f"guldas2015_sweep_log2_n must be >= 2 (Fig 4.4's (2^d, 2^(D-d))), got {e}"
         )
-    lo, hi = cfg["guldas2015_speed_log2_n_min"], cfg["guldas2015_speed_log2_n_max"]
-    if lo > hi:
-        raise ValueError(
-            f"guldas2015_speed_log2_n_min = {lo} exceeds guldas2015_speed_log2_n_max = {hi}"
-        )
+    for grid in ("speed", "filter"):
+        lo, hi = cfg[f"guldas2015_{grid}_log2_n_min"], cfg[f"guldas2015_{grid}_log2_n_max"]
+        if lo > hi:
+            raise ValueError(
+                f"guldas2015_{grid}_log2_n_min = {lo} exceeds guldas2015_{grid}_log2_n_max = {hi}"
+            )

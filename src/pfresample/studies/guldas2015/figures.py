@@ -103,9 +103,10 @@ def radix_sweep(table: pd.DataFrame, x: str, caption: str) -> Figure:
     return fig
 
 
-def speed(table: pd.DataFrame, caption: str) -> Figure:
+def speed(table: pd.DataFrame, caption: str, error: str = "MSE") -> Figure:
     """Figs 4.5-4.8: row a float32, row b float64; columns MSE (eq. 4.5) vs
-    run time, run time vs N, MSE vs N, standard and butterfly."""
+    run time, run time vs N, MSE vs N, standard and butterfly. Figs 4.9-4.10
+    draw their AMSE the same way (``error="AMSE"``)."""
     precisions = [p for p in ("float32", "float64") if p in set(table["precision"])]
     fig = Figure(figsize=(12.5, 3.4 * len(precisions) + 0.5), layout="constrained")
     axes = np.atleast_2d(fig.subplots(len(precisions), 3, squeeze=False))
@@ -122,16 +123,63 @@ def speed(table: pd.DataFrame, caption: str) -> Figure:
             row[1].plot(s["n"], s["time_ms"], color=color, marker=marker, ms=3, label=label)
             row[2].errorbar(s["n"], s["mse"], yerr=s["mse_ci"], color=color, marker=marker, ms=3,
                             capsize=2, lw=1, label=label)  # fmt: skip
-        row[0].set(xscale="log", yscale="log", xlabel="run time (ms)", ylabel="MSE")
+        row[0].set(xscale="log", yscale="log", xlabel="run time (ms)", ylabel=error)
         row[0].xaxis.set_minor_formatter(NullFormatter())  # the minor labels overlap
         row[1].set(yscale="log", xlabel="N", ylabel="run time (ms)")
-        row[2].set(yscale="log", xlabel="N", ylabel="MSE")
+        row[2].set(yscale="log", xlabel="N", ylabel=error)
         for ax in row[1:]:
             _log2_axis(ax, sorted(part["n"].unique()))
         panel = "a" if precision == "float32" else "b"
-        row[0].set_title(f"({panel}) {precision}: MSE vs run time", fontsize=9)
+        row[0].set_title(f"({panel}) {precision}: {error} vs run time", fontsize=9)
         row[1].set_title(f"({panel}) {precision}: run time vs N", fontsize=9)
-        row[2].set_title(f"({panel}) {precision}: MSE vs N", fontsize=9)
+        row[2].set_title(f"({panel}) {precision}: {error} vs N", fontsize=9)
         row[0].legend(fontsize=7)
+    plots.add_caption(fig, caption)
+    return fig
+
+
+def interaction(table: pd.DataFrame, caption: str) -> Figure:
+    """Fig 4.11: ESS (eq. 1.11) and interaction level (log2 of the largest
+    block that interacted) at every step, adaptive multinomial against the
+    radix-2 adaptive butterfly."""
+    fig = Figure(figsize=(10, 3.6), layout="constrained")
+    ess_ax, level_ax = fig.subplots(1, 2)
+    for (label, part), color in zip(table.groupby("filter", sort=False), ("tab:blue", "tab:orange"),
+                                    strict=False):  # fmt: skip
+        ess_ax.plot(part["t"], part["ess"], color=color, lw=0.9, label=label)
+        level_ax.step(part["t"], part["level"], where="mid", color=color, lw=0.9,
+                      label=f"{label} (mean {part['level'].mean():.2f})")  # fmt: skip
+    n, tau = int(table["n"].iloc[0]), float(table["tau"].iloc[0])
+    ess_ax.axhline(tau * n, color="grey", ls="--", lw=0.8, label=f"τN = {tau * n:g}")
+    ess_ax.set(xlabel="time step t", ylabel="ESS before resampling")
+    level_ax.set(xlabel="time step t", ylabel="interaction level (log2 block size)")
+    ess_ax.legend(fontsize=7)
+    level_ax.legend(fontsize=7)
+    plots.add_caption(fig, caption)
+    return fig
+
+
+def smcem(table: pd.DataFrame, caption: str) -> Figure:
+    """Fig 4.12: time per EM iteration vs N, MSE of alpha vs time, MSE of
+    sigma vs time, for both resampling schemes of §4.3.2."""
+    fig = Figure(figsize=(12.5, 3.6), layout="constrained")
+    axes = fig.subplots(1, 3)
+    styles = {"multinomial": ("tab:blue", "o"), "butterfly": ("tab:orange", "s")}
+    for scheme, (color, marker) in styles.items():
+        s = table[table["scheme"] == scheme].sort_values("n")
+        if s.empty:
+            continue
+        t = s["time_per_iteration_ms"]
+        axes[0].plot(s["n"], t, color=color, marker=marker, ms=3, label=scheme)
+        for ax, name in zip(axes[1:], ("alpha", "sigma"), strict=True):
+            ax.errorbar(t, s[f"{name}_mse"], yerr=s[f"{name}_mse_ci"], color=color,
+                        marker=marker, ms=3, capsize=2, lw=1, label=scheme)  # fmt: skip
+    axes[0].set(yscale="log", xlabel="N", ylabel="time per EM iteration (ms)")
+    _log2_axis(axes[0], sorted(table["n"].unique()))
+    for ax, name in zip(axes[1:], ("α", "σ"), strict=True):
+        ax.set(xscale="log", yscale="log", xlabel="time per EM iteration (ms)",
+               ylabel=f"MSE of {name}")  # fmt: skip
+    for ax in axes:
+        ax.legend(fontsize=7)
     plots.add_caption(fig, caption)
     return fig

@@ -1,0 +1,54 @@
+"""Snakemake glue of Güldaş (2015) §4.2-4.3 (workflow/rules/guldas2015/filters.smk):
+one function per cell rule, chosen by the rule's name; each calls the study
+(pfresample.studies.guldas2015.filter_experiments) and writes its .npz atomically.
+"""
+
+from pfresample.pipeline import artifacts
+from pfresample.pipeline.jobs import provenance, run
+from pfresample.studies.guldas2015 import filter_experiments
+
+RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
+
+
+def _save(snakemake, log, arrays, metadata):
+    metadata.update(scale=snakemake.params.scale, **provenance(snakemake))
+    artifacts.save_npz(snakemake.output[0], arrays, metadata)
+    log.info("backend %s (the filters run on the CPU), device %s", metadata["backend"],
+             metadata["device"])  # fmt: skip
+
+
+def filter_cell(snakemake, log):
+    p = snakemake.params
+    cell = filter_experiments.filter_cell(
+        snakemake.wildcards.kind, int(snakemake.wildcards.n), runs=p.runs, steps=p.steps,
+        tau=p.tau, seed=p.seed, log=log,
+    )  # fmt: skip
+    _save(snakemake, log, *cell)
+
+
+def interaction_cell(snakemake, log):
+    p = snakemake.params
+    cell = filter_experiments.interaction_cell(
+        int(snakemake.wildcards.n), steps=p.steps, tau=p.tau, seed=p.seed, log=log
+    )
+    _save(snakemake, log, *cell)
+
+
+def smcem_cell(snakemake, log):
+    p = snakemake.params
+    cell = filter_experiments.smcem_cell(
+        int(snakemake.wildcards.n), sequences=p.sequences, length=p.length,
+        iterations=p.iterations, seed=p.seed, log=log,
+    )  # fmt: skip
+    _save(snakemake, log, *cell)
+
+
+def job(rule: str):
+    return {
+        "guldas2015_filter_cell": filter_cell,
+        "guldas2015_interaction_cell": interaction_cell,
+        "guldas2015_smcem_cell": smcem_cell,
+    }[rule]
+
+
+run(job(RULE), snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

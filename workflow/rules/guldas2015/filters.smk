@@ -1,0 +1,82 @@
+"""Güldaş (2015) §4.2-4.3: the filter experiments of Figs 4.9-4.12. The grid is
+config/studies/guldas2015.yaml; the study's code is
+src/pfresample/studies/guldas2015/filter_experiments.py and its glue
+scripts/guldas2015/filters.py. The tables and figures come from the study's
+generic rules (single_step.smk: guldas2015_table, guldas2015_figure).
+
+* results/guldas2015/filters/{kind}/n{n}.npz: M runs of the bootstrap or the
+  adaptive filter with standard and butterfly multinomial (Figs 4.9-4.10), one job
+  per kind and N;
+* results/guldas2015/interaction/n{n}.npz: ESS and interaction level of both
+  adaptive filters at every step (Fig 4.11);
+* results/guldas2015/smcem/n{n}.npz: SMC-EM with both schemes on M sequences
+  (Fig 4.12), one job per N.
+The filters run on the CPU (no device version yet): these jobs take no GPU.
+"""
+
+GULDAS2015_FILTER_SCRIPT = "../../../scripts/guldas2015/filters.py"
+
+
+rule guldas2015_filter_cell:
+    output:
+        "results/guldas2015/filters/{kind}/n{n}.npz",
+    wildcard_constraints:
+        kind="bootstrap|adaptive",
+    params:
+        seed=config["seed"],
+        runs=config["guldas2015_filter_runs"],
+        steps=config["guldas2015_filter_steps"],
+        tau=config["guldas2015_filter_tau"],
+        scale=SCALE,
+    log:
+        "results/logs/guldas2015/filters/{kind}/n{n}.log",
+    benchmark:
+        "results/benchmarks/guldas2015/filters/{kind}/n{n}.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: guldas2015_mem_mb(wildcards.n),
+    conda:
+        CONDA_ENV
+    script:
+        GULDAS2015_FILTER_SCRIPT
+
+
+rule guldas2015_interaction_cell:
+    output:
+        "results/guldas2015/interaction/n{n}.npz",
+    params:
+        seed=config["seed"],
+        steps=config["guldas2015_filter_steps"],
+        tau=config["guldas2015_filter_tau"],
+        scale=SCALE,
+    log:
+        "results/logs/guldas2015/interaction/n{n}.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        GULDAS2015_FILTER_SCRIPT
+
+
+rule guldas2015_smcem_cell:
+    output:
+        "results/guldas2015/smcem/n{n}.npz",
+    params:
+        seed=config["seed"],
+        sequences=config["guldas2015_smcem_sequences"],
+        length=config["guldas2015_smcem_length"],
+        iterations=config["guldas2015_smcem_iterations"],
+        scale=SCALE,
+    log:
+        "results/logs/guldas2015/smcem/n{n}.log",
+    benchmark:
+        "results/benchmarks/guldas2015/smcem/n{n}.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: guldas2015_mem_mb(wildcards.n, arrays=24),
+    conda:
+        CONDA_ENV
+    script:
+        GULDAS2015_FILTER_SCRIPT

@@ -1,5 +1,20 @@
-"""Particle filters built on the resamplers of ``pfresample``."""
+"""Particle filters built on the resamplers of ``pfresample``: the SIR filter of
+Dülger (2017) (``sir``), the bootstrap and adaptive-resampling filters and
+SMC-EM of Güldaş (2015) (``adaptive``, ``smcem``)."""
 
+from .adaptive import FilterRun, amse, run_adaptive, run_bootstrap
 from .sir import STAGES, SirResult, rmse, run_sir
+from .smcem import EmRun, run_smcem
 
-__all__ = ["STAGES", "SirResult", "rmse", "run_sir"]
+__all__ = [
+    "STAGES",
+    "EmRun",
+    "FilterRun",
+    "SirResult",
+    "amse",
+    "rmse",
+    "run_adaptive",
+    "run_bootstrap",
+    "run_sir",
+    "run_smcem",
+]

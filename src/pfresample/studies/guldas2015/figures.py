@@ -116,7 +116,7 @@ def speed(table: pd.DataFrame, caption: str, error: str = "MSE") -> Figure:
             s = part[part["scheme"] == scheme].sort_values("n")
             if s.empty:
                 continue
-            label = f"{scheme} ({s['method'].iloc[0]})"
+            label = f"{scheme} ({s['label' if 'label' in s else 'method'].iloc[0]})"
             row[0].plot(
                 s["time_ms"], s["mse"], color=color, marker=marker, ms=3, lw=0.8, label=label
             )

@@ -42,13 +42,17 @@ BACKEND = "cpu"
 
 
 def filter_arms(kind: str, n: int) -> list[dict]:
-    """The two arms of a filter cell: scheme, registry method and radix."""
+    """The two arms of a filter cell: scheme, registry method, radix and the
+    label its figure shows."""
     butterfly = {"scheme": "butterfly", "method": "butterfly-multinomial",
-                 "radix": default_radix(n)}  # fmt: skip
+                 "radix": default_radix(n), "label": "butterfly multinomial"}  # fmt: skip
     if kind == "bootstrap":
-        standard = {"scheme": "standard", "method": "multinomial", "radix": None}
+        standard = {"scheme": "standard", "method": "multinomial", "radix": None,
+                    "label": "multinomial"}  # fmt: skip
     elif kind == "adaptive":
-        standard = {"scheme": "standard", "method": "butterfly-multinomial", "radix": (n,)}
+        standard = {"scheme": "standard", "method": "butterfly-multinomial", "radix": (n,),
+                    "label": "adaptive multinomial, radix (N)"}  # fmt: skip
+        butterfly["label"] = "adaptive butterfly"
     else:
         raise ValueError(f"filter kind must be one of {FILTER_KINDS}, got {kind!r}")
     return [standard, butterfly]

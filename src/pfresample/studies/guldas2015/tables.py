@@ -158,7 +158,8 @@ def filter_table(cells) -> pd.DataFrame:
             time_ms = 1e3 * float(np.median(arrays["seconds"][k]))
             rows.append({
                 "n": meta["n"], "precision": "float32", "scheme": arm["scheme"],
-                "method": arm["method"], "radix": arm["radix"], "kind": meta["kind"],
+                "method": arm["method"], "label": arm["label"], "radix": arm["radix"],
+                "kind": meta["kind"],
                 "runs": meta["runs"], "steps": meta["steps"], "tau": meta["tau"],
                 "mse": amse, "mse_ci": half, "time_ms": time_ms, "mse_x_time": amse * time_ms,
                 "level": float(np.mean(arrays["level"][k])), "device": meta["device"],

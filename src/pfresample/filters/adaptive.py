@@ -84,11 +84,11 @@ def run_bootstrap(model, y, n: int, method: str, seed: int, **params) -> FilterR
     rng, draw_seeds = derive_seeds(seed, steps)
     x = model.init_particles(n, rng)
     estimates, ess = np.empty(steps), np.empty(steps)
-    stages = np.ones(steps, dtype=np.int64)
+    radix = params.get("radix")
+    depth = 1  # a method without stages (the butterflies are those with an adaptive form)
     if m.adaptive is not None:
-        stages[:] = len(
-            check_radix(params.get("radix"), n) if params.get("radix") else default_radix(n)
-        )
+        depth = len(check_radix(radix, n) if radix is not None else default_radix(n))
+    stages = np.full(steps, depth, dtype=np.int64)
     start = time.perf_counter()
     for k in range(steps):
         x = model.transition(x, k, rng)

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..api import resample, resample_adaptive
 from ..radix import check_radix, default_radix
+from ..resampling.butterfly import effective_sample_size
 from ..resampling.registry import get_method
 from ..validation import check_int
 from .common import derive_seeds
@@ -55,12 +56,6 @@ class FilterRun:
     level: np.ndarray
     stages: np.ndarray
     seconds: float
-
-
-def effective_sample_size(w: np.ndarray) -> float:
-    """Eq. 1.11: (sum w)^2 / sum w^2, in float64."""
-    w = np.asarray(w, dtype=np.float64)
-    return float(w.sum() ** 2 / (w * w).sum())
 
 
 def _weights(model, y_t, x, log_w, step: int):
@@ -93,7 +88,7 @@ def run_bootstrap(model, y, n: int, method: str, seed: int, **params) -> FilterR
     for k in range(steps):
         x = model.transition(x, k, rng)
         _, w = _weights(model, y[k], x, 0.0, k)
-        ess[k] = effective_sample_size(w)
+        ess[k] = effective_sample_size(w, 1)  # eq. 1.11
         x = x[resample(w, m.name, seed=int(draw_seeds[k]), backend="cpu", **params)]
         estimates[k] = x.mean()
     seconds = time.perf_counter() - start
@@ -123,7 +118,7 @@ def run_adaptive(
     for k in range(steps):
         x = model.transition(x, k, rng)
         log_w, w = _weights(model, y[k], x, log_w, k)
-        ess[k] = effective_sample_size(w)
+        ess[k] = effective_sample_size(w, 1)  # eq. 1.11
         out = resample_adaptive(
             w, m.name, seed=int(draw_seeds[k]), tau=tau, radix=radix, backend="cpu", **params
         )

@@ -94,10 +94,9 @@ def expected_statistics(model: VolatilityModel, y, n: int, scheme: str, seed: in
     radix = (r1, n // r1) if n > r1 else (n,)  # N <= 256: one block, one stage
     order = transpose_permutation(n, r1) if scheme == "butterfly" else None
     for k in range(1, length + 1):
-        w = weights_from_log(log_w)
         if scheme == "butterfly":
             out = resample_adaptive(
-                w, "butterfly-multinomial", seed=int(draw_seeds[k]), tau=2.0,
+                weights_from_log(log_w), "butterfly-multinomial", seed=int(draw_seeds[k]), tau=2.0,
                 max_stages=1, radix=radix, backend="cpu",
             )  # fmt: skip
             pick = out.ancestors[order]
@@ -105,7 +104,9 @@ def expected_statistics(model: VolatilityModel, y, n: int, scheme: str, seed: in
                 log_w = np.log(out.weights.astype(np.float64))[order]
             x, stats = x[pick], stats[pick]
         elif k % period == 0:
-            pick = resample(w, "multinomial", seed=int(draw_seeds[k]), backend="cpu")
+            pick = resample(
+                weights_from_log(log_w), "multinomial", seed=int(draw_seeds[k]), backend="cpu"
+            )
             x, stats, log_w = x[pick], stats[pick], np.zeros(n)
         new = model.transition(x, k - 1, rng)
         stats[:, 0] += x * x

@@ -16,10 +16,16 @@ from .experiments import FAMILIES, parse_radix, radix_label
 from .targets import Target
 
 
+def _mean_ci(values) -> tuple[float, float]:
+    """Mean and confidence half-width (NaN for a single value)."""
+    values = np.asarray(values, dtype=np.float64)
+    return confidence_interval(values) if values.size > 1 else (float(values[0]), np.nan)
+
+
 def _mean_squares(errors, prefix: str) -> dict:
     """``{prefix}``, ``{prefix}_ci``, ``{prefix}_q10``, ``{prefix}_q90`` of the squared errors."""
     squared = np.asarray(errors, dtype=np.float64) ** 2
-    mean, half = confidence_interval(squared) if squared.size > 1 else (float(squared[0]), np.nan)
+    mean, half = _mean_ci(squared)
     return {
         prefix: mean,
         f"{prefix}_ci": half,
@@ -138,11 +144,6 @@ def candidates_table(cells) -> pd.DataFrame:
                 "device": meta["device"],
             })  # fmt: skip
     return pd.DataFrame(rows).sort_values(["target", "n", "method", "precision", "time_ms"])
-
-
-def _mean_ci(values) -> tuple[float, float]:
-    values = np.asarray(values, dtype=np.float64)
-    return confidence_interval(values) if values.size > 1 else (float(values[0]), np.nan)
 
 
 def filter_table(cells) -> pd.DataFrame:

@@ -12,8 +12,16 @@
 //   2. stage_draws: a thread per (replica, slot): its block's row of C, its
 //      uniform, a binary search, and the ancestor composed through the
 //      previous stage's ancestors.
+// The adaptive butterfly (Fig 3.7) decides on the device whether each stage
+// runs: ess_gate sets the stage's flag `go` from the ESS of the compact
+// array, and the three kernels read it (a null `go`: the stage runs). A
+// stage that does not run leaves the sums alone and passes the ancestors on
+// unchanged (identity at stage 1), so that the last stage's output buffer
+// always holds the composed ancestors; stage_weights writes the output
+// weights of the last stage that ran.
 
 #include "lanes.cuh"
+#include "reduce.cuh"
 #include "stats.cuh"
 
 namespace pfr {
@@ -136,11 +144,16 @@ template <typename W, typename T, int DRAW>
 __global__ void __launch_bounds__(pfr::SEGMENT_MAX)
 first_stage(const W* __restrict__ w, double scale, unsigned int n, int r,
             unsigned int first_replica, const unsigned int* __restrict__ keys, int n_keys,
-            unsigned int k0, unsigned int k1, T* __restrict__ totals, int* __restrict__ out) {
+            unsigned int k0, unsigned int k1, T* __restrict__ totals, int* __restrict__ out,
+            const int* __restrict__ go) {
     using namespace pfr;
     __shared__ T staged[padded_segment(SEGMENT_MAX)];
     const unsigned int t = threadIdx.x, q = blockIdx.x, base = q * (unsigned int)r;
     const unsigned int i = base + t, replica = first_replica + blockIdx.y;
+    if (!gate_open(go)) {  // no resampling: every slot its own ancestor
+        out[(long long)replica * n + i] = (int)i;
+        return;
+    }
     staged[padded_segment(t)] = compact_value<W, T>(w, i, 0, scale);
     __syncthreads();
     if (t < 32) scan_staged(staged, r, (int)t);
@@ -161,9 +174,10 @@ first_stage(const W* __restrict__ w, double scale, unsigned int n, int r,
 template <typename W, typename T>
 __global__ void __launch_bounds__(pfr::SUMS_WARPS * 32)
 stage_sums(const W* __restrict__ in, int prev_r, double scale, long long segments, int r,
-           T* __restrict__ cum) {
+           T* __restrict__ cum, const int* __restrict__ go) {
     using namespace pfr;
     __shared__ T tile[SUMS_WARPS][padded_segment(SEGMENT_MAX)];
+    if (!gate_open(go)) return;
     const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
     const long long segment = (long long)blockIdx.x * SUMS_WARPS + warp;
     if (segment >= segments) return;  // a whole warp: the shuffles below see full warps
@@ -211,11 +225,17 @@ template <typename T, int DRAW>
 __global__ void stage_draws(const T* __restrict__ cum, unsigned int n, int r, unsigned int stride,
                             int log_r, int log_stride, int stage, unsigned int first_replica,
                             const unsigned int* __restrict__ keys, int n_keys, unsigned int k0,
-                            unsigned int k1, const int* __restrict__ prev, int* __restrict__ out) {
+                            unsigned int k1, const int* __restrict__ prev, int* __restrict__ out,
+                            const int* __restrict__ go) {
     using namespace pfr;
     const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const unsigned int replica = first_replica + blockIdx.y;
+    if (!gate_open(go)) {  // the stage is skipped: the ancestors so far, unchanged
+        const long long at = (long long)replica * n + i;
+        out[at] = prev ? prev[at] : (int)i;
+        return;
+    }
     const PhiloxKey key = replica_key(keys, n_keys, replica, k0, k1);
     const unsigned int span = stride * (unsigned int)r;
     unsigned int q, t;
@@ -232,4 +252,73 @@ __global__ void stage_draws(const T* __restrict__ cum, unsigned int n, int r, un
     const unsigned int chosen = base + j * stride;
     const long long row_start = (long long)replica * n;
     out[row_start + i] = prev ? prev[row_start + chosen] : (int)chosen;
+}
+
+// The adaptive butterfly's test before a stage (Fig 3.7): the ESS (eq. 1.11)
+// of the `count` values of the compact array (`in`, `prev_r` as in
+// compact_value, unscaled: the ESS does not depend on the scale), each
+// standing for `span` slots, is ESS = span (sum c)^2 / sum c^2; go[0] = 1
+// when the previous stage ran (go_prev null or set) and ESS < threshold.
+// Also the ESS itself and sum c, where asked (ess_out, total_out: null or
+// not). Sums in float64 over a grid whose size depends on `count` alone
+// (partials combined in index order by the last block), so a replay gives
+// the same bits. Launched with REDUCE_THREADS threads a block.
+template <typename W, typename T>
+__global__ void ess_gate(const W* __restrict__ in, int prev_r, long long count, double span,
+                         double threshold, const int* __restrict__ go_prev, int* __restrict__ go,
+                         double* __restrict__ ess_out, double* __restrict__ total_out,
+                         double* __restrict__ parts, unsigned int* __restrict__ ticket) {
+    using namespace pfr;
+    __shared__ double shared[REDUCE_THREADS];
+    if (go_prev != nullptr && go_prev[0] == 0) {  // every block alike: the ticket stays 0
+        if (blockIdx.x == 0 && threadIdx.x == 0) go[0] = 0;
+        return;
+    }
+    double sum = 0.0, squares = 0.0;
+    const long long stride = (long long)gridDim.x * REDUCE_THREADS;
+    for (long long q = (long long)blockIdx.x * REDUCE_THREADS + threadIdx.x; q < count;
+         q += stride) {
+        const double c = (double)compact_value<W, T>(in, q, prev_r, 1.0);
+        sum += c;
+        squares += c * c;
+    }
+    sum = block_reduce(sum, shared, Add());
+    squares = block_reduce(squares, shared, Add());
+    if (threadIdx.x == 0) {
+        parts[blockIdx.x] = sum;
+        parts[gridDim.x + blockIdx.x] = squares;
+    }
+    if (!last_block_done(ticket)) return;
+    __syncthreads();
+    sum = squares = 0.0;
+    for (int p = threadIdx.x; p < (int)gridDim.x; p += REDUCE_THREADS) {
+        sum += parts[p];
+        squares += parts[gridDim.x + p];
+    }
+    sum = block_reduce(sum, shared, Add());
+    squares = block_reduce(squares, shared, Add());
+    if (threadIdx.x == 0) {
+        const double ess = span * (sum * sum / squares);
+        if (ess_out != nullptr) ess_out[0] = ess;
+        if (total_out != nullptr) total_out[0] = sum;
+        if (go != nullptr) go[0] = ess < threshold ? 1 : 0;
+    }
+}
+
+// The output weights of the adaptive butterfly, for the slots of the last
+// stage that ran (this stage ran: go set; the next did not: go_next null or
+// 0): slot i weighs its segment's sum c[i / span] (the mean times span: the
+// same proportions), written linear and as its logarithm (log 0 = -inf: a
+// segment whose weights underflowed).
+template <typename T>
+__global__ void stage_weights(const T* __restrict__ in, int prev_r, unsigned int n,
+                              unsigned int span, const int* __restrict__ go,
+                              const int* __restrict__ go_next, float* __restrict__ w_out,
+                              float* __restrict__ log_w) {
+    using namespace pfr;
+    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || go[0] == 0 || (go_next != nullptr && go_next[0] != 0)) return;
+    const float c = (float)compact_value<T, T>(in, i / span, prev_r, 1.0);
+    w_out[i] = c;
+    log_w[i] = logf(c);
 }

@@ -429,9 +429,10 @@ __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
 scan_tiles(const W* __restrict__ w, long long n, T* tile_sum, int* tile_exp,
            long long* tile_end, T* __restrict__ prefix, T* __restrict__ carry,
            T* __restrict__ total, long long* __restrict__ last, int* __restrict__ exp_max,
-           unsigned int* __restrict__ tickets) {
+           unsigned int* __restrict__ tickets, const int* __restrict__ go) {
     using namespace pfr;
     __shared__ PaddedTile<T> buf;
+    if (!gate_open(go)) return;  // the adaptive filter skips this step's resampling
     W v[SCAN_ITEMS];
     load_raw(w, n, blockIdx.x, v);
     const int e = SCALED ? tile_exponent(v) : 0;
@@ -483,9 +484,10 @@ scaled_prefix_sum(const W* w, long long n, const int* __restrict__ tile_exp,
                   const int* __restrict__ exp_max, const T* __restrict__ prefix,
                   const T* __restrict__ carry, const T* __restrict__ total,
                   long long count, const long long* __restrict__ count_device,
-                  T* r) {
+                  T* r, const int* __restrict__ go) {
     using namespace pfr;
     __shared__ PaddedTile<T> buf;
+    if (!gate_open(go)) return;
     T x[SCAN_ITEMS];
     tile_prefix_sum<SCALED>(w, n, blockIdx.x, tile_exp, exp_max, prefix, carry, buf, x);
     const T scale = (T)(count >= 0 ? count : *count_device), cn = *total;
@@ -551,11 +553,16 @@ __global__ void inverse_cdf_draws(const T* __restrict__ r, unsigned int n, long 
                                   const unsigned int* __restrict__ keys, int n_keys,
                                   unsigned int k0, unsigned int k1, long long count,
                                   const long long* __restrict__ count_device,
-                                  const long long* __restrict__ last, int* __restrict__ out) {
+                                  const long long* __restrict__ last, int* __restrict__ out,
+                                  const int* __restrict__ go) {
     using namespace pfr;
     const long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (id >= lanes) return;
     const Lane lane = make_lane(id, n, keys, n_keys, k0, k1);
+    if (!gate_open(go)) {  // no resampling: every slot its own ancestor
+        out[id] = (int)lane.particle;
+        return;
+    }
     const long long draws = count >= 0 ? count : *count_device;
     const unsigned int s = lane.particle;
     if (s >= draws) return;

@@ -119,3 +119,76 @@ extern "C" __global__ void gather_rows(const float* __restrict__ x_in,
         }
     }
 }
+
+// Güldaş's filters (filters/guldas_gpu.py) report the measure after
+// resampling (§4.2.1): estimate[0] = SUM(w x) / SUM(w) over the resampled
+// particles, with w the adaptive filter's output weights, or the plain mean
+// SUM(x) / n where w is null (the bootstrap filter's even weights). Float64
+// sums, a partial pair per block (parts holds 2 gridDim.x values),
+// combined in index order by the last block.
+extern "C" __global__ void weighted_mean(const float* __restrict__ w, const float* __restrict__ x,
+                                         long long n, double* __restrict__ parts,
+                                         unsigned int* __restrict__ ticket,
+                                         double* __restrict__ estimate) {
+    using namespace pfr;
+    __shared__ double shared[REDUCE_THREADS];
+    double num = 0.0, den = 0.0;
+    const long long stride = (long long)gridDim.x * REDUCE_THREADS;
+    for (long long i = (long long)blockIdx.x * REDUCE_THREADS + threadIdx.x; i < n; i += stride) {
+        const double wi = w ? (double)w[i] : 1.0;
+        num += wi * (double)x[i];
+        den += wi;
+    }
+    num = block_reduce(num, shared, Add());
+    den = block_reduce(den, shared, Add());
+    if (threadIdx.x == 0) {
+        parts[blockIdx.x] = num;
+        parts[gridDim.x + blockIdx.x] = den;
+    }
+    if (!last_block_done(ticket)) return;
+    __syncthreads();
+    num = den = 0.0;
+    for (int p = threadIdx.x; p < (int)gridDim.x; p += REDUCE_THREADS) {
+        num += parts[p];
+        den += parts[gridDim.x + p];
+    }
+    num = block_reduce(num, shared, Add());
+    den = block_reduce(den, shared, Add());
+    if (threadIdx.x == 0) estimate[0] = num / den;
+}
+
+// The adaptive filter's step without resampling (go[0] == 0: the ESS was
+// high enough): the weights carried on are w~, as output weights and as
+// log-weights (log w~ = log w - max log w: the log-weights stay near 0).
+extern "C" __global__ void carry_weights(const int* __restrict__ go,
+                                         const float* __restrict__ w_tilde, unsigned int n,
+                                         float* __restrict__ w_out, float* __restrict__ log_w) {
+    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || go[0] != 0) return;
+    const float w = w_tilde[i];
+    w_out[i] = w;
+    log_w[i] = logf(w);
+}
+
+// SMC-EM's butterfly step (filters/smcem.py): after one butterfly stage of
+// radix r, the particles are permuted by the transpose of the (n / r) x r
+// particle matrix: new slot p takes slot src = (p mod R) r + p div R (R = n
+// / r), i.e. x_out = x_in[:, ancestors[src]] for the ROWS rows, and the
+// weight of src's block, the stage sum c[p mod R] (`sums`, read as
+// butterfly.cu's compact_value: c[q] itself for prev_r = 0, else the last
+// entry of segment q of prev_r), as log_w[p].
+extern "C" __global__ void gather_transposed(const float* __restrict__ x_in,
+                                             const int* __restrict__ ancestors, unsigned int n,
+                                             int rows, unsigned int r,
+                                             const float* __restrict__ sums, int prev_r,
+                                             float* __restrict__ x_out,
+                                             float* __restrict__ log_w) {
+    const unsigned int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n) return;
+    const unsigned int blocks = n / r, q = p % blocks;
+    const long long a = ancestors[q * r + p / blocks];
+    for (int row = 0; row < rows; ++row)
+        x_out[(long long)row * n + p] = x_in[(long long)row * n + a];
+    const float c = prev_r == 0 ? sums[q] : sums[(long long)q * prev_r + prev_r - 1];
+    log_w[p] = logf(c);
+}

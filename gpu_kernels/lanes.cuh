@@ -133,4 +133,9 @@ struct Candidates {
     }
 };
 
+// Whether a gated step runs: always without a flag (null), else as the
+// adaptive filter's ess_gate (butterfly.cu) set it. Every thread of a grid
+// reads the same flag, so a skipped kernel skips in every block alike.
+__device__ __forceinline__ bool gate_open(const int* go) { return go == nullptr || go[0] != 0; }
+
 }  // namespace pfr

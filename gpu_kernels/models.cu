@@ -1,6 +1,9 @@
 // models.cu -- stage 1 of the SIR filter (thesis Algorithm 2.4) on the GPU:
 // prediction and weight update of the growth model (eqs. 2.34-2.35) and the
-// radar model (eqs. 7.1-7.2), one thread per particle. The arithmetic lives
+// radar model (eqs. 7.1-7.2), one thread per particle; and the same for
+// Güldaş's filters (filters/adaptive_gpu.py, filters/smcem_gpu.py): the
+// bimodal model (eqs. 4.7-4.8) and the stochastic-volatility model with
+// its sufficient statistics (§4.3.1). The arithmetic lives
 // in models.cuh (checked on the host against NumPy); the driver is
 // src/pfresample/filters/sir_gpu.py, the other stages are filter.cu.
 //
@@ -126,6 +129,110 @@ extern "C" __global__ void radar_predict(float* __restrict__ x, float* __restric
             x[3 * n + i] = s.vy;
             const float lw = radar_log_likelihood(s, sensor_x, sensor_y, y_range, y_bearing,
                                                   inv_var_range, inv_var_bearing);
+            log_w[i] = lw;
+            best = fmaxf(best, lw);
+        }
+    }
+    raise_top(best, top);
+}
+
+// Eq. 4.7 in place, x += sigma_1 v, then log_w = (carry ? log_w : 0) +
+// log g_t(x) (eq. 4.8, the modes at +-mode[0]): the bootstrap filter starts
+// each step from even weights, the adaptive filter carries them. A thread
+// per Philox block (SCALAR_PER_BLOCK particles), as growth_predict.
+extern "C" __global__ void bimodal_predict(float* __restrict__ x, float* __restrict__ log_w,
+                                           unsigned int n,
+                                           const unsigned int* __restrict__ noise_key,
+                                           unsigned long long block, float sigma_1,
+                                           const float* __restrict__ mode, float inv_two_var,
+                                           int carry, unsigned int* __restrict__ top) {
+    using namespace pfr;
+    const unsigned int g = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int streams = (n + SCALAR_PER_BLOCK - 1) / SCALAR_PER_BLOCK;
+    float best = __uint_as_float(0xff800000u);  // -inf
+    if (g < streams) {
+        float v[4];
+        normals4(PhiloxKey{noise_key[0], noise_key[1]}, g, block, v);
+        const float m = mode[0];
+        for (int j = 0; j < SCALAR_PER_BLOCK; ++j) {
+            const unsigned int i = g + j * streams;
+            if (i >= n) break;
+            const float next = x[i] + sigma_1 * v[j];
+            x[i] = next;
+            const float lw = (carry ? log_w[i] : 0.0f) + bimodal_log_likelihood(next, m, inv_two_var);
+            log_w[i] = lw;
+            best = fmaxf(best, lw);
+        }
+    }
+    raise_top(best, top);
+}
+
+// The volatility model's particles as five rows of n: the state x and the
+// running sums S_1 ... S_4 of §4.3.1 (filters/smcem.py). `theta` holds
+// (alpha, sigma, 1 / (2 beta^2)) on the device, so that one captured filter
+// serves every EM iteration; `y` the observations y_0 ... y_n.
+
+// Time 0: x_0 ~ N(0, sigma^2), S_1 = S_3 = 0, S_2 = x_0^2, S_4 = y_0^2
+// exp(-x_0), log_w = log g_0(x_0).
+extern "C" __global__ void volatility_init(float* __restrict__ xs, unsigned int n,
+                                           const unsigned int* __restrict__ noise_key,
+                                           const float* __restrict__ theta,
+                                           const float* __restrict__ y, float* __restrict__ log_w,
+                                           unsigned int* __restrict__ top) {
+    using namespace pfr;
+    const unsigned int g = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int streams = (n + SCALAR_PER_BLOCK - 1) / SCALAR_PER_BLOCK;
+    float best = __uint_as_float(0xff800000u);
+    if (g < streams) {
+        float v[4];
+        normals4(PhiloxKey{noise_key[0], noise_key[1]}, g, 0ull, v);
+        const float sigma = theta[1], y2 = y[0] * y[0];
+        for (int j = 0; j < SCALAR_PER_BLOCK; ++j) {
+            const unsigned int i = g + j * streams;
+            if (i >= n) break;
+            const float x = sigma * v[j];
+            xs[i] = x;
+            xs[n + i] = 0.0f;
+            xs[2 * n + i] = x * x;
+            xs[3 * n + i] = 0.0f;
+            xs[4 * n + i] = y2 * expf(-x);
+            const float lw = volatility_log_likelihood(x, y2, theta[2]);
+            log_w[i] = lw;
+            best = fmaxf(best, lw);
+        }
+    }
+    raise_top(best, top);
+}
+
+// Time k >= 1: x_k = alpha x_{k-1} + sigma v, the sums S_1 += x_{k-1}^2,
+// S_2 += x_k^2, S_3 += x_{k-1} x_k, S_4 += y_k^2 exp(-x_k), and log_w +=
+// log g_k(x_k); y_k = y[0].
+extern "C" __global__ void volatility_predict(float* __restrict__ xs, float* __restrict__ log_w,
+                                              unsigned int n,
+                                              const unsigned int* __restrict__ noise_key,
+                                              unsigned long long block,
+                                              const float* __restrict__ theta,
+                                              const float* __restrict__ y,
+                                              unsigned int* __restrict__ top) {
+    using namespace pfr;
+    const unsigned int g = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int streams = (n + SCALAR_PER_BLOCK - 1) / SCALAR_PER_BLOCK;
+    float best = __uint_as_float(0xff800000u);
+    if (g < streams) {
+        float v[4];
+        normals4(PhiloxKey{noise_key[0], noise_key[1]}, g, block, v);
+        const float alpha = theta[0], sigma = theta[1], y2 = y[0] * y[0];
+        for (int j = 0; j < SCALAR_PER_BLOCK; ++j) {
+            const unsigned int i = g + j * streams;
+            if (i >= n) break;
+            const float x = xs[i];
+            const float next = alpha * x + sigma * v[j];
+            xs[i] = next;
+            xs[n + i] += x * x;
+            xs[2 * n + i] += next * next;
+            xs[3 * n + i] += x * next;
+            xs[4 * n + i] += y2 * expf(-next);
+            const float lw = log_w[i] + volatility_log_likelihood(next, y2, theta[2]);
             log_w[i] = lw;
             best = fmaxf(best, lw);
         }

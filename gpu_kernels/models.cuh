@@ -1,7 +1,9 @@
 // models.cuh -- the arithmetic of the filter's models, shared by models.cu's
 // kernels and by the host test that checks it against NumPy
 // (tests/test_models_cuda.py): the growth model (eqs. 2.34-2.35), the radar
-// model (eqs. 7.1-7.2) and the model noise. Host and device (PFR_HD), float32.
+// model (eqs. 7.1-7.2), Güldaş's bimodal model (eqs. 4.7-4.8) and
+// stochastic-volatility model (§4.3.1), and the model noise. Host and device
+// (PFR_HD), float32.
 #pragma once
 
 #include "philox.cuh"
@@ -11,6 +13,8 @@ namespace pfr {
 constexpr float TWO_PI_F = 6.283185307179586f;
 constexpr int GROWTH_PER_BLOCK = 4;  // sir_gpu._GrowthTwin.per_block
 constexpr int RADAR_PER_BLOCK = 2;   // sir_gpu._RadarTwin.per_block
+constexpr int SCALAR_PER_BLOCK = 4;  // one normal a particle a step: the bimodal and volatility models
+constexpr float LOG_HALF_F = -0.6931471805599453f;
 constexpr float PI_F = 3.141592653589793f;
 
 // Four standard normals of (key, stream, block): Box-Muller on the four
@@ -74,6 +78,22 @@ PFR_HD float radar_log_likelihood(RadarState s, float sensor_x, float sensor_y, 
     const float dr = y_range - sqrtf(dx * dx + dy * dy);
     const float db = wrap_angle(y_bearing - atan2f(dy, dx));
     return -0.5f * (dr * dr * inv_var_range + db * db * inv_var_bearing);
+}
+
+// Eq. 4.8 (the minus signs restored): log g_t(x) with the modes at +-mode
+// (mode = 0.5 t), inv_two_var = 1 / (2 sigma_2^2): log 0.5 plus the
+// log-sum-exp of the two exponents, as models/bimodal.py computes it.
+PFR_HD float bimodal_log_likelihood(float x, float mode, float inv_two_var) {
+    const float a = -(x - mode) * (x - mode) * inv_two_var;
+    const float b = -(x + mode) * (x + mode) * inv_two_var;
+    const float hi = fmaxf(a, b);
+    return LOG_HALF_F + hi + log1pf(expf(fminf(a, b) - hi));
+}
+
+// §4.3.1: log N(y; 0, beta^2 exp(x)) up to its constant, -x/2 - y^2 exp(-x)
+// / (2 beta^2); y2 = y^2, inv_two_beta2 = 1 / (2 beta^2).
+PFR_HD float volatility_log_likelihood(float x, float y2, float inv_two_beta2) {
+    return -0.5f * x - y2 * expf(-x) * inv_two_beta2;
 }
 
 }  // namespace pfr

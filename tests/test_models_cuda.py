@@ -29,7 +29,9 @@ import pytest
 
 from pfresample import rng
 from pfresample.models import GrowthModel, RadarModel
+from pfresample.models.bimodal import BimodalModel
 from pfresample.models.radar import wrap_angle
+from pfresample.models.volatility import VolatilityModel
 
 HEADER_DIR = Path(__file__).resolve().parents[1] / "gpu_kernels"
 NVCC = shutil.which("nvcc")
@@ -41,6 +43,8 @@ PROGRAM = r"""
 //   G x drift sigma_v v z inv_var_n        -> growth_step, growth_log_likelihood
 //   R px py vx vy dt ax ay sx sy yr yb ivr ivb -> radar_step (4), radar_log_likelihood
 //   W a                                    -> wrap_angle
+//   B x mode inv_two_var                   -> bimodal_log_likelihood
+//   V x y2 inv_two_beta2                   -> volatility_log_likelihood
 #include <cmath>
 #include <cstdio>
 #include "models.cuh"
@@ -74,6 +78,14 @@ int main() {
             float a;
             if (std::scanf("%f", &a) != 1) return 2;
             std::printf("%.9g\n", pfr::wrap_angle(a));
+        } else if (op[0] == 'B') {
+            float x, mode, inv;
+            if (std::scanf("%f %f %f", &x, &mode, &inv) != 3) return 2;
+            std::printf("%.9g\n", pfr::bimodal_log_likelihood(x, mode, inv));
+        } else if (op[0] == 'V') {
+            float x, y2, inv;
+            if (std::scanf("%f %f %f", &x, &y2, &inv) != 3) return 2;
+            std::printf("%.9g\n", pfr::volatility_log_likelihood(x, y2, inv));
         } else {
             return 3;
         }
@@ -212,3 +224,26 @@ def test_wrap_angle_matches_radar_py(program):
     angles = [0.0, 1.0, -1.0, 3.14, -3.14, 3.15, -3.15, 6.3, -6.3, 10.0, -10.0, 20.5]
     got = program([f"W {a!r}" for a in angles])[:, 0]
     np.testing.assert_allclose(got, wrap_angle(np.float32(angles)), atol=2e-6)
+
+
+def test_bimodal_likelihood_matches_eq_4_8(program):
+    model = BimodalModel()
+    x = np.array([0.0, 0.3, -2.0, 10.0, -49.0, 50.5, 120.0, -300.0], dtype=np.float32)
+    mode = np.float32(25.0)
+    inv = 0.5 / model.sigma_2**2
+    got = program([f"B {float(v)!r} {float(mode)!r} {inv!r}" for v in x])[:, 0]
+    want = model.log_likelihood(float(mode), x.astype(np.float64))
+    # float32 arithmetic on exponents up to ~5e4: relative 1e-6 of their size
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-5)
+
+
+def test_volatility_likelihood_matches_section_4_3_1(program):
+    model = VolatilityModel()
+    gen = np.random.default_rng(3)
+    x = gen.normal(0, 1, 50).astype(np.float32)
+    y = gen.normal(0, 1, 50).astype(np.float32)
+    inv = 0.5 / model.beta**2
+    got = program([f"V {float(a)!r} {float(b * b)!r} {inv!r}" for a, b in zip(x, y, strict=True)])
+    const = -0.5 * math.log(2 * math.pi * model.beta**2)
+    want = [model.log_likelihood(float(b), float(a)) - const for a, b in zip(x, y, strict=True)]
+    np.testing.assert_allclose(got[:, 0], want, rtol=1e-5, atol=1e-5)

@@ -166,8 +166,9 @@ def resample_adaptive(
     when the ESS is low). ``max_stages`` caps the stages run (None: every
     stage of ``radix``; with ``tau`` above 1 and ``max_stages=1``, exactly
     the first stage, as the SMC-EM filter of §4.3.2 runs it). ``weights``,
-    ``seed`` and ``log`` as in
-    :func:`resample`. Runs on the CPU (``backend="cuda"`` is refused)."""
+    ``seed``, ``backend`` and ``log`` as in
+    :func:`resample`. On the GPU the device decides the stages (the same
+    decisions and ancestors as the CPU's, tests/test_gpu_guldas.py)."""
     m = get_method(method)
     if m.adaptive is None:
         adaptive = ", ".join(name for name, e in REGISTRY.items() if e.adaptive is not None)
@@ -177,8 +178,17 @@ def resample_adaptive(
     if max_stages is not None:
         max_stages = check_int(max_stages, "max_stages", minimum=0)
     weights, restore = to_native(weights)
-    select_backend(backend, weights, False)
-    call = prepare(weights, m, False, None, None, params, log)
+    where = select_backend(backend, weights, m.adaptive_gpu is not None)
+    call = prepare(weights, m, where == "cuda", None, None, params, log)
+    if where == "cuda":
+        from .cuda.workspace import make_call
+
+        device_call = make_call(call.w, [seed])
+        ancestors, means, stages = m.adaptive_gpu(
+            device_call, tau=float(tau), max_stages=max_stages, **call.kw
+        )
+        ancestors = ancestors[0] if is_device_array(weights) else ancestors[0].get()
+        return AdaptiveResult(restore(ancestors), means, stages)
     keys = seed_keys(_seed_list([seed]))
     result = m.adaptive(call.w, keys, tau=float(tau), max_stages=max_stages, **call.kw)
     ancestors = result.ancestors[0]

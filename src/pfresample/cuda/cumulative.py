@@ -34,28 +34,31 @@ def _templates(values, sb: ScanBuffers, scaled: bool) -> str:
     return f"{CTYPES[values.dtype]},{CTYPES[sb.dtype]},{flag(scaled)}"
 
 
-def _prefix_sum(values, sb: ScanBuffers, scaled: bool) -> None:
+NULL = np.uint64(0)  # a null pointer: no gate, the kernels always run
+
+
+def _prefix_sum(values, sb: ScanBuffers, scaled: bool, go=NULL) -> None:
     """Pass 1 of the prefix sum of ``values`` (the weights, or Residual's
     fractions) in ``sb``'s precision: tile sums, then (the last block) the
     sum before each tile and C_N; see cumulative.cu."""
     tiles = (sb.tile_sum, sb.tile_exp, sb.tile_end, sb.prefix, sb.carry)
     args = (values, np.int64(sb.n), *tiles, sb.total, sb.last, sb.exp_max)
     launch = kernel("cumulative.cu", f"scan_tiles<{_templates(values, sb, scaled)}>")
-    launch((sb.tiles,), (SCAN_THREADS,), (*args, sb.tickets))
+    launch((sb.tiles,), (SCAN_THREADS,), (*args, sb.tickets, go))
 
 
-def _scaled_prefix_sum(values, sb: ScanBuffers, count, scaled: bool) -> None:
+def _scaled_prefix_sum(values, sb: ScanBuffers, count, scaled: bool, go=NULL) -> None:
     """Pass 2: r = (count * C) / C_N into ``sb.values()`` (may be ``values``
     itself), tiles scaled as in pass 1. ``count`` None: Residual's R, on the
     device."""
     count_args = (np.int64(-1 if count is None else count), sb.rest)
     tiles = (sb.tile_exp, sb.exp_max, sb.prefix, sb.carry)
-    args = (values, np.int64(sb.n), *tiles, sb.total, *count_args, sb.values())
+    args = (values, np.int64(sb.n), *tiles, sb.total, *count_args, sb.values(), go)
     name = f"scaled_prefix_sum<{_templates(values, sb, scaled)}>"
     kernel("cumulative.cu", name)((sb.tiles,), (SCAN_THREADS,), args)
 
 
-def _inverse_cdf_draws(call: Call, sb: ScanBuffers, count, stratify: bool) -> None:
+def _inverse_cdf_draws(call: Call, sb: ScanBuffers, count, stratify: bool, go=NULL) -> None:
     """One lane per (replica, output slot): slot s searches r for ``s + u``
     (stratified) or ``count * u``; ``count`` None: Residual's R."""
     block = block_size(call.n)
@@ -69,6 +72,7 @@ def _inverse_cdf_draws(call: Call, sb: ScanBuffers, count, stratify: bool) -> No
         *count_args,
         sb.last,
         call.out,
+        go,
     )
     kernel("cumulative.cu", name)((blocks(call.lanes, block),), (block,), args)
 
@@ -96,22 +100,32 @@ def systematic(call, *, precision=None):
     kernel("cumulative.cu", name)((sb.tiles * call.out.shape[0],), (SCAN_THREADS,), args)
 
 
-def _inverse_cdf(call: Call, precision, stratify: bool) -> None:
+def _inverse_cdf(call: Call, precision, stratify: bool, gates) -> None:
+    """The prefix sum and the draws; with ``gates`` (``cuda.butterfly.Gates``,
+    one gate), only if the device decides so: the adaptive filter's
+    resampling with a standard method (Fig 1.3), the output weights then
+    even (each the total C_N: the same proportions as 1)."""
     sb = call.ws.scan(_precision(call, precision))
     scaled = _scaled(call, sb)
-    _prefix_sum(call.w, sb, scaled)
-    _scaled_prefix_sum(call.w, sb, call.n, scaled)
-    _inverse_cdf_draws(call, sb, call.n, stratify)
+    go = NULL
+    if gates is not None:
+        gates.gate(0, call.w, 0, 1, call.n, sb.dtype)
+        go = gates.go[0:1]
+    _prefix_sum(call.w, sb, scaled, go)
+    _scaled_prefix_sum(call.w, sb, call.n, scaled, go)
+    _inverse_cdf_draws(call, sb, call.n, stratify, go)
+    if gates is not None:
+        gates.weights(0, sb.total, 0, call.n, call.n)
 
 
-def stratified(call, *, precision=None):
+def stratified(call, *, precision=None, gates=None):
     """Stratified: slot s draws in stratum [s, s+1) of r."""
-    _inverse_cdf(call, precision, stratify=True)
+    _inverse_cdf(call, precision, True, gates)
 
 
-def multinomial(call, *, precision=None):
+def multinomial(call, *, precision=None, gates=None):
     """Multinomial: every slot draws anywhere in [0, N) of r."""
-    _inverse_cdf(call, precision, stratify=False)
+    _inverse_cdf(call, precision, False, gates)
 
 
 def residual(call, *, precision=None):

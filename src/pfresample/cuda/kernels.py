@@ -80,7 +80,9 @@ _TEMPLATES = {
     + [f"inverse_cdf_draws<{t},{s}>" for t in CTYPES.values() for s in ("false", "true")],
     "butterfly.cu": [f"stage_sums<{pair}>" for pair in _PAIRS]
     + [f"stage_draws<{t},{d}>" for t in CTYPES.values() for d in range(3)]
-    + [f"first_stage<{pair},{d}>" for pair in _PAIRS for d in range(3)],
+    + [f"first_stage<{pair},{d}>" for pair in _PAIRS for d in range(3)]
+    + [f"ess_gate<{pair}>" for pair in _PAIRS]
+    + [f"stage_weights<{t}>" for t in CTYPES.values()],
     "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 4)],
     "reduce.cu": [f"{k}<{t}>" for k in ("weight_stats", "uphill_b") for t in CTYPES.values()],
     "logweights.cu": [f"log_to_weights<{t}>" for t in CTYPES.values()],

@@ -36,6 +36,17 @@ class Workspace:
         self.max = None  # the largest weight, once read on the host (None: not known)
         self.b = cupy.zeros(1, dtype=np.int32)
         self.tickets = cupy.zeros(2, dtype=np.uint32)  # the statistics', the SSD's last block
+        self._spares: dict = {}
+
+    def spare(self, shape: tuple):
+        """A kept int32 array of ``shape`` (the butterfly's ancestors between
+        stages): kept rather than made per call, so that a captured CUDA
+        graph never holds memory that the pool has handed back."""
+        import cupy
+
+        if shape not in self._spares:
+            self._spares[shape] = cupy.empty(shape, dtype=np.int32)
+        return self._spares[shape]
 
     def scan(self, dtype) -> ScanBuffers:
         """The prefix-sum buffers in precision ``dtype`` (made on first use)."""

@@ -25,37 +25,16 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..api import resample, resample_adaptive
 from ..radix import check_radix, default_radix
-from ..resampling.butterfly import effective_sample_size
+from ..resampling.butterfly import AdaptiveResult, effective_sample_size
 from ..resampling.registry import get_method
 from ..validation import check_int
-from .common import derive_seeds
+from .common import FilterRun, derive_seeds, select_filter_backend
 from .sir import weights_from_log
-
-
-@dataclass(frozen=True)
-class FilterRun:
-    """One run over T steps: ``estimates[t - 1]`` = pi^_t(phi) for phi(x) = x,
-    ``ess[t - 1]`` the effective sample size (eq. 1.11) of the weights before
-    resampling, ``level[t - 1]`` the interaction level (log2 of the largest
-    block that interacted; 0 when nothing was resampled), ``stages[t - 1]``
-    the butterfly stages run (K_t; the bootstrap filter: every stage of its
-    method, 1 for a non-butterfly method), and ``seconds`` the wall time of
-    the loop."""
-
-    method: str
-    n: int
-    seed: int
-    estimates: np.ndarray
-    ess: np.ndarray
-    level: np.ndarray
-    stages: np.ndarray
-    seconds: float
 
 
 def _weights(model, y_t, x, log_w, step: int):
@@ -68,11 +47,27 @@ def _weights(model, y_t, x, log_w, step: int):
         raise ValueError(f"step {step + 1} of the filter: {error}") from error
 
 
-def run_bootstrap(model, y, n: int, method: str, seed: int, **params) -> FilterRun:
+def _on_gpu(backend: str, model, has_kernel: bool) -> bool:
+    """Whether a Güldaş filter runs on the GPU: ``backend`` resolved, the
+    GPU code being the bimodal model's (``filters.guldas_gpu``)."""
+    from ..models.bimodal import BimodalModel
+
+    return select_filter_backend(backend, has_kernel and isinstance(model, BimodalModel)) == "cuda"
+
+
+def run_bootstrap(
+    model, y, n: int, method: str, seed: int, *, backend: str = "cpu", **params
+) -> FilterRun:
     """The bootstrap filter (Fig 1.2): propagate, weigh by g_t, resample every
     step with the registry method ``method`` (``params`` passed on, e.g.
-    ``radix``), and report the mean of the resampled particles."""
+    ``radix``), and report the mean of the resampled particles. ``backend``
+    "cuda" or "auto": the GPU filter of ``filters.guldas_gpu`` (``seconds``
+    is then the run's device time)."""
     m = get_method(method)
+    if _on_gpu(backend, model, m.gpu is not None):
+        from .guldas_gpu import run_bootstrap_gpu
+
+        return run_bootstrap_gpu(model, y, n, m.name, seed, **params)
     n = check_int(n, "n", minimum=1)
     y = np.asarray(y, dtype=np.float64)
     steps = y.shape[0]
@@ -97,16 +92,35 @@ def run_bootstrap(model, y, n: int, method: str, seed: int, **params) -> FilterR
 
 
 def run_adaptive(
-    model, y, n: int, method: str, seed: int, *, tau: float, radix=None, **params
-) -> FilterRun:
+    model, y, n: int, method: str, seed: int, *, tau: float, radix=None, backend: str = "cpu",
+    **params,
+) -> FilterRun:  # fmt: skip
     """The adaptive-resampling filter (Fig 1.3) with an adaptive resampler
     (``pfresample.resample_adaptive``: the butterfly methods; ``radix=(N,)``
     is adaptive multinomial): at each step the resampler runs its stages
     while the ESS is below ``tau * N`` (§4.2.3: tau = 0.6), so no stage runs
-    when the weights are even enough and the weights are carried on."""
+    when the weights are even enough and the weights are carried on.
+    ``backend`` as :func:`run_bootstrap`'s; on the GPU the device decides
+    the stages."""
     m = get_method(method)
+    if _on_gpu(backend, model, m.gated):
+        from .guldas_gpu import run_adaptive_gpu
+
+        return run_adaptive_gpu(model, y, n, m.name, seed, tau=tau, radix=radix, **params)
     n = check_int(n, "n", minimum=1)
-    radix = check_radix(radix, n) if radix is not None else default_radix(n)
+    if m.adaptive is None:  # a standard method: one stage over all N, run when the ESS is low
+        if radix is not None:
+            raise TypeError(f"method {m.name!r} takes no radix")
+        radix = (n,)
+        resampler = _standard_adaptive(m.name, n, tau, params)
+    else:
+        radix = check_radix(radix, n) if radix is not None else default_radix(n)
+
+        def resampler(w, seed, _ess):  # the resampler tests the ESS itself
+            return resample_adaptive(
+                w, m.name, seed=seed, tau=tau, radix=radix, backend="cpu", **params
+            )
+
     y = np.asarray(y, dtype=np.float64)
     steps = y.shape[0]
     rng, draw_seeds = derive_seeds(seed, steps)
@@ -119,9 +133,7 @@ def run_adaptive(
         x = model.transition(x, k, rng)
         log_w, w = _weights(model, y[k], x, log_w, k)
         ess[k] = effective_sample_size(w, 1)  # eq. 1.11
-        out = resample_adaptive(
-            w, m.name, seed=int(draw_seeds[k]), tau=tau, radix=radix, backend="cpu", **params
-        )
+        out = resampler(w, int(draw_seeds[k]), ess[k])
         if out.stages:
             x = x[out.ancestors]
             with np.errstate(divide="ignore"):  # a zero segment mean is a zero weight
@@ -132,6 +144,20 @@ def run_adaptive(
         level[k] = math.log2(math.prod(radix[: out.stages]))
     seconds = time.perf_counter() - start
     return FilterRun(m.name, n, int(seed), estimates, ess, level, stages, seconds)
+
+
+def _standard_adaptive(method: str, n: int, tau: float, params: dict):
+    """Fig 1.3 with a standard registry method: resample all N particles
+    (even weights after) when ESS < tau N, else carry the weights; the same
+    ``AdaptiveResult`` as ``resample_adaptive``."""
+    even = np.ones(n, dtype=np.float32)
+
+    def resampler(w, seed, ess):
+        if not ess < tau * n:
+            return AdaptiveResult(np.arange(n, dtype=np.int32), w, 0)
+        return AdaptiveResult(resample(w, method, seed=seed, backend="cpu", **params), even, 1)
+
+    return resampler
 
 
 def amse(estimates, truth) -> float:

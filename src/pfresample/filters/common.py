@@ -1,8 +1,9 @@
-"""What the CPU and the GPU SIR filter share: the stages of Algorithm 2.4,
-the result record and the seeds of one run."""
+"""What the CPU and the GPU filters share: the stages of Algorithm 2.4,
+the result record, the seeds of one run and the choice of backend."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +16,8 @@ STAGES = (
     "resampling",
 )
 NO_B = -1  # SirResult.B for methods without a B parameter
+SCHEMES = ("multinomial", "butterfly")  # SMC-EM's resampling schemes (filters/smcem.py)
+MAX_RADIX = 256  # Güldaş §4.3.2: "we set the maximum radix sequence to 256"
 
 
 @dataclass(frozen=True)
@@ -62,3 +65,65 @@ def derive_seeds(seed: int, steps: int) -> tuple[np.random.Generator, np.ndarray
     """
     noise, draws = np.random.SeedSequence(seed).spawn(2)
     return np.random.default_rng(noise), draws.generate_state(steps, np.uint64)
+
+
+def select_filter_backend(backend: str, on_gpu: bool = True) -> str:
+    """A filter's ``backend`` ("cpu", "cuda" or "auto") resolved to "cpu" or
+    "cuda" (``on_gpu``: whether this filter has GPU code for its arguments)."""
+    if backend == "cpu":
+        return "cpu"
+    from ..backend import select_backend
+
+    return select_backend(backend, None, on_gpu)
+
+
+@dataclass(frozen=True)
+class FilterRun:
+    """One run over T steps: ``estimates[t - 1]`` = pi^_t(phi) for phi(x) = x,
+    ``ess[t - 1]`` the effective sample size (eq. 1.11) of the weights before
+    resampling, ``level[t - 1]`` the interaction level (log2 of the largest
+    block that interacted; 0 when nothing was resampled), ``stages[t - 1]``
+    the butterfly stages run (K_t; the bootstrap filter: every stage of its
+    method, 1 for a non-butterfly method), and ``seconds`` the wall time of
+    the loop (on the GPU: the device time of the run's CUDA graph)."""
+
+    method: str
+    n: int
+    seed: int
+    estimates: np.ndarray
+    ess: np.ndarray
+    level: np.ndarray
+    stages: np.ndarray
+    seconds: float
+
+
+@dataclass(frozen=True)
+class EmRun:
+    """``iterations`` EM iterations on one sequence: ``alpha[i]``,
+    ``sigma[i]`` after iteration i (index 0: the initial guess), and the wall
+    seconds of each iteration."""
+
+    scheme: str
+    n: int
+    alpha: np.ndarray
+    sigma: np.ndarray
+    seconds: np.ndarray
+
+
+def m_step(stats, length: int) -> tuple[float, float]:
+    """Eq. 4.10 for (alpha, sigma) from the E-step's (S_1, S_2, S_3, S_4) of
+    a sequence y_0 ... y_n with n = ``length``."""
+    s1, s2, s3, _ = (float(v) for v in stats)
+    alpha = s3 / s1
+    sigma2 = (alpha * alpha * s1 - 2.0 * alpha * s3 + s2) / (length + 1)
+    return alpha, math.sqrt(sigma2)
+
+
+def resampling_period(n: int) -> int:
+    """The multinomial scheme's d = ceil(log_256 N)."""
+    return max(1, math.ceil(math.log(n) / math.log(MAX_RADIX) - 1e-12))
+
+
+def iteration_seed(seed: int, i: int) -> int:
+    """The seed of EM iteration i's filter, from ``(seed, i)``."""
+    return int(np.random.SeedSequence([seed, i]).generate_state(1, np.uint64)[0])

@@ -158,10 +158,14 @@ class FilterGraph:
     a CUDA graph over buffers it owns (by the first :meth:`run`); :meth:`run`
     replays it for one seed and one set of measurements."""
 
-    def __init__(self, model, m, n: int, steps: int, kw: dict, params: dict, timed: bool = True):
+    eager_steps = 1  # steps of the eager run before the capture: one of each kernel
+
+    def __init__(
+        self, model, m, n: int, steps: int, kw: dict, params: dict, timed: bool = True, twin=None
+    ):
         import cupy
 
-        self.twin = twin = device_twin(model)
+        self.twin = twin = device_twin(model) if twin is None else twin
         self.m, self.n, self.steps, self.kw, self.params = m, n, steps, kw, params
         self.device_B = stats.device_chooses_B(m, kw)
         self.reads_stats = run.needs_stats(m, kw)
@@ -230,7 +234,7 @@ class FilterGraph:
         after 75 s (0.6 s now), and a Rejection cell of 160 runs of 0.2 s
         took 785 s.)"""
         with self.stream:
-            self._enqueue(1, marks=False)
+            self._enqueue(self.eager_steps, marks=False)
             self.stream.synchronize()
             self.stream.begin_capture()
             try:
@@ -269,7 +273,7 @@ class FilterGraph:
         marks or without any."""
         import cupy
 
-        stream, twin, n, m = self.stream, self.twin, self.n, self.m
+        stream, twin, n = self.stream, self.twin, self.n
         mz, stages = twin.measurement_size, len(STAGES)
 
         def mark(k: int, s: int) -> None:  # the boundary before stage s of step k
@@ -301,16 +305,38 @@ class FilterGraph:
             name = f"normalise_estimate<{twin.rows}>"
             _launch("filter.cu", name, n, (*args, self.estimates[k]), grid=self.parts)
             mark(k, 3)
-            call = self.calls[k]
-            if m.comparison_based:  # the statistics are the filter's
-                if self.device_B:
-                    stats.enqueue_B(call, m, self.params)
-            elif self.reads_stats:
-                stats.enqueue_inputs(m, call, self.kw, self.params)
-            m.gpu(call, **self.kw)
+            self._resample(k)
             args = (x, self.ancestors, np.uint32(n), np.int32(twin.rows), x_next)
             _launch("filter.cu", "gather_rows", geometry.blocks(n, 4), args)  # 4 particles a thread
         mark(self.steps - 1, stages)
+
+    def _resample(self, k: int, **extra):
+        """Step k's resampling into ``self.ancestors``: B or the statistics
+        where the method reads them, then its kernels (``extra``: more
+        keyword arguments of its launcher). Returns what the launcher returns."""
+        call, m = self.calls[k], self.m
+        if m.comparison_based:  # the statistics are the filter's
+            if self.device_B:
+                stats.enqueue_B(call, m, self.params)
+        elif self.reads_stats:
+            stats.enqueue_inputs(m, call, self.kw, self.params)
+        return m.gpu(call, **self.kw, **extra)
+
+    def host_inputs(self, y, seed: int) -> np.ndarray:
+        """A run's inputs: the noise key, the resampling keys of every step
+        (both from ``derive_seeds(seed, T)``) and the measurements ``y``."""
+        rng, draw_seeds = derive_seeds(seed, self.steps)
+        # The noise key comes from the noise stream, as the CPU filter's noise does.
+        key = rng.integers(0, 2**32, size=2, dtype=np.uint64).astype(np.uint32)
+        k0, k1 = seed_keys(draw_seeds)
+        z = np.ascontiguousarray(y, dtype=np.float32).reshape(-1).view(np.uint32)
+        return np.concatenate([key, np.stack([k0, k1], axis=1).astype(np.uint32).ravel(), z])
+
+    def upload(self, host: np.ndarray) -> None:
+        """``host_inputs`` on the device; the graph is captured by the first upload."""
+        self.inputs.set(host, stream=self.stream)
+        if self.graph is None:
+            self._capture()
 
     def stage_seconds(self) -> tuple[np.ndarray, float]:
         """(T, 4) stage times of the last replay (NaN without stage times),
@@ -329,17 +355,11 @@ class FilterGraph:
         """One run: the measurements ``y`` (T rows) and the run's ``seed``
         (``derive_seeds``: the noise key and the resampling seeds)."""
         steps = self.steps
-        rng, draw_seeds = derive_seeds(seed, steps)
-        # The noise key comes from the noise stream, as the CPU filter's noise does.
-        key = rng.integers(0, 2**32, size=2, dtype=np.uint64).astype(np.uint32)
-        k0, k1 = seed_keys(draw_seeds)
-        z = np.ascontiguousarray(y, dtype=np.float32).reshape(-1).view(np.uint32)
-        host = np.concatenate([key, np.stack([k0, k1], axis=1).astype(np.uint32).ravel(), z])
+        host = self.host_inputs(y, seed)
         if self.graph is None:
-            self.inputs.set(host, stream=self.stream)
-            self._capture()
+            self.upload(host)
         wall_start = time.perf_counter()
-        self.inputs.set(host, stream=self.stream)
+        self.upload(host)
         self.graph.launch(self.stream)
         self.stream.synchronize()
         wall = time.perf_counter() - wall_start

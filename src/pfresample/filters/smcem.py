@@ -34,9 +34,7 @@ Resampling follows §4.3.2's "hard communication constraints" (largest radix
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,27 +42,20 @@ from ..api import resample, resample_adaptive
 from ..models.volatility import BETA, VolatilityModel
 from ..radix import default_radix
 from ..validation import check_int
-from .common import derive_seeds
+from .common import (
+    MAX_RADIX,
+    SCHEMES,
+    EmRun,
+    derive_seeds,
+    iteration_seed,
+    m_step,
+    resampling_period,
+    select_filter_backend,
+)
 from .sir import weights_from_log
 
-SCHEMES = ("multinomial", "butterfly")
-MAX_RADIX = 256  # §4.3.2: "we set the maximum radix sequence to 256"
 ALPHA_0 = 0.8  # the EM's initial guess (the thesis gives none)
 SIGMA_0 = 0.3
-
-
-def m_step(stats, length: int) -> tuple[float, float]:
-    """Eq. 4.10 for (alpha, sigma) from the E-step's (S_1, S_2, S_3, S_4) of
-    a sequence y_0 ... y_n with n = ``length``."""
-    s1, s2, s3, _ = (float(v) for v in stats)
-    alpha = s3 / s1
-    sigma2 = (alpha * alpha * s1 - 2.0 * alpha * s3 + s2) / (length + 1)
-    return alpha, math.sqrt(sigma2)
-
-
-def resampling_period(n: int) -> int:
-    """The multinomial scheme's d = ceil(log_256 N)."""
-    return max(1, math.ceil(math.log(n) / math.log(MAX_RADIX) - 1e-12))
 
 
 def transpose_permutation(n: int, r: int) -> np.ndarray:
@@ -119,26 +110,20 @@ def expected_statistics(model: VolatilityModel, y, n: int, scheme: str, seed: in
     return w @ stats / w.sum()
 
 
-@dataclass(frozen=True)
-class EmRun:
-    """``iterations`` EM iterations on one sequence: ``alpha[i]``,
-    ``sigma[i]`` after iteration i (index 0: the initial guess), and the wall
-    seconds of each iteration."""
-
-    scheme: str
-    n: int
-    alpha: np.ndarray
-    sigma: np.ndarray
-    seconds: np.ndarray
-
-
 def run_smcem(
     y, n: int, scheme: str, seed: int, *, iterations: int = 100,
-    alpha0: float = ALPHA_0, sigma0: float = SIGMA_0, beta: float = BETA,
+    alpha0: float = ALPHA_0, sigma0: float = SIGMA_0, beta: float = BETA, backend: str = "cpu",
 ) -> EmRun:  # fmt: skip
     """SMC-EM (§4.3): ``iterations`` times, a particle filter under the
     current (alpha, sigma) and beta fixed, then eq. 4.10. Iteration i's
-    filter uses seed ``(seed, i)``."""
+    filter uses seed ``(seed, i)``. ``backend="cuda"``: the filters on the
+    GPU (``filters.guldas_gpu``; another draw of the same algorithm)."""
+    if select_filter_backend(backend) == "cuda":
+        from .guldas_gpu import run_smcem_gpu
+
+        return run_smcem_gpu(
+            y, n, scheme, seed, iterations=iterations, alpha0=alpha0, sigma0=sigma0, beta=beta
+        )
     alpha, sigma = np.empty(iterations + 1), np.empty(iterations + 1)
     seconds = np.empty(iterations)
     alpha[0], sigma[0] = alpha0, sigma0
@@ -146,8 +131,7 @@ def run_smcem(
     for i in range(iterations):
         start = time.perf_counter()
         model = VolatilityModel(alpha=alpha[i], beta=beta, sigma=sigma[i])
-        iteration_seed = int(np.random.SeedSequence([seed, i]).generate_state(1, np.uint64)[0])
-        stats = expected_statistics(model, y, n, scheme, iteration_seed)
+        stats = expected_statistics(model, y, n, scheme, iteration_seed(seed, i))
         alpha[i + 1], sigma[i + 1] = m_step(stats, length)
         seconds[i] = time.perf_counter() - start
     return EmRun(scheme, n, alpha, sigma, seconds)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from ..cuda import butterfly as cuda_butterfly
 from ..cuda import cumulative as cuda_cumulative
@@ -35,12 +36,14 @@ class Method:
     params: tuple[str, ...] = ()  # extra keyword parameters
     gpu: Callable | None = None
     adaptive: Callable | None = None  # the CPU kernel of resample_adaptive, where there is one
+    adaptive_gpu: Callable | None = None  # and its CUDA launcher
+    gated: bool = False  # its CUDA launcher takes cuda.butterfly.Gates (the adaptive GPU filter)
 
 
 _CUMULATIVE = {"comparison_based": False, "params": ("precision",)}
 _METROPOLIS = {"B_rule": "metropolis", "params": ("epsilon",)}
 _UPHILL = {"B_rule": "uphill", "params": ("ssd_table",)}
-_BUTTERFLY = {"comparison_based": False, "params": ("radix", "precision")}
+_BUTTERFLY = {"comparison_based": False, "params": ("radix", "precision"), "gated": True}
 
 REGISTRY: dict[str, Method] = {
     m.name: m
@@ -57,6 +60,7 @@ REGISTRY: dict[str, Method] = {
             "Douc et al. 2005",
             cumulative.stratified,
             gpu=cuda_cumulative.stratified,
+            gated=True,
             **_CUMULATIVE,
         ),
         Method(
@@ -64,6 +68,7 @@ REGISTRY: dict[str, Method] = {
             "Douc et al. 2005",
             cumulative.multinomial,
             gpu=cuda_cumulative.multinomial,
+            gated=True,
             **_CUMULATIVE,
         ),
         Method(
@@ -120,6 +125,7 @@ REGISTRY: dict[str, Method] = {
             butterfly.butterfly_multinomial,
             gpu=cuda_butterfly.butterfly_multinomial,
             adaptive=butterfly.adaptive_multinomial,
+            adaptive_gpu=partial(cuda_butterfly.adaptive, draw="multinomial"),
             **_BUTTERFLY,
         ),
         Method(
@@ -128,6 +134,7 @@ REGISTRY: dict[str, Method] = {
             butterfly.butterfly_stratified,
             gpu=cuda_butterfly.butterfly_stratified,
             adaptive=butterfly.adaptive_stratified,
+            adaptive_gpu=partial(cuda_butterfly.adaptive, draw="stratified"),
             **_BUTTERFLY,
         ),
         Method(
@@ -136,6 +143,7 @@ REGISTRY: dict[str, Method] = {
             butterfly.butterfly_systematic,
             gpu=cuda_butterfly.butterfly_systematic,
             adaptive=butterfly.adaptive_systematic,
+            adaptive_gpu=partial(cuda_butterfly.adaptive, draw="systematic"),
             **_BUTTERFLY,
         ),
     )

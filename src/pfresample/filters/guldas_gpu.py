@@ -1,0 +1,414 @@
+"""Güldaş's filters on the GPU: the bootstrap and the adaptive-resampling
+filter of §4.2 (``filters/adaptive.py``) on the bimodal model, and SMC-EM's
+particle filter of §4.3 (``filters/smcem.py``) on the stochastic-volatility
+model. Each is one CUDA graph over T steps, built on the SIR filter's
+machinery (``sir_gpu.FilterGraph``: buffers, keys, the capture after one
+eager step); a run uploads its keys and measurements, replays the graph and
+reads the results back once.
+
+* Bootstrap (Fig 1.2): per step, the prediction and log g_t
+  (``models.cu``), w~ = exp(log w - max), the ESS and sum of w~
+  (``butterfly.cu``'s ess_gate, no gate), the registry method's kernels,
+  the gather, and the mean of the resampled particles.
+* Adaptive (Fig 1.3): the log-weights are carried (``bimodal_predict``
+  with ``carry``), and the adaptive butterfly's stages run under
+  ``cuda.butterfly.Gates``: the device tests the ESS before each stage and
+  the stage's kernels read the flag, so no step waits for the host. The
+  output weights of the last stage run (or w~ when none ran) weight the
+  estimate and become the next step's log-weights.
+* SMC-EM: five rows a particle (x and the sums S_1 ... S_4), the
+  parameters (alpha, sigma, beta) read from the device, so that one graph
+  serves every EM iteration; the multinomial scheme resamples every d-th
+  step with the registry's multinomial, the butterfly scheme runs one stage
+  a step and the transposing gather (``filter.cu``'s gather_transposed).
+
+States are float32 (the SIR filter's reasons), the noise Philox
+(``models.cuh``): a GPU run is another draw of the same filter as the CPU
+run, and the two agree in distribution (tests/test_gpu_guldas.py), not bit
+for bit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections import OrderedDict
+
+import numpy as np
+
+from ..cuda import geometry, workspace
+from ..cuda.butterfly import NULL, Gates
+from ..models.bimodal import BimodalModel
+from ..models.volatility import BETA
+from ..radix import default_radix
+from ..resampling.registry import get_method
+from ..validation import check_params, kernel_arguments
+from .common import MAX_RADIX, SCHEMES, EmRun, FilterRun, iteration_seed, m_step, resampling_period
+from .sir_gpu import WEIGHT_DTYPE, FilterGraph, _launch, sum_parts
+
+GRAPHS_KEPT = 4
+
+
+class BimodalTwin:
+    """Eqs. 4.7-4.8 on the device (``models.cu``): one state row; the
+    "measurement" of step t is the mode offset 0.5 t. ``carry``: add log g_t
+    to the carried log-weights (the adaptive filter) rather than start from
+    even ones."""
+
+    rows, measurement_size = 1, 1
+    per_block = 4  # models.cuh, SCALAR_PER_BLOCK
+
+    def __init__(self, model: BimodalModel, carry: bool = False):
+        self.model, self.carry = model, carry
+
+    def init(self, x, key) -> None:
+        """x_0 ~ N(0, init_sd^2) (growth_init draws N(mean, sd^2), four a Philox block)."""
+        n = x.shape[-1]
+        args = (x, np.uint32(n), key, np.float32(0.0), np.float32(self.model.init_sd))
+        _launch("models.cu", "growth_init", geometry.blocks(n, self.per_block), args)
+
+    def predict(self, x, log_w, k: int, z, key, top) -> None:
+        m = self.model
+        n = x.shape[-1]
+        args = (x, log_w, np.uint32(n), key, np.uint64(k + 1), np.float32(m.sigma_1), z)
+        args += (np.float32(0.5 / m.sigma_2**2), np.int32(self.carry), top)
+        _launch("models.cu", "bimodal_predict", geometry.blocks(n, self.per_block), args)
+
+
+class _GuldasGraph(FilterGraph):
+    """What the bootstrap and the adaptive graph share: untimed stages (the
+    run's device time only), the ESS, the output weights and the scratch
+    of their sums."""
+
+    def __init__(self, model, m, n: int, steps: int, kw: dict, params: dict, twin):
+        import cupy
+
+        super().__init__(model, m, n, steps, kw, params, timed=False, twin=twin)
+        self.ess = cupy.empty(steps, dtype=np.float64)
+        self.w_post = cupy.empty(n, dtype=WEIGHT_DTYPE)
+        self.mean_parts = cupy.empty(2 * sum_parts(n), dtype=np.float64)
+        self.gate_parts = cupy.empty(2 * geometry.reduction_parts(n), dtype=np.float64)
+        self.gate_ticket = cupy.zeros(1, dtype=np.uint32)
+        self.mean_ticket = cupy.zeros(1, dtype=np.uint32)
+
+    def _resample_w_tilde(self) -> None:
+        """Hand the resampler w~ itself, every method alike: no method needs
+        the weights normalised (the cumulative family divides by its own
+        C_N; the butterfly scales by a power of two from the maximum, which
+        is 1, the step's ``workspace.max``), so no step spends a pass on it."""
+        self.calls = [dataclasses.replace(c, w=self.w_tilde) for c in self.calls]
+
+    def _mean(self, w, x, k: int) -> None:
+        """estimates[k] = SUM(w x) / SUM(w) (w None: the plain mean)."""
+        args = (NULL if w is None else w, x, np.int64(self.n), self.mean_parts, self.mean_ticket)
+        _launch("filter.cu", "weighted_mean", self.n, (*args, self.estimates[k]), sum_parts(self.n))
+
+    def _exp(self, k: int) -> None:
+        """w~ = exp(log w - max log w) of step k."""
+        args = (self.log_w, self.top[k : k + 1], np.uint32(self.n), self.w_tilde)
+        _launch("filter.cu", "exp_shifted", geometry.blocks(self.n, 4), args)
+
+    def _gather(self, x, x_next) -> None:
+        args = (x, self.ancestors, np.uint32(self.n), np.int32(1), x_next)
+        _launch("filter.cu", "gather_rows", geometry.blocks(self.n, 4), args)
+
+    def _enqueue(self, steps: int, marks: bool) -> None:
+        import cupy
+
+        stream = self.stream
+        if marks:
+            self._record_mark(self.marks[0])
+        cupy.cuda.runtime.memsetAsync(self.top.data.ptr, 0, self.top.nbytes, stream.ptr)
+        self.twin.init(self.x[0], self.noise_key)
+        for k in range(steps):
+            x, x_next = self.x[k % 2], self.x[(k + 1) % 2]
+            self.twin.predict(
+                x, self.log_w, k, self.z[k : k + 1], self.noise_key, self.top[k : k + 1]
+            )
+            self._exp(k)
+            self._step(k, x, x_next)
+        if marks:
+            self._record_mark(self.marks[1])
+
+    def replay(self, y, seed: int) -> float:
+        """One run; its device seconds."""
+        import cupy
+
+        host = self.host_inputs(y, seed)
+        if self.graph is None:
+            self.upload(host)
+        self.upload(host)
+        self.graph.launch(self.stream)
+        self.stream.synchronize()
+        return 1e-3 * cupy.cuda.get_elapsed_time(self.marks[0], self.marks[1])
+
+    def results(self) -> tuple[np.ndarray, np.ndarray]:
+        estimates = self.estimates.get(stream=self.stream)[:, 0]
+        bad = np.flatnonzero(~np.isfinite(estimates))
+        if bad.size:
+            raise FloatingPointError(
+                f"the GPU filter's estimate is not finite from step {int(bad[0]) + 1} on"
+            )
+        return estimates, self.ess.get(stream=self.stream)
+
+
+class BootstrapGraph(_GuldasGraph):
+    """The bootstrap filter (Fig 1.2) with any registry method that has CUDA kernels."""
+
+    def __init__(self, model, m, n, steps, kw, params):
+        super().__init__(model, m, n, steps, kw, params, BimodalTwin(model, carry=False))
+        self._resample_w_tilde()
+
+    def _step(self, k: int, x, x_next) -> None:
+        n = self.n
+        total = self.stats[k, workspace.STAT_SUM : workspace.STAT_SUM + 1]
+        args = (self.w_tilde, np.int32(0), np.int64(n), np.float64(1.0), np.float64(0.0))
+        args += (NULL, NULL, self.ess[k : k + 1], total, self.gate_parts, self.gate_ticket)
+        _launch("butterfly.cu", "ess_gate<float,float>", n, args, geometry.reduction_parts(n))
+        self._resample(k)
+        self._gather(x, x_next)
+        self._mean(None, x_next, k)
+
+    def run(self, y, seed: int) -> FilterRun:
+        seconds = self.replay(y, seed)
+        estimates, ess = self.results()
+        stages = np.full(self.steps, self.depth, dtype=np.int64)
+        level = np.full(self.steps, math.log2(self.n))
+        return FilterRun(self.m.name, self.n, int(seed), estimates, ess, level, stages, seconds)
+
+    @property
+    def depth(self) -> int:
+        radix = self.kw.get("radix")
+        return 1 if self.m.adaptive is None or radix is None else len(radix)
+
+
+class AdaptiveGraph(_GuldasGraph):
+    """The adaptive-resampling filter (Fig 1.3) with a gated method
+    (``Method.gated``): an adaptive butterfly, its stages decided on the
+    device, or multinomial or stratified resampling, run when the ESS is
+    low."""
+
+    def __init__(self, model, m, n, steps, kw, params, tau: float):
+        import cupy
+
+        super().__init__(model, m, n, steps, kw, params, BimodalTwin(model, carry=True))
+        self._resample_w_tilde()
+        self.radix = tuple(kw.get("radix", (n,)))  # a standard method: one stage of N
+        self.tau = tau
+        self.go = cupy.zeros((steps, max(1, len(self.radix))), dtype=np.int32)
+
+    def _step(self, k: int, x, x_next) -> None:
+        n = self.n
+        gates = Gates(self.go[k], self.tau * n, self.gate_parts, self.gate_ticket,
+                      ess=self.ess[k : k + 1], w_out=self.w_post, log_w=self.log_w)  # fmt: skip
+        self._resample(k, gates=gates)
+        args = (self.go[k, 0:1], self.w_tilde, np.uint32(n), self.w_post, self.log_w)
+        _launch("filter.cu", "carry_weights", n, args)
+        self._gather(x, x_next)
+        self._mean(self.w_post, x_next, k)
+
+    def run(self, y, seed: int) -> FilterRun:
+        seconds = self.replay(y, seed)
+        estimates, ess = self.results()
+        stages = self.go.get(stream=self.stream).sum(axis=1).astype(np.int64)
+        level = np.array([math.log2(math.prod(self.radix[:s])) for s in stages])
+        return FilterRun(self.m.name, self.n, int(seed), estimates, ess, level, stages, seconds)
+
+
+_GRAPHS: OrderedDict = OrderedDict()
+
+
+def _graph(kind, model, m, n: int, steps: int, kw: dict, params: dict, *extra):
+    """The graph of these arguments, built on first use and kept (the last
+    GRAPHS_KEPT). ``model`` None: a graph that does not depend on it."""
+    import cupy
+
+    rule = tuple(sorted((k, str(v)) for k, v in {**kw, **params}.items()))
+    key = (cupy.cuda.Device().id, kind.__name__, model, m.name, n, steps, rule, extra)
+    if model is None:
+        make = lambda: kind(m, n, steps, kw, params, *extra)  # noqa: E731
+    else:
+        make = lambda: kind(model, m, n, steps, kw, params, *extra)  # noqa: E731
+    return workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
+
+
+def _arguments(m, n: int, params: dict) -> tuple[dict, dict]:
+    params = check_params(m, params)
+    kw = kernel_arguments(m, n, np.dtype(WEIGHT_DTYPE).itemsize, None, None, params)
+    return kw, params
+
+
+def _bimodal(model):
+    if not isinstance(model, BimodalModel):
+        raise NotImplementedError(
+            f"{type(model).__name__} has no GPU code for Güldaş's filters; use backend='cpu'"
+        )
+
+
+def run_bootstrap_gpu(model, y, n: int, method: str, seed: int, **params) -> FilterRun:
+    """:func:`pfresample.filters.run_bootstrap` on the GPU (``seconds``: the
+    run's device time)."""
+    _bimodal(model)
+    m = get_method(method)
+    if m.gpu is None:
+        raise NotImplementedError(f"method {m.name!r} has no CUDA kernel; use backend='cpu'")
+    kw, params = _arguments(m, n, params)
+    y = np.asarray(y, dtype=np.float64)
+    return _graph(BootstrapGraph, model, m, n, y.shape[0], kw, params).run(y, seed)
+
+
+def run_adaptive_gpu(model, y, n: int, method: str, seed: int, *, tau: float, radix=None,
+                     **params) -> FilterRun:  # fmt: skip
+    """:func:`pfresample.filters.run_adaptive` on the GPU."""
+    _bimodal(model)
+    m = get_method(method)
+    if not m.gated:
+        raise TypeError(f"method {m.name!r} cannot be gated on the GPU (Method.gated)")
+    if "radix" in m.params:
+        params = {**params, "radix": radix}
+    kw, params = _arguments(m, n, params)
+    y = np.asarray(y, dtype=np.float64)
+    return _graph(AdaptiveGraph, model, m, n, y.shape[0], kw, params, float(tau)).run(y, seed)
+
+
+class VolatilityTwin:
+    """The volatility model's layout on the device: five rows (x, S_1 ... S_4)."""
+
+    rows, measurement_size = 5, 1
+
+
+class SmcemGraph(FilterGraph):
+    """One E-step of SMC-EM (``smcem.expected_statistics``) as a CUDA graph:
+    the particle filter over y_0 ... y_n under the parameters in
+    ``self.theta`` and the weighted mean of the statistics at time n."""
+
+    def __init__(self, m, n: int, steps: int, kw: dict, params: dict, scheme: str, r1: int,
+                 period: int):  # fmt: skip
+        import cupy
+
+        super().__init__(None, m, n, steps, kw, params, timed=False, twin=VolatilityTwin())
+        self.scheme, self.r1, self.period = scheme, r1, period
+        self.eager_steps = min(steps, period + 1)  # every kernel of both kinds of step
+        if scheme == "butterfly":
+            self._resample_w_tilde()
+        self.theta = cupy.zeros(3, dtype=np.float32)  # alpha, sigma, 1 / (2 beta^2)
+        self.statistics = cupy.empty(4, dtype=np.float64)
+        self.scratch = cupy.empty(2, dtype=np.float64)  # the last sum; the unused estimate
+
+    _resample_w_tilde = _GuldasGraph._resample_w_tilde
+
+    def _weights(self, k: int, total=None) -> None:
+        """w~ of the log-weights after time k - 1, and its sum into ``total``
+        (None: not needed)."""
+        n = self.n
+        args = (self.log_w, self.top[k - 1 : k], np.uint32(n), self.w_tilde)
+        _launch("filter.cu", "exp_shifted", geometry.blocks(n, 4), args)
+        if total is None:
+            return
+        args = (self.w_tilde, np.int64(n), self.sums, self.tickets[0:1], total)
+        _launch("filter.cu", "weight_total", n, args, grid=self.parts)
+
+    def _total(self, k: int):
+        """Step k's statistics record's sum (what a comparison-based method reads)."""
+        return self.stats[k, workspace.STAT_SUM : workspace.STAT_SUM + 1]
+
+    def _enqueue(self, steps: int, marks: bool) -> None:
+        import cupy
+
+        stream, n = self.stream, self.n
+        if marks:
+            self._record_mark(self.marks[0])
+        cupy.cuda.runtime.memsetAsync(self.top.data.ptr, 0, self.top.nbytes, stream.ptr)
+        args = (self.x[0], np.uint32(n), self.noise_key, self.theta, self.z[0:1], self.log_w)
+        _launch("models.cu", "volatility_init", geometry.blocks(n, 4), (*args, self.top[0:1]))
+        current = 0
+        for k in range(1, steps):
+            x, x_next = self.x[current], self.x[1 - current]
+            if self.scheme == "butterfly":
+                self._weights(k)
+                compact = self._resample(k)
+                sums, prev_r = compact[-1]
+                args = (x, self.ancestors, np.uint32(n), np.int32(5), np.uint32(self.r1))
+                args += (sums, np.int32(prev_r), x_next, self.log_w)
+                _launch("filter.cu", "gather_transposed", n, args)
+                current = 1 - current
+            elif k % self.period == 0:
+                total = self._total(k)
+                self._weights(k, total)
+                args = (
+                    self.w_tilde,
+                    x[0],
+                    np.int64(n),
+                    total,
+                    self.w,
+                    self.sums,
+                    self.tickets[1:2],
+                )
+                _launch(
+                    "filter.cu", "normalise_estimate<1>", n, (*args, self.scratch[1:2]), self.parts
+                )
+                self._resample(k)
+                args = (x, self.ancestors, np.uint32(n), np.int32(5), x_next)
+                _launch("filter.cu", "gather_rows", geometry.blocks(n, 4), args)
+                cupy.cuda.runtime.memsetAsync(self.log_w.data.ptr, 0, self.log_w.nbytes, stream.ptr)
+                current = 1 - current
+            args = (self.x[current], self.log_w, np.uint32(n), self.noise_key, np.uint64(k))
+            args += (self.theta, self.z[k : k + 1], self.top[k : k + 1])
+            _launch("models.cu", "volatility_predict", geometry.blocks(n, 4), args)
+        # The E-step: SUM(w~ S) / SUM(w~) of the four statistics at time n.
+        total = self.scratch[0:1]
+        self._weights(steps, total)
+        args = (self.w_tilde, self.x[current][1:], np.int64(n), total, NULL, self.sums)
+        args += (self.tickets[1:2], self.statistics)
+        _launch("filter.cu", "normalise_estimate<4>", n, args, grid=self.parts)
+        if marks:
+            self._record_mark(self.marks[1])
+
+    def expected_statistics(self, y, seed: int, alpha: float, sigma: float, beta: float):
+        """The E-step under (alpha, sigma, beta): the four statistics and the device seconds."""
+        import cupy
+
+        self.theta.set(
+            np.array([alpha, sigma, 0.5 / beta**2], dtype=np.float32), stream=self.stream
+        )
+        host = self.host_inputs(y, seed)
+        if self.graph is None:
+            self.upload(host)
+        self.upload(host)
+        self.graph.launch(self.stream)
+        self.stream.synchronize()
+        seconds = 1e-3 * cupy.cuda.get_elapsed_time(self.marks[0], self.marks[1])
+        stats = self.statistics.get(stream=self.stream)
+        if not np.all(np.isfinite(stats)):
+            raise FloatingPointError(f"the GPU E-step's statistics are not finite: {stats}")
+        return stats, seconds
+
+
+def run_smcem_gpu(y, n: int, scheme: str, seed: int, *, iterations: int, alpha0: float,
+                  sigma0: float, beta: float = BETA):  # fmt: skip
+    """:func:`pfresample.filters.run_smcem` on the GPU: each E-step one
+    replay of the filter's graph, the M-step (eq. 4.10) on the host.
+    ``seconds``: the wall time of each iteration (replay, copy back, M-step)."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+    y = np.asarray(y, dtype=np.float64)
+    r1 = default_radix(n, MAX_RADIX)[0]
+    period = resampling_period(n)
+    if scheme == "butterfly":
+        m = get_method("butterfly-multinomial")
+        kw, params = _arguments(m, n, {})
+        kw["radix"] = (r1,)  # one stage a step: stage 1 of (r_1, N / r_1)
+    else:
+        m = get_method("multinomial")
+        kw, params = _arguments(m, n, {})
+    graph = _graph(SmcemGraph, None, m, n, y.size, kw, params, scheme, r1, period)
+    alpha, sigma = np.empty(iterations + 1), np.empty(iterations + 1)
+    seconds = np.empty(iterations)
+    alpha[0], sigma[0] = alpha0, sigma0
+    for i in range(iterations):
+        start = time.perf_counter()
+        stats, _ = graph.expected_statistics(y, iteration_seed(seed, i), alpha[i], sigma[i], beta)
+        alpha[i + 1], sigma[i + 1] = m_step(stats, y.size - 1)
+        seconds[i] = time.perf_counter() - start
+    return EmRun(scheme, n, alpha, sigma, seconds)

@@ -120,6 +120,8 @@ class _GuldasGraph(FilterGraph):
         if marks:
             self._record_mark(self.marks[0])
         cupy.cuda.runtime.memsetAsync(self.top.data.ptr, 0, self.top.nbytes, stream.ptr)
+        # even weights at time 0: log w = 0 (the adaptive filter carries them from here)
+        cupy.cuda.runtime.memsetAsync(self.log_w.data.ptr, 0, self.log_w.nbytes, stream.ptr)
         self.twin.init(self.x[0], self.noise_key)
         for k in range(steps):
             x, x_next = self.x[k % 2], self.x[(k + 1) % 2]

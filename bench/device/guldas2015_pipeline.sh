@@ -4,6 +4,7 @@
 # Carry .whl (../shared/tools/device-wheels.sh .whl). A run cut by TIMEOUT_S resumes
 # where it stopped when called again (the machine keeps results/ while it stays warm).
 # Usage on the device: bash bench/device/guldas2015_pipeline.sh [TIMEOUT_S] [snakemake args ...]
+# TARGET (default guldas2015) picks the target, e.g. TARGET=guldas2015_filters.
 set -euo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
@@ -13,7 +14,7 @@ limit=${1:-560}
 shift || true
 start=$(date +%s.%N)
 rc=0
-timeout "$limit" python3 -m snakemake --cores all guldas2015 "$@" >"$OUT/snakemake.log" 2>&1 || rc=$?
+timeout "$limit" python3 -m snakemake --cores all "${TARGET:-guldas2015}" "$@" >"$OUT/snakemake.log" 2>&1 || rc=$?
 end=$(date +%s.%N)
 echo "snakemake rc=$rc wall_s=$(python3 -c "print(round($end - $start, 1))")" | tee "$OUT/wall.txt"
 tail -5 "$OUT/snakemake.log"

@@ -13,15 +13,14 @@ RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 def _save(snakemake, log, arrays, metadata):
     metadata.update(scale=snakemake.params.scale, **provenance(snakemake))
     artifacts.save_npz(snakemake.output[0], arrays, metadata)
-    log.info("backend %s (the filters run on the CPU), device %s", metadata["backend"],
-             metadata["device"])  # fmt: skip
+    log.info("backend %s, device %s", metadata["backend"], metadata["device"])
 
 
 def filter_cell(snakemake, log):
     p = snakemake.params
     cell = filter_experiments.filter_cell(
         snakemake.wildcards.kind, int(snakemake.wildcards.n), runs=p.runs, steps=p.steps,
-        tau=p.tau, seed=p.seed, log=log,
+        tau=p.tau, seed=p.seed, backend=p.backend, log=log,
     )  # fmt: skip
     _save(snakemake, log, *cell)
 
@@ -38,7 +37,7 @@ def smcem_cell(snakemake, log):
     p = snakemake.params
     cell = filter_experiments.smcem_cell(
         int(snakemake.wildcards.n), sequences=p.sequences, length=p.length,
-        iterations=p.iterations, seed=p.seed, log=log,
+        iterations=p.iterations, seed=p.seed, backend=p.backend, log=log,
     )  # fmt: skip
     _save(snakemake, log, *cell)
 

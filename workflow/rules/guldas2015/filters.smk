@@ -27,6 +27,7 @@ rule guldas2015_filter_cell:
         runs=config["guldas2015_filter_runs"],
         steps=config["guldas2015_filter_steps"],
         tau=config["guldas2015_filter_tau"],
+        backend=config["backend"],
         scale=SCALE,
     log:
         "results/logs/guldas2015/filters/{kind}/n{n}.log",
@@ -35,6 +36,7 @@ rule guldas2015_filter_cell:
     threads: 1
     resources:
         mem_mb=lambda wildcards: guldas2015_mem_mb(wildcards.n),
+        gpu=CELL_GPUS,
     conda:
         CONDA_ENV
     script:
@@ -68,6 +70,7 @@ rule guldas2015_smcem_cell:
         sequences=config["guldas2015_smcem_sequences"],
         length=config["guldas2015_smcem_length"],
         iterations=config["guldas2015_smcem_iterations"],
+        backend=config["backend"],
         scale=SCALE,
     log:
         "results/logs/guldas2015/smcem/n{n}.log",
@@ -76,6 +79,7 @@ rule guldas2015_smcem_cell:
     threads: 1
     resources:
         mem_mb=lambda wildcards: guldas2015_mem_mb(wildcards.n, arrays=24),
+        gpu=CELL_GPUS,
     conda:
         CONDA_ENV
     script:

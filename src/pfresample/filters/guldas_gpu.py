@@ -76,6 +76,21 @@ class BimodalTwin:
         _launch("models.cu", "bimodal_predict", geometry.blocks(n, self.per_block), args)
 
 
+def _replay(graph: FilterGraph, y, seed: int) -> float:
+    """One run of an untimed graph (marks 0 and 1 around the whole run): the
+    inputs uploaded (the graph captured on the first run), the replay, and
+    its device seconds."""
+    import cupy
+
+    host = graph.host_inputs(y, seed)
+    if graph.graph is None:
+        graph.upload(host)
+    graph.upload(host)
+    graph.graph.launch(graph.stream)
+    graph.stream.synchronize()
+    return 1e-3 * cupy.cuda.get_elapsed_time(graph.marks[0], graph.marks[1])
+
+
 class _GuldasGraph(FilterGraph):
     """What the bootstrap and the adaptive graph share: untimed stages (the
     run's device time only), the ESS, the output weights and the scratch
@@ -133,17 +148,7 @@ class _GuldasGraph(FilterGraph):
         if marks:
             self._record_mark(self.marks[1])
 
-    def replay(self, y, seed: int) -> float:
-        """One run; its device seconds."""
-        import cupy
-
-        host = self.host_inputs(y, seed)
-        if self.graph is None:
-            self.upload(host)
-        self.upload(host)
-        self.graph.launch(self.stream)
-        self.stream.synchronize()
-        return 1e-3 * cupy.cuda.get_elapsed_time(self.marks[0], self.marks[1])
+    replay = _replay
 
     def results(self) -> tuple[np.ndarray, np.ndarray]:
         estimates = self.estimates.get(stream=self.stream)[:, 0]
@@ -369,18 +374,10 @@ class SmcemGraph(FilterGraph):
 
     def expected_statistics(self, y, seed: int, alpha: float, sigma: float, beta: float):
         """The E-step under (alpha, sigma, beta): the four statistics and the device seconds."""
-        import cupy
-
         self.theta.set(
             np.array([alpha, sigma, 0.5 / beta**2], dtype=np.float32), stream=self.stream
         )
-        host = self.host_inputs(y, seed)
-        if self.graph is None:
-            self.upload(host)
-        self.upload(host)
-        self.graph.launch(self.stream)
-        self.stream.synchronize()
-        seconds = 1e-3 * cupy.cuda.get_elapsed_time(self.marks[0], self.marks[1])
+        seconds = _replay(self, y, seed)
         stats = self.statistics.get(stream=self.stream)
         if not np.all(np.isfinite(stats)):
             raise FloatingPointError(f"the GPU E-step's statistics are not finite: {stats}")

@@ -269,7 +269,6 @@ __global__ void ess_gate(const W* __restrict__ in, int prev_r, long long count, 
                          double* __restrict__ ess_out, double* __restrict__ total_out,
                          double* __restrict__ parts, unsigned int* __restrict__ ticket) {
     using namespace pfr;
-    __shared__ double shared[REDUCE_THREADS];
     if (go_prev != nullptr && go_prev[0] == 0) {  // every block alike: the ticket stays 0
         if (blockIdx.x == 0 && threadIdx.x == 0) go[0] = 0;
         return;
@@ -282,27 +281,11 @@ __global__ void ess_gate(const W* __restrict__ in, int prev_r, long long count, 
         sum += c;
         squares += c * c;
     }
-    sum = block_reduce(sum, shared, Add());
-    squares = block_reduce(squares, shared, Add());
-    if (threadIdx.x == 0) {
-        parts[blockIdx.x] = sum;
-        parts[gridDim.x + blockIdx.x] = squares;
-    }
-    if (!last_block_done(ticket)) return;
-    __syncthreads();
-    sum = squares = 0.0;
-    for (int p = threadIdx.x; p < (int)gridDim.x; p += REDUCE_THREADS) {
-        sum += parts[p];
-        squares += parts[gridDim.x + p];
-    }
-    sum = block_reduce(sum, shared, Add());
-    squares = block_reduce(squares, shared, Add());
-    if (threadIdx.x == 0) {
-        const double ess = span * (sum * sum / squares);
-        if (ess_out != nullptr) ess_out[0] = ess;
-        if (total_out != nullptr) total_out[0] = sum;
-        if (go != nullptr) go[0] = ess < threshold ? 1 : 0;
-    }
+    if (!grid_sum_pair(sum, squares, parts, ticket) || threadIdx.x != 0) return;
+    const double ess = span * (sum * sum / squares);
+    if (ess_out != nullptr) ess_out[0] = ess;
+    if (total_out != nullptr) total_out[0] = sum;
+    if (go != nullptr) go[0] = ess < threshold ? 1 : 0;
 }
 
 // The output weights of the adaptive butterfly, for the slots of the last

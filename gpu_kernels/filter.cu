@@ -131,7 +131,6 @@ extern "C" __global__ void weighted_mean(const float* __restrict__ w, const floa
                                          unsigned int* __restrict__ ticket,
                                          double* __restrict__ estimate) {
     using namespace pfr;
-    __shared__ double shared[REDUCE_THREADS];
     double num = 0.0, den = 0.0;
     const long long stride = (long long)gridDim.x * REDUCE_THREADS;
     for (long long i = (long long)blockIdx.x * REDUCE_THREADS + threadIdx.x; i < n; i += stride) {
@@ -139,22 +138,7 @@ extern "C" __global__ void weighted_mean(const float* __restrict__ w, const floa
         num += wi * (double)x[i];
         den += wi;
     }
-    num = block_reduce(num, shared, Add());
-    den = block_reduce(den, shared, Add());
-    if (threadIdx.x == 0) {
-        parts[blockIdx.x] = num;
-        parts[gridDim.x + blockIdx.x] = den;
-    }
-    if (!last_block_done(ticket)) return;
-    __syncthreads();
-    num = den = 0.0;
-    for (int p = threadIdx.x; p < (int)gridDim.x; p += REDUCE_THREADS) {
-        num += parts[p];
-        den += parts[gridDim.x + p];
-    }
-    num = block_reduce(num, shared, Add());
-    den = block_reduce(den, shared, Add());
-    if (threadIdx.x == 0) estimate[0] = num / den;
+    if (grid_sum_pair(num, den, parts, ticket) && threadIdx.x == 0) estimate[0] = num / den;
 }
 
 // The adaptive filter's step without resampling (go[0] == 0: the ESS was

@@ -36,6 +36,30 @@ __device__ void raise_top(float log_w, unsigned int* top) {
     }
 }
 
+// The loop of every model with one normal a particle a step (growth,
+// bimodal, volatility): a thread per Philox block of stream g (normals4),
+// PER_BLOCK particles i = g + j * streams each taking normal v[j], so that a
+// warp still reads and writes 32 neighbouring particles. `update(i, v)`
+// moves particle i and returns its new log-weight; with `top`, top[0] is
+// raised to their maximum (every thread of the block takes part).
+template <int PER_BLOCK, typename Update>
+__device__ void scalar_particles(unsigned int n, const unsigned int* noise_key,
+                                 unsigned long long block, unsigned int* top, Update update) {
+    const unsigned int g = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int streams = (n + PER_BLOCK - 1) / PER_BLOCK;
+    float best = __uint_as_float(0xff800000u);  // -inf (NVRTC has no INFINITY)
+    if (g < streams) {
+        float v[4];
+        normals4(PhiloxKey{noise_key[0], noise_key[1]}, g, block, v);
+        for (int j = 0; j < PER_BLOCK; ++j) {
+            const unsigned int i = g + j * streams;
+            if (i >= n) break;
+            best = fmaxf(best, update(i, v[j]));
+        }
+    }
+    if (top != nullptr) raise_top(best, top);
+}
+
 }  // namespace pfr
 
 // x^i ~ N(mean, sd^2): the growth model's initial particles (§2.6). A
@@ -45,15 +69,10 @@ extern "C" __global__ void growth_init(float* __restrict__ x, unsigned int n,
                                        const unsigned int* __restrict__ noise_key, float mean,
                                        float sd) {
     using namespace pfr;
-    const unsigned int g = blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned int streams = (n + GROWTH_PER_BLOCK - 1) / GROWTH_PER_BLOCK;
-    if (g >= streams) return;
-    float z[4];
-    normals4(PhiloxKey{noise_key[0], noise_key[1]}, g, 0ull, z);
-    for (int j = 0; j < GROWTH_PER_BLOCK; ++j) {
-        const unsigned int i = g + j * streams;
-        if (i < n) x[i] = mean + sd * z[j];
-    }
+    scalar_particles<GROWTH_PER_BLOCK>(n, noise_key, 0ull, nullptr, [&](unsigned int i, float v) {
+        x[i] = mean + sd * v;
+        return 0.0f;
+    });
 }
 
 // Eq. 2.34 in place (drift = 8 cos(1.2 k) from the host), then eq. 2.35
@@ -65,24 +84,12 @@ extern "C" __global__ void growth_predict(float* __restrict__ x, float* __restri
                                           const float* __restrict__ z, float inv_var_n,
                                           unsigned int* __restrict__ top) {
     using namespace pfr;
-    const unsigned int g = blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned int streams = (n + GROWTH_PER_BLOCK - 1) / GROWTH_PER_BLOCK;
-    float best = __uint_as_float(0xff800000u);  // -inf (NVRTC has no INFINITY)
-    if (g < streams) {
-        float v[4];
-        normals4(PhiloxKey{noise_key[0], noise_key[1]}, g, block, v);
-        const float y = z[0];
-        for (int j = 0; j < GROWTH_PER_BLOCK; ++j) {
-            const unsigned int i = g + j * streams;
-            if (i >= n) break;
-            const float next = growth_step(x[i], drift, sigma_v, v[j]);
-            x[i] = next;
-            const float lw = growth_log_likelihood(next, y, inv_var_n);
-            log_w[i] = lw;
-            best = fmaxf(best, lw);
-        }
-    }
-    raise_top(best, top);
+    const float y = z[0];
+    scalar_particles<GROWTH_PER_BLOCK>(n, noise_key, block, top, [&](unsigned int i, float v) {
+        const float next = growth_step(x[i], drift, sigma_v, v);
+        x[i] = next;
+        return log_w[i] = growth_log_likelihood(next, y, inv_var_n);
+    });
 }
 
 // Rows of x (4, n): p_x, p_y, v_x, v_y ~ N(x_0, P_0) (Tables 7.1 / 7.4).
@@ -147,24 +154,13 @@ extern "C" __global__ void bimodal_predict(float* __restrict__ x, float* __restr
                                            const float* __restrict__ mode, float inv_two_var,
                                            int carry, unsigned int* __restrict__ top) {
     using namespace pfr;
-    const unsigned int g = blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned int streams = (n + SCALAR_PER_BLOCK - 1) / SCALAR_PER_BLOCK;
-    float best = __uint_as_float(0xff800000u);  // -inf
-    if (g < streams) {
-        float v[4];
-        normals4(PhiloxKey{noise_key[0], noise_key[1]}, g, block, v);
-        const float m = mode[0];
-        for (int j = 0; j < SCALAR_PER_BLOCK; ++j) {
-            const unsigned int i = g + j * streams;
-            if (i >= n) break;
-            const float next = x[i] + sigma_1 * v[j];
-            x[i] = next;
-            const float lw = (carry ? log_w[i] : 0.0f) + bimodal_log_likelihood(next, m, inv_two_var);
-            log_w[i] = lw;
-            best = fmaxf(best, lw);
-        }
-    }
-    raise_top(best, top);
+    const float m = mode[0];
+    scalar_particles<SCALAR_PER_BLOCK>(n, noise_key, block, top, [&](unsigned int i, float v) {
+        const float next = x[i] + sigma_1 * v;
+        x[i] = next;
+        const float before = carry ? log_w[i] : 0.0f;
+        return log_w[i] = before + bimodal_log_likelihood(next, m, inv_two_var);
+    });
 }
 
 // The volatility model's particles as five rows of n: the state x and the
@@ -180,28 +176,16 @@ extern "C" __global__ void volatility_init(float* __restrict__ xs, unsigned int 
                                            const float* __restrict__ y, float* __restrict__ log_w,
                                            unsigned int* __restrict__ top) {
     using namespace pfr;
-    const unsigned int g = blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned int streams = (n + SCALAR_PER_BLOCK - 1) / SCALAR_PER_BLOCK;
-    float best = __uint_as_float(0xff800000u);
-    if (g < streams) {
-        float v[4];
-        normals4(PhiloxKey{noise_key[0], noise_key[1]}, g, 0ull, v);
-        const float sigma = theta[1], y2 = y[0] * y[0];
-        for (int j = 0; j < SCALAR_PER_BLOCK; ++j) {
-            const unsigned int i = g + j * streams;
-            if (i >= n) break;
-            const float x = sigma * v[j];
-            xs[i] = x;
-            xs[n + i] = 0.0f;
-            xs[2 * n + i] = x * x;
-            xs[3 * n + i] = 0.0f;
-            xs[4 * n + i] = y2 * expf(-x);
-            const float lw = volatility_log_likelihood(x, y2, theta[2]);
-            log_w[i] = lw;
-            best = fmaxf(best, lw);
-        }
-    }
-    raise_top(best, top);
+    const float sigma = theta[1], y2 = y[0] * y[0], inv_two_beta2 = theta[2];
+    scalar_particles<SCALAR_PER_BLOCK>(n, noise_key, 0ull, top, [&](unsigned int i, float v) {
+        const float x = sigma * v;
+        xs[i] = x;
+        xs[n + i] = 0.0f;
+        xs[2 * n + i] = x * x;
+        xs[3 * n + i] = 0.0f;
+        xs[4 * n + i] = y2 * expf(-x);
+        return log_w[i] = volatility_log_likelihood(x, y2, inv_two_beta2);
+    });
 }
 
 // Time k >= 1: x_k = alpha x_{k-1} + sigma v, the sums S_1 += x_{k-1}^2,
@@ -215,27 +199,15 @@ extern "C" __global__ void volatility_predict(float* __restrict__ xs, float* __r
                                               const float* __restrict__ y,
                                               unsigned int* __restrict__ top) {
     using namespace pfr;
-    const unsigned int g = blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned int streams = (n + SCALAR_PER_BLOCK - 1) / SCALAR_PER_BLOCK;
-    float best = __uint_as_float(0xff800000u);
-    if (g < streams) {
-        float v[4];
-        normals4(PhiloxKey{noise_key[0], noise_key[1]}, g, block, v);
-        const float alpha = theta[0], sigma = theta[1], y2 = y[0] * y[0];
-        for (int j = 0; j < SCALAR_PER_BLOCK; ++j) {
-            const unsigned int i = g + j * streams;
-            if (i >= n) break;
-            const float x = xs[i];
-            const float next = alpha * x + sigma * v[j];
-            xs[i] = next;
-            xs[n + i] += x * x;
-            xs[2 * n + i] += next * next;
-            xs[3 * n + i] += x * next;
-            xs[4 * n + i] += y2 * expf(-next);
-            const float lw = log_w[i] + volatility_log_likelihood(next, y2, theta[2]);
-            log_w[i] = lw;
-            best = fmaxf(best, lw);
-        }
-    }
-    raise_top(best, top);
+    const float alpha = theta[0], sigma = theta[1], y2 = y[0] * y[0], inv_two_beta2 = theta[2];
+    scalar_particles<SCALAR_PER_BLOCK>(n, noise_key, block, top, [&](unsigned int i, float v) {
+        const float x = xs[i];
+        const float next = alpha * x + sigma * v;
+        xs[i] = next;
+        xs[n + i] += x * x;
+        xs[2 * n + i] += next * next;
+        xs[3 * n + i] += x * next;
+        xs[4 * n + i] += y2 * expf(-next);
+        return log_w[i] = log_w[i] + volatility_log_likelihood(next, y2, inv_two_beta2);
+    });
 }

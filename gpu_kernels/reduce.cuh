@@ -69,6 +69,30 @@ __device__ bool last_block_done(unsigned int* ticket) {
     return last;
 }
 
+// Two float64 sums over the whole grid in an order fixed by the grid's
+// size: each block's pair of partials into parts (2 gridDim.x values), then
+// the last block to finish adds them in index order. Returns true in the
+// last block, where thread 0 holds the grid's totals in a and b (the other
+// threads' copies are not to be read); false elsewhere.
+__device__ bool grid_sum_pair(double& a, double& b, double* parts, unsigned int* ticket) {
+    __shared__ double shared[REDUCE_THREADS];
+    a = block_reduce(a, shared, Add());
+    b = block_reduce(b, shared, Add());
+    if (threadIdx.x == 0) {
+        parts[blockIdx.x] = a;
+        parts[gridDim.x + blockIdx.x] = b;
+    }
+    if (!last_block_done(ticket)) return false;
+    a = b = 0.0;
+    for (int p = threadIdx.x; p < (int)gridDim.x; p += REDUCE_THREADS) {
+        a += parts[p];
+        b += parts[gridDim.x + p];
+    }
+    a = block_reduce(a, shared, Add());
+    b = block_reduce(b, shared, Add());
+    return true;
+}
+
 // A float as an unsigned integer of the same order (negative numbers
 // reversed), so that atomicMax finds the largest float; 0 is below every
 // float. from_ordered inverts it.

@@ -24,7 +24,7 @@ from .geometry import (
     blocks,
     reduction_parts,
 )
-from .kernels import CTYPES, kernel
+from .kernels import CTYPES, NULL, kernel
 from .workspace import Call
 
 
@@ -43,7 +43,34 @@ def _log2_pair(r: int, stride: int) -> tuple[np.int32, np.int32]:
     return np.int32(r.bit_length() - 1), np.int32(stride.bit_length() - 1)
 
 
-NULL = np.uint64(0)  # a null pointer argument
+def ess_gate(
+    source,
+    prev_r: int,
+    count: int,
+    span: int,
+    precision,
+    parts,
+    ticket,
+    *,
+    threshold: float = 0.0,
+    go_prev=NULL,
+    go=NULL,
+    ess=NULL,
+    total=NULL,
+) -> None:
+    """``butterfly.cu``'s ess_gate on the compact array (``source``,
+    ``prev_r``) of ``count`` values that stand for ``span`` slots each: the
+    ESS into ``ess`` and the sum into ``total`` (float64 slots, or NULL), and
+    ``go`` set when ``go_prev`` is (or is NULL) and the ESS is below
+    ``threshold``. ``parts``: 2 reduction_parts(count) float64 values;
+    ``ticket``: a zeroed uint32."""
+    name = f"ess_gate<{CTYPES[source.dtype]},{CTYPES[np.dtype(precision)]}>"
+    kernel("butterfly.cu", name)(
+        (reduction_parts(count),),
+        (REDUCE_THREADS,),
+        (source, np.int32(prev_r), np.int64(count), np.float64(span), np.float64(threshold),
+         go_prev, go, ess, total, parts, ticket),
+    )  # fmt: skip
 
 
 @dataclass
@@ -70,17 +97,13 @@ class Gates:
 
     def gate(self, k: int, source, prev_r: int, span: int, n: int, precision) -> None:
         """go[k] from the compact array (``source``, ``prev_r``) of n / span values."""
-        count = n // span
         first = k == 0
-        name = f"ess_gate<{CTYPES[source.dtype]},{CTYPES[np.dtype(precision)]}>"
-        kernel("butterfly.cu", name)(
-            (reduction_parts(count),),
-            (REDUCE_THREADS,),
-            (source, np.int32(prev_r), np.int64(count), np.float64(span),
-             np.float64(self.threshold), NULL if first else self.go[k - 1 : k], self.go[k : k + 1],
-             self.ess if first and self.ess is not None else NULL,
-             self.total if first and self.total is not None else NULL,
-             self.parts, self.ticket),
+        ess_gate(
+            source, prev_r, n // span, span, precision, self.parts, self.ticket,
+            threshold=self.threshold, go_prev=NULL if first else self.go[k - 1 : k],
+            go=self.go[k : k + 1],
+            ess=self.ess if first and self.ess is not None else NULL,
+            total=self.total if first and self.total is not None else NULL,
         )  # fmt: skip
 
     def weights(self, k: int, source, prev_r: int, span: int, n: int) -> None:
@@ -101,8 +124,8 @@ def butterfly(call: Call, *, draw: str, radix, precision=None, gates: Gates | No
     every replica), sums in ``precision`` (the weights' own when None); with
     ``gates``, each stage only if the device decides so (one gate per
     stage: ``gates.go`` has ``len(radix)`` entries). Returns the compact
-    sums after the last stage, ``(array, prev_r)`` as ``compact_value``
-    reads them (None for N = 1)."""
+    sums after each stage, ``(array, prev_r)`` as ``compact_value`` reads
+    them (stale after a stage that did not run; none for N = 1)."""
     n, replicas = call.n, call.out.shape[0]
     dtype = np.dtype(precision) if precision is not None else call.w.dtype
     if not radix:  # N = 1

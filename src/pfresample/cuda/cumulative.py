@@ -8,7 +8,7 @@ import numpy as np
 
 from ..sums import needs_scaling
 from .geometry import SCAN_THREADS, TILE_SUMS_THREADS, block_size, blocks
-from .kernels import CTYPES, flag, kernel
+from .kernels import CTYPES, NULL, flag, kernel
 from .workspace import Call, ScanBuffers
 
 
@@ -32,9 +32,6 @@ def _templates(values, sb: ScanBuffers, scaled: bool) -> str:
     types, and whether the tiles are scaled (a kernel without the scaling
     arithmetic when not)."""
     return f"{CTYPES[values.dtype]},{CTYPES[sb.dtype]},{flag(scaled)}"
-
-
-NULL = np.uint64(0)  # a null pointer: no gate, the kernels always run
 
 
 def _prefix_sum(values, sb: ScanBuffers, scaled: bool, go=NULL) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 from ..constants import WARP_SIZE, CandidateScope
 from . import geometry
 from .geometry import block_size, blocks, resident_threads
-from .kernels import flag, kernel
+from .kernels import NULL, flag, kernel
 from .workspace import Call
 
 
@@ -42,7 +42,7 @@ def _iterative(
 def _chain(start, m_start: int) -> tuple:
     """Metropolis's continuation arguments: from the ancestors ``start``
     after ``m_start`` iterations, or (None) from each particle itself."""
-    return (start, np.int32(m_start)) if start is not None else (np.uint64(0), np.int32(0))
+    return (start, np.int32(m_start)) if start is not None else (NULL, np.int32(0))
 
 
 def metropolis(call, *, B, per_segment, segments, start=None, m_start=0):

@@ -47,6 +47,8 @@ def kernel_dir() -> Path:
 # --ftz=false: subnormal weights are weights, never flushed to zero.
 COMPILE_OPTIONS = ("-std=c++17", "--fmad=false", "--ftz=false")
 
+NULL = np.uint64(0)  # a null pointer argument (an optional buffer left out)
+
 # The C++ type of each weight precision.
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _PAIRS = [f"{w},{t}" for w in CTYPES.values() for t in CTYPES.values()]  # weights, precision

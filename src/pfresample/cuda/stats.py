@@ -14,7 +14,7 @@ from ..constants import EPSILON_RESAMPLING
 from ..sums import stats_scale
 from ..validation import ALL_ZERO, bad_weight_error
 from .geometry import REDUCE_THREADS
-from .kernels import kernel
+from .kernels import NULL, kernel
 from .workspace import STAT_BAD, STAT_MAX, Call, device_ssd_table
 
 
@@ -25,7 +25,7 @@ def enqueue_stats(call: Call, metropolis_epsilon: float | None = None) -> None:
     ws = call.ws
     args = (call.w, np.int64(call.n), ws.part_sum, ws.part_max, ws.part_bad, ws.tickets[0:1])
     if metropolis_epsilon is None:
-        b_args = (np.float64(0.0), np.uint64(0))  # 0: a null pointer, no B
+        b_args = (np.float64(0.0), NULL)  # no B
     else:
         b_args = (np.float64(math.log(metropolis_epsilon)), ws.b)
     kernel("reduce.cu", f"weight_stats<{call.ctype}>")(

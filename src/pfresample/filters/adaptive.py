@@ -29,6 +29,7 @@ import time
 import numpy as np
 
 from ..api import resample, resample_adaptive
+from ..models.bimodal import BimodalModel
 from ..radix import check_radix, default_radix
 from ..resampling.butterfly import AdaptiveResult, effective_sample_size
 from ..resampling.registry import get_method
@@ -50,8 +51,6 @@ def _weights(model, y_t, x, log_w, step: int):
 def _on_gpu(backend: str, model, has_kernel: bool) -> bool:
     """Whether a Güldaş filter runs on the GPU: ``backend`` resolved, the
     GPU code being the bimodal model's (``filters.guldas_gpu``)."""
-    from ..models.bimodal import BimodalModel
-
     return select_filter_backend(backend, has_kernel and isinstance(model, BimodalModel)) == "cuda"
 
 
@@ -112,15 +111,8 @@ def run_adaptive(
         if radix is not None:
             raise TypeError(f"method {m.name!r} takes no radix")
         radix = (n,)
-        resampler = _standard_adaptive(m.name, n, tau, params)
     else:
         radix = check_radix(radix, n) if radix is not None else default_radix(n)
-
-        def resampler(w, seed, _ess):  # the resampler tests the ESS itself
-            return resample_adaptive(
-                w, m.name, seed=seed, tau=tau, radix=radix, backend="cpu", **params
-            )
-
     y = np.asarray(y, dtype=np.float64)
     steps = y.shape[0]
     rng, draw_seeds = derive_seeds(seed, steps)
@@ -133,7 +125,7 @@ def run_adaptive(
         x = model.transition(x, k, rng)
         log_w, w = _weights(model, y[k], x, log_w, k)
         ess[k] = effective_sample_size(w, 1)  # eq. 1.11
-        out = resampler(w, int(draw_seeds[k]), ess[k])
+        out = _adaptive_step(m, w, int(draw_seeds[k]), tau, radix, ess[k], params)
         if out.stages:
             x = x[out.ancestors]
             with np.errstate(divide="ignore"):  # a zero segment mean is a zero weight
@@ -146,18 +138,19 @@ def run_adaptive(
     return FilterRun(m.name, n, int(seed), estimates, ess, level, stages, seconds)
 
 
-def _standard_adaptive(method: str, n: int, tau: float, params: dict):
-    """Fig 1.3 with a standard registry method: resample all N particles
-    (even weights after) when ESS < tau N, else carry the weights; the same
-    ``AdaptiveResult`` as ``resample_adaptive``."""
-    even = np.ones(n, dtype=np.float32)
-
-    def resampler(w, seed, ess):
-        if not ess < tau * n:
-            return AdaptiveResult(np.arange(n, dtype=np.int32), w, 0)
-        return AdaptiveResult(resample(w, method, seed=seed, backend="cpu", **params), even, 1)
-
-    return resampler
+def _adaptive_step(m, w, seed: int, tau: float, radix, ess: float, params: dict):
+    """One step's resampling of Fig 1.3: ``resample_adaptive`` for a method
+    with an adaptive form; for a standard method, all N particles resampled
+    (even weights after) when ESS < tau N, else the weights carried. Both an
+    ``AdaptiveResult``."""
+    if m.adaptive is not None:
+        return resample_adaptive(
+            w, m.name, seed=seed, tau=tau, radix=radix, backend="cpu", **params
+        )
+    if not ess < tau * w.size:
+        return AdaptiveResult(np.arange(w.size, dtype=np.int32), w, 0)
+    ancestors = resample(w, m.name, seed=seed, backend="cpu", **params)
+    return AdaptiveResult(ancestors, np.ones(w.size, dtype=np.float32), 1)
 
 
 def amse(estimates, truth) -> float:

@@ -30,7 +30,6 @@ for bit.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections import OrderedDict
@@ -38,7 +37,8 @@ from collections import OrderedDict
 import numpy as np
 
 from ..cuda import geometry, workspace
-from ..cuda.butterfly import NULL, Gates
+from ..cuda.butterfly import Gates, ess_gate
+from ..cuda.kernels import NULL
 from ..models.bimodal import BimodalModel
 from ..models.volatility import BETA
 from ..radix import default_radix
@@ -76,21 +76,6 @@ class BimodalTwin:
         _launch("models.cu", "bimodal_predict", geometry.blocks(n, self.per_block), args)
 
 
-def _replay(graph: FilterGraph, y, seed: int) -> float:
-    """One run of an untimed graph (marks 0 and 1 around the whole run): the
-    inputs uploaded (the graph captured on the first run), the replay, and
-    its device seconds."""
-    import cupy
-
-    host = graph.host_inputs(y, seed)
-    if graph.graph is None:
-        graph.upload(host)
-    graph.upload(host)
-    graph.graph.launch(graph.stream)
-    graph.stream.synchronize()
-    return 1e-3 * cupy.cuda.get_elapsed_time(graph.marks[0], graph.marks[1])
-
-
 class _GuldasGraph(FilterGraph):
     """What the bootstrap and the adaptive graph share: untimed stages (the
     run's device time only), the ESS, the output weights and the scratch
@@ -99,7 +84,7 @@ class _GuldasGraph(FilterGraph):
     def __init__(self, model, m, n: int, steps: int, kw: dict, params: dict, twin):
         import cupy
 
-        super().__init__(model, m, n, steps, kw, params, timed=False, twin=twin)
+        super().__init__(model, m, n, steps, kw, params, timed=False, twin=twin, normalised=False)
         self.ess = cupy.empty(steps, dtype=np.float64)
         self.w_post = cupy.empty(n, dtype=WEIGHT_DTYPE)
         self.mean_parts = cupy.empty(2 * sum_parts(n), dtype=np.float64)
@@ -107,26 +92,10 @@ class _GuldasGraph(FilterGraph):
         self.gate_ticket = cupy.zeros(1, dtype=np.uint32)
         self.mean_ticket = cupy.zeros(1, dtype=np.uint32)
 
-    def _resample_w_tilde(self) -> None:
-        """Hand the resampler w~ itself, every method alike: no method needs
-        the weights normalised (the cumulative family divides by its own
-        C_N; the butterfly scales by a power of two from the maximum, which
-        is 1, the step's ``workspace.max``), so no step spends a pass on it."""
-        self.calls = [dataclasses.replace(c, w=self.w_tilde) for c in self.calls]
-
     def _mean(self, w, x, k: int) -> None:
         """estimates[k] = SUM(w x) / SUM(w) (w None: the plain mean)."""
         args = (NULL if w is None else w, x, np.int64(self.n), self.mean_parts, self.mean_ticket)
         _launch("filter.cu", "weighted_mean", self.n, (*args, self.estimates[k]), sum_parts(self.n))
-
-    def _exp(self, k: int) -> None:
-        """w~ = exp(log w - max log w) of step k."""
-        args = (self.log_w, self.top[k : k + 1], np.uint32(self.n), self.w_tilde)
-        _launch("filter.cu", "exp_shifted", geometry.blocks(self.n, 4), args)
-
-    def _gather(self, x, x_next) -> None:
-        args = (x, self.ancestors, np.uint32(self.n), np.int32(1), x_next)
-        _launch("filter.cu", "gather_rows", geometry.blocks(self.n, 4), args)
 
     def _enqueue(self, steps: int, marks: bool) -> None:
         import cupy
@@ -143,12 +112,15 @@ class _GuldasGraph(FilterGraph):
             self.twin.predict(
                 x, self.log_w, k, self.z[k : k + 1], self.noise_key, self.top[k : k + 1]
             )
-            self._exp(k)
+            self._exp_shifted(self.top[k : k + 1])
             self._step(k, x, x_next)
         if marks:
             self._record_mark(self.marks[1])
 
-    replay = _replay
+    def device_run(self, y, seed: int) -> float:
+        """One run; its device seconds (marks 0 and 1 around the whole run)."""
+        self.replay(y, seed)
+        return self.stage_seconds()[1]
 
     def results(self) -> tuple[np.ndarray, np.ndarray]:
         estimates = self.estimates.get(stream=self.stream)[:, 0]
@@ -165,20 +137,18 @@ class BootstrapGraph(_GuldasGraph):
 
     def __init__(self, model, m, n, steps, kw, params):
         super().__init__(model, m, n, steps, kw, params, BimodalTwin(model, carry=False))
-        self._resample_w_tilde()
 
     def _step(self, k: int, x, x_next) -> None:
         n = self.n
         total = self.stats[k, workspace.STAT_SUM : workspace.STAT_SUM + 1]
-        args = (self.w_tilde, np.int32(0), np.int64(n), np.float64(1.0), np.float64(0.0))
-        args += (NULL, NULL, self.ess[k : k + 1], total, self.gate_parts, self.gate_ticket)
-        _launch("butterfly.cu", "ess_gate<float,float>", n, args, geometry.reduction_parts(n))
+        ess_gate(self.w_tilde, 0, n, 1, WEIGHT_DTYPE, self.gate_parts, self.gate_ticket,
+                 ess=self.ess[k : k + 1], total=total)  # fmt: skip
         self._resample(k)
         self._gather(x, x_next)
         self._mean(None, x_next, k)
 
     def run(self, y, seed: int) -> FilterRun:
-        seconds = self.replay(y, seed)
+        seconds = self.device_run(y, seed)
         estimates, ess = self.results()
         stages = np.full(self.steps, self.depth, dtype=np.int64)
         level = np.full(self.steps, math.log2(self.n))
@@ -200,7 +170,6 @@ class AdaptiveGraph(_GuldasGraph):
         import cupy
 
         super().__init__(model, m, n, steps, kw, params, BimodalTwin(model, carry=True))
-        self._resample_w_tilde()
         self.radix = tuple(kw.get("radix", (n,)))  # a standard method: one stage of N
         self.tau = tau
         self.go = cupy.zeros((steps, max(1, len(self.radix))), dtype=np.int32)
@@ -216,7 +185,7 @@ class AdaptiveGraph(_GuldasGraph):
         self._mean(self.w_post, x_next, k)
 
     def run(self, y, seed: int) -> FilterRun:
-        seconds = self.replay(y, seed)
+        seconds = self.device_run(y, seed)
         estimates, ess = self.results()
         stages = self.go.get(stream=self.stream).sum(axis=1).astype(np.int64)
         level = np.array([math.log2(math.prod(self.radix[:s])) for s in stages])
@@ -294,31 +263,13 @@ class SmcemGraph(FilterGraph):
                  period: int):  # fmt: skip
         import cupy
 
-        super().__init__(None, m, n, steps, kw, params, timed=False, twin=VolatilityTwin())
+        twin = VolatilityTwin()
+        super().__init__(None, m, n, steps, kw, params, timed=False, twin=twin, normalised=False)
         self.scheme, self.r1, self.period = scheme, r1, period
         self.eager_steps = min(steps, period + 1)  # every kernel of both kinds of step
-        if scheme == "butterfly":
-            self._resample_w_tilde()
         self.theta = cupy.zeros(3, dtype=np.float32)  # alpha, sigma, 1 / (2 beta^2)
         self.statistics = cupy.empty(4, dtype=np.float64)
-        self.scratch = cupy.empty(2, dtype=np.float64)  # the last sum; the unused estimate
-
-    _resample_w_tilde = _GuldasGraph._resample_w_tilde
-
-    def _weights(self, k: int, total=None) -> None:
-        """w~ of the log-weights after time k - 1, and its sum into ``total``
-        (None: not needed)."""
-        n = self.n
-        args = (self.log_w, self.top[k - 1 : k], np.uint32(n), self.w_tilde)
-        _launch("filter.cu", "exp_shifted", geometry.blocks(n, 4), args)
-        if total is None:
-            return
-        args = (self.w_tilde, np.int64(n), self.sums, self.tickets[0:1], total)
-        _launch("filter.cu", "weight_total", n, args, grid=self.parts)
-
-    def _total(self, k: int):
-        """Step k's statistics record's sum (what a comparison-based method reads)."""
-        return self.stats[k, workspace.STAT_SUM : workspace.STAT_SUM + 1]
+        self.total = cupy.empty(1, dtype=np.float64)  # SUM(w~) at time n
 
     def _enqueue(self, steps: int, marks: bool) -> None:
         import cupy
@@ -332,41 +283,27 @@ class SmcemGraph(FilterGraph):
         current = 0
         for k in range(1, steps):
             x, x_next = self.x[current], self.x[1 - current]
-            if self.scheme == "butterfly":
-                self._weights(k)
-                compact = self._resample(k)
-                sums, prev_r = compact[-1]
+            if self.scheme == "butterfly":  # one stage, then the transposing gather
+                self._exp_shifted(self.top[k - 1 : k])
+                sums, prev_r = self._resample(k)[-1]
                 args = (x, self.ancestors, np.uint32(n), np.int32(5), np.uint32(self.r1))
                 args += (sums, np.int32(prev_r), x_next, self.log_w)
                 _launch("filter.cu", "gather_transposed", n, args)
                 current = 1 - current
-            elif k % self.period == 0:
-                total = self._total(k)
-                self._weights(k, total)
-                args = (
-                    self.w_tilde,
-                    x[0],
-                    np.int64(n),
-                    total,
-                    self.w,
-                    self.sums,
-                    self.tickets[1:2],
-                )
-                _launch(
-                    "filter.cu", "normalise_estimate<1>", n, (*args, self.scratch[1:2]), self.parts
-                )
+            elif k % self.period == 0:  # multinomial, then even weights
+                self._exp_shifted(self.top[k - 1 : k])
                 self._resample(k)
-                args = (x, self.ancestors, np.uint32(n), np.int32(5), x_next)
-                _launch("filter.cu", "gather_rows", geometry.blocks(n, 4), args)
+                self._gather(x, x_next)
                 cupy.cuda.runtime.memsetAsync(self.log_w.data.ptr, 0, self.log_w.nbytes, stream.ptr)
                 current = 1 - current
             args = (self.x[current], self.log_w, np.uint32(n), self.noise_key, np.uint64(k))
             args += (self.theta, self.z[k : k + 1], self.top[k : k + 1])
             _launch("models.cu", "volatility_predict", geometry.blocks(n, 4), args)
         # The E-step: SUM(w~ S) / SUM(w~) of the four statistics at time n.
-        total = self.scratch[0:1]
-        self._weights(steps, total)
-        args = (self.w_tilde, self.x[current][1:], np.int64(n), total, NULL, self.sums)
+        self._exp_shifted(self.top[steps - 1 : steps])
+        args = (self.w_tilde, np.int64(n), self.sums, self.tickets[0:1], self.total)
+        _launch("filter.cu", "weight_total", n, args, grid=self.parts)
+        args = (self.w_tilde, self.x[current][1:], np.int64(n), self.total, NULL, self.sums)
         args += (self.tickets[1:2], self.statistics)
         _launch("filter.cu", "normalise_estimate<4>", n, args, grid=self.parts)
         if marks:
@@ -377,11 +314,11 @@ class SmcemGraph(FilterGraph):
         self.theta.set(
             np.array([alpha, sigma, 0.5 / beta**2], dtype=np.float32), stream=self.stream
         )
-        seconds = _replay(self, y, seed)
+        self.replay(y, seed)
         stats = self.statistics.get(stream=self.stream)
         if not np.all(np.isfinite(stats)):
             raise FloatingPointError(f"the GPU E-step's statistics are not finite: {stats}")
-        return stats, seconds
+        return stats, self.stage_seconds()[1]
 
 
 def run_smcem_gpu(y, n: int, scheme: str, seed: int, *, iterations: int, alpha0: float,

@@ -53,6 +53,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..cuda import geometry, kernels, run, stats, workspace
+from ..cuda.kernels import NULL
 from ..rng import seed_keys
 from ..validation import check_params, kernel_arguments
 from .common import NO_B, STAGES, SirResult, derive_seeds
@@ -161,8 +162,13 @@ class FilterGraph:
     eager_steps = 1  # steps of the eager run before the capture: one of each kernel
 
     def __init__(
-        self, model, m, n: int, steps: int, kw: dict, params: dict, timed: bool = True, twin=None
-    ):
+        self, model, m, n: int, steps: int, kw: dict, params: dict, timed: bool = True,
+        twin=None, normalised: bool = True,
+    ):  # fmt: skip
+        """``twin``: the model's device code (``device_twin(model)`` when
+        None). ``normalised`` False: every method resamples w~ itself (the
+        Güldaş filters: no method needs w = w~ / sum, the cumulative family
+        divides by its own C_N), so no w buffer and no normalising pass."""
         import cupy
 
         self.twin = twin = device_twin(model) if twin is None else twin
@@ -174,7 +180,7 @@ class FilterGraph:
         self.x = cupy.empty((2, rows, n), dtype=STATE_DTYPE)  # x_k, and the gather's target
         self.log_w = cupy.empty(n, dtype=WEIGHT_DTYPE)
         self.w_tilde = cupy.empty(n, dtype=WEIGHT_DTYPE)
-        self.w = None if m.comparison_based else cupy.empty(n, dtype=WEIGHT_DTYPE)
+        self.w = None if m.comparison_based or not normalised else cupy.empty(n, dtype=WEIGHT_DTYPE)
         self.top = cupy.zeros(steps, dtype=np.uint32)  # max log w~ of each step (to_ordered)
         # The statistics record (cuda.workspace.STAT_*) of each step's w~, which stage 4
         # of a comparison-based method reads instead of computing it: the sum
@@ -294,21 +300,29 @@ class FilterGraph:
             )
             mark(k, 0)
             twin.predict(x, self.log_w, k, self.z[mz * k : mz * (k + 1)], self.noise_key, top)
-            args = (self.log_w, top, np.uint32(n), self.w_tilde)
-            _launch("filter.cu", "exp_shifted", geometry.blocks(n, 4), args)  # 4 weights a thread
+            self._exp_shifted(top)
             mark(k, 1)
             args = (self.w_tilde, np.int64(n), self.sums, self.tickets[0:1], total)
             _launch("filter.cu", "weight_total", n, args, grid=self.parts)
             mark(k, 2)
-            w = np.uint64(0) if self.w is None else self.w  # 0: a null pointer
+            w = NULL if self.w is None else self.w
             args = (self.w_tilde, x, np.int64(n), total, w, self.sums, self.tickets[1:2])
             name = f"normalise_estimate<{twin.rows}>"
             _launch("filter.cu", name, n, (*args, self.estimates[k]), grid=self.parts)
             mark(k, 3)
             self._resample(k)
-            args = (x, self.ancestors, np.uint32(n), np.int32(twin.rows), x_next)
-            _launch("filter.cu", "gather_rows", geometry.blocks(n, 4), args)  # 4 particles a thread
+            self._gather(x, x_next)
         mark(self.steps - 1, stages)
+
+    def _exp_shifted(self, top) -> None:
+        """w~ = exp(log w - ``top``), the step's maximum log-weight (4 weights a thread)."""
+        args = (self.log_w, top, np.uint32(self.n), self.w_tilde)
+        _launch("filter.cu", "exp_shifted", geometry.blocks(self.n, 4), args)
+
+    def _gather(self, x, x_next) -> None:
+        """x_next = x[:, ancestors], every state row (4 particles a thread)."""
+        args = (x, self.ancestors, np.uint32(self.n), np.int32(self.twin.rows), x_next)
+        _launch("filter.cu", "gather_rows", geometry.blocks(self.n, 4), args)
 
     def _resample(self, k: int, **extra):
         """Step k's resampling into ``self.ancestors``: B or the statistics
@@ -338,6 +352,19 @@ class FilterGraph:
         if self.graph is None:
             self._capture()
 
+    def replay(self, y, seed: int) -> float:
+        """Upload a run's inputs (capturing the graph on the first run),
+        replay the graph and wait for it: the host's seconds for the upload,
+        the replay and the wait."""
+        host = self.host_inputs(y, seed)
+        if self.graph is None:
+            self.upload(host)
+        start = time.perf_counter()
+        self.upload(host)
+        self.graph.launch(self.stream)
+        self.stream.synchronize()
+        return time.perf_counter() - start
+
     def stage_seconds(self) -> tuple[np.ndarray, float]:
         """(T, 4) stage times of the last replay (NaN without stage times),
         and the device time of all T steps."""
@@ -355,14 +382,7 @@ class FilterGraph:
         """One run: the measurements ``y`` (T rows) and the run's ``seed``
         (``derive_seeds``: the noise key and the resampling seeds)."""
         steps = self.steps
-        host = self.host_inputs(y, seed)
-        if self.graph is None:
-            self.upload(host)
-        wall_start = time.perf_counter()
-        self.upload(host)
-        self.graph.launch(self.stream)
-        self.stream.synchronize()
-        wall = time.perf_counter() - wall_start
+        wall = self.replay(y, seed)
         stage_seconds, total_seconds = self.stage_seconds()
         estimates = self.estimates.get(stream=self.stream)
         if self.twin.rows == 1:

@@ -11,6 +11,12 @@ one device (issue "Güldaş 2015, part 2", Speed; thesis §4.2.2-4.3).
   ESS test); with the share of steps that resampled and the mean stages.
 * SMC-EM (§4.3) on the volatility model: the wall time of one EM iteration
   (replay, statistics back, M-step), median over ``--em-iterations``.
+* The bound on the filters' speed-up, measured in the same run: the
+  adaptive filter with tau = 0 (it never resamples: the work every filter
+  shares, per run) and each resampler alone on N weights
+  (``pfresample.api.time_resample``, 100 calls, the median), so that a filter's
+  time is about floor + 100 x resampler, and the best speed-up butterfly
+  filtering can give is (floor + 100 t_multinomial) / (floor + 100 t_butterfly).
 
     python bench/guldas_filters_gpu.py --sizes 2^20 2^22 --smcem-sizes 2^21
 """
@@ -24,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pfresample.api import time_resample
 from pfresample.filters import run_adaptive, run_bootstrap, run_smcem
 from pfresample.models.bimodal import BimodalModel
 from pfresample.models.volatility import VolatilityModel
@@ -58,6 +65,21 @@ def _filter_rows(run, label: str, methods, n: int, runs: int, info: dict, **kw) 
     return rows
 
 
+def _bound_rows(n: int, runs: int, info: dict) -> list[dict]:
+    """The shared floor (adaptive filter, tau = 0) and the two resamplers alone."""
+    import cupy
+
+    rows = _filter_rows(run_adaptive, "floor", ["butterfly-multinomial"], n, runs, info, tau=0.0)
+    x = np.random.default_rng(1).normal(0.0, 3.0, n)
+    w = cupy.asarray(np.exp(-0.5 * x * x).astype(np.float32))
+    for method in ("butterfly-multinomial", "multinomial"):
+        ms = time_resample(w, method, seed=1, repeats=100, warmup=5).median_ms
+        rows.append({**info, "filter": "resampler", "method": method, "n": n, "median_ms": ms,
+                     "runs": 100, "resampled_share": 1.0, "mean_stages": float("nan")})  # fmt: skip
+        print(f"resampler  {method:22s} N=2^{n.bit_length() - 1:<3d} {ms:9.4f} ms/call", flush=True)
+    return rows
+
+
 def _smcem_rows(n: int, iterations: int, info: dict) -> list[dict]:
     model = VolatilityModel()
     _, y = model.simulate(100, np.random.default_rng(0))
@@ -86,6 +108,7 @@ def main(argv=None) -> None:
     for n in args.sizes:
         rows += _filter_rows(run_bootstrap, "bootstrap", BOOTSTRAP, n, args.runs, info)
         rows += _filter_rows(run_adaptive, "adaptive", ADAPTIVE, n, args.runs, info, tau=0.6)
+        rows += _bound_rows(n, args.runs, info)
     for n in args.smcem_sizes:
         rows += _smcem_rows(n, args.em_iterations, info)
     write_rows(args.csv, rows, FIELDS)
@@ -95,6 +118,15 @@ def main(argv=None) -> None:
             fast = t.get("butterfly-multinomial", t.get("butterfly"))
             slow = t["multinomial"]
             print(f"{label}: N=2^{n.bit_length() - 1} butterfly {slow / fast:.2f}x multinomial")
+    for n in args.sizes:
+        t = {(r["filter"], r["method"]): r["median_ms"] for r in rows if r["n"] == n}
+        floor = t["floor", "butterfly-multinomial"]
+        fast = floor + 100 * t["resampler", "butterfly-multinomial"]
+        slow = floor + 100 * t["resampler", "multinomial"]
+        print(
+            f"bound: N=2^{n.bit_length() - 1} floor {floor:.2f} ms/run, "
+            f"(floor + 100 resamplings) {slow:.2f} / {fast:.2f} ms = {slow / fast:.2f}x"
+        )
 
 
 if __name__ == "__main__":

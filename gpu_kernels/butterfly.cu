@@ -16,9 +16,10 @@
 // runs: ess_gate sets the stage's flag `go` from the ESS of the compact
 // array, and the three kernels read it (a null `go`: the stage runs). A
 // stage that does not run leaves the sums alone and passes the ancestors on
-// unchanged (identity at stage 1), so that the last stage's output buffer
-// always holds the composed ancestors; stage_weights writes the output
-// weights of the last stage that ran.
+// unchanged, so that the last stage's output buffer holds the composed ancestors whenever stage 1 ran (when it did not, no
+// kernel writes them: the reader takes every slot as its own ancestor, as
+// filter.cu's gather_rows does from the same flag); stage_weights writes the
+// output weights of the last stage that ran.
 
 #include "lanes.cuh"
 #include "reduce.cuh"
@@ -150,10 +151,7 @@ first_stage(const W* __restrict__ w, double scale, unsigned int n, int r,
     __shared__ T staged[padded_segment(SEGMENT_MAX)];
     const unsigned int t = threadIdx.x, q = blockIdx.x, base = q * (unsigned int)r;
     const unsigned int i = base + t, replica = first_replica + blockIdx.y;
-    if (!gate_open(go)) {  // no resampling: every slot its own ancestor
-        out[(long long)replica * n + i] = (int)i;
-        return;
-    }
+    if (!gate_open(go)) return;  // no resampling: out is not read (the gate says so)
     staged[padded_segment(t)] = compact_value<W, T>(w, i, 0, scale);
     __syncthreads();
     if (t < 32) scan_staged(staged, r, (int)t);
@@ -226,14 +224,14 @@ __global__ void stage_draws(const T* __restrict__ cum, unsigned int n, int r, un
                             int log_r, int log_stride, int stage, unsigned int first_replica,
                             const unsigned int* __restrict__ keys, int n_keys, unsigned int k0,
                             unsigned int k1, const int* __restrict__ prev, int* __restrict__ out,
-                            const int* __restrict__ go) {
+                            const int* __restrict__ go, const int* __restrict__ go_first) {
     using namespace pfr;
     const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const unsigned int replica = first_replica + blockIdx.y;
-    if (!gate_open(go)) {  // the stage is skipped: the ancestors so far, unchanged
+    if (!gate_open(go)) {  // skipped: the ancestors so far, if stage 1 ran (else out is not read)
         const long long at = (long long)replica * n + i;
-        out[at] = prev ? prev[at] : (int)i;
+        if (prev != nullptr && gate_open(go_first)) out[at] = prev[at];
         return;
     }
     const PhiloxKey key = replica_key(keys, n_keys, replica, k0, k1);

@@ -559,10 +559,7 @@ __global__ void inverse_cdf_draws(const T* __restrict__ r, unsigned int n, long 
     const long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (id >= lanes) return;
     const Lane lane = make_lane(id, n, keys, n_keys, k0, k1);
-    if (!gate_open(go)) {  // no resampling: every slot its own ancestor
-        out[id] = (int)lane.particle;
-        return;
-    }
+    if (!gate_open(go)) return;  // no resampling: out is not read (the gate says so)
     const long long draws = count >= 0 ? count : *count_device;
     const unsigned int s = lane.particle;
     if (s >= draws) return;

@@ -95,16 +95,30 @@ __global__ void normalise_estimate(const float* __restrict__ w_tilde,
     }
 }
 
-// The end of stage 4: x_out = x_in[:, ancestors] (ROWS x n, row-major). A
+// The end of stage 4: x_out = x_in[:, ancestors] (ROWS x n, row-major);
+// with a gate `go` (the adaptive filter's, null otherwise) that is 0, x_out
+// = x_in: no stage ran and no ancestors were written. A
 // thread per four particles: their ancestors read as one int4 and each row's
 // four states written as one float4 when n is a multiple of 4 (so that every
 // row starts 16-byte aligned), one by one otherwise.
 extern "C" __global__ void gather_rows(const float* __restrict__ x_in,
                                        const int* __restrict__ ancestors, unsigned int n, int rows,
-                                       float* __restrict__ x_out) {
+                                       float* __restrict__ x_out, const int* __restrict__ go) {
     const unsigned int q = blockIdx.x * blockDim.x + threadIdx.x;
     const unsigned int i = 4 * q;
     if (i >= n) return;
+    if (go != nullptr && go[0] == 0) {  // the adaptive filter did not resample: a plain copy
+        for (int r = 0; r < rows; ++r) {
+            const long long row = (long long)r * n;
+            if (n % 4 == 0) {
+                reinterpret_cast<float4*>(x_out + row)[q] =
+                    reinterpret_cast<const float4*>(x_in + row)[q];
+            } else {
+                for (unsigned int j = i; j < n && j < i + 4; ++j) x_out[row + j] = x_in[row + j];
+            }
+        }
+        return;
+    }
     if (n % 4 == 0) {
         const int4 a = reinterpret_cast<const int4*>(ancestors)[q];
         for (int r = 0; r < rows; ++r) {

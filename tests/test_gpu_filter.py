@@ -24,6 +24,7 @@ import pytest
 
 import pfresample as pr
 from pfresample.constants import EPSILON_FILTER
+from pfresample.cuda.kernels import NULL
 from pfresample.filters import STAGES, rmse, run_sir, sir_gpu
 from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
 
@@ -222,8 +223,11 @@ def test_exp_and_gather_kernels_match_numpy(n):
     ancestors = rng.integers(0, n, size=(1, n)).astype(np.int32)
     out = cupy.empty_like(cupy.asarray(x))
     args = (cupy.asarray(x), cupy.asarray(ancestors), np.uint32(n), np.int32(4), out)
-    sir_gpu._launch("filter.cu", "gather_rows", geometry.blocks(n, 4), args)
+    sir_gpu._launch("filter.cu", "gather_rows", geometry.blocks(n, 4), (*args, NULL))
     np.testing.assert_array_equal(out.get(), x[:, ancestors[0]])
+    closed = cupy.zeros(1, dtype=np.int32)  # the adaptive filter's gate, shut: a plain copy
+    sir_gpu._launch("filter.cu", "gather_rows", geometry.blocks(n, 4), (*args, closed))
+    np.testing.assert_array_equal(out.get(), x)
 
 
 @pytest.mark.parametrize("method", ["systematic", "metropolis"])

@@ -177,7 +177,8 @@ def butterfly(call: Call, *, draw: str, radix, precision=None, gates: Gates | No
                 (cum, np.uint32(n), np.int32(r), np.uint32(stride), *_log2_pair(r, stride),
                  np.int32(k),
                  np.uint32(first), call.keys, np.int32(call.n_keys), call.k0, call.k1,
-                 NULL if prev is None else prev, out, go),
+                 NULL if prev is None else prev, out, go,
+                 NULL if gates is None else gates.go[0:1]),
             )  # fmt: skip
         source, prev_r, prev = cum, r, out
         stride *= r
@@ -199,9 +200,8 @@ def adaptive(call: Call, *, draw: str, radix, tau: float, max_stages=None, preci
     n = call.n
     dtype = np.dtype(precision) if precision is not None else call.w.dtype
     radix = tuple(radix[: len(radix) if max_stages is None else max_stages])
-    if not radix:  # nothing may run: identity, the input weights
-        call.out[...] = cupy.arange(n, dtype=np.int32)
-        stages, sums, span = 0, None, 1
+    if not radix:  # nothing may run
+        stages, span = 0, 1
     else:
         parts = cupy.empty(2 * reduction_parts(n), dtype=np.float64)
         gates = Gates(cupy.zeros(len(radix), dtype=np.int32), tau * n, parts,
@@ -214,7 +214,10 @@ def adaptive(call: Call, *, draw: str, radix, tau: float, max_stages=None, preci
             count = n // span
             sums = array[:count] if prev_r == 0 else array[prev_r - 1 : count * prev_r : prev_r]
     scale = _scale(call)
-    if not stages:  # the compact array of stage 1: the scaled weights, rounded to dtype
+    if (
+        not stages
+    ):  # no kernel wrote ancestors: identity; the input weights as the contract scales them
+        call.out[...] = cupy.arange(n, dtype=np.int32)
         sums = (call.w.astype(np.float64) * scale).astype(dtype)
     means = cupy.repeat(sums.astype(np.float64) / (span * scale), span).astype(dtype)
     return call.out, means.get(), stages

@@ -181,7 +181,7 @@ class AdaptiveGraph(_GuldasGraph):
         self._resample(k, gates=gates)
         args = (self.go[k, 0:1], self.w_tilde, np.uint32(n), self.w_post, self.log_w)
         _launch("filter.cu", "carry_weights", n, args)
-        self._gather(x, x_next)
+        self._gather(x, x_next, go=self.go[k, 0:1])
         self._mean(self.w_post, x_next, k)
 
     def run(self, y, seed: int) -> FilterRun:

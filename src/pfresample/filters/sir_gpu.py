@@ -319,9 +319,10 @@ class FilterGraph:
         args = (self.log_w, top, np.uint32(self.n), self.w_tilde)
         _launch("filter.cu", "exp_shifted", geometry.blocks(self.n, 4), args)
 
-    def _gather(self, x, x_next) -> None:
-        """x_next = x[:, ancestors], every state row (4 particles a thread)."""
-        args = (x, self.ancestors, np.uint32(self.n), np.int32(self.twin.rows), x_next)
+    def _gather(self, x, x_next, go=NULL) -> None:
+        """x_next = x[:, ancestors], every state row (4 particles a thread);
+        x_next = x where the gate ``go`` (a device flag) is 0."""
+        args = (x, self.ancestors, np.uint32(self.n), np.int32(self.twin.rows), x_next, go)
         _launch("filter.cu", "gather_rows", geometry.blocks(self.n, 4), args)
 
     def _resample(self, k: int, **extra):

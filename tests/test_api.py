@@ -31,6 +31,7 @@ def test_registry_lists_every_method():
         "butterfly-multinomial",
         "butterfly-stratified",
         "butterfly-systematic",
+        "cellular",
     )
     for name, m in REGISTRY.items():
         assert m.name == name and m.reference

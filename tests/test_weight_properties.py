@@ -65,7 +65,7 @@ METHODS = pr.methods()
 PROPORTIONAL = [m for m in METHODS if REGISTRY[m].B_rule is None]
 #: Chains that start at their own slot (Metropolis and Uphill families).
 CHAINS = [m for m in METHODS if REGISTRY[m].B_rule is not None]
-CUMULATIVE = [m for m in METHODS if not REGISTRY[m].comparison_based]
+CUMULATIVE = [m for m in METHODS if "precision" in REGISTRY[m].params]
 
 BACKENDS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 KINDS = ["linear", "log"]

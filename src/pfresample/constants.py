@@ -64,3 +64,8 @@ BUTTERFLY_MAX_RADIX = 1024
 # consecutive values (resampling/butterfly.py, step 2): one warp a segment on
 # the device, one run a lane (gpu_kernels/butterfly.cu repeats it).
 BUTTERFLY_RUNS = 32
+
+# Cellular resampling (Gelencsér-Horváth et al. 2013): the neighbourhood radius
+# r when none is given, the middle of the paper's grid {32, 64, 128, 256}
+# (capped at N - 1).
+CELLULAR_DEFAULT_RADIUS = 128

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import logweights
 from .backend import is_device_array
-from .constants import DEFAULT_SEGMENT_BYTES, MAX_PARTICLES
+from .constants import CELLULAR_DEFAULT_RADIUS, DEFAULT_SEGMENT_BYTES, MAX_PARTICLES
 from .radix import check_radix
 
 
@@ -141,7 +141,21 @@ def kernel_arguments(m, n: int, itemsize: int, B, segment_bytes, params: dict) -
         kw["precision"] = params["precision"]
     if "radix" in m.params:
         kw["radix"] = check_radix(params.get("radix"), n)
+    if "radius" in m.params:
+        kw["radius"] = check_radius(params.get("radius"), n)
     return kw
+
+
+def check_radius(radius, n: int) -> int:
+    """Cellular resampling's neighbourhood radius r: 0 <= r <= N - 1 (a
+    larger r would count particles twice); CELLULAR_DEFAULT_RADIUS, capped at
+    N - 1, when None."""
+    if radius is None:
+        return min(CELLULAR_DEFAULT_RADIUS, n - 1)
+    radius = check_int(radius, "radius")
+    if radius > n - 1:
+        raise ValueError(f"radius must be at most N - 1 = {n - 1}, got {radius}")
+    return radius
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,10 @@ def kernel_dir() -> Path:
 # expression rounds as NumPy's does (B and the cumulative sums depend on it);
 # --ftz=false: subnormal weights are weights, never flushed to zero.
 COMPILE_OPTIONS = ("-std=c++17", "--fmad=false", "--ftz=false")
+# The fast-math build of a family (the cellular filter's Fig 11 compares it,
+# as Gelencsér-Horváth et al. compare -use_fast_math): approximate
+# transcendentals and division, fused multiply-adds, subnormals flushed.
+FAST_MATH_OPTIONS = ("-std=c++17", "--use_fast_math")
 
 NULL = np.uint64(0)  # a null pointer argument (an optional buffer left out)
 
@@ -88,6 +92,9 @@ _TEMPLATES = {
     "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 4)],
     "reduce.cu": [f"{k}<{t}>" for k in ("weight_stats", "uphill_b") for t in CTYPES.values()],
     "logweights.cu": [f"log_to_weights<{t}>" for t in CTYPES.values()],
+    "cellular.cu": [
+        f"cellular<{t},{tiled}>" for t in CTYPES.values() for tiled in ("false", "true")
+    ],
 }
 
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)
@@ -154,10 +161,10 @@ def compile_source(code: str, options=COMPILE_OPTIONS, name_expressions=()) -> t
 class Module:
     """A compiled source: its functions by name or template name expression."""
 
-    def __init__(self, code: str, name_expressions=()):
+    def __init__(self, code: str, name_expressions=(), options=COMPILE_OPTIONS):
         from cupy.cuda import function
 
-        binary, self.names = compile_source(code, COMPILE_OPTIONS, name_expressions)
+        binary, self.names = compile_source(code, options, name_expressions)
         self.module = function.Module()
         self.module.load(binary)
 
@@ -168,17 +175,19 @@ class Module:
 
 
 @cache
-def module(name: str) -> Module:
-    """The compiled module of ``gpu_kernels/<name>`` (compiled once per process)."""
-    return Module(source(name), _TEMPLATES.get(name, ()))
+def module(name: str, fast_math: bool = False) -> Module:
+    """The compiled module of ``gpu_kernels/<name>`` (compiled once per
+    process), with COMPILE_OPTIONS or, ``fast_math``, FAST_MATH_OPTIONS."""
+    options = FAST_MATH_OPTIONS if fast_math else COMPILE_OPTIONS
+    return Module(source(name), _TEMPLATES.get(name, ()), options)
 
 
 @cache
-def kernel(name: str, function: str):
+def kernel(name: str, function: str, fast_math: bool = False):
     """A kernel of a family (a ``cupy.cuda.function.Function``: call it with
     ``(grid, block, args)``); templates by their name expression. Cached:
     looking a function up costs host time on every launch otherwise."""
-    return module(name).get_function(function)
+    return module(name, fast_math).get_function(function)
 
 
 def flag(value: bool) -> str:

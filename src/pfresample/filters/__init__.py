@@ -1,13 +1,16 @@
 """Particle filters built on the resamplers of ``pfresample``: the SIR filter of
 Dülger (2017) (``sir``), the bootstrap and adaptive-resampling filters and
-SMC-EM of Güldaş (2015) (``adaptive``, ``smcem``)."""
+SMC-EM of Güldaş (2015) (``adaptive``, ``smcem``), the cellular particle
+filter of Gelencsér-Horváth et al. (2013) (``cellular``)."""
 
 from .adaptive import FilterRun, amse, run_adaptive, run_bootstrap
+from .cellular import CpfRun, run_cpf
 from .sir import STAGES, SirResult, rmse, run_sir
 from .smcem import EmRun, run_smcem
 
 __all__ = [
     "STAGES",
+    "CpfRun",
     "EmRun",
     "FilterRun",
     "SirResult",
@@ -15,6 +18,7 @@ __all__ = [
     "rmse",
     "run_adaptive",
     "run_bootstrap",
+    "run_cpf",
     "run_sir",
     "run_smcem",
 ]

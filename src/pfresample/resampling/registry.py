@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from functools import partial
 
 from ..cuda import butterfly as cuda_butterfly
+from ..cuda import cellular as cuda_cellular
 from ..cuda import cumulative as cuda_cumulative
 from ..cuda import iterative as cuda_iterative
 from ..cuda import rejection as cuda_rejection
-from . import butterfly, cumulative, metropolis, rejection, uphill
+from . import butterfly, cellular, cumulative, metropolis, rejection, uphill
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,14 @@ REGISTRY: dict[str, Method] = {
             adaptive=butterfly.adaptive_systematic,
             adaptive_gpu=partial(cuda_butterfly.adaptive, draw="systematic"),
             **_BUTTERFLY,
+        ),
+        Method(
+            "cellular",
+            "Gelencsér-Horváth et al. 2013, Fig 6",
+            cellular.cellular,
+            comparison_based=False,
+            params=("radius",),
+            gpu=cuda_cellular.cellular,
         ),
     )
 }

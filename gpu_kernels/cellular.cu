@@ -1,0 +1,315 @@
+// cellular.cu -- cellular resampling on a ring and the cellular particle
+// filter (Gelencsér-Horváth et al. 2013, Figs 5-6). The twin of
+// src/pfresample/resampling/cellular.py, whose docstring is the contract:
+// particle i draws from N_i = {i, i-1, ..., i-r} mod N with probability
+// w_j / W_i; one uniform a particle (particle stream, counter 0); W_i and the
+// running sums in float64 over the scaled weights, in the order d = 0 ... r;
+// the ancestor is neighbour d* = #{d : s_d <= u W_i}; the fallbacks of a
+// neighbourhood without weight as there.
+//
+// A block of CELLULAR_THREADS threads owns CELLULAR_THREADS consecutive
+// particles and loads them with the r particles before the first (the
+// halo; block 0 wraps around to the end of the ring) into shared memory, as
+// the paper's Fig 5 does. Every thread scans its whole neighbourhood twice
+// (W, then the running sums) without early exit, as the paper's kernel
+// does. The ancestors go to another buffer than the weights: the paper's
+// in-place write-back races with the halos other blocks are still reading.
+//
+// cellular: the registry's method (K replicas, blockIdx.y the replica).
+// cpf_*_step: one time step of the filter (Fig 6), one kernel: load the
+// predicted particles with their halo, their likelihoods, the local
+// resampling, the estimate (the mean of the resampled particles, summed over
+// the grid by the last block), and the prediction of the next step into the
+// other state buffer. cpf_*_init: the initial particles and their first
+// prediction. The weights of a tile are exp(log w - the tile's largest log w)
+// in float64: a neighbourhood's probabilities depend only on the ratios of its
+// weights, which any common factor keeps, and the tile's own maximum keeps
+// them away from underflow.
+
+#include "models.cuh"
+#include "reduce.cuh"
+
+namespace pfr {
+
+constexpr int CELLULAR_THREADS = 256;  // geometry.CELLULAR_THREADS (and REDUCE_THREADS: grid_means)
+
+// The choice of one particle: neighbour d* in [0, r], r + 1 when every running
+// sum is <= u W (u W rounded up to W), -1 when W = 0. weight(d) is the
+// scaled float64 weight of neighbour d.
+template <typename Weight>
+__device__ __forceinline__ int cellular_choice(Weight weight, unsigned int radius, double u) {
+    double total = 0.0;
+    for (unsigned int d = 0; d <= radius; ++d) total += weight(d);
+    if (!(total > 0.0)) return -1;
+    const double t = u * total;
+    double s = 0.0;
+    unsigned int count = 0;
+    for (unsigned int d = 0; d <= radius; ++d) {
+        s += weight(d);
+        count += s <= t;
+    }
+    if (count <= radius) return (int)count;
+    int last = 0;  // the farthest neighbour with positive weight
+    for (unsigned int d = 0; d <= radius; ++d)
+        if (weight(d) > 0.0) last = (int)d;
+    return last;
+}
+
+// Ring index of position p of the tile that starts r before `base`.
+__device__ __forceinline__ unsigned int tile_index(unsigned int base, unsigned int p,
+                                                   unsigned int radius, unsigned int n) {
+    return (unsigned int)(((unsigned long long)base + p + n - radius) % n);
+}
+
+// Ring index i - d, 0 <= d < 2n.
+__device__ __forceinline__ unsigned int ring_back(unsigned int i, unsigned long long d,
+                                                  unsigned int n) {
+    return (unsigned int)(((unsigned long long)i + 2ull * n - d) % n);
+}
+
+}  // namespace pfr
+
+// The registry's cellular resampling: lanes (replica blockIdx.y, particle
+// blockIdx.x * CELLULAR_THREADS + threadIdx.x). TILED: the tile of
+// CELLULAR_THREADS + r weights is in shared memory (dynamic, float64);
+// otherwise (r too large for it) the weights are read from global memory.
+template <typename T, bool TILED>
+__global__ void cellular(const T* __restrict__ w, unsigned int n, const unsigned int* keys,
+                         int n_keys, unsigned int k0, unsigned int k1, unsigned int radius,
+                         double scale, int* __restrict__ out) {
+    using namespace pfr;
+    extern __shared__ double tile[];
+    const unsigned int base = blockIdx.x * CELLULAR_THREADS;
+    const unsigned int replica = blockIdx.y;
+    if (TILED) {
+        for (unsigned int p = threadIdx.x; p < CELLULAR_THREADS + radius; p += CELLULAR_THREADS)
+            tile[p] = (double)w[tile_index(base, p, radius, n)] * scale;
+        __syncthreads();
+    }
+    const unsigned int i = base + threadIdx.x;
+    if (i >= n) return;
+    PhiloxKey key{k0, k1};
+    if (n_keys) key = PhiloxKey{keys[2 * replica], keys[2 * replica + 1]};
+    const double u = (double)uniform_float(philox_block(key, DOMAIN_PARTICLE, i, 0ull).x);
+    int d;
+    if (TILED) {
+        const double* mine = tile + threadIdx.x + radius;  // neighbour d at mine[-d]
+        d = cellular_choice([&](unsigned int e) { return mine[-(int)e]; }, radius, u);
+    } else {
+        d = cellular_choice([&](unsigned int e) { return (double)w[ring_back(i, e, n)] * scale; },
+                            radius, u);
+    }
+    unsigned int ancestor;
+    if (d >= 0) {
+        ancestor = ring_back(i, (unsigned int)d, n);
+    } else {  // no weight in the neighbourhood: the nearest positive one beyond it
+        ancestor = i;
+        for (unsigned long long e = radius + 1ull; e < (unsigned long long)n + radius + 1ull; ++e) {
+            const unsigned int j = ring_back(i, e, n);
+            if ((double)w[j] * scale > 0.0) {
+                ancestor = j;
+                break;
+            }
+        }
+    }
+    out[(long long)replica * n + i] = (int)ancestor;
+}
+
+// ---------------------------------------------------------------- the filter
+
+namespace pfr {
+
+// The growth model (eqs. 2.34-2.35), one state row.
+struct GrowthCpf {
+    static constexpr int ROWS = 1;
+    float sigma_v, inv_var_n, init_mean, init_sd;
+    __device__ float log_likelihood(const float* s, float z) const {
+        return growth_log_likelihood(s[0], z, inv_var_n);
+    }
+    __device__ void init(float* s, PhiloxKey key, unsigned int i) const {
+        float v[4];
+        normals4(key, i, 0ull, v);
+        s[0] = init_mean + init_sd * v[0];
+    }
+    __device__ void predict(float* s, PhiloxKey key, unsigned int i, unsigned long long block,
+                            float drift) const {
+        float v[4];
+        normals4(key, i, block, v);
+        s[0] = growth_step(s[0], drift, sigma_v, v[0]);
+    }
+};
+
+// Bearings-only tracking (Gordon, Salmond and Smith 1993): rows x, vx, y, vy.
+struct BotCpf {
+    static constexpr int ROWS = 4;
+    float q_sd, inv_var;
+    float m[4], sd[4];  // the prior
+    __device__ float log_likelihood(const float* s, float z) const {
+        return bot_log_likelihood(BotState{s[0], s[1], s[2], s[3]}, z, inv_var);
+    }
+    __device__ void init(float* s, PhiloxKey key, unsigned int i) const {
+        float v[4];
+        normals4(key, i, 0ull, v);
+        for (int row = 0; row < 4; ++row) s[row] = m[row] + sd[row] * v[row];
+    }
+    __device__ void predict(float* s, PhiloxKey key, unsigned int i, unsigned long long block,
+                            float) const {
+        float v[4];
+        normals4(key, i, block, v);
+        const BotState next = bot_step(BotState{s[0], s[1], s[2], s[3]}, q_sd, v[0], v[1]);
+        s[0] = next.x;
+        s[1] = next.vx;
+        s[2] = next.y;
+        s[3] = next.vy;
+    }
+};
+
+// ROWS float64 sums over the grid in a fixed order: each block's partials
+// into parts[row * gridDim.x + block], the last block adds them in index
+// order and thread 0 of it writes sum / n into out[row].
+template <int ROWS>
+__device__ void grid_means(double v[ROWS], double* parts, unsigned int* ticket, unsigned int n,
+                           double* out) {
+    __shared__ double shared[REDUCE_THREADS];
+    for (int row = 0; row < ROWS; ++row) {
+        const double s = block_reduce(v[row], shared, Add());
+        if (threadIdx.x == 0) parts[row * gridDim.x + blockIdx.x] = s;
+        __syncthreads();
+    }
+    if (!last_block_done(ticket)) return;
+    for (int row = 0; row < ROWS; ++row) {
+        double s = 0.0;
+        for (unsigned int p = threadIdx.x; p < gridDim.x; p += REDUCE_THREADS)
+            s += parts[row * gridDim.x + p];
+        s = block_reduce(s, shared, Add());
+        if (threadIdx.x == 0) out[row] = s / (double)n;
+        __syncthreads();
+    }
+}
+
+// A run's inputs (filters/cellular_gpu.py): the noise key, then two words of
+// resampling key a step, then the measurements (float32).
+struct CpfInputs {
+    const unsigned int* words;
+    unsigned int steps;
+    __device__ PhiloxKey noise() const { return PhiloxKey{words[0], words[1]}; }
+    __device__ PhiloxKey step_key(unsigned int k) const {
+        return PhiloxKey{words[2 + 2 * k], words[3 + 2 * k]};
+    }
+    __device__ float z(unsigned int k) const { return __uint_as_float(words[2 + 2 * steps + k]); }
+};
+
+// x_0 from the prior, then its prediction x_1 (noise block 1, drift of k = 0).
+template <typename Model>
+__device__ void cpf_init(const Model& model, float* __restrict__ x, unsigned int n,
+                         CpfInputs in, float drift) {
+    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float s[Model::ROWS];
+    model.init(s, in.noise(), i);
+    model.predict(s, in.noise(), i, 1ull, drift);
+    for (int row = 0; row < Model::ROWS; ++row) x[row * n + i] = s[row];
+}
+
+// Step k of Fig 6 (measurement z_k of x_{k+1}): x_in holds the predicted
+// x_{k+1}; x_out gets the prediction x_{k+2} of the resampled particles
+// (noise block k + 2, `drift` that of step k + 1) when `predict`, and
+// estimate[0 .. ROWS) the mean of the resampled particles. Dynamic shared
+// memory: the tile's float64 weights, then its ROWS rows of states.
+template <typename Model>
+__device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
+                         float* __restrict__ x_out, unsigned int n, unsigned int radius,
+                         CpfInputs in, unsigned int k, float drift, int predict,
+                         double* __restrict__ parts, unsigned int* __restrict__ ticket,
+                         double* __restrict__ estimate) {
+    constexpr int ROWS = Model::ROWS;
+    extern __shared__ double dyn[];
+    const unsigned int span = CELLULAR_THREADS + radius;
+    double* w = dyn;
+    float* xs = (float*)(dyn + span);  // row r at xs[r * span + p]
+    const unsigned int base = blockIdx.x * CELLULAR_THREADS;
+    const float z = in.z(k);
+    float top = __uint_as_float(0xff800000u);  // -inf
+    for (unsigned int p = threadIdx.x; p < span; p += CELLULAR_THREADS) {
+        const unsigned int j = tile_index(base, p, radius, n);
+        float s[ROWS];
+        for (int row = 0; row < ROWS; ++row) s[row] = xs[row * span + p] = x_in[row * n + j];
+        const float lw = model.log_likelihood(s, z);
+        w[p] = (double)lw;
+        top = fmaxf(top, lw);
+    }
+    __shared__ float tile_top;
+    top = block_max(top);
+    if (threadIdx.x == 0) tile_top = top;
+    __syncthreads();
+    const double shift = (double)tile_top;
+    for (unsigned int p = threadIdx.x; p < span; p += CELLULAR_THREADS) w[p] = exp(w[p] - shift);
+    __syncthreads();
+
+    const unsigned int i = base + threadIdx.x;
+    double sums[ROWS];
+    for (int row = 0; row < ROWS; ++row) sums[row] = 0.0;
+    if (i < n) {
+        const double u =
+            (double)uniform_float(philox_block(in.step_key(k), DOMAIN_PARTICLE, i, 0ull).x);
+        const double* mine = w + threadIdx.x + radius;
+        const int d = cellular_choice([&](unsigned int e) { return mine[-(int)e]; }, radius, u);
+        float s[ROWS];
+        if (d >= 0) {
+            for (int row = 0; row < ROWS; ++row) s[row] = xs[row * span + threadIdx.x + radius - d];
+        } else {  // no weight in the neighbourhood: the nearest positive one beyond it
+            bool found = false;
+            for (unsigned long long e = radius + 1ull; e < n && !found; ++e) {
+                const unsigned int j = ring_back(i, e, n);
+                for (int row = 0; row < ROWS; ++row) s[row] = x_in[row * n + j];
+                found = exp((double)model.log_likelihood(s, z) - shift) > 0.0;
+            }
+            if (!found)  // no weight anywhere: the estimate becomes NaN, which the host reports
+                for (int row = 0; row < ROWS; ++row) s[row] = __uint_as_float(0x7fc00000u);
+        }
+        for (int row = 0; row < ROWS; ++row) sums[row] = (double)s[row];
+        if (predict) {
+            model.predict(s, in.noise(), i, (unsigned long long)k + 2ull, drift);
+            for (int row = 0; row < ROWS; ++row) x_out[row * n + i] = s[row];
+        }
+    }
+    grid_means<ROWS>(sums, parts, ticket, n, estimate);
+}
+
+}  // namespace pfr
+
+extern "C" __global__ void cpf_growth_init(float* x, unsigned int n, const unsigned int* inputs,
+                                           unsigned int steps, float sigma_v, float init_mean,
+                                           float init_sd, float drift) {
+    const pfr::GrowthCpf model{sigma_v, 0.0f, init_mean, init_sd};
+    pfr::cpf_init(model, x, n, pfr::CpfInputs{inputs, steps}, drift);
+}
+
+extern "C" __global__ void cpf_growth_step(const float* x_in, float* x_out, unsigned int n,
+                                           unsigned int radius, const unsigned int* inputs,
+                                           unsigned int steps, unsigned int k, float drift,
+                                           int predict, float sigma_v, float inv_var_n,
+                                           double* parts, unsigned int* ticket,
+                                           double* estimate) {
+    const pfr::GrowthCpf model{sigma_v, inv_var_n, 0.0f, 0.0f};
+    pfr::cpf_step(model, x_in, x_out, n, radius, pfr::CpfInputs{inputs, steps}, k, drift, predict,
+                  parts, ticket, estimate);
+}
+
+extern "C" __global__ void cpf_bot_init(float* x, unsigned int n, const unsigned int* inputs,
+                                        unsigned int steps, float q_sd, float m0, float m1,
+                                        float m2, float m3, float s0, float s1, float s2,
+                                        float s3) {
+    const pfr::BotCpf model{q_sd, 0.0f, {m0, m1, m2, m3}, {s0, s1, s2, s3}};
+    pfr::cpf_init(model, x, n, pfr::CpfInputs{inputs, steps}, 0.0f);
+}
+
+extern "C" __global__ void cpf_bot_step(const float* x_in, float* x_out, unsigned int n,
+                                        unsigned int radius, const unsigned int* inputs,
+                                        unsigned int steps, unsigned int k, float drift,
+                                        int predict, float q_sd, float inv_var, double* parts,
+                                        unsigned int* ticket, double* estimate) {
+    const pfr::BotCpf model{q_sd, inv_var, {0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+    pfr::cpf_step(model, x_in, x_out, n, radius, pfr::CpfInputs{inputs, steps}, k, drift, predict,
+                  parts, ticket, estimate);
+}

@@ -1,0 +1,193 @@
+"""The cellular particle filter (``filters/cellular.py``) on the GPU.
+
+A step is one kernel (``cellular.cu``, cpf_*_step), as in the paper's Fig 6:
+a block loads its CELLULAR_THREADS predicted particles and the r before
+them into shared memory, computes their likelihoods, resamples each of its
+particles within its neighbourhood, adds the resampled particles to the
+estimate (the last block to finish writes the mean) and writes their
+prediction for the next step into the other state buffer. A run is one CUDA
+graph: the initial kernel and the T steps, captured once per (model, N, r,
+T, fast math) and replayed per run. A run's numbers -- the noise key, the
+resampling key of each step and the measurements -- are one device buffer
+that a run rewrites with one copy before the replay; the estimates come back
+in one copy after it.
+
+States and the model arithmetic are float32 (models.cuh), the weights and
+sums float64. The noise is Philox (models.cuh's normals4: block 0 the prior,
+block k + 1 the step from x_k to x_{k+1}), not NumPy's generator, so the CPU
+and GPU filters give different runs of the same filter; their errors agree
+in distribution (tests/test_gpu_cellular.py).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import OrderedDict
+
+import numpy as np
+
+from ..cuda import geometry, kernels, workspace
+from ..rng import seed_keys
+from .cellular import CpfRun
+from .common import derive_seeds
+
+GRAPHS_KEPT = 4
+
+
+class _GrowthCpf:
+    """The growth model (eqs. 2.34-2.35): one state row."""
+
+    rows, prefix = 1, "cpf_growth"
+
+    def __init__(self, model):
+        self.model = model
+
+    def drift(self, k: int) -> np.float32:
+        """8 cos(1.2 k), the drift of the step from x_k to x_{k+1} (eq. 2.34)."""
+        return np.float32(8.0 * math.cos(1.2 * k))
+
+    def init_args(self) -> tuple:
+        m = self.model
+        f = np.float32
+        return (f(m.sigma_v2**0.5), f(m.init_mean), f(m.init_var**0.5), self.drift(0))
+
+    def step_args(self) -> tuple:
+        m = self.model
+        return (np.float32(m.sigma_v2**0.5), np.float32(1.0 / m.sigma_n2))
+
+
+class _BotCpf:
+    """Bearings-only tracking: rows x, vx, y, vy."""
+
+    rows, prefix = 4, "cpf_bot"
+
+    def __init__(self, model):
+        self.model = model
+
+    def drift(self, k: int) -> np.float32:
+        return np.float32(0.0)  # time-invariant
+
+    def init_args(self) -> tuple:
+        m = self.model
+        f = np.float32
+        return (f(m.q_sd), *(f(v) for v in m.prior_mean), *(f(v) for v in m.prior_sd))
+
+    def step_args(self) -> tuple:
+        m = self.model
+        return (np.float32(m.q_sd), np.float32(1.0 / m.r_sd**2))
+
+
+def cpf_twin(model):
+    """The device code of ``model`` for the CPF, or None."""
+    from ..models import BearingsOnlyModel, GrowthModel
+
+    if isinstance(model, GrowthModel):
+        return _GrowthCpf(model)
+    if isinstance(model, BearingsOnlyModel):
+        return _BotCpf(model)
+    return None
+
+
+class CpfGraph:
+    """The T steps of the CPF for one (model, N, r, T, fast math), captured
+    as a CUDA graph by the first :meth:`run` and replayed by every run."""
+
+    def __init__(self, model, n: int, radius: int, steps: int, fast_math: bool = False):
+        import cupy
+
+        self.twin = twin = cpf_twin(model)
+        self.n, self.radius, self.steps, self.fast_math = n, radius, steps, fast_math
+        self.grid = geometry.blocks(n, geometry.CELLULAR_THREADS)
+        span = geometry.CELLULAR_THREADS + radius
+        self.shared = span * 8 + twin.rows * span * 4  # float64 weights, float32 states
+        self.x = cupy.empty((2, twin.rows, n), dtype=np.float32)
+        self.inputs = cupy.zeros(2 + 3 * steps, dtype=np.uint32)
+        self.parts = cupy.empty(twin.rows * self.grid, dtype=np.float64)
+        self.ticket = cupy.zeros(1, dtype=np.uint32)
+        self.estimates = cupy.empty((steps, twin.rows), dtype=np.float64)
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.start, self.end = cupy.cuda.Event(), cupy.cuda.Event()
+        self.graph = None
+
+    def _kernel(self, name: str):
+        return kernels.kernel("cellular.cu", f"{self.twin.prefix}_{name}", self.fast_math)
+
+    def _enqueue(self) -> None:
+        """The initial kernel and the T steps, on the current stream."""
+        twin, n, steps, threads = self.twin, self.n, self.steps, geometry.CELLULAR_THREADS
+        init_args = (self.x[0], np.uint32(n), self.inputs, np.uint32(steps), *twin.init_args())
+        self._kernel("init")((self.grid,), (threads,), init_args)
+        step = self._kernel("step")
+        for k in range(steps):
+            args = (self.x[k % 2], self.x[(k + 1) % 2], np.uint32(n), np.uint32(self.radius))
+            args += (self.inputs, np.uint32(steps), np.uint32(k), twin.drift(k + 1))
+            args += (np.int32(k + 1 < steps), *twin.step_args())
+            args += (self.parts, self.ticket, self.estimates[k])
+            step((self.grid,), (threads,), args, shared_mem=self.shared)
+
+    def _capture(self) -> None:
+        """One eager run (loads the kernels), then the capture."""
+        with self.stream:
+            self._enqueue()
+            self.stream.synchronize()
+            self.stream.begin_capture()
+            try:
+                self._enqueue()
+            finally:
+                self.graph = self.stream.end_capture()
+            self.graph.upload(self.stream)
+
+    def host_inputs(self, y, seed: int) -> np.ndarray:
+        """The noise key and the resampling keys (``derive_seeds(seed, T)``,
+        as the CPU filter's) and the measurements, as one uint32 buffer."""
+        rng, draw_seeds = derive_seeds(seed, self.steps)
+        key = rng.integers(0, 2**32, size=2, dtype=np.uint64).astype(np.uint32)
+        k0, k1 = seed_keys(draw_seeds)
+        z = np.ascontiguousarray(y, dtype=np.float32).reshape(-1).view(np.uint32)
+        return np.concatenate([key, np.stack([k0, k1], axis=1).astype(np.uint32).ravel(), z])
+
+    def run(self, y, seed: int) -> CpfRun:
+        """One run: upload, replay, download; the host's clock around all of it."""
+        start = time.perf_counter()
+        host = self.host_inputs(y, seed)
+        self.inputs.set(host, stream=self.stream)
+        if self.graph is None:
+            self._capture()
+        self.start.record(self.stream)
+        self.graph.launch(self.stream)
+        self.end.record(self.stream)
+        estimates = self.estimates.get(stream=self.stream)
+        wall = time.perf_counter() - start
+        import cupy
+
+        device = 1e-3 * cupy.cuda.get_elapsed_time(self.start, self.end)
+        if self.twin.rows == 1:
+            estimates = estimates[:, 0]
+        bad = np.flatnonzero(~np.isfinite(estimates.reshape(self.steps, -1)).all(axis=1))
+        if bad.size:
+            raise FloatingPointError(
+                f"the GPU CPF's estimate is not finite from step {int(bad[0]) + 1} on (a "
+                "log-likelihood was NaN or +inf, or no particle had weight)"
+            )
+        return CpfRun(
+            self.n, self.radius, int(seed), estimates, device / self.steps, wall, backend="cuda"
+        )
+
+
+_GRAPHS: OrderedDict = OrderedDict()
+
+
+def run_cpf_gpu(model, y, n: int, radius: int, seed: int, *, fast_math: bool = False) -> CpfRun:
+    """:func:`pfresample.filters.run_cpf` on the GPU; the graph of (device,
+    model, N, r, T, fast math) is built on first use and kept."""
+    import cupy
+
+    if cpf_twin(model) is None:
+        raise NotImplementedError(f"{type(model).__name__} has no GPU code; use backend='cpu'")
+    if radius > geometry.CPF_MAX_RADIUS:
+        raise ValueError(f"the GPU CPF takes radius <= {geometry.CPF_MAX_RADIUS}, got {radius}")
+    y = np.asarray(y, dtype=np.float64)
+    key = (cupy.cuda.Device().id, model, n, radius, y.shape[0], fast_math)
+    make = lambda: CpfGraph(model, n, radius, y.shape[0], fast_math)  # noqa: E731
+    return workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT).run(y, seed)

@@ -1,0 +1,108 @@
+"""Cellular resampling on a ring (Gelencsér-Horváth et al. 2013, Fig 6).
+
+Particle i draws its ancestor from its one-sided neighbourhood on the ring,
+N_i = {i, i-1, ..., i-r} mod N, with probability L^j / W_i, where
+W_i = sum_{k in N_i} L^k (the paper's §"Cellular particle filter"; its
+printed ``L[j]/w[j]`` in step 5 of Fig 6 divides by W_i). With r = N - 1
+every particle draws from all N, and the offspring are multinomial's.
+
+The contract, so that ``gpu_kernels/cellular.cu`` returns the same ancestors:
+
+* **Draw layout.** One uniform a particle: particle stream
+  ``(seed, DOMAIN_PARTICLE, i)``, counter 0, as a float in [0, 1).
+* **Sums.** In float64, over the weights times ``sums.stats_scale`` (1 for
+  float32 weights; a power of two for float64 weights whose sum could
+  overflow or lose its bits), in the paper's order d = 0, 1, ..., r
+  (neighbour i - d): W = ((0 + L^i) + L^{i-1}) + ... + L^{i-r}.
+* **Choice.** t = u W; the ancestor is neighbour d*, the number of running
+  sums s_d = L^i + ... + L^{i-d} that are <= t. The paper adds L^j / W_i and
+  stops when the sum exceeds u; comparing s_d with u W is the same choice
+  with one product instead of r + 1 divisions. Both loops run over the whole
+  neighbourhood, without early exit, as the paper's kernel does.
+* **Where the paper is silent.** If every s_d <= t (possible only when W is
+  so small that u W rounds up to W) the ancestor is the farthest neighbour
+  with positive weight. If the whole neighbourhood has zero weight (the
+  paper divides by W_i = 0 there), the ancestor is the nearest particle with
+  positive weight beyond it, i - r - 1, i - r - 2, ... around the ring: a
+  zero weight is never chosen.
+
+Unbiasedness does not hold for r < N - 1: particle j's expected offspring
+is sum_{i : j in N_i} L^j / W_i, not N L^j / sum L (tests/test_cellular.py
+checks that formula).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..rng import uniform_float
+from ..sums import stats_scale
+from .lanes import map_chunks
+
+
+def scaled_weights(w: np.ndarray) -> np.ndarray:
+    """The weights the sums read: float64, times ``stats_scale`` (exact)."""
+    return w.astype(np.float64) * stats_scale(float(w.max()), w.dtype)
+
+
+def nearest_positive_before(a: np.ndarray) -> np.ndarray:
+    """``before[q]``: the first index q, q - 1, ..., 0, N - 1, ... (around the
+    ring) whose weight is positive (at least one is)."""
+    idx = np.where(a > 0, np.arange(a.size), -1)
+    running = np.maximum.accumulate(idx)
+    return np.where(running >= 0, running, running[-1])
+
+
+def neighbourhood_choice(ext: np.ndarray, radius: int, p0: int, p1: int, u: np.ndarray):
+    """(d*, W) for the particles p0 ... p1 - 1: the neighbour chosen (the
+    count of running sums <= u W; r + 1 when none is above) and the
+    neighbourhood's sum. ``ext[p + radius - d]`` is the weight of neighbour d
+    of particle p."""
+    total = np.zeros(p1 - p0)
+    for d in range(radius + 1):
+        total += ext[p0 + radius - d : p1 + radius - d]
+    t = u * total
+    s = np.zeros(p1 - p0)
+    count = np.zeros(p1 - p0, dtype=np.int64)
+    for d in range(radius + 1):
+        s += ext[p0 + radius - d : p1 + radius - d]
+        count += s <= t
+    return count, total
+
+
+def _ancestors(a, ext, before, radius: int, p0: int, p1: int, u: np.ndarray) -> np.ndarray:
+    """The ancestors of particles p0 ... p1 - 1 under the contract above."""
+    n = a.size
+    d, total = neighbourhood_choice(ext, radius, p0, p1, u)
+    particle = np.arange(p0, p1)
+    short = np.flatnonzero((d > radius) & (total > 0))  # u W rounded up to W
+    for q in short:  # the farthest neighbour with positive weight (rare)
+        v = ext[particle[q] : particle[q] + radius + 1][::-1]  # neighbours d = 0 ... r
+        d[q] = int(np.flatnonzero(v > 0)[-1])
+    anc = (particle - np.minimum(d, radius)) % n
+    dead = total == 0
+    if dead.any():
+        anc[dead] = before[(particle[dead] - radius - 1) % n]
+    return anc.astype(np.int32)
+
+
+def cellular(w: np.ndarray, keys, *, radius: int) -> np.ndarray:
+    """Ancestors (K x N, int32) of ``K = len(keys[0])`` cellular resamplings
+    with neighbourhood radius ``radius`` (0 <= r <= N - 1, checked by the caller)."""
+    n = w.size
+    a = scaled_weights(w)
+    ext = np.concatenate([a[n - radius :], a]) if radius else a  # ext[p + r - d] = a[(p - d) % n]
+    before = nearest_positive_before(a)
+
+    def kernel(chunk):
+        u = uniform_float(chunk.particle_stream().word(0)).astype(np.float64)
+        p = chunk.particle
+        out = np.empty(p.size, dtype=np.int32)
+        starts = np.flatnonzero(np.diff(p) != 1) + 1  # a chunk may span replicas
+        for lo, hi in zip(np.r_[0, starts], np.r_[starts, p.size], strict=True):
+            out[lo:hi] = _ancestors(
+                a, ext, before, radius, int(p[lo]), int(p[hi - 1]) + 1, u[lo:hi]
+            )
+        return out
+
+    return map_chunks(n, keys, kernel)

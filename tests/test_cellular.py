@@ -1,0 +1,197 @@
+"""Cellular resampling and the cellular particle filter on the CPU
+(Gelencsér-Horváth et al. 2013; resampling/cellular.py, filters/cellular.py).
+
+Exact checks: every ancestor lies in its neighbourhood; a hand-computed
+choice from the contract's uniform; a zero weight is never chosen; scaling
+float64 weights by a power of two changes nothing. Statistical checks, with
+fixed seeds and tolerances from the variance (stat_tools.excess, whose
+docstring derives its bound; chi-square p-values):
+
+* r = N - 1: every particle draws independently from all N with
+  probability w_j / sum w, so the pooled ancestors are categorical(w /
+  sum w) (a chi-square test on K N draws), and one particle's offspring
+  count is Binomial(N, p) -- its variance N p (1 - p), the multinomial's;
+* small r: unbiasedness does not hold, but the exact expected offspring
+  E o_j = sum_{i : j in N_i} w_j / W_i does (computed from the weights);
+* the filter at large r against the SIR filter on the growth model.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import pfresample as pr
+from pfresample.filters import run_cpf, run_sir
+from pfresample.models import GrowthModel
+from pfresample.resampling.cellular import scaled_weights
+from pfresample.rng import DOMAIN_PARTICLE, draws, uniform_float
+from stat_tools import Z_MAX, excess
+
+
+def neighbourhood_matrix(w: np.ndarray, radius: int) -> np.ndarray:
+    """P[i, j]: the probability that particle i draws j (the paper's
+    w_j / W_i over N_i = {i, ..., i - r} mod N), in float64."""
+    n = w.size
+    p = np.zeros((n, n))
+    for i in range(n):
+        js = [(i - d) % n for d in range(radius + 1)]
+        total = sum(float(w[j]) for j in js)
+        for j in js:
+            p[i, j] = float(w[j]) / total
+    return p
+
+
+def chi_square_z(statistic: float, df: int) -> float:
+    """The Wilson-Hilferty normal score of a chi-square(df) statistic; above
+    3.5 has probability 2e-4 under the hypothesis."""
+    v = 2.0 / (9.0 * df)
+    return ((statistic / df) ** (1.0 / 3.0) - (1.0 - v)) / math.sqrt(v)
+
+
+def offspring(anc: np.ndarray, n: int) -> np.ndarray:
+    return np.stack([np.bincount(row, minlength=n) for row in anc])
+
+
+def test_every_ancestor_is_in_its_neighbourhood():
+    rng = np.random.default_rng(1)
+    for n, radius in [(1000, 7), (256, 0), (300, 299), (5, 2)]:
+        w = rng.random(n).astype(np.float32)
+        anc = pr.resample_many(w, "cellular", seeds=range(20), radius=radius)
+        back = (np.arange(n) - anc) % n
+        assert back.max() <= radius, (n, radius, back.max())
+        if radius == 0:
+            np.testing.assert_array_equal(anc, np.broadcast_to(np.arange(n), anc.shape))
+
+
+def test_choice_follows_the_contract_by_hand():
+    """Particle i's uniform is its particle stream's counter 0; the ancestor
+    is neighbour d* = #{d : w_i + ... + w_{i-d} <= u W_i}."""
+    w = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], dtype=np.float32)
+    n, radius, seed = w.size, 3, 12345
+    u = uniform_float(draws(seed, np.arange(n), 0, DOMAIN_PARTICLE)).astype(np.float64)
+    expected = []
+    for i in range(n):
+        neighbours = [(i - d) % n for d in range(radius + 1)]
+        running = np.cumsum([float(w[j]) for j in neighbours])
+        expected.append(neighbours[int(np.sum(running <= u[i] * running[-1]))])
+    got = pr.resample(w, "cellular", seed=seed, radius=radius)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_full_neighbourhood_draws_are_categorical():
+    """r = N - 1: the K N pooled ancestors follow w / sum w (chi-square)."""
+    n, k = 64, 3000
+    w = np.random.default_rng(2).gamma(2.0, size=n).astype(np.float32)
+    anc = pr.resample_many(w, "cellular", seeds=range(k), radius=n - 1)
+    counts = np.bincount(anc.ravel(), minlength=n)
+    expected = counts.sum() * w.astype(np.float64) / w.sum(dtype=np.float64)
+    assert chi_square_z(np.sum((counts - expected) ** 2 / expected), n - 1) < 3.5
+
+
+def test_full_neighbourhood_offspring_have_the_multinomial_variance():
+    """r = N - 1: the heaviest particle's offspring count is Binomial(N, p):
+    its sample variance over K draws is within 5 standard errors of N p (1 - p)
+    (the standard error of a sample variance: sqrt((mu4 - s^4 (K-3)/(K-1)) / K),
+    with the binomial's fourth central moment). Systematic resampling, whose
+    count varies by at most one, fails the same test (the negative control)."""
+    n, k = 64, 4000
+    w = np.random.default_rng(3).gamma(2.0, size=n)
+    j = int(np.argmax(w))
+    p = w[j] / w.sum()
+    var = n * p * (1 - p)
+    mu4 = n * p * (1 - p) * (1 + 3 * (n - 2) * p * (1 - p))
+    se = math.sqrt((mu4 - var * var * (k - 3) / (k - 1)) / k)
+    for method, kw, close in [("cellular", {"radius": n - 1}, True), ("systematic", {}, False)]:
+        anc = pr.resample_many(w, method, seeds=range(k), **kw)
+        got = offspring(anc, n)[:, j].var(ddof=1)
+        assert (abs(got - var) < 5 * se) == close, (method, got, var, se)
+
+
+@pytest.mark.parametrize("radius", [1, 4, 16])
+def test_expected_offspring_is_the_neighbourhood_formula(radius):
+    """E o_j = sum_{i : j in N_i} w_j / W_i exactly; not N w_j / sum w
+    (the unbiased target, rejected as the negative control)."""
+    n, k = 48, 4000
+    w = np.random.default_rng(radius).gamma(1.0, size=n).astype(np.float32)
+    anc = pr.resample_many(w, "cellular", seeds=range(100, 100 + k), radius=radius)
+    o = offspring(anc, n)
+    expected = neighbourhood_matrix(w, radius).sum(axis=0)
+    assert excess(o, expected) < Z_MAX
+    assert excess(o, n * w / w.sum(dtype=np.float64)) > Z_MAX
+
+
+def test_zero_weights_are_never_chosen_and_dead_neighbourhoods_reach_beyond():
+    """A neighbourhood without weight takes the nearest positive weight
+    beyond it (i - r - 1, i - r - 2, ... around the ring)."""
+    n, radius = 40, 3
+    w = np.zeros(n, dtype=np.float32)
+    w[[5, 30]] = [1.0, 2.0]
+    anc = pr.resample_many(w, "cellular", seeds=range(5), radius=radius)
+    assert set(np.unique(anc)) <= {5, 30}
+    for i in range(n):
+        live = [(i - d) % n for d in range(radius + 1) if w[(i - d) % n] > 0]
+        if not live:  # the first positive one going back from i - r - 1
+            j = next((i - d) % n for d in range(radius + 1, n + radius + 1) if w[(i - d) % n] > 0)
+            assert (anc[:, i] == j).all(), i
+        else:
+            assert set(anc[:, i]) <= set(live), i
+
+
+def test_float64_weights_are_scaled_exactly():
+    """Weights near the float64 maximum (whose sums would overflow) choose as
+    the same weights times 2^-1000: the sums are over scaled weights."""
+    w = np.random.default_rng(4).random(500) * 1.7e308
+    assert float(scaled_weights(w).max()) < 1.0
+    a = pr.resample_many(w, "cellular", seeds=range(3), radius=200)
+    b = pr.resample_many(w * 2.0**-1000, "cellular", seeds=range(3), radius=200)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_radius_is_checked():
+    w = np.ones(10, dtype=np.float32)
+    with pytest.raises(ValueError, match="radius must be at most N - 1 = 9"):
+        pr.resample(w, "cellular", seed=0, radius=10)
+    with pytest.raises(ValueError, match="radius must be >= 0"):
+        pr.resample(w, "cellular", seed=0, radius=-1)
+    with pytest.raises(TypeError, match="radius must be an integer"):
+        pr.resample(w, "cellular", seed=0, radius=2.5)
+    assert (pr.resample(np.ones(3), "cellular", seed=0) >= 0).all()  # default r capped at N - 1
+
+
+# ------------------------------------------------------------------ the filter
+
+
+def test_cpf_estimates_are_means_of_resampled_particles_within_the_ring():
+    model = GrowthModel()
+    x, y = model.simulate(20, np.random.default_rng(5))
+    run = run_cpf(model, y, 512, 32, seed=9)
+    assert run.estimates.shape == (20,) and np.isfinite(run.estimates).all()
+    again = run_cpf(model, y, 512, 32, seed=9)
+    np.testing.assert_array_equal(run.estimates, again.estimates)
+    assert run.backend == "cpu" and run.wall_seconds >= run.step_seconds > 0
+    with pytest.raises(ValueError, match="radius must be at most"):
+        run_cpf(model, y, 64, 64, seed=0)
+    with pytest.raises(ValueError, match="fast_math"):
+        run_cpf(model, y, 64, 8, seed=0, fast_math=True)
+
+
+def test_cpf_at_full_radius_matches_the_sir_filter():
+    """r = N - 1 makes cellular resampling multinomial; the CPF's estimate is
+    then the mean of the resampled particles, the SIR filter's the weighted
+    mean before resampling -- the same expectation. Their mean MSEs over M
+    runs on one trajectory agree within 4 standard errors of the difference
+    (the runs' own spread, independent runs)."""
+    model = GrowthModel()
+    x, y = model.simulate(40, np.random.default_rng(6))
+    n, m = 256, 40
+    cpf = [np.mean((run_cpf(model, y, n, n - 1, seed=s).estimates - x[1:]) ** 2) for s in range(m)]
+    sir = [
+        np.mean((run_sir(model, y, n, "multinomial", seed=1000 + s).estimates - x[1:]) ** 2)
+        for s in range(m)
+    ]
+    diff = np.mean(cpf) - np.mean(sir)
+    se = math.sqrt(np.var(cpf, ddof=1) / m + np.var(sir, ddof=1) / m)
+    assert abs(diff) < 4 * se, (np.mean(cpf), np.mean(sir), se)

@@ -20,7 +20,6 @@ neighbourhood's ratios); the GPU uses each tile's own maximum (cellular.cu).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,24 +28,7 @@ from ..resampling.cellular import cellular
 from ..rng import seed_keys
 from ..validation import check_radius
 from . import common
-
-
-@dataclass(frozen=True)
-class CpfRun:
-    """One run over T steps: ``estimates[k - 1]`` = x^_k (shape (T,) for a
-    scalar state, (T, d) else); ``step_seconds`` the mean time of a step (on
-    the GPU: the device time of the run's graph over T, which is the step
-    kernels' time plus the initial kernel), ``wall_seconds`` the host's
-    clock around the whole run (on the GPU: the inputs' upload, the graph,
-    the estimates' download)."""
-
-    n: int
-    radius: int
-    seed: int
-    estimates: np.ndarray
-    step_seconds: float
-    wall_seconds: float
-    backend: str = "cpu"
+from .common import CpfRun
 
 
 def run_cpf(model, y, n: int, radius: int, seed: int, *, backend="cpu", fast_math=False) -> CpfRun:

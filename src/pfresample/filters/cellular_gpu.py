@@ -29,8 +29,7 @@ import numpy as np
 
 from ..cuda import geometry, kernels, workspace
 from ..rng import seed_keys
-from .cellular import CpfRun
-from .common import derive_seeds
+from .common import CpfRun, derive_seeds
 
 GRAPHS_KEPT = 4
 

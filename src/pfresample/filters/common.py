@@ -127,3 +127,21 @@ def resampling_period(n: int) -> int:
 def iteration_seed(seed: int, i: int) -> int:
     """The seed of EM iteration i's filter, from ``(seed, i)``."""
     return int(np.random.SeedSequence([seed, i]).generate_state(1, np.uint64)[0])
+
+
+@dataclass(frozen=True)
+class CpfRun:
+    """One run over T steps: ``estimates[k - 1]`` = x^_k (shape (T,) for a
+    scalar state, (T, d) else); ``step_seconds`` the mean time of a step (on
+    the GPU: the device time of the run's graph over T, which is the step
+    kernels' time plus the initial kernel), ``wall_seconds`` the host's
+    clock around the whole run (on the GPU: the inputs' upload, the graph,
+    the estimates' download)."""
+
+    n: int
+    radius: int
+    seed: int
+    estimates: np.ndarray
+    step_seconds: float
+    wall_seconds: float
+    backend: str = "cpu"

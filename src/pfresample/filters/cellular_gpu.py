@@ -112,18 +112,40 @@ class CpfGraph:
     def _kernel(self, name: str):
         return kernels.kernel("cellular.cu", f"{self.twin.prefix}_{name}", self.fast_math)
 
+    def _step(self, k: int) -> None:
+        """Step k's kernel (one launch), on the current stream."""
+        twin, n, steps = self.twin, self.n, self.steps
+        args = (self.x[k % 2], self.x[(k + 1) % 2], np.uint32(n), np.uint32(self.radius))
+        args += (self.inputs, np.uint32(steps), np.uint32(k), twin.drift(k + 1))
+        args += (np.int32(k + 1 < steps), *twin.step_args())
+        args += (self.parts, self.ticket, self.estimates[k])
+        block = (geometry.CELLULAR_THREADS,)
+        self._kernel("step")((self.grid,), block, args, shared_mem=self.shared)
+
     def _enqueue(self) -> None:
         """The initial kernel and the T steps, on the current stream."""
-        twin, n, steps, threads = self.twin, self.n, self.steps, geometry.CELLULAR_THREADS
+        twin, n, steps = self.twin, self.n, self.steps
         init_args = (self.x[0], np.uint32(n), self.inputs, np.uint32(steps), *twin.init_args())
-        self._kernel("init")((self.grid,), (threads,), init_args)
-        step = self._kernel("step")
+        self._kernel("init")((self.grid,), (geometry.CELLULAR_THREADS,), init_args)
         for k in range(steps):
-            args = (self.x[k % 2], self.x[(k + 1) % 2], np.uint32(n), np.uint32(self.radius))
-            args += (self.inputs, np.uint32(steps), np.uint32(k), twin.drift(k + 1))
-            args += (np.int32(k + 1 < steps), *twin.step_args())
-            args += (self.parts, self.ticket, self.estimates[k])
-            step((self.grid,), (threads,), args, shared_mem=self.shared)
+            self._step(k)
+
+    def step_kernel_seconds(self, repeats: int = 50) -> float:
+        """The median device time of one step kernel (CUDA events around each
+        of ``repeats`` launches of the middle step, after a run: its input
+        buffer is not written by the step, so every launch does the same work)."""
+        import cupy
+
+        k = self.steps // 2
+        times = []
+        with self.stream:
+            for _ in range(repeats + 1):
+                self.start.record(self.stream)
+                self._step(k)
+                self.end.record(self.stream)
+                self.end.synchronize()
+                times.append(cupy.cuda.get_elapsed_time(self.start, self.end))
+        return 1e-3 * float(np.median(times[1:]))
 
     def _capture(self) -> None:
         """One eager run (loads the kernels), then the capture."""
@@ -177,16 +199,21 @@ class CpfGraph:
 _GRAPHS: OrderedDict = OrderedDict()
 
 
-def run_cpf_gpu(model, y, n: int, radius: int, seed: int, *, fast_math: bool = False) -> CpfRun:
-    """:func:`pfresample.filters.run_cpf` on the GPU; the graph of (device,
-    model, N, r, T, fast math) is built on first use and kept."""
+def cpf_graph(model, n: int, radius: int, steps: int, fast_math: bool = False) -> CpfGraph:
+    """The :class:`CpfGraph` of (device, model, N, r, T, fast math), built on
+    first use and kept (the last GRAPHS_KEPT)."""
     import cupy
 
     if cpf_twin(model) is None:
         raise NotImplementedError(f"{type(model).__name__} has no GPU code; use backend='cpu'")
     if radius > geometry.CPF_MAX_RADIUS:
         raise ValueError(f"the GPU CPF takes radius <= {geometry.CPF_MAX_RADIUS}, got {radius}")
+    key = (cupy.cuda.Device().id, model, n, radius, steps, fast_math)
+    make = lambda: CpfGraph(model, n, radius, steps, fast_math)  # noqa: E731
+    return workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
+
+
+def run_cpf_gpu(model, y, n: int, radius: int, seed: int, *, fast_math: bool = False) -> CpfRun:
+    """:func:`pfresample.filters.run_cpf` on the GPU (``cpf_graph``'s replay)."""
     y = np.asarray(y, dtype=np.float64)
-    key = (cupy.cuda.Device().id, model, n, radius, y.shape[0], fast_math)
-    make = lambda: CpfGraph(model, n, radius, y.shape[0], fast_math)  # noqa: E731
-    return workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT).run(y, seed)
+    return cpf_graph(model, n, radius, y.shape[0], fast_math).run(y, seed)

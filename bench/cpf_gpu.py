@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""The cellular particle filter on the GPU, every configuration of
+Gelencsér-Horváth et al. 2013 (N in {2048, ..., 16384} x r in {32, ..., 256})
+in one run on one device, next to the SIR filter with systematic resampling
+at the same N (issue "Gelencsér-Horváth 2013", Speed).
+
+For each model (growth, T = 100; bearings-only, T = 24), N and r:
+
+* ``kernel_us``: the device time of one step kernel (CUDA events around each
+  of 50 launches of the middle step, the median) -- the paper's "kernel time
+  per state";
+* ``graph_us_per_step``: the device time of a whole run's CUDA graph over T
+  (the initial kernel included), median over ``--runs`` runs;
+* ``run_ms``: the whole run on the host's clock -- inputs built, uploaded,
+  graph replayed, estimates downloaded -- median over the runs (the
+  paper's "global running time", which also counted file I/O);
+* with ``--fast-math`` each configuration again with the --use_fast_math build
+  (the paper's Fig 11 compares -use_fast_math with an older target).
+
+The SIR filter (Dülger's Algorithm 2.4, ``run_sir``, systematic resampling,
+no timing marks between its stages) on the growth model at each N gives the
+same three numbers for a filter with global resampling (its kernels
+per step instead of one).
+
+    python bench/cpf_gpu.py --csv bench/results/cpf_gpu.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from pfresample.filters import run_cpf, run_sir
+from pfresample.filters.cellular_gpu import cpf_graph
+from pfresample.models import BearingsOnlyModel, GrowthModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import write_rows  # noqa: E402 -- sibling module
+from gpu_resamplers import device_info  # noqa: E402
+
+SIZES = (2048, 4096, 8192, 16384)
+RADII = (32, 64, 128, 256)
+MODELS = {"growth": (GrowthModel(), 100), "bot": (BearingsOnlyModel(), 24)}
+FIELDS = ["date", "device", "cuda", "cupy", "model", "filter", "n", "radius", "fast_math",
+          "kernel_us", "graph_us_per_step", "run_ms", "runs"]  # fmt: skip
+
+
+def _cpf_row(name: str, n: int, radius: int, fast: bool, runs: int, info: dict) -> dict:
+    model, steps = MODELS[name]
+    _, y = model.simulate(steps, np.random.default_rng(0))
+    results = [
+        run_cpf(model, y, n, radius, s, backend="cuda", fast_math=fast) for s in range(runs + 1)
+    ]
+    results = results[1:]  # the first holds the capture
+    kernel = cpf_graph(model, n, radius, steps, fast).step_kernel_seconds()
+    row = {**info, "model": name, "filter": "cpf", "n": n, "radius": radius, "fast_math": fast,
+           "kernel_us": 1e6 * kernel,
+           "graph_us_per_step": 1e6 * statistics.median(r.step_seconds for r in results),
+           "run_ms": 1e3 * statistics.median(r.wall_seconds for r in results),
+           "runs": runs}  # fmt: skip
+    print(f"{name:6s} cpf{'-fast' if fast else '     '} N={n:6d} r={radius:4d} "
+          f"kernel {row['kernel_us']:8.2f} us  graph {row['graph_us_per_step']:8.2f} us/step  "
+          f"run {row['run_ms']:8.3f} ms", flush=True)  # fmt: skip
+    return row
+
+
+def _sir_row(n: int, runs: int, info: dict) -> dict:
+    model, steps = MODELS["growth"]
+    _, y = model.simulate(steps, np.random.default_rng(0))
+    kw = {"backend": "cuda", "stage_times": False}
+    results = [run_sir(model, y, n, "systematic", s, **kw) for s in range(runs + 1)][1:]
+    row = {**info, "model": "growth", "filter": "sir-systematic", "n": n, "radius": -1,
+           "fast_math": False, "kernel_us": float("nan"),
+           "graph_us_per_step": 1e6 * statistics.median(r.total_seconds for r in results) / steps,
+           "run_ms": 1e3 * statistics.median(r.wall_seconds for r in results),
+           "runs": runs}  # fmt: skip
+    print(f"growth sir-systematic N={n:6d}        graph {row['graph_us_per_step']:8.2f} us/step  "
+          f"run {row['run_ms']:8.3f} ms", flush=True)  # fmt: skip
+    return row
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--fast-math", action="store_true", help="also time the fast-math build")
+    p.add_argument("--csv", type=Path, default=Path("bench/results/cpf_gpu.csv"))
+    args = p.parse_args(argv)
+    info = device_info()
+    rows = []
+    for n in SIZES:
+        rows.append(_sir_row(n, args.runs, info))
+        for name in MODELS:
+            for radius in RADII:
+                for fast in (False, True) if args.fast_math else (False,):
+                    rows.append(_cpf_row(name, n, radius, fast, args.runs, info))
+    write_rows(args.csv, rows, FIELDS)
+    top = [r for r in rows if r["filter"] == "cpf" and r["n"] == 16384 and r["radius"] == 256]
+    for r in top:
+        print(f"N=16384 r=256 {r['model']} fast_math={r['fast_math']}: kernel "
+              f"{r['kernel_us']:.2f} us/step, run {r['run_ms']:.3f} ms")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

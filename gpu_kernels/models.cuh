@@ -2,8 +2,9 @@
 // kernels and by the host test that checks it against NumPy
 // (tests/test_models_cuda.py): the growth model (eqs. 2.34-2.35), the radar
 // model (eqs. 7.1-7.2), Güldaş's bimodal model (eqs. 4.7-4.8) and
-// stochastic-volatility model (§4.3.1), and the model noise. Host and device
-// (PFR_HD), float32.
+// stochastic-volatility model (§4.3.1), the bearings-only tracking model of
+// Gordon, Salmond & Smith 1993 (models/bearings.py, eqs. B1-B2), and the model
+// noise. Host and device (PFR_HD), float32.
 #pragma once
 
 #include "philox.cuh"
@@ -94,6 +95,32 @@ PFR_HD float bimodal_log_likelihood(float x, float mode, float inv_two_var) {
 // / (2 beta^2); y2 = y^2, inv_two_beta2 = 1 / (2 beta^2).
 PFR_HD float volatility_log_likelihood(float x, float y2, float inv_two_beta2) {
     return -0.5f * x - y2 * expf(-x) * inv_two_beta2;
+}
+
+// A bearings-only tracking state (eq. B1): position and velocity, in the
+// order of models/bearings.py, (x, xdot, y, ydot).
+struct BotState {
+    float x, vx, y, vy;
+};
+
+// Eq. B1: x = F x + G (q_sd w) with a unit time step, w = (w0, w1) standard
+// normals.
+PFR_HD BotState bot_step(BotState s, float q_sd, float w0, float w1) {
+    const float ax = q_sd * w0;
+    const float ay = q_sd * w1;
+    BotState out;
+    out.x = s.x + s.vx + 0.5f * ax;
+    out.vx = s.vx + ax;
+    out.y = s.y + s.vy + 0.5f * ay;
+    out.vy = s.vy + ay;
+    return out;
+}
+
+// Eq. B2: log p(z | x) up to its constant for the bearing atan2(y, x) seen from
+// the origin, the residual wrapped; inv_var = 1 / r.
+PFR_HD float bot_log_likelihood(BotState s, float z, float inv_var) {
+    const float d = wrap_angle(z - atan2f(s.y, s.x));
+    return -0.5f * d * d * inv_var;
 }
 
 }  // namespace pfr

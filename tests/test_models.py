@@ -1,12 +1,14 @@
 """The state-space models of the filter experiments against hand computations
-of their equations (thesis eqs. 2.34–2.35 and 7.1–7.2)."""
+of their equations (thesis eqs. 2.34–2.35 and 7.1–7.2; the bearings-only
+tracking model's eqs. B1–B2, models/bearings.py)."""
 
 import math
 
 import numpy as np
 import pytest
 
-from pfresample.models import GrowthModel, RadarModel
+from pfresample.models import BearingsOnlyModel, GrowthModel, RadarModel
+from pfresample.models.bearings import wrap_bearing
 from pfresample.models.radar import wrap_angle
 
 BEARING_VAR = (0.1 * math.pi / 180.0) ** 2  # Table 7.1's R[1, 1]
@@ -147,3 +149,126 @@ def test_radar_init_particles_follow_p0():
     assert p.shape == (100_000, 4)
     np.testing.assert_allclose(p.mean(axis=0), [1000.0, 1000.0, 0.0, 0.0], atol=2.0)
     np.testing.assert_allclose(p.std(axis=0), [100.0, 100.0, 10.0, 10.0], rtol=0.02)
+
+
+# --- bearings-only tracking (eqs. B1-B2, Gordon, Salmond & Smith 1993) ------------------------
+
+BOT_F = np.array(
+    [[1.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0]]
+)
+BOT_G = np.array([[0.5, 0.0], [1.0, 0.0], [0.0, 0.5], [0.0, 1.0]])
+
+
+def test_bot_parameters_are_gordon_salmond_smith():
+    m = BearingsOnlyModel()
+    assert (m.q_sd, m.r_sd) == (0.001, 0.005)
+    assert m.x0 == (-0.05, 0.001, 0.7, -0.055)
+    assert m.prior_mean == (0.0, 0.0, 0.4, -0.05) and m.prior_sd == (0.5, 0.005, 0.3, 0.01)
+    np.testing.assert_array_equal(m.transition_matrix(), BOT_F)
+    np.testing.assert_array_equal(m.noise_gain(), BOT_G)
+
+
+def test_bot_mean_transition_by_hand():
+    # F x with a unit step: x += xdot, y += ydot
+    got = BearingsOnlyModel().mean_transition(np.array([[-0.05, 0.001, 0.7, -0.055]]))
+    np.testing.assert_allclose(got, [[-0.049, 0.001, 0.645, -0.055]], rtol=0, atol=1e-15)
+
+
+def test_bot_transition_adds_the_known_draw():
+    x = np.array([[-0.05, 0.001, 0.7, -0.055], [1.0, -0.2, 0.3, 0.4]])
+    w = np.random.default_rng(8).standard_normal((2, 2)) * 0.001
+    got = BearingsOnlyModel().transition(x, 5, np.random.default_rng(8))
+    assert got.shape == (2, 4)
+    # G w: positions get w / 2, velocities w
+    expected = x @ BOT_F.T + np.column_stack([w[:, 0] / 2, w[:, 0], w[:, 1] / 2, w[:, 1]])
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-15)
+
+
+def test_bot_transition_has_mean_f_x_and_covariance_g_q_g():
+    m = BearingsOnlyModel()
+    n = 400_000
+    x = np.tile([-0.05, 0.001, 0.7, -0.055], (n, 1))
+    d = m.transition(x, 0, np.random.default_rng(9)) - x @ BOT_F.T
+    sigma = 0.001**2 * BOT_G @ BOT_G.T  # cov of G w: q [[1/4, 1/2], [1/2, 1]] per axis
+    # Tolerances are 5 standard errors of the estimators: the sample mean of
+    # component i has SE sqrt(S_ii / n); for Gaussian data the sample
+    # covariance of (i, j) has variance (S_ii S_jj + S_ij^2) / n.
+    se_mean = np.sqrt(np.diag(sigma) / n)
+    assert np.all(np.abs(d.mean(axis=0)) < 5 * se_mean)
+    se_cov = np.sqrt((np.outer(np.diag(sigma), np.diag(sigma)) + sigma**2) / n)
+    assert np.all(np.abs(np.cov(d.T) - sigma) < 5 * se_cov)
+
+
+def test_bot_observe_by_hand():
+    x = np.array([[1.0, 0.0, 1.0, 0.0], [-1.0, 0.0, 1.0, 0.0], [-1.0, 0.0, -1.0, 0.0]])
+    y = BearingsOnlyModel().observe(x)
+    assert y.shape == (3,)
+    # atan2 keeps the quadrant: 45, 135 and -135 degrees
+    np.testing.assert_allclose(y, [math.pi / 4, 3 * math.pi / 4, -3 * math.pi / 4], rtol=1e-15)
+
+
+def test_bot_likelihood_by_hand():
+    var = 0.005**2
+    x = np.array([[1.0, 0.3, 1.0, -0.2], [2.0, 0.0, 2.0, 0.0]])  # both at bearing pi / 4
+    ll = BearingsOnlyModel().log_likelihood(math.pi / 4 + 0.003, x)  # residual 3 mrad
+    expected = -0.5 * (0.003**2 / var + math.log(2 * math.pi * var))
+    assert ll.shape == (2,)
+    np.testing.assert_allclose(ll, [expected, expected], rtol=1e-9)
+
+
+def test_bot_likelihood_wraps_across_the_cut():
+    m = BearingsOnlyModel()
+    d, var = 0.002, 0.005**2
+    # bearing pi - d (left of the sensor, just above the x-axis), measured -pi + d
+    particle = np.array([[math.cos(math.pi - d), 0.0, math.sin(math.pi - d), 0.0]])
+    y = -math.pi + d
+    # (-pi + d) - (pi - d) = -2 pi + 2d: wrapped, a residual of 2d, not almost -2 pi
+    assert m.residual(y, particle)[0] == pytest.approx(2 * d, abs=1e-12)
+    expected = -0.5 * ((2 * d) ** 2 / var + math.log(2 * math.pi * var))
+    assert m.log_likelihood(y, particle)[0] == pytest.approx(expected, rel=1e-9)
+
+
+def test_wrap_bearing_is_atan2s_range():
+    # (-pi, pi]: pi stays, -pi becomes pi; elsewhere as radar.wrap_angle
+    assert wrap_bearing(math.pi) == math.pi and wrap_bearing(-math.pi) == math.pi
+    a = np.array([0.1, -3.0, 3.5, -3.5, 7.0, -10.0])
+    np.testing.assert_allclose(wrap_bearing(a), wrap_angle(a), atol=1e-15)
+
+
+def test_bot_noise_free_track_crosses_the_cut():
+    # F^k x_0: x stays < 0 (-0.05 + 0.001 k) and y turns negative between steps
+    # 12 and 13, so the bearing passes through the +-pi cut (x < 0, y = 0)
+    m = BearingsOnlyModel()
+    track = [np.asarray(m.x0)]
+    for _ in range(24):
+        track.append(m.mean_transition(track[-1]))
+    track = np.array(track)
+    assert np.all(track[:, 0] < 0)
+    b = m.observe(track)
+    assert np.all(b[:13] > math.pi / 2) and np.all(b[13:] < -math.pi / 2)
+    # b[12] = 2.33, b[13] = -2.76: a turn of +1.20 rad through the cut, not -5.09
+    assert wrap_angle(b[13] - b[12]) == pytest.approx(b[13] - b[12] + 2 * math.pi)
+    assert 0 < wrap_angle(b[13] - b[12]) < 1.3
+
+
+def test_bot_simulate_shapes_and_start():
+    m = BearingsOnlyModel()
+    x, y = m.simulate(24, np.random.default_rng(10))
+    assert x.shape == (25, 4) and y.shape == (24,)
+    np.testing.assert_array_equal(x[0], [-0.05, 0.001, 0.7, -0.055])
+    assert np.all((-math.pi < y) & (y <= math.pi))
+    # y[k - 1] measures x[k]: the wrapped residuals are the N(0, 0.005^2) noise
+    assert np.all(np.abs(m.residual(y, x[1:])) < 5 * 0.005)
+    # the process noise is small: each step stays within 5 sd of F x
+    step = x[1:] - x[:-1] @ BOT_F.T
+    assert np.all(np.abs(step) < 5 * 0.001)
+
+
+def test_bot_init_particles_follow_the_prior():
+    n = 100_000
+    p = BearingsOnlyModel().init_particles(n, np.random.default_rng(11))
+    assert p.shape == (n, 4)
+    sd = np.array([0.5, 0.005, 0.3, 0.01])
+    # 5 standard errors: sd / sqrt(n) for the mean, about sd / sqrt(2 n) for the sd
+    assert np.all(np.abs(p.mean(axis=0) - [0.0, 0.0, 0.4, -0.05]) < 5 * sd / math.sqrt(n))
+    assert np.all(np.abs(p.std(axis=0) - sd) < 5 * sd / math.sqrt(2 * n))

@@ -11,7 +11,9 @@ stdin, and its answers are compared with ``pfresample.models`` and
   the variance);
 * the growth step and log-likelihood equal eqs. 2.34-2.35 (GrowthModel);
 * the radar step and log-likelihood equal eqs. 7.1-7.2 (RadarModel), bearings
-  across the +-pi cut included; ``wrap_angle`` equals radar.wrap_angle.
+  across the +-pi cut included; ``wrap_angle`` equals radar.wrap_angle;
+* the bearings-only tracking step and log-likelihood equal eqs. B1-B2
+  (BearingsOnlyModel), residuals across the +-pi cut included.
 
 The log-likelihoods are compared up to the model's constant, which the kernels
 drop (the filter subtracts the maximum anyway).
@@ -28,7 +30,8 @@ import numpy as np
 import pytest
 
 from pfresample import rng
-from pfresample.models import GrowthModel, RadarModel
+from pfresample.models import BearingsOnlyModel, GrowthModel, RadarModel
+from pfresample.models.bearings import wrap_bearing
 from pfresample.models.bimodal import BimodalModel
 from pfresample.models.radar import wrap_angle
 from pfresample.models.volatility import VolatilityModel
@@ -45,6 +48,7 @@ PROGRAM = r"""
 //   W a                                    -> wrap_angle
 //   B x mode inv_two_var                   -> bimodal_log_likelihood
 //   V x y2 inv_two_beta2                   -> volatility_log_likelihood
+//   T x vx y vy q_sd w0 w1 z inv_var       -> bot_step (4), bot_log_likelihood
 #include <cmath>
 #include <cstdio>
 #include "models.cuh"
@@ -86,6 +90,15 @@ int main() {
             float x, y2, inv;
             if (std::scanf("%f %f %f", &x, &y2, &inv) != 3) return 2;
             std::printf("%.9g\n", pfr::volatility_log_likelihood(x, y2, inv));
+        } else if (op[0] == 'T') {
+            pfr::BotState s;
+            float q_sd, w0, w1, z, inv;
+            if (std::scanf("%f %f %f %f %f %f %f %f %f", &s.x, &s.vx, &s.y, &s.vy, &q_sd, &w0, &w1,
+                           &z, &inv) != 9)
+                return 2;
+            const pfr::BotState t = pfr::bot_step(s, q_sd, w0, w1);
+            std::printf("%.9g %.9g %.9g %.9g %.9g\n", t.x, t.vx, t.y, t.vy,
+                        pfr::bot_log_likelihood(t, z, inv));
         } else {
             return 3;
         }
@@ -247,3 +260,45 @@ def test_volatility_likelihood_matches_section_4_3_1(program):
     const = -0.5 * math.log(2 * math.pi * model.beta**2)
     want = [model.log_likelihood(float(b), float(a)) - const for a, b in zip(x, y, strict=True)]
     np.testing.assert_allclose(got[:, 0], want, rtol=1e-5, atol=1e-5)
+
+
+def test_bot_step_and_likelihood_match_eqs_b1_b2(program):
+    model = BearingsOnlyModel()
+    gen = np.random.default_rng(4)
+    n = 200
+    states = np.column_stack(
+        [
+            gen.uniform(-1, 1, n),
+            gen.normal(0, 0.01, n),
+            gen.uniform(-1, 1, n),
+            gen.normal(0, 0.01, n),
+        ]
+    ).astype(np.float32)
+    states[:40, 0] = -gen.uniform(0.05, 1.0, 40)  # left of the sensor: bearings near +-pi
+    states[:40, 2] = gen.normal(0, 0.003, 40)
+    states[:40, 3] = 0.0
+    w = gen.normal(size=(n, 2)).astype(np.float32)
+    truth = model.mean_transition(states.astype(np.float64)) + model.q_sd * w @ model.noise_gain().T
+    # the first half measured as (B2) does, the rest at random bearings (large residuals)
+    z = np.concatenate(
+        [
+            wrap_bearing(model.observe(truth[: n // 2]) + model.r_sd * gen.normal(size=n // 2)),
+            gen.uniform(-math.pi, math.pi, n - n // 2),
+        ]
+    ).astype(np.float32)
+    inv_var = 1.0 / model.r_sd**2
+    lines = [
+        "T " + " ".join(repr(float(v)) for v in (*s, model.q_sd, *ww, zz, inv_var))
+        for s, ww, zz in zip(states, w, z, strict=True)
+    ]
+    got = program(lines)
+    # float32 sums of terms below 1: a few ulps of 1 (1.2e-7)
+    np.testing.assert_allclose(got[:, :4], truth, rtol=1e-6, atol=1e-6)
+    pred = model.observe(got[:, :4])
+    assert np.any(np.sign(pred[:40]) != np.sign(z[:40]))  # some residuals cross the cut
+    const = -0.5 * math.log(2 * math.pi * model.r_sd**2)
+    want_ll = model.log_likelihood(z.astype(np.float64), got[:, :4]) - const
+    # float32 residuals near +-pi err by a few 1e-7 rad (atan2f, the float32
+    # 2 pi of wrap_angle); times the slope |r| / r_sd^2 <= 1000 per rad of a
+    # residual within 5 sd, a few 1e-4; large residuals: relative 1e-6 or so
+    np.testing.assert_allclose(got[:, 4], want_ll, rtol=1e-5, atol=2e-3)

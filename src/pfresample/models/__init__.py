@@ -6,6 +6,7 @@ Every model has the same interface, which ``pfresample.filters`` relies on:
 ``init_particles(n, rng)``.
 """
 
+from .bearings import BearingsOnlyModel
 from .bimodal import BimodalModel
 from .growth import GrowthModel
 from .radar import RadarModel
@@ -14,6 +15,7 @@ from .volatility import VolatilityModel
 
 __all__ = [
     "SCENARIOS",
+    "BearingsOnlyModel",
     "BimodalModel",
     "GrowthModel",
     "RadarModel",

@@ -31,19 +31,19 @@
 
 namespace pfr {
 
-constexpr int CELLULAR_THREADS = 256;  // geometry.CELLULAR_THREADS (and REDUCE_THREADS: grid_means)
-
 // The choice of one particle: neighbour d* in [0, r], r + 1 when every running
 // sum is <= u W (u W rounded up to W), -1 when W = 0. weight(d) is the
 // scaled float64 weight of neighbour d.
 template <typename Weight>
 __device__ __forceinline__ int cellular_choice(Weight weight, unsigned int radius, double u) {
     double total = 0.0;
+#pragma unroll 4
     for (unsigned int d = 0; d <= radius; ++d) total += weight(d);
     if (!(total > 0.0)) return -1;
     const double t = u * total;
     double s = 0.0;
     unsigned int count = 0;
+#pragma unroll 4
     for (unsigned int d = 0; d <= radius; ++d) {
         s += weight(d);
         count += s <= t;
@@ -70,19 +70,20 @@ __device__ __forceinline__ unsigned int ring_back(unsigned int i, unsigned long 
 }  // namespace pfr
 
 // The registry's cellular resampling: lanes (replica blockIdx.y, particle
-// blockIdx.x * CELLULAR_THREADS + threadIdx.x). TILED: the tile of
-// CELLULAR_THREADS + r weights is in shared memory (dynamic, float64);
-// otherwise (r too large for it) the weights are read from global memory.
+// blockIdx.x * blockDim.x + threadIdx.x; blockDim.x is geometry's
+// CELLULAR_THREADS). TILED: the tile of blockDim.x + r weights is in shared
+// memory (dynamic, float64); otherwise (r too large for it) the weights are
+// read from global memory.
 template <typename T, bool TILED>
 __global__ void cellular(const T* __restrict__ w, unsigned int n, const unsigned int* keys,
                          int n_keys, unsigned int k0, unsigned int k1, unsigned int radius,
                          double scale, int* __restrict__ out) {
     using namespace pfr;
     extern __shared__ double tile[];
-    const unsigned int base = blockIdx.x * CELLULAR_THREADS;
+    const unsigned int base = blockIdx.x * blockDim.x;
     const unsigned int replica = blockIdx.y;
     if (TILED) {
-        for (unsigned int p = threadIdx.x; p < CELLULAR_THREADS + radius; p += CELLULAR_THREADS)
+        for (unsigned int p = threadIdx.x; p < blockDim.x + radius; p += blockDim.x)
             tile[p] = (double)w[tile_index(base, p, radius, n)] * scale;
         __syncthreads();
     }
@@ -164,26 +165,38 @@ struct BotCpf {
     }
 };
 
-// ROWS float64 sums over the grid in a fixed order: each block's partials
-// into parts[row * gridDim.x + block], the last block adds them in index
-// order and thread 0 of it writes sum / n into out[row].
+// A float64 sum over the block by warp shuffles (a fixed tree), in every
+// thread of warp 0; `scratch` holds one value a warp.
+__device__ double block_sum(double v, double* scratch) {
+    const unsigned int warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
+    for (int mask = 16; mask > 0; mask >>= 1) v += __shfl_xor_sync(0xffffffffu, v, mask);
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    v = lane < blockDim.x / 32u ? scratch[lane] : 0.0;
+    if (warp == 0)
+        for (int mask = 16; mask > 0; mask >>= 1) v += __shfl_xor_sync(0xffffffffu, v, mask);
+    __syncthreads();  // scratch is free again
+    return v;
+}
+
+// ROWS float64 sums over the grid in an order fixed by the grid's size: each
+// block's sums into parts[row * gridDim.x + block], then the last block to
+// finish adds them and thread 0 of it writes sum / n into out[row].
 template <int ROWS>
 __device__ void grid_means(double v[ROWS], double* parts, unsigned int* ticket, unsigned int n,
                            double* out) {
-    __shared__ double shared[REDUCE_THREADS];
+    __shared__ double scratch[32];
     for (int row = 0; row < ROWS; ++row) {
-        const double s = block_reduce(v[row], shared, Add());
+        const double s = block_sum(v[row], scratch);
         if (threadIdx.x == 0) parts[row * gridDim.x + blockIdx.x] = s;
-        __syncthreads();
     }
     if (!last_block_done(ticket)) return;
     for (int row = 0; row < ROWS; ++row) {
         double s = 0.0;
-        for (unsigned int p = threadIdx.x; p < gridDim.x; p += REDUCE_THREADS)
+        for (unsigned int p = threadIdx.x; p < gridDim.x; p += blockDim.x)
             s += parts[row * gridDim.x + p];
-        s = block_reduce(s, shared, Add());
+        s = block_sum(s, scratch);
         if (threadIdx.x == 0) out[row] = s / (double)n;
-        __syncthreads();
     }
 }
 
@@ -215,7 +228,16 @@ __device__ void cpf_init(const Model& model, float* __restrict__ x, unsigned int
 // x_{k+1}; x_out gets the prediction x_{k+2} of the resampled particles
 // (noise block k + 2, `drift` that of step k + 1) when `predict`, and
 // estimate[0 .. ROWS) the mean of the resampled particles. Dynamic shared
-// memory: the tile's float64 weights, then its ROWS rows of states.
+// memory: the tile's float64 weights, its float32 log-weights, then its ROWS
+// rows of states.
+//
+// The weights are exp(log w - the tile's largest log w). A neighbourhood
+// whose weights all underflow there (a bearings-only neighbourhood far from
+// the tile's best particle: 0.2 rad off is 800 nats down) is chosen from
+// again with its own largest log-weight, so that it draws by its own ratios
+// as the paper's local normalisation says; only a neighbourhood of -inf
+// log-weights (zero likelihood) takes the nearest particle with a finite one
+// beyond it, as the resampler does.
 template <typename Model>
 __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
                          float* __restrict__ x_out, unsigned int n, unsigned int radius,
@@ -224,26 +246,30 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
                          double* __restrict__ estimate) {
     constexpr int ROWS = Model::ROWS;
     extern __shared__ double dyn[];
-    const unsigned int span = CELLULAR_THREADS + radius;
+    const unsigned int span = blockDim.x + radius;
     double* w = dyn;
-    float* xs = (float*)(dyn + span);  // row r at xs[r * span + p]
-    const unsigned int base = blockIdx.x * CELLULAR_THREADS;
+    float* lw = (float*)(dyn + span);
+    float* xs = lw + span;  // row r at xs[r * span + p]
+    const unsigned int base = blockIdx.x * blockDim.x;
     const float z = in.z(k);
     float top = __uint_as_float(0xff800000u);  // -inf
-    for (unsigned int p = threadIdx.x; p < span; p += CELLULAR_THREADS) {
+    int bad = 0;  // a NaN or +inf log-likelihood in the tile
+    for (unsigned int p = threadIdx.x; p < span; p += blockDim.x) {
         const unsigned int j = tile_index(base, p, radius, n);
         float s[ROWS];
         for (int row = 0; row < ROWS; ++row) s[row] = xs[row * span + p] = x_in[row * n + j];
-        const float lw = model.log_likelihood(s, z);
-        w[p] = (double)lw;
-        top = fmaxf(top, lw);
+        const float l = model.log_likelihood(s, z);
+        lw[p] = l;
+        top = fmaxf(top, l);
+        bad |= isnan(l) || l == __uint_as_float(0x7f800000u);
     }
+    bad = __syncthreads_or(bad);
     __shared__ float tile_top;
     top = block_max(top);
     if (threadIdx.x == 0) tile_top = top;
     __syncthreads();
     const double shift = (double)tile_top;
-    for (unsigned int p = threadIdx.x; p < span; p += CELLULAR_THREADS) w[p] = exp(w[p] - shift);
+    for (unsigned int p = threadIdx.x; p < span; p += blockDim.x) w[p] = exp((double)lw[p] - shift);
     __syncthreads();
 
     const unsigned int i = base + threadIdx.x;
@@ -252,22 +278,31 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
     if (i < n) {
         const double u =
             (double)uniform_float(philox_block(in.step_key(k), DOMAIN_PARTICLE, i, 0ull).x);
-        const double* mine = w + threadIdx.x + radius;
-        const int d = cellular_choice([&](unsigned int e) { return mine[-(int)e]; }, radius, u);
+        const unsigned int p = threadIdx.x + radius;  // this particle's tile position
+        int d = cellular_choice([&](unsigned int e) { return w[p - e]; }, radius, u);
+        if (d < 0) {  // every weight underflowed: the neighbourhood's own maximum
+            float local = __uint_as_float(0xff800000u);
+            for (unsigned int e = 0; e <= radius; ++e) local = fmaxf(local, lw[p - e]);
+            const double own = (double)local;
+            if (local > __uint_as_float(0xff800000u))
+                d = cellular_choice([&](unsigned int e) { return exp((double)lw[p - e] - own); },
+                                    radius, u);
+        }
         float s[ROWS];
         if (d >= 0) {
-            for (int row = 0; row < ROWS; ++row) s[row] = xs[row * span + threadIdx.x + radius - d];
-        } else {  // no weight in the neighbourhood: the nearest positive one beyond it
+            for (int row = 0; row < ROWS; ++row) s[row] = xs[row * span + p - d];
+        } else {  // zero likelihood everywhere near: the nearest finite one beyond
             bool found = false;
             for (unsigned long long e = radius + 1ull; e < n && !found; ++e) {
                 const unsigned int j = ring_back(i, e, n);
                 for (int row = 0; row < ROWS; ++row) s[row] = x_in[row * n + j];
-                found = exp((double)model.log_likelihood(s, z) - shift) > 0.0;
+                found = model.log_likelihood(s, z) > __uint_as_float(0xff800000u);
             }
             if (!found)  // no weight anywhere: the estimate becomes NaN, which the host reports
                 for (int row = 0; row < ROWS; ++row) s[row] = __uint_as_float(0x7fc00000u);
         }
-        for (int row = 0; row < ROWS; ++row) sums[row] = (double)s[row];
+        for (int row = 0; row < ROWS; ++row)
+            sums[row] = bad ? __longlong_as_double(0x7ff8000000000000ll) : (double)s[row];
         if (predict) {
             model.predict(s, in.noise(), i, (unsigned long long)k + 2ull, drift);
             for (int row = 0; row < ROWS; ++row) x_out[row * n + i] = s[row];

@@ -26,7 +26,7 @@ import pytest
 import pfresample as pr
 from pfresample.filters import run_cpf, run_sir
 from pfresample.models import GrowthModel
-from pfresample.resampling.cellular import scaled_weights
+from pfresample.resampling.cellular import cellular, cellular_log, scaled_weights
 from pfresample.rng import DOMAIN_PARTICLE, draws, uniform_float
 from stat_tools import Z_MAX, excess
 
@@ -195,3 +195,25 @@ def test_cpf_at_full_radius_matches_the_sir_filter():
     diff = np.mean(cpf) - np.mean(sir)
     se = math.sqrt(np.var(cpf, ddof=1) / m + np.var(sir, ddof=1) / m)
     assert abs(diff) < 4 * se, (np.mean(cpf), np.mean(sir), se)
+
+
+def test_log_weights_choose_as_their_exponential_and_underflow_draws_locally():
+    """cellular_log (the filter's resampling) equals the resampler on
+    exp(log w - max) where nothing underflows; a neighbourhood 2000 nats below
+    the maximum draws by its own ratios (its one particle 10 nats above the
+    rest wins with probability 1 - r e^-10); one of -inf takes the nearest
+    finite log-weight beyond it."""
+    rng = np.random.default_rng(10)
+    n, radius = 300, 8
+    lw = rng.normal(0.0, 2.0, n)
+    key = (np.uint64(77), np.uint64(5))
+    keys = (np.array([77], dtype=np.uint64), np.array([5], dtype=np.uint64))
+    np.testing.assert_array_equal(
+        cellular_log(lw, key, radius), cellular(np.exp(lw - lw.max()), keys, radius=radius)[0]
+    )
+    lw[100:140] = -2000.0
+    lw[120] = -1990.0
+    lw[200:240] = -np.inf
+    anc = cellular_log(lw, key, radius)
+    assert (anc[120:129] == 120).all()
+    np.testing.assert_array_equal(anc[200 + radius : 240], 199)

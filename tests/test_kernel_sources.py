@@ -124,12 +124,3 @@ def test_queue_chunk_shares_the_lanes_among_the_resident_warps():
     assert geometry.queue_chunk(2**10, 512, h200) == 32  # at least a warp's worth
     # Blocks of 48 threads hold two warps, one of them partial: 200 warps.
     assert geometry.queue_chunk(9600, 48, 100 * 48) == 48
-
-
-def test_cellular_block_is_the_one_python_launches():
-    """cellular.cu's blocks are geometry.CELLULAR_THREADS threads, which its
-    grid sums also need to be REDUCE_THREADS."""
-    text = (kernels.kernel_dir() / "cellular.cu").read_text()
-    found = re.search(r"constexpr int CELLULAR_THREADS = (\d+);", text)
-    assert found is not None and int(found.group(1)) == geometry.CELLULAR_THREADS
-    assert geometry.CELLULAR_THREADS == geometry.REDUCE_THREADS

@@ -55,12 +55,13 @@ BUTTERFLY_BLOCK = 256
 BUTTERFLY_FUSED_MIN = 32
 BUTTERFLY_SEGMENT_MAX = 1024
 
-# cellular.cu's blocks: CELLULAR_THREADS particles a block, the paper's 256
-# ("The number of threads in a block was set to 256"). The resampler keeps a
-# block's tile of CELLULAR_THREADS + r float64 weights in shared memory up to
-# CELLULAR_TILE_MAX of them (32 KiB), and reads global memory beyond; the
-# filter's step keeps weights and states there, for r up to CPF_MAX_RADIUS
-# (30 KiB with the four rows of the bearings-only model).
+# cellular.cu's blocks (its kernels read blockDim.x): CELLULAR_THREADS
+# particles a block, the paper's 256 ("The number of threads in a block was
+# set to 256"), a multiple of 32 (its block sums are by warp). The resampler
+# keeps a block's tile of CELLULAR_THREADS + r float64 weights in shared
+# memory up to CELLULAR_TILE_MAX of them (32 KiB), and reads global memory
+# beyond; the filter's step keeps weights, log-weights and states there, for
+# r up to CPF_MAX_RADIUS (35 KiB with the four rows of the bearings-only model).
 CELLULAR_THREADS = 256
 CELLULAR_TILE_MAX = 4096
 CPF_MAX_RADIUS = 1024

@@ -14,7 +14,9 @@ No global sum or prefix sum is needed anywhere: a step is local to each
 neighbourhood except for the estimate's mean. On the GPU (``cellular_gpu``)
 a step is one kernel and a run one CUDA graph; here it is NumPy. Weights are
 exp(log L - max log L) in float64 (the common factor cancels in every
-neighbourhood's ratios); the GPU uses each tile's own maximum (cellular.cu).
+neighbourhood's ratios; the GPU shifts by each tile's own maximum), and a
+neighbourhood whose weights all underflow draws again with its own maximum
+(``resampling.cellular.cellular_log``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import time
 import numpy as np
 
 from ..logweights import check_log_weights
-from ..resampling.cellular import cellular
+from ..resampling.cellular import cellular_log
 from ..rng import seed_keys
 from ..validation import check_radius
 from . import common
@@ -55,11 +57,11 @@ def run_cpf(model, y, n: int, radius: int, seed: int, *, backend="cpu", fast_mat
         x = model.transition(x, k, rng)
         log_l = np.asarray(model.log_likelihood(y[k], x), dtype=np.float64)
         try:
-            top = check_log_weights(log_l)
+            check_log_weights(log_l)
         except ValueError as error:
             raise ValueError(f"step {k + 1} of the filter: {error}") from error
-        w = np.exp(log_l - top)
-        x = x[cellular(w, seed_keys([int(draw_seeds[k])]), radius=radius)[0]]
+        k0, k1 = seed_keys([int(draw_seeds[k])])
+        x = x[cellular_log(log_l, (k0[0], k1[0]), radius)]
         estimates[k] = x.mean(axis=0)
     wall = time.perf_counter() - start
     return CpfRun(n, radius, int(seed), estimates, wall / max(steps, 1), wall)

@@ -99,7 +99,8 @@ class CpfGraph:
         self.n, self.radius, self.steps, self.fast_math = n, radius, steps, fast_math
         self.grid = geometry.blocks(n, geometry.CELLULAR_THREADS)
         span = geometry.CELLULAR_THREADS + radius
-        self.shared = span * 8 + twin.rows * span * 4  # float64 weights, float32 states
+        # float64 weights, float32 log-weights and states (cellular.cu, cpf_step)
+        self.shared = span * 8 + span * 4 + twin.rows * span * 4
         self.x = cupy.empty((2, twin.rows, n), dtype=np.float32)
         self.inputs = cupy.zeros(2 + 3 * steps, dtype=np.uint32)
         self.parts = cupy.empty(twin.rows * self.grid, dtype=np.float64)
@@ -130,21 +131,31 @@ class CpfGraph:
         for k in range(steps):
             self._step(k)
 
-    def step_kernel_seconds(self, repeats: int = 50) -> float:
-        """The median device time of one step kernel (CUDA events around each
-        of ``repeats`` launches of the middle step, after a run: its input
-        buffer is not written by the step, so every launch does the same work)."""
+    def step_kernel_seconds(self, launches: int = 100, repeats: int = 5) -> float:
+        """The device time of one step kernel: a graph of ``launches``
+        launches of the middle step, timed with CUDA events, over
+        ``launches``; the median of ``repeats`` replays. (Events around one
+        launch from Python time the host's launch too, tens of us.) Its
+        input buffer is not written by the step, so every launch does the
+        same work; call after a run, whose particles it reads."""
         import cupy
 
         k = self.steps // 2
-        times = []
         with self.stream:
+            self.stream.begin_capture()
+            try:
+                for _ in range(launches):
+                    self._step(k)
+            finally:
+                graph = self.stream.end_capture()
+            graph.upload(self.stream)
+            times = []
             for _ in range(repeats + 1):
                 self.start.record(self.stream)
-                self._step(k)
+                graph.launch(self.stream)
                 self.end.record(self.stream)
                 self.end.synchronize()
-                times.append(cupy.cuda.get_elapsed_time(self.start, self.end))
+                times.append(cupy.cuda.get_elapsed_time(self.start, self.end) / launches)
         return 1e-3 * float(np.median(times[1:]))
 
     def _capture(self) -> None:

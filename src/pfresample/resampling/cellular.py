@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rng import uniform_float
+from ..rng import DOMAIN_PARTICLE, philox_block, uniform_float
 from ..sums import stats_scale
 from .lanes import map_chunks
 
@@ -84,6 +84,59 @@ def _ancestors(a, ext, before, radius: int, p0: int, p1: int, u: np.ndarray) -> 
     if dead.any():
         anc[dead] = before[(particle[dead] - radius - 1) % n]
     return anc.astype(np.int32)
+
+
+def _rechoose(lw: np.ndarray, radius: int, particles: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """d* of particles whose neighbourhood has a finite log-weight, with
+    their neighbourhood's own maximum as the shift (one particle at a time:
+    these are the rare ones whose weights all underflowed)."""
+    n = lw.size
+    out = np.empty(particles.size, dtype=np.int64)
+    for q, p in enumerate(particles):
+        own = lw[(p - np.arange(radius + 1)) % n]  # neighbours d = 0 ... r
+        a = np.exp(own - own.max())
+        d, _ = neighbourhood_choice(a[::-1].copy(), radius, 0, 1, u[q : q + 1])  # ext[r - d]
+        out[q] = int(d[0]) if d[0] <= radius else int(np.flatnonzero(a > 0)[-1])
+    return out
+
+
+def cellular_log(log_w: np.ndarray, key, radius: int) -> np.ndarray:
+    """One cellular resampling (ancestors, int32) from log-weights, as the
+    cellular filter needs it: the weights are exp(log w - max log w) in
+    float64, and a neighbourhood whose weights all underflow there draws
+    again with its own maximum as the shift, so that it draws by its own
+    ratios (the paper's local normalisation); only a neighbourhood of -inf
+    log-weights takes the nearest finite one beyond it. The same choices as
+    the GPU filter's (cellular.cu, cpf_step), whose shift is the tile's."""
+    lw = np.asarray(log_w, dtype=np.float64)
+    n = lw.size
+    a = np.exp(lw - lw.max())
+    ext = np.concatenate([a[n - radius :], a]) if radius else a
+    u = uniform_float(draws_of(key, n)).astype(np.float64)
+    d, total = neighbourhood_choice(ext, radius, 0, n, u)
+    particle = np.arange(n)
+    short = np.flatnonzero((d > radius) & (total > 0))
+    for q in short:
+        v = ext[q : q + radius + 1][::-1]
+        d[q] = int(np.flatnonzero(v > 0)[-1])
+    anc = (particle - np.minimum(d, radius)) % n
+    dead = np.flatnonzero(total == 0)
+    if dead.size:
+        finite = np.isfinite(lw)
+        window_has = np.array([finite[(p - np.arange(radius + 1)) % n].any() for p in dead])
+        local = dead[window_has]
+        if local.size:
+            anc[local] = (local - _rechoose(lw, radius, local, u[local])) % n
+        empty = dead[~window_has]
+        if empty.size:
+            before = nearest_positive_before(finite.astype(np.float64))
+            anc[empty] = before[(empty - radius - 1) % n]
+    return anc.astype(np.int32)
+
+
+def draws_of(key, n: int) -> np.ndarray:
+    """Counter 0 of the particle streams 0 ... n - 1 under ``key`` (k0, k1)."""
+    return philox_block(key, np.arange(n, dtype=np.uint64), 0, DOMAIN_PARTICLE)[0]
 
 
 def cellular(w: np.ndarray, keys, *, radius: int) -> np.ndarray:

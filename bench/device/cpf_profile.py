@@ -1,0 +1,17 @@
+"""One growth-model CPF run per configuration given, for Nsight Compute to
+time its step kernels (bench/device/cpf_check.sh runs it under ncu):
+    ncu --kernel-name regex:cpf_ --metrics gpu__time_duration.sum python3 bench/device/cpf_profile.py
+"""
+
+import sys
+
+import numpy as np
+
+from pfresample.filters import run_cpf
+from pfresample.models import GrowthModel
+
+model = GrowthModel()
+_, y = model.simulate(100, np.random.default_rng(0))
+for arg in sys.argv[1:] or ["16384:256"]:
+    n, radius = (int(v) for v in arg.split(":"))
+    run_cpf(model, y, n, radius, seed=1, backend="cuda")

@@ -14,6 +14,9 @@ For each model (growth, T = 100; bearings-only, T = 24), N and r:
 * ``run_ms``: the whole run on the host's clock -- inputs built, uploaded,
   graph replayed, estimates downloaded -- median over the runs (the
   paper's "global running time", which also counted file I/O);
+* ``search`` (the default kernel: each particle finds its neighbour in the
+  tile's prefix sums, O(log r)) and ``scan`` (each particle scans its whole
+  neighbourhood, as the paper's kernel does, O(r));
 * with ``--fast-math`` each configuration again with the --use_fast_math build
   (the paper's Fig 11 compares -use_fast_math with an older target).
 
@@ -46,7 +49,7 @@ SIZES = (2048, 4096, 8192, 16384)
 RADII = (32, 64, 128, 256)
 MODELS = {"growth": (GrowthModel(), 100), "bot": (BearingsOnlyModel(), 24)}
 FIELDS = ["date", "device", "cuda", "cupy", "model", "filter", "n", "radius", "fast_math",
-          "kernel_us", "graph_us_per_step", "run_ms", "runs"]  # fmt: skip
+          "neighbourhood", "kernel_us", "graph_us_per_step", "run_ms", "runs"]  # fmt: skip
 
 
 def _cpf_row(name: str, n: int, radius: int, fast: bool, runs: int, info: dict) -> dict:
@@ -62,7 +65,8 @@ def _cpf_row(name: str, n: int, radius: int, fast: bool, runs: int, info: dict) 
            "graph_us_per_step": 1e6 * statistics.median(r.step_seconds for r in results),
            "run_ms": 1e3 * statistics.median(r.wall_seconds for r in results),
            "runs": runs}  # fmt: skip
-    print(f"{name:6s} cpf{'-fast' if fast else '     '} N={n:6d} r={radius:4d} "
+    label = f"cpf-{row['neighbourhood']}{'-fast' if fast else ''}"
+    print(f"{name:6s} {label:16s} N={n:6d} r={radius:4d} "
           f"kernel {row['kernel_us']:8.2f} us  graph {row['graph_us_per_step']:8.2f} us/step  "
           f"run {row['run_ms']:8.3f} ms", flush=True)  # fmt: skip
     return row
@@ -74,7 +78,7 @@ def _sir_row(n: int, runs: int, info: dict) -> dict:
     kw = {"backend": "cuda", "stage_times": False}
     results = [run_sir(model, y, n, "systematic", s, **kw) for s in range(runs + 1)][1:]
     row = {**info, "model": "growth", "filter": "sir-systematic", "n": n, "radius": -1,
-           "fast_math": False, "kernel_us": float("nan"),
+           "fast_math": False, "neighbourhood": "", "kernel_us": float("nan"),
            "graph_us_per_step": 1e6 * statistics.median(r.total_seconds for r in results) / steps,
            "run_ms": 1e3 * statistics.median(r.wall_seconds for r in results),
            "runs": runs}  # fmt: skip
@@ -95,13 +99,14 @@ def main(argv=None) -> None:
         rows.append(_sir_row(n, args.runs, info))
         for name in MODELS:
             for radius in RADII:
-                for fast in (False, True) if args.fast_math else (False,):
-                    rows.append(_cpf_row(name, n, radius, fast, args.runs, info))
+                for scan in (False, True):
+                    for fast in (False, True) if args.fast_math else (False,):
+                        rows.append(_cpf_row(name, n, radius, fast, scan, args.runs, info))
     write_rows(args.csv, rows, FIELDS)
     top = [r for r in rows if r["filter"] == "cpf" and r["n"] == 16384 and r["radius"] == 256]
     for r in top:
-        print(f"N=16384 r=256 {r['model']} fast_math={r['fast_math']}: kernel "
-              f"{r['kernel_us']:.2f} us/step, run {r['run_ms']:.3f} ms")  # fmt: skip
+        print(f"N=16384 r=256 {r['model']} {r['neighbourhood']} fast_math={r['fast_math']}: "
+              f"kernel {r['kernel_us']:.2f} us/step, run {r['run_ms']:.3f} ms")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -33,18 +33,38 @@ namespace pfr {
 
 // The choice of one particle: neighbour d* in [0, r], r + 1 when every running
 // sum is <= u W (u W rounded up to W), -1 when W = 0. weight(d) is the
-// scaled float64 weight of neighbour d.
+// scaled float64 weight of neighbour d. The sums add in the order d = 0 ... r;
+// the weights are read BATCH at a time ahead of their additions, so that
+// the loads overlap and only the additions' latency is serial.
+constexpr unsigned int BATCH = 8u;
+
 template <typename Weight>
 __device__ __forceinline__ int cellular_choice(Weight weight, unsigned int radius, double u) {
+    const unsigned int count_all = radius + 1u, whole = count_all / BATCH * BATCH;
     double total = 0.0;
-#pragma unroll 4
-    for (unsigned int d = 0; d <= radius; ++d) total += weight(d);
+    for (unsigned int d = 0; d < whole; d += BATCH) {
+        double v[BATCH];
+#pragma unroll
+        for (unsigned int j = 0; j < BATCH; ++j) v[j] = weight(d + j);
+#pragma unroll
+        for (unsigned int j = 0; j < BATCH; ++j) total += v[j];
+    }
+    for (unsigned int d = whole; d < count_all; ++d) total += weight(d);
     if (!(total > 0.0)) return -1;
     const double t = u * total;
     double s = 0.0;
     unsigned int count = 0;
-#pragma unroll 4
-    for (unsigned int d = 0; d <= radius; ++d) {
+    for (unsigned int d = 0; d < whole; d += BATCH) {
+        double v[BATCH];
+#pragma unroll
+        for (unsigned int j = 0; j < BATCH; ++j) v[j] = weight(d + j);
+#pragma unroll
+        for (unsigned int j = 0; j < BATCH; ++j) {
+            s += v[j];
+            count += s <= t;
+        }
+    }
+    for (unsigned int d = whole; d < count_all; ++d) {
         s += weight(d);
         count += s <= t;
     }
@@ -224,35 +244,92 @@ __device__ void cpf_init(const Model& model, float* __restrict__ x, unsigned int
     for (int row = 0; row < Model::ROWS; ++row) x[row * n + i] = s[row];
 }
 
+// An exclusive prefix sum over the block (warp shuffles, then the warp
+// totals), in an order fixed by the block's size; `scratch` holds one value a warp.
+__device__ double block_exclusive_sum(double v, double* scratch) {
+    const unsigned int warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
+    double x = v;
+    for (unsigned int o = 1; o < 32u; o <<= 1) {
+        const double y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o) x += y;
+    }
+    double before = __shfl_up_sync(0xffffffffu, x, 1);
+    if (lane == 0) before = 0.0;
+    if (lane == 31u) scratch[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        double t = lane < blockDim.x / 32u ? scratch[lane] : 0.0;
+        for (unsigned int o = 1; o < 32u; o <<= 1) {
+            const double y = __shfl_up_sync(0xffffffffu, t, o);
+            if (lane >= o) t += y;
+        }
+        scratch[lane] = t;
+    }
+    __syncthreads();
+    const double offset = warp > 0 ? scratch[warp - 1] : 0.0;
+    __syncthreads();  // scratch is free again
+    return offset + before;
+}
+
+// The filter's choice for the particle at tile position p, from the tile's
+// prefix sums P (P[q] = w_0 + ... + w_{q-1}, w = exp(lw - shift)): s_d =
+// P[p+1] - P[p-d], so d* = #{d : s_d <= u W} = #{j in [p-r, p] : P[j] >=
+// P[p+1] - u W}, a binary search -- O(log r) instead of the scan's O(r).
+// The difference of two prefix sums loses the bits of W below
+// P[p+1] 2^-53: where W < P[p+1] 2^-30 (less than float precision would be
+// left), or the choice lands on a zero weight or at the rounding edge, it
+// returns -2 and the caller scans.
+__device__ __forceinline__ int prefix_choice(const double* P, unsigned int p, unsigned int radius,
+                                             double u) {
+    const double top = P[p + 1];
+    const double total = top - P[p - radius];
+    if (!(total > 0.0) || total < top * 0x1p-30) return -2;
+    const double thr = top - u * total;
+    unsigned int lo = p - radius, hi = p + 1;  // first j in [lo, hi) with P[j] >= thr, else hi
+    while (lo < hi) {
+        const unsigned int mid = (lo + hi) >> 1;
+        if (P[mid] >= thr) hi = mid;
+        else lo = mid + 1;
+    }
+    const unsigned int count = p + 1 - lo;
+    if (count > radius || !(P[p - count + 1] > P[p - count])) return -2;
+    return (int)count;
+}
+
 // Step k of Fig 6 (measurement z_k of x_{k+1}): x_in holds the predicted
 // x_{k+1}; x_out gets the prediction x_{k+2} of the resampled particles
 // (noise block k + 2, `drift` that of step k + 1) when `predict`, and
 // estimate[0 .. ROWS) the mean of the resampled particles. Dynamic shared
-// memory: the tile's float64 weights, its float32 log-weights, then its ROWS
-// rows of states.
+// memory: the tile's float64 prefix sums (span + 1), its float32
+// log-weights, then its ROWS rows of states.
 //
-// The weights are exp(log w - the tile's largest log w). A neighbourhood
-// whose weights all underflow there (a bearings-only neighbourhood far from
-// the tile's best particle: 0.2 rad off is 800 nats down) is chosen from
-// again with its own largest log-weight, so that it draws by its own ratios
-// as the paper's local normalisation says; only a neighbourhood of -inf
-// log-weights (zero likelihood) takes the nearest particle with a finite one
-// beyond it, as the resampler does.
-template <typename Model>
+// The weights are exp(log w - the tile's largest log w). SEARCH: each
+// particle finds its neighbour in the tile's prefix sums (prefix_choice);
+// otherwise, and where the search declines, it scans its neighbourhood as
+// the paper's kernel does (cellular_choice, the resampler's contract). A
+// neighbourhood whose weights all underflow (a bearings-only one far from
+// the tile's best particle: 0.2 rad off is 800 nats down) is scanned again
+// with its own largest log-weight, so that it draws by its own ratios, as
+// the paper's local normalisation says; only a neighbourhood of -inf
+// log-weights (zero likelihood) takes the nearest finite one beyond it, as
+// the resampler does.
+template <typename Model, bool SEARCH>
 __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
                          float* __restrict__ x_out, unsigned int n, unsigned int radius,
                          CpfInputs in, unsigned int k, float drift, int predict,
                          double* __restrict__ parts, unsigned int* __restrict__ ticket,
                          double* __restrict__ estimate) {
     constexpr int ROWS = Model::ROWS;
+    const float NEG_INF = __uint_as_float(0xff800000u);
     extern __shared__ double dyn[];
+    __shared__ double scratch[32];
     const unsigned int span = blockDim.x + radius;
-    double* w = dyn;
-    float* lw = (float*)(dyn + span);
+    double* P = dyn;  // span + 1 prefix sums
+    float* lw = (float*)(dyn + span + 1);
     float* xs = lw + span;  // row r at xs[r * span + p]
     const unsigned int base = blockIdx.x * blockDim.x;
     const float z = in.z(k);
-    float top = __uint_as_float(0xff800000u);  // -inf
+    float top = NEG_INF;
     int bad = 0;  // a NaN or +inf log-likelihood in the tile
     for (unsigned int p = threadIdx.x; p < span; p += blockDim.x) {
         const unsigned int j = tile_index(base, p, radius, n);
@@ -261,7 +338,7 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
         const float l = model.log_likelihood(s, z);
         lw[p] = l;
         top = fmaxf(top, l);
-        bad |= isnan(l) || l == __uint_as_float(0x7f800000u);
+        bad |= isnan(l) || l == -NEG_INF;
     }
     bad = __syncthreads_or(bad);
     __shared__ float tile_top;
@@ -269,8 +346,16 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
     if (threadIdx.x == 0) tile_top = top;
     __syncthreads();
     const double shift = (double)tile_top;
-    for (unsigned int p = threadIdx.x; p < span; p += blockDim.x) w[p] = exp((double)lw[p] - shift);
-    __syncthreads();
+    if (SEARCH) {  // P over the tile: a thread a run of consecutive positions
+        const unsigned int run = (span + blockDim.x - 1) / blockDim.x;
+        const unsigned int first = min(threadIdx.x * run, span), last = min(first + run, span);
+        double local = 0.0;
+        for (unsigned int q = first; q < last; ++q) local += P[q + 1] = exp((double)lw[q] - shift);
+        double sum = block_exclusive_sum(local, scratch);
+        for (unsigned int q = first; q < last; ++q) P[q + 1] = sum += P[q + 1];
+        if (threadIdx.x == 0) P[0] = 0.0;
+        __syncthreads();
+    }
 
     const unsigned int i = base + threadIdx.x;
     double sums[ROWS];
@@ -279,12 +364,15 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
         const double u =
             (double)uniform_float(philox_block(in.step_key(k), DOMAIN_PARTICLE, i, 0ull).x);
         const unsigned int p = threadIdx.x + radius;  // this particle's tile position
-        int d = cellular_choice([&](unsigned int e) { return w[p - e]; }, radius, u);
+        int d = SEARCH ? prefix_choice(P, p, radius, u) : -2;
+        if (d == -2)
+            d = cellular_choice([&](unsigned int e) { return exp((double)lw[p - e] - shift); },
+                                radius, u);
         if (d < 0) {  // every weight underflowed: the neighbourhood's own maximum
-            float local = __uint_as_float(0xff800000u);
+            float local = NEG_INF;
             for (unsigned int e = 0; e <= radius; ++e) local = fmaxf(local, lw[p - e]);
             const double own = (double)local;
-            if (local > __uint_as_float(0xff800000u))
+            if (local > NEG_INF)
                 d = cellular_choice([&](unsigned int e) { return exp((double)lw[p - e] - own); },
                                     radius, u);
         }
@@ -296,7 +384,7 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
             for (unsigned long long e = radius + 1ull; e < n && !found; ++e) {
                 const unsigned int j = ring_back(i, e, n);
                 for (int row = 0; row < ROWS; ++row) s[row] = x_in[row * n + j];
-                found = model.log_likelihood(s, z) > __uint_as_float(0xff800000u);
+                found = model.log_likelihood(s, z) > NEG_INF;
             }
             if (!found)  // no weight anywhere: the estimate becomes NaN, which the host reports
                 for (int row = 0; row < ROWS; ++row) s[row] = __uint_as_float(0x7fc00000u);
@@ -320,14 +408,14 @@ extern "C" __global__ void cpf_growth_init(float* x, unsigned int n, const unsig
     pfr::cpf_init(model, x, n, pfr::CpfInputs{inputs, steps}, drift);
 }
 
-extern "C" __global__ void cpf_growth_step(const float* x_in, float* x_out, unsigned int n,
-                                           unsigned int radius, const unsigned int* inputs,
-                                           unsigned int steps, unsigned int k, float drift,
-                                           int predict, float sigma_v, float inv_var_n,
-                                           double* parts, unsigned int* ticket,
-                                           double* estimate) {
+template <bool SEARCH>
+__global__ void cpf_growth_step(const float* x_in, float* x_out, unsigned int n,
+                                unsigned int radius, const unsigned int* inputs,
+                                unsigned int steps, unsigned int k, float drift, int predict,
+                                float sigma_v, float inv_var_n, double* parts,
+                                unsigned int* ticket, double* estimate) {
     const pfr::GrowthCpf model{sigma_v, inv_var_n, 0.0f, 0.0f};
-    pfr::cpf_step(model, x_in, x_out, n, radius, pfr::CpfInputs{inputs, steps}, k, drift, predict,
+    pfr::cpf_step<pfr::GrowthCpf, SEARCH>(model, x_in, x_out, n, radius, pfr::CpfInputs{inputs, steps}, k, drift, predict,
                   parts, ticket, estimate);
 }
 
@@ -339,12 +427,12 @@ extern "C" __global__ void cpf_bot_init(float* x, unsigned int n, const unsigned
     pfr::cpf_init(model, x, n, pfr::CpfInputs{inputs, steps}, 0.0f);
 }
 
-extern "C" __global__ void cpf_bot_step(const float* x_in, float* x_out, unsigned int n,
-                                        unsigned int radius, const unsigned int* inputs,
-                                        unsigned int steps, unsigned int k, float drift,
-                                        int predict, float q_sd, float inv_var, double* parts,
-                                        unsigned int* ticket, double* estimate) {
+template <bool SEARCH>
+__global__ void cpf_bot_step(const float* x_in, float* x_out, unsigned int n, unsigned int radius,
+                             const unsigned int* inputs, unsigned int steps, unsigned int k,
+                             float drift, int predict, float q_sd, float inv_var, double* parts,
+                             unsigned int* ticket, double* estimate) {
     const pfr::BotCpf model{q_sd, inv_var, {0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
-    pfr::cpf_step(model, x_in, x_out, n, radius, pfr::CpfInputs{inputs, steps}, k, drift, predict,
+    pfr::cpf_step<pfr::BotCpf, SEARCH>(model, x_in, x_out, n, radius, pfr::CpfInputs{inputs, steps}, k, drift, predict,
                   parts, ticket, estimate);
 }

@@ -174,7 +174,7 @@ def test_cpf_estimates_are_means_of_resampled_particles_within_the_ring():
     assert run.backend == "cpu" and run.wall_seconds >= run.step_seconds > 0
     with pytest.raises(ValueError, match="radius must be at most"):
         run_cpf(model, y, 64, 64, seed=0)
-    with pytest.raises(ValueError, match="fast_math"):
+    with pytest.raises(ValueError, match="fast_math and scan"):
         run_cpf(model, y, 64, 8, seed=0, fast_math=True)
 
 

@@ -1,6 +1,7 @@
-"""One growth-model CPF run per configuration given, for Nsight Compute to
-time its step kernels (bench/device/cpf_check.sh runs it under ncu):
-    ncu --kernel-name regex:cpf_ --metrics gpu__time_duration.sum python3 bench/device/cpf_profile.py
+"""One growth-model CPF run per configuration N:r given, for Nsight Compute to
+time its step kernels:
+    ncu --kernel-name regex:cpf_ --metrics gpu__time_duration.sum \
+        python3 bench/device/cpf_profile.py 16384:256
 """
 
 import sys

@@ -92,9 +92,8 @@ _TEMPLATES = {
     "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 4)],
     "reduce.cu": [f"{k}<{t}>" for k in ("weight_stats", "uphill_b") for t in CTYPES.values()],
     "logweights.cu": [f"log_to_weights<{t}>" for t in CTYPES.values()],
-    "cellular.cu": [
-        f"cellular<{t},{tiled}>" for t in CTYPES.values() for tiled in ("false", "true")
-    ],
+    "cellular.cu": [f"cellular<{t},{s}>" for t in CTYPES.values() for s in ("false", "true")]
+    + [f"cpf_{m}_step<{s}>" for m in ("growth", "bot") for s in ("false", "true")],
 }
 
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)

@@ -33,20 +33,26 @@ from . import common
 from .common import CpfRun
 
 
-def run_cpf(model, y, n: int, radius: int, seed: int, *, backend="cpu", fast_math=False) -> CpfRun:
+def run_cpf(
+    model, y, n: int, radius: int, seed: int, *, backend="cpu", fast_math=False, scan=False
+) -> CpfRun:
     """Run the CPF with ``n`` particles and neighbourhood radius ``radius``
     (0 <= r <= N - 1) over the measurements ``y`` (``y[k - 1]`` = z_k).
     ``backend``: "cpu", "cuda" or "auto" (the GPU when one is visible and
     the model has device code: the growth and bearings-only models);
-    ``fast_math`` builds the GPU kernels with --use_fast_math (Fig 11)."""
+    ``fast_math`` builds the GPU kernels with --use_fast_math (Fig 11);
+    ``scan`` makes the GPU kernel scan every neighbourhood, as the paper's
+    does, instead of searching the tile's prefix sums (cellular.cu; the
+    same distribution, O(r) instead of O(log r) a particle). The CPU
+    always scans."""
     n = int(n)
     radius = check_radius(radius, n)
     if backend != "cpu" and common.select_filter_backend(backend, _on_gpu(model, radius)) == "cuda":
         from .cellular_gpu import run_cpf_gpu
 
-        return run_cpf_gpu(model, y, n, radius, seed, fast_math=fast_math)
-    if fast_math:
-        raise ValueError("fast_math is a build option of the GPU kernels; the CPU has none")
+        return run_cpf_gpu(model, y, n, radius, seed, fast_math=fast_math, scan=scan)
+    if fast_math or scan:
+        raise ValueError("fast_math and scan are options of the GPU kernels; the CPU has neither")
     y = np.asarray(y, dtype=np.float64)
     steps = y.shape[0]
     rng, draw_seeds = common.derive_seeds(seed, steps)

@@ -92,15 +92,21 @@ class CpfGraph:
     """The T steps of the CPF for one (model, N, r, T, fast math), captured
     as a CUDA graph by the first :meth:`run` and replayed by every run."""
 
-    def __init__(self, model, n: int, radius: int, steps: int, fast_math: bool = False):
+    def __init__(
+        self, model, n: int, radius: int, steps: int, fast_math: bool = False, scan: bool = False
+    ):
+        """``scan``: every particle scans its neighbourhood, as the paper's
+        kernel does, instead of searching the tile's prefix sums (cellular.cu,
+        cpf_step; the benchmark compares them)."""
         import cupy
 
         self.twin = twin = cpf_twin(model)
         self.n, self.radius, self.steps, self.fast_math = n, radius, steps, fast_math
+        self.search = "false" if scan else "true"
         self.grid = geometry.blocks(n, geometry.CELLULAR_THREADS)
         span = geometry.CELLULAR_THREADS + radius
-        # float64 weights, float32 log-weights and states (cellular.cu, cpf_step)
-        self.shared = span * 8 + span * 4 + twin.rows * span * 4
+        # float64 prefix sums, float32 log-weights and states (cellular.cu, cpf_step)
+        self.shared = (span + 1) * 8 + span * 4 + twin.rows * span * 4
         self.x = cupy.empty((2, twin.rows, n), dtype=np.float32)
         self.inputs = cupy.zeros(2 + 3 * steps, dtype=np.uint32)
         self.parts = cupy.empty(twin.rows * self.grid, dtype=np.float64)
@@ -121,7 +127,7 @@ class CpfGraph:
         args += (np.int32(k + 1 < steps), *twin.step_args())
         args += (self.parts, self.ticket, self.estimates[k])
         block = (geometry.CELLULAR_THREADS,)
-        self._kernel("step")((self.grid,), block, args, shared_mem=self.shared)
+        self._kernel(f"step<{self.search}>")((self.grid,), block, args, shared_mem=self.shared)
 
     def _enqueue(self) -> None:
         """The initial kernel and the T steps, on the current stream."""
@@ -210,21 +216,25 @@ class CpfGraph:
 _GRAPHS: OrderedDict = OrderedDict()
 
 
-def cpf_graph(model, n: int, radius: int, steps: int, fast_math: bool = False) -> CpfGraph:
-    """The :class:`CpfGraph` of (device, model, N, r, T, fast math), built on
-    first use and kept (the last GRAPHS_KEPT)."""
+def cpf_graph(
+    model, n: int, radius: int, steps: int, fast_math: bool = False, scan: bool = False
+) -> CpfGraph:
+    """The :class:`CpfGraph` of (device, model, N, r, T, fast math, scan),
+    built on first use and kept (the last GRAPHS_KEPT)."""
     import cupy
 
     if cpf_twin(model) is None:
         raise NotImplementedError(f"{type(model).__name__} has no GPU code; use backend='cpu'")
     if radius > geometry.CPF_MAX_RADIUS:
         raise ValueError(f"the GPU CPF takes radius <= {geometry.CPF_MAX_RADIUS}, got {radius}")
-    key = (cupy.cuda.Device().id, model, n, radius, steps, fast_math)
-    make = lambda: CpfGraph(model, n, radius, steps, fast_math)  # noqa: E731
+    key = (cupy.cuda.Device().id, model, n, radius, steps, fast_math, scan)
+    make = lambda: CpfGraph(model, n, radius, steps, fast_math, scan)  # noqa: E731
     return workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
 
 
-def run_cpf_gpu(model, y, n: int, radius: int, seed: int, *, fast_math: bool = False) -> CpfRun:
+def run_cpf_gpu(
+    model, y, n: int, radius: int, seed: int, *, fast_math: bool = False, scan: bool = False
+) -> CpfRun:
     """:func:`pfresample.filters.run_cpf` on the GPU (``cpf_graph``'s replay)."""
     y = np.asarray(y, dtype=np.float64)
-    return cpf_graph(model, n, radius, y.shape[0], fast_math).run(y, seed)
+    return cpf_graph(model, n, radius, y.shape[0], fast_math, scan).run(y, seed)

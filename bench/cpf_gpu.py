@@ -52,15 +52,14 @@ FIELDS = ["date", "device", "cuda", "cupy", "model", "filter", "n", "radius", "f
           "neighbourhood", "kernel_us", "graph_us_per_step", "run_ms", "runs"]  # fmt: skip
 
 
-def _cpf_row(name: str, n: int, radius: int, fast: bool, runs: int, info: dict) -> dict:
+def _cpf_row(name, n: int, radius: int, fast: bool, scan: bool, runs: int, info: dict) -> dict:
     model, steps = MODELS[name]
     _, y = model.simulate(steps, np.random.default_rng(0))
-    results = [
-        run_cpf(model, y, n, radius, s, backend="cuda", fast_math=fast) for s in range(runs + 1)
-    ]
-    results = results[1:]  # the first holds the capture
-    kernel = cpf_graph(model, n, radius, steps, fast).step_kernel_seconds()
+    kw = {"backend": "cuda", "fast_math": fast, "scan": scan}
+    results = [run_cpf(model, y, n, radius, s, **kw) for s in range(runs + 1)][1:]  # 0: capture
+    kernel = cpf_graph(model, n, radius, steps, fast, scan).step_kernel_seconds()
     row = {**info, "model": name, "filter": "cpf", "n": n, "radius": radius, "fast_math": fast,
+           "neighbourhood": "scan" if scan else "search",
            "kernel_us": 1e6 * kernel,
            "graph_us_per_step": 1e6 * statistics.median(r.step_seconds for r in results),
            "run_ms": 1e3 * statistics.median(r.wall_seconds for r in results),

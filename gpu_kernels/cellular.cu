@@ -300,8 +300,8 @@ __device__ __forceinline__ int prefix_choice(const double* P, unsigned int p, un
 // x_{k+1}; x_out gets the prediction x_{k+2} of the resampled particles
 // (noise block k + 2, `drift` that of step k + 1) when `predict`, and
 // estimate[0 .. ROWS) the mean of the resampled particles. Dynamic shared
-// memory: the tile's float64 prefix sums (span + 1), its float32
-// log-weights, then its ROWS rows of states.
+// memory: the tile's float64 weights, with SEARCH their prefix sums (span +
+// 1), its float32 log-weights, then its ROWS rows of states.
 //
 // The weights are exp(log w - the tile's largest log w). SEARCH: each
 // particle finds its neighbour in the tile's prefix sums (prefix_choice);
@@ -324,8 +324,9 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
     extern __shared__ double dyn[];
     __shared__ double scratch[32];
     const unsigned int span = blockDim.x + radius;
-    double* P = dyn;  // span + 1 prefix sums
-    float* lw = (float*)(dyn + span + 1);
+    double* w = dyn;                           // span weights
+    double* P = SEARCH ? w + span : nullptr;   // span + 1 prefix sums
+    float* lw = (float*)(w + (SEARCH ? 2 * span + 1 : span));
     float* xs = lw + span;  // row r at xs[r * span + p]
     const unsigned int base = blockIdx.x * blockDim.x;
     const float z = in.z(k);
@@ -346,16 +347,19 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
     if (threadIdx.x == 0) tile_top = top;
     __syncthreads();
     const double shift = (double)tile_top;
-    if (SEARCH) {  // P over the tile: a thread a run of consecutive positions
+    if (SEARCH) {  // w and P over the tile: a thread a run of consecutive positions
         const unsigned int run = (span + blockDim.x - 1) / blockDim.x;
         const unsigned int first = min(threadIdx.x * run, span), last = min(first + run, span);
         double local = 0.0;
-        for (unsigned int q = first; q < last; ++q) local += P[q + 1] = exp((double)lw[q] - shift);
+        for (unsigned int q = first; q < last; ++q) local += w[q] = exp((double)lw[q] - shift);
         double sum = block_exclusive_sum(local, scratch);
-        for (unsigned int q = first; q < last; ++q) P[q + 1] = sum += P[q + 1];
+        for (unsigned int q = first; q < last; ++q) P[q + 1] = sum += w[q];
         if (threadIdx.x == 0) P[0] = 0.0;
-        __syncthreads();
+    } else {
+        for (unsigned int q = threadIdx.x; q < span; q += blockDim.x)
+            w[q] = exp((double)lw[q] - shift);
     }
+    __syncthreads();
 
     const unsigned int i = base + threadIdx.x;
     double sums[ROWS];
@@ -365,9 +369,7 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
             (double)uniform_float(philox_block(in.step_key(k), DOMAIN_PARTICLE, i, 0ull).x);
         const unsigned int p = threadIdx.x + radius;  // this particle's tile position
         int d = SEARCH ? prefix_choice(P, p, radius, u) : -2;
-        if (d == -2)
-            d = cellular_choice([&](unsigned int e) { return exp((double)lw[p - e] - shift); },
-                                radius, u);
+        if (d == -2) d = cellular_choice([&](unsigned int e) { return w[p - e]; }, radius, u);
         if (d < 0) {  // every weight underflowed: the neighbourhood's own maximum
             float local = NEG_INF;
             for (unsigned int e = 0; e <= radius; ++e) local = fmaxf(local, lw[p - e]);

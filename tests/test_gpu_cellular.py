@@ -105,3 +105,25 @@ def test_gpu_filter_replays_the_same_run():
     np.testing.assert_array_equal(a.estimates, b.estimates)
     assert not np.array_equal(a.estimates, c.estimates)
     assert a.backend == "cuda" and 0 < a.step_seconds * 100 <= a.wall_seconds
+
+
+def test_scan_and_search_kernels_agree_and_the_largest_radius_fits():
+    """The paper's scan (scan=True) and the prefix search draw from the same
+    distribution: mean errors within 4 standard errors of the difference; the
+    bearings-only step at r = CPF_MAX_RADIUS (its largest shared memory) runs."""
+    from pfresample.cuda.geometry import CPF_MAX_RADIUS
+
+    model = BearingsOnlyModel()
+    x, y = model.simulate(24, np.random.default_rng(22))
+    m = 30
+    search = _mean_errors(model, x, y, 2048, 64, m, "cuda")
+    scan = np.array(
+        [
+            float(np.mean(((e.estimates[:, [0, 2]] - x[1:, [0, 2]]) ** 2).sum(axis=1)))
+            for e in (run_cpf(model, y, 2048, 64, s, backend="cuda", scan=True) for s in range(m))
+        ]
+    )
+    se = math.sqrt(search.var(ddof=1) / m + scan.var(ddof=1) / m)
+    assert abs(search.mean() - scan.mean()) < 4 * se, (search.mean(), scan.mean(), se)
+    big = run_cpf(model, y, 4096, CPF_MAX_RADIUS, seed=1, backend="cuda")
+    assert np.isfinite(big.estimates).all()

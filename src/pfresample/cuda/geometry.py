@@ -61,7 +61,7 @@ BUTTERFLY_SEGMENT_MAX = 1024
 # keeps a block's tile of CELLULAR_THREADS + r float64 weights in shared
 # memory up to CELLULAR_TILE_MAX of them (32 KiB), and reads global memory
 # beyond; the filter's step keeps weights, log-weights and states there, for
-# r up to CPF_MAX_RADIUS (35 KiB with the four rows of the bearings-only model).
+# r up to CPF_MAX_RADIUS (46 KiB with the four rows of the bearings-only model).
 CELLULAR_THREADS = 256
 CELLULAR_TILE_MAX = 4096
 CPF_MAX_RADIUS = 1024

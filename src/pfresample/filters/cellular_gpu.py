@@ -105,8 +105,10 @@ class CpfGraph:
         self.search = "false" if scan else "true"
         self.grid = geometry.blocks(n, geometry.CELLULAR_THREADS)
         span = geometry.CELLULAR_THREADS + radius
-        # float64 prefix sums, float32 log-weights and states (cellular.cu, cpf_step)
-        self.shared = (span + 1) * 8 + span * 4 + twin.rows * span * 4
+        # float64 weights (and their prefix sums), float32 log-weights and
+        # states (cellular.cu, cpf_step): 46 KiB at most (r = CPF_MAX_RADIUS, 4 rows)
+        doubles = span + (0 if scan else span + 1)
+        self.shared = doubles * 8 + span * 4 + twin.rows * span * 4
         self.x = cupy.empty((2, twin.rows, n), dtype=np.float32)
         self.inputs = cupy.zeros(2 + 3 * steps, dtype=np.uint32)
         self.parts = cupy.empty(twin.rows * self.grid, dtype=np.float64)

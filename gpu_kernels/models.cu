@@ -211,3 +211,43 @@ extern "C" __global__ void volatility_predict(float* __restrict__ xs, float* __r
         return log_w[i] = log_w[i] + volatility_log_likelihood(next, y2, inv_two_beta2);
     });
 }
+
+// Bearings-only tracking (models/bearings.py) for the SIR filter: rows x,
+// xdot, y, ydot of (4, n) drawn from the prior N(m, diag(s^2)).
+extern "C" __global__ void bot_init(float* __restrict__ x, unsigned int n,
+                                    const unsigned int* __restrict__ noise_key, float m0, float m1,
+                                    float m2, float m3, float s0, float s1, float s2, float s3) {
+    using namespace pfr;
+    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v[4];
+    normals4(PhiloxKey{noise_key[0], noise_key[1]}, i, 0ull, v);
+    x[i] = m0 + s0 * v[0];
+    x[n + i] = m1 + s1 * v[1];
+    x[2 * n + i] = m2 + s2 * v[2];
+    x[3 * n + i] = m3 + s3 * v[3];
+}
+
+// (B1) in place with w = (v0, v1) of the particle's Philox block, then (B2)
+// with the bearing z[0]; one thread a particle (a bearings-only run is small).
+extern "C" __global__ void bot_predict(float* __restrict__ x, float* __restrict__ log_w,
+                                       unsigned int n, const unsigned int* __restrict__ noise_key,
+                                       unsigned long long block, float q_sd,
+                                       const float* __restrict__ z, float inv_var,
+                                       unsigned int* __restrict__ top) {
+    using namespace pfr;
+    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float best = __uint_as_float(0xff800000u);  // -inf
+    if (i < n) {
+        float v[4];
+        normals4(PhiloxKey{noise_key[0], noise_key[1]}, i, block, v);
+        const BotState s = bot_step(BotState{x[i], x[n + i], x[2 * n + i], x[3 * n + i]}, q_sd,
+                                    v[0], v[1]);
+        x[i] = s.x;
+        x[n + i] = s.vx;
+        x[2 * n + i] = s.y;
+        x[3 * n + i] = s.vy;
+        best = log_w[i] = bot_log_likelihood(s, z[0], inv_var);
+    }
+    raise_top(best, top);
+}

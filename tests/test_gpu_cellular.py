@@ -127,3 +127,25 @@ def test_scan_and_search_kernels_agree_and_the_largest_radius_fits():
     assert abs(search.mean() - scan.mean()) < 4 * se, (search.mean(), scan.mean(), se)
     big = run_cpf(model, y, 4096, CPF_MAX_RADIUS, seed=1, backend="cuda")
     assert np.isfinite(big.estimates).all()
+
+
+def test_sir_filter_runs_the_bearings_only_model_on_the_gpu():
+    """The baselines' SIR filter has the bearings-only model on the device
+    too (models.cu, bot_init / bot_predict): its position errors agree with
+    the CPU filter's within 4 standard errors of the difference."""
+    from pfresample.filters import run_sir
+
+    model = BearingsOnlyModel()
+    x, y = model.simulate(24, np.random.default_rng(23))
+    m = 30
+
+    def errors(backend):
+        out = []
+        for s in range(m):
+            est = run_sir(model, y, 2048, "systematic", s, backend=backend).estimates
+            out.append(float(np.mean(((est[:, [0, 2]] - x[1:, [0, 2]]) ** 2).sum(axis=1))))
+        return np.array(out)
+
+    cpu, gpu = errors("cpu"), errors("cuda")
+    se = math.sqrt(cpu.var(ddof=1) / m + gpu.var(ddof=1) / m)
+    assert abs(cpu.mean() - gpu.mean()) < 4 * se, (cpu.mean(), gpu.mean(), se)

@@ -136,14 +136,40 @@ class _RadarTwin:
         _launch("models.cu", "radar_predict", geometry.blocks(n, self.per_block), args)
 
 
+class _BotTwin:
+    """Bearings-only tracking (models/bearings.py) on the device: rows x,
+    xdot, y, ydot of a (4, N) array; one particle a thread."""
+
+    rows, measurement_size = 4, 1
+
+    def __init__(self, model):
+        self.model = model
+
+    def init(self, x, key) -> None:
+        m = self.model
+        n = x.shape[-1]
+        means = [np.float32(v) for v in m.prior_mean]
+        sds = [np.float32(v) for v in m.prior_sd]
+        _launch("models.cu", "bot_init", n, (x, np.uint32(n), key, *means, *sds))
+
+    def predict(self, x, log_w, k: int, z, key, top) -> None:
+        m = self.model
+        n = x.shape[-1]
+        args = (x, log_w, np.uint32(n), key, np.uint64(k + 1), np.float32(m.q_sd), z)
+        _launch("models.cu", "bot_predict", n, (*args, np.float32(1.0 / m.r_sd**2), top))
+
+
 def device_twin(model):
-    """The device code of ``model`` (a GrowthModel or RadarModel), or None."""
-    from ..models import GrowthModel, RadarModel
+    """The device code of ``model`` (a GrowthModel, RadarModel or
+    BearingsOnlyModel), or None."""
+    from ..models import BearingsOnlyModel, GrowthModel, RadarModel
 
     if isinstance(model, GrowthModel):
         return _GrowthTwin(model)
     if isinstance(model, RadarModel):
         return _RadarTwin(model)
+    if isinstance(model, BearingsOnlyModel):
+        return _BotTwin(model)
     return None
 
 

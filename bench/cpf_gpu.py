@@ -14,8 +14,8 @@ For each model (growth, T = 100; bearings-only, T = 24), N and r:
 * ``run_ms``: the whole run on the host's clock -- inputs built, uploaded,
   graph replayed, estimates downloaded -- median over the runs (the
   paper's "global running time", which also counted file I/O);
-* ``search`` (the default kernel: each particle walks the tile's sum tree to its
-  neighbour, O(log r)) and ``scan`` (each particle scans its whole
+* ``search`` (the default kernel: each particle finds its neighbour in the
+  tile's prefix sums, O(log r)) and ``scan`` (each particle scans its whole
   neighbourhood, as the paper's kernel does, O(r));
 * with ``--fast-math`` each configuration again with the --use_fast_math build
   (the paper's Fig 11 compares -use_fast_math with an older target).

@@ -244,76 +244,69 @@ __device__ void cpf_init(const Model& model, float* __restrict__ x, unsigned int
     for (int row = 0; row < Model::ROWS; ++row) x[row * n + i] = s[row];
 }
 
-// The tile's sum tree: leaves T[L + q] = w_q for the span's positions q
-// (zeros up to L, a power of two), T[v] = T[2v] + T[2v + 1] above; T[0] is
-// unused. Every sum adds positive numbers, so a light neighbourhood next to
-// heavy ones keeps its relative precision (prefix sums would lose it in the
-// difference of two large ones).
-__device__ __forceinline__ void build_tree(double* T, unsigned int leaves) {
-    for (unsigned int width = leaves / 2u; width > 0; width /= 2u) {
-        __syncthreads();
-        for (unsigned int v = width + threadIdx.x; v < 2u * width; v += blockDim.x)
-            T[v] = T[2u * v] + T[2u * v + 1u];
+// An exclusive prefix sum over the block (warp shuffles, then the warp
+// totals), in an order fixed by the block's size; `scratch` holds one value a warp.
+__device__ double block_exclusive_sum(double v, double* scratch) {
+    const unsigned int warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
+    double x = v;
+    for (unsigned int o = 1; o < 32u; o <<= 1) {
+        const double y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o) x += y;
+    }
+    double before = __shfl_up_sync(0xffffffffu, x, 1);
+    if (lane == 0) before = 0.0;
+    if (lane == 31u) scratch[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        double t = lane < blockDim.x / 32u ? scratch[lane] : 0.0;
+        for (unsigned int o = 1; o < 32u; o <<= 1) {
+            const double y = __shfl_up_sync(0xffffffffu, t, o);
+            if (lane >= o) t += y;
+        }
+        scratch[lane] = t;
     }
     __syncthreads();
+    const double offset = warp > 0 ? scratch[warp - 1] : 0.0;
+    __syncthreads();  // scratch is free again
+    return offset + before;
 }
 
-constexpr int TREE_NODES = 2 * 12;  // canonical nodes of a range: 2 log2(L), L <= 4096
-
-// The filter's choice for the particle at leaf position p by the sum tree:
-// the range [p - r, p] is split into its canonical nodes, taken from the
-// right (neighbour d = 0) to the left; W is their sum, t = u W, and the walk
-// adds nodes until one would pass t, then descends into it, right child
-// first, to the leaf where the running sum first exceeds t -- the neighbour
-// of the scan's rule, O(log r) instead of O(r). Returns d*, -1 when W = 0
-// (every weight underflowed), -2 when rounding leaves the walk on a zero
-// weight (the caller scans).
-__device__ __forceinline__ int tree_choice(const double* T, unsigned int leaves, unsigned int p,
-                                           unsigned int radius, double u) {
-    unsigned int nodes[TREE_NODES];
-    unsigned int rights = 0, lefts = 0;
-    unsigned int left_nodes[TREE_NODES / 2];
-    for (unsigned int l = p - radius + leaves, h = p + 1u + leaves; l < h; l >>= 1, h >>= 1) {
-        if (l & 1u) left_nodes[lefts++] = l++;
-        if (h & 1u) nodes[rights++] = --h;
+// The filter's choice for the particle at tile position p, from the tile's
+// prefix sums P (P[q] = w_0 + ... + w_{q-1}, w = exp(lw - shift)): s_d =
+// P[p+1] - P[p-d], so d* = #{d : s_d <= u W} = #{j in [p-r, p] : P[j] >=
+// P[p+1] - u W}, a binary search -- O(log r) instead of the scan's O(r).
+// The difference of two prefix sums loses the bits of W below
+// P[p+1] 2^-53: where W < P[p+1] 2^-30 (less than float precision would be
+// left), or the choice lands on a zero weight or at the rounding edge, it
+// returns -2 and the caller scans.
+__device__ __forceinline__ int prefix_choice(const double* P, unsigned int p, unsigned int radius,
+                                             double u) {
+    const double top = P[p + 1];
+    const double total = top - P[p - radius];
+    if (!(total > 0.0) || total < top * 0x1p-30) return -2;
+    const double thr = top - u * total;
+    unsigned int lo = p - radius, hi = p + 1;  // first j in [lo, hi) with P[j] >= thr, else hi
+    while (lo < hi) {
+        const unsigned int mid = (lo + hi) >> 1;
+        if (P[mid] >= thr) hi = mid;
+        else lo = mid + 1;
     }
-    for (unsigned int k = lefts; k > 0; --k) nodes[rights++] = left_nodes[k - 1];
-    double total = 0.0;
-    for (unsigned int k = 0; k < rights; ++k) total += T[nodes[k]];
-    if (!(total > 0.0)) return -1;
-    const double t = u * total;
-    double acc = 0.0;
-    for (unsigned int k = 0; k < rights; ++k) {
-        unsigned int v = nodes[k];
-        if (!(acc + T[v] > t)) {
-            acc += T[v];
-            continue;
-        }
-        while (v < leaves) {
-            const unsigned int right = 2u * v + 1u;
-            if (acc + T[right] > t) {
-                v = right;
-            } else {
-                acc += T[right];
-                v = right - 1u;
-            }
-        }
-        return T[v] > 0.0 ? (int)(p - (v - leaves)) : -2;
-    }
-    return -2;
+    const unsigned int count = p + 1 - lo;
+    if (count > radius || !(P[p - count + 1] > P[p - count])) return -2;
+    return (int)count;
 }
 
 // Step k of Fig 6 (measurement z_k of x_{k+1}): x_in holds the predicted
 // x_{k+1}; x_out gets the prediction x_{k+2} of the resampled particles
 // (noise block k + 2, `drift` that of step k + 1) when `predict`, and
 // estimate[0 .. ROWS) the mean of the resampled particles. Dynamic shared
-// memory: the tile's sum tree (2 L float64, L the power of two at or above
-// the span, `leaves`), then its float32 log-weights.
+// memory: the tile's float64 weights, with SEARCH their prefix sums (span +
+// 1), its float32 log-weights, then its ROWS rows of states.
 //
 // The weights are exp(log w - the tile's largest log w). SEARCH: each
-// particle walks the tile's sum tree to its neighbour (tree_choice);
-// otherwise, and where the walk declines, it scans its neighbourhood as the
-// paper's kernel does (cellular_choice, the resampler's contract). A
+// particle finds its neighbour in the tile's prefix sums (prefix_choice);
+// otherwise, and where the search declines, it scans its neighbourhood as
+// the paper's kernel does (cellular_choice, the resampler's contract). A
 // neighbourhood whose weights all underflow (a bearings-only one far from
 // the tile's best particle: 0.2 rad off is 800 nats down) is scanned again
 // with its own largest log-weight, so that it draws by its own ratios, as
@@ -323,16 +316,18 @@ __device__ __forceinline__ int tree_choice(const double* T, unsigned int leaves,
 template <typename Model, bool SEARCH>
 __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
                          float* __restrict__ x_out, unsigned int n, unsigned int radius,
-                         unsigned int leaves, CpfInputs in, unsigned int k, float drift,
-                         int predict, double* __restrict__ parts, unsigned int* __restrict__ ticket,
+                         CpfInputs in, unsigned int k, float drift, int predict,
+                         double* __restrict__ parts, unsigned int* __restrict__ ticket,
                          double* __restrict__ estimate) {
     constexpr int ROWS = Model::ROWS;
     const float NEG_INF = __uint_as_float(0xff800000u);
     extern __shared__ double dyn[];
+    __shared__ double scratch[32];
     const unsigned int span = blockDim.x + radius;
-    double* T = dyn;                        // the sum tree; the weights are its leaves
-    const double* w = T + leaves;
-    float* lw = (float*)(T + 2u * leaves);  // span log-weights
+    double* w = dyn;                           // span weights
+    double* P = SEARCH ? w + span : nullptr;   // span + 1 prefix sums
+    float* lw = (float*)(w + (SEARCH ? 2 * span + 1 : span));
+    float* xs = lw + span;  // row r at xs[r * span + p]
     const unsigned int base = blockIdx.x * blockDim.x;
     const float z = in.z(k);
     float top = NEG_INF;
@@ -340,7 +335,7 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
     for (unsigned int p = threadIdx.x; p < span; p += blockDim.x) {
         const unsigned int j = tile_index(base, p, radius, n);
         float s[ROWS];
-        for (int row = 0; row < ROWS; ++row) s[row] = x_in[row * n + j];
+        for (int row = 0; row < ROWS; ++row) s[row] = xs[row * span + p] = x_in[row * n + j];
         const float l = model.log_likelihood(s, z);
         lw[p] = l;
         top = fmaxf(top, l);
@@ -352,10 +347,19 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
     if (threadIdx.x == 0) tile_top = top;
     __syncthreads();
     const double shift = (double)tile_top;
-    for (unsigned int q = threadIdx.x; q < leaves; q += blockDim.x)
-        T[leaves + q] = q < span ? exp((double)lw[q] - shift) : 0.0;
-    if (SEARCH) build_tree(T, leaves);
-    else __syncthreads();
+    if (SEARCH) {  // w and P over the tile: a thread a run of consecutive positions
+        const unsigned int run = (span + blockDim.x - 1) / blockDim.x;
+        const unsigned int first = min(threadIdx.x * run, span), last = min(first + run, span);
+        double local = 0.0;
+        for (unsigned int q = first; q < last; ++q) local += w[q] = exp((double)lw[q] - shift);
+        double sum = block_exclusive_sum(local, scratch);
+        for (unsigned int q = first; q < last; ++q) P[q + 1] = sum += w[q];
+        if (threadIdx.x == 0) P[0] = 0.0;
+    } else {
+        for (unsigned int q = threadIdx.x; q < span; q += blockDim.x)
+            w[q] = exp((double)lw[q] - shift);
+    }
+    __syncthreads();
 
     const unsigned int i = base + threadIdx.x;
     double sums[ROWS];
@@ -364,7 +368,7 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
         const double u =
             (double)uniform_float(philox_block(in.step_key(k), DOMAIN_PARTICLE, i, 0ull).x);
         const unsigned int p = threadIdx.x + radius;  // this particle's tile position
-        int d = SEARCH ? tree_choice(T, leaves, p, radius, u) : -2;
+        int d = SEARCH ? prefix_choice(P, p, radius, u) : -2;
         if (d == -2) d = cellular_choice([&](unsigned int e) { return w[p - e]; }, radius, u);
         if (d < 0) {  // every weight underflowed: the neighbourhood's own maximum
             float local = NEG_INF;
@@ -376,8 +380,7 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
         }
         float s[ROWS];
         if (d >= 0) {
-            const unsigned int j = tile_index(base, p - d, radius, n);
-            for (int row = 0; row < ROWS; ++row) s[row] = x_in[row * n + j];
+            for (int row = 0; row < ROWS; ++row) s[row] = xs[row * span + p - d];
         } else {  // zero likelihood everywhere near: the nearest finite one beyond
             bool found = false;
             for (unsigned long long e = radius + 1ull; e < n && !found; ++e) {
@@ -409,13 +412,12 @@ extern "C" __global__ void cpf_growth_init(float* x, unsigned int n, const unsig
 
 template <bool SEARCH>
 __global__ void cpf_growth_step(const float* x_in, float* x_out, unsigned int n,
-                                unsigned int radius, unsigned int leaves,
-                                const unsigned int* inputs, unsigned int steps, unsigned int k,
-                                float drift, int predict, float sigma_v, float inv_var_n,
-                                double* parts, unsigned int* ticket, double* estimate) {
+                                unsigned int radius, const unsigned int* inputs,
+                                unsigned int steps, unsigned int k, float drift, int predict,
+                                float sigma_v, float inv_var_n, double* parts,
+                                unsigned int* ticket, double* estimate) {
     const pfr::GrowthCpf model{sigma_v, inv_var_n, 0.0f, 0.0f};
-    pfr::cpf_step<pfr::GrowthCpf, SEARCH>(model, x_in, x_out, n, radius, leaves,
-                                          pfr::CpfInputs{inputs, steps}, k, drift, predict,
+    pfr::cpf_step<pfr::GrowthCpf, SEARCH>(model, x_in, x_out, n, radius, pfr::CpfInputs{inputs, steps}, k, drift, predict,
                   parts, ticket, estimate);
 }
 
@@ -429,11 +431,10 @@ extern "C" __global__ void cpf_bot_init(float* x, unsigned int n, const unsigned
 
 template <bool SEARCH>
 __global__ void cpf_bot_step(const float* x_in, float* x_out, unsigned int n, unsigned int radius,
-                             unsigned int leaves, const unsigned int* inputs, unsigned int steps,
-                             unsigned int k, float drift, int predict, float q_sd, float inv_var,
-                             double* parts, unsigned int* ticket, double* estimate) {
+                             const unsigned int* inputs, unsigned int steps, unsigned int k,
+                             float drift, int predict, float q_sd, float inv_var, double* parts,
+                             unsigned int* ticket, double* estimate) {
     const pfr::BotCpf model{q_sd, inv_var, {0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
-    pfr::cpf_step<pfr::BotCpf, SEARCH>(model, x_in, x_out, n, radius, leaves,
-                                       pfr::CpfInputs{inputs, steps}, k, drift, predict,
+    pfr::cpf_step<pfr::BotCpf, SEARCH>(model, x_in, x_out, n, radius, pfr::CpfInputs{inputs, steps}, k, drift, predict,
                   parts, ticket, estimate);
 }

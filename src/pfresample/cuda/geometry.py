@@ -60,8 +60,8 @@ BUTTERFLY_SEGMENT_MAX = 1024
 # set to 256"), a multiple of 32 (its block sums are by warp). The resampler
 # keeps a block's tile of CELLULAR_THREADS + r float64 weights in shared
 # memory up to CELLULAR_TILE_MAX of them (32 KiB), and reads global memory
-# beyond; the filter's step keeps the tile's sum tree and log-weights there,
-# for r up to CPF_MAX_RADIUS (37 KiB).
+# beyond; the filter's step keeps weights, log-weights and states there, for
+# r up to CPF_MAX_RADIUS (46 KiB with the four rows of the bearings-only model).
 CELLULAR_THREADS = 256
 CELLULAR_TILE_MAX = 4096
 CPF_MAX_RADIUS = 1024

@@ -42,7 +42,7 @@ def run_cpf(
     the model has device code: the growth and bearings-only models);
     ``fast_math`` builds the GPU kernels with --use_fast_math (Fig 11);
     ``scan`` makes the GPU kernel scan every neighbourhood, as the paper's
-    does, instead of walking the tile's sum tree (cellular.cu; the
+    does, instead of searching the tile's prefix sums (cellular.cu; the
     same distribution, O(r) instead of O(log r) a particle). The CPU
     always scans."""
     n = int(n)

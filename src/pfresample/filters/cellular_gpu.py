@@ -96,7 +96,7 @@ class CpfGraph:
         self, model, n: int, radius: int, steps: int, fast_math: bool = False, scan: bool = False
     ):
         """``scan``: every particle scans its neighbourhood, as the paper's
-        kernel does, instead of walking the tile's sum tree (cellular.cu,
+        kernel does, instead of searching the tile's prefix sums (cellular.cu,
         cpf_step; the benchmark compares them)."""
         import cupy
 
@@ -105,11 +105,10 @@ class CpfGraph:
         self.search = "false" if scan else "true"
         self.grid = geometry.blocks(n, geometry.CELLULAR_THREADS)
         span = geometry.CELLULAR_THREADS + radius
-        # cellular.cu, cpf_step: the tile's float64 sum tree over `leaves`
-        # (a power of two), then its float32 log-weights: 37 KiB at most
-        # (r = CPF_MAX_RADIUS)
-        self.leaves = 1 << (span - 1).bit_length()
-        self.shared = 2 * self.leaves * 8 + span * 4
+        # float64 weights (and their prefix sums), float32 log-weights and
+        # states (cellular.cu, cpf_step): 46 KiB at most (r = CPF_MAX_RADIUS, 4 rows)
+        doubles = span + (0 if scan else span + 1)
+        self.shared = doubles * 8 + span * 4 + twin.rows * span * 4
         self.x = cupy.empty((2, twin.rows, n), dtype=np.float32)
         self.inputs = cupy.zeros(2 + 3 * steps, dtype=np.uint32)
         self.parts = cupy.empty(twin.rows * self.grid, dtype=np.float64)
@@ -126,13 +125,7 @@ class CpfGraph:
         """Step k's kernel (one launch), on the current stream."""
         twin, n, steps = self.twin, self.n, self.steps
         args = (self.x[k % 2], self.x[(k + 1) % 2], np.uint32(n), np.uint32(self.radius))
-        args += (
-            np.uint32(self.leaves),
-            self.inputs,
-            np.uint32(steps),
-            np.uint32(k),
-            twin.drift(k + 1),
-        )
+        args += (self.inputs, np.uint32(steps), np.uint32(k), twin.drift(k + 1))
         args += (np.int32(k + 1 < steps), *twin.step_args())
         args += (self.parts, self.ticket, self.estimates[k])
         block = (geometry.CELLULAR_THREADS,)

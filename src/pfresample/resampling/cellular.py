@@ -88,16 +88,18 @@ def _ancestors(a, ext, before, radius: int, p0: int, p1: int, u: np.ndarray) -> 
 
 def _rechoose(lw: np.ndarray, radius: int, particles: np.ndarray, u: np.ndarray) -> np.ndarray:
     """d* of particles whose neighbourhood has a finite log-weight, with
-    their neighbourhood's own maximum as the shift (one particle at a time:
-    these are the rare ones whose weights all underflowed)."""
+    their neighbourhood's own maximum as the shift: the scan's rule on the
+    (particles x (r + 1)) matrix of their neighbours' weights, running sums
+    in the order d = 0 ... r."""
     n = lw.size
-    out = np.empty(particles.size, dtype=np.int64)
-    for q, p in enumerate(particles):
-        own = lw[(p - np.arange(radius + 1)) % n]  # neighbours d = 0 ... r
-        a = np.exp(own - own.max())
-        d, _ = neighbourhood_choice(a[::-1].copy(), radius, 0, 1, u[q : q + 1])  # ext[r - d]
-        out[q] = int(d[0]) if d[0] <= radius else int(np.flatnonzero(a > 0)[-1])
-    return out
+    own = lw[(particles[:, None] - np.arange(radius + 1)[None, :]) % n]  # neighbour d in column d
+    a = np.exp(own - own.max(axis=1, keepdims=True))
+    running = np.cumsum(a, axis=1)
+    d = np.sum(running <= (u * running[:, -1])[:, None], axis=1)
+    short = np.flatnonzero(d > radius)  # u W rounded up to W: the farthest positive one
+    for q in short:
+        d[q] = int(np.flatnonzero(a[q] > 0)[-1])
+    return d
 
 
 def cellular_log(log_w: np.ndarray, key, radius: int) -> np.ndarray:
@@ -123,7 +125,8 @@ def cellular_log(log_w: np.ndarray, key, radius: int) -> np.ndarray:
     dead = np.flatnonzero(total == 0)
     if dead.size:
         finite = np.isfinite(lw)
-        window_has = np.array([finite[(p - np.arange(radius + 1)) % n].any() for p in dead])
+        window = (dead[:, None] - np.arange(radius + 1)[None, :]) % n
+        window_has = finite[window].any(axis=1)
         local = dead[window_has]
         if local.size:
             anc[local] = (local - _rechoose(lw, radius, local, u[local])) % n

@@ -4,6 +4,7 @@
     snakemake --cores all dulger2017                       # one study
     snakemake --cores all dulger2017_ch5                   # one chapter
     snakemake --cores all guldas2015                       # Güldaş (2015) Figs 4.1-4.8 (4.12)
+    snakemake --cores all cpf2013                          # Gelencsér-Horváth (2013) Figs 7-12
     snakemake --cores all results/figures/dulger2017/fig2_3.png   # one figure
     snakemake --cores all --config log2_n_max=18 sequences=4      # another grid
 
@@ -15,6 +16,7 @@ one figure from the config to its PNG.
 
 from snakemake.utils import min_version, validate
 
+from pfresample.studies.cpf2013 import catalog as cpf2013_catalog
 from pfresample.studies.dulger2017 import catalog as dulger2017_catalog
 from pfresample.studies.guldas2015 import catalog as guldas2015_catalog
 
@@ -24,17 +26,22 @@ min_version("9.0")
 configfile: f"{workflow.basedir}/config/config.yaml"
 configfile: f"{workflow.basedir}/config/studies/dulger2017.yaml"
 configfile: f"{workflow.basedir}/config/studies/guldas2015.yaml"
+configfile: f"{workflow.basedir}/config/studies/cpf2013.yaml"
 
 
 include: "workflow/rules/common.smk"
 
 
 SCALE, SCALE_NOTE = apply_scale_preset(
-    config, dulger2017_catalog.INTEGER_LIST_KEYS + guldas2015_catalog.INTEGER_LIST_KEYS
+    config,
+    dulger2017_catalog.INTEGER_LIST_KEYS
+    + guldas2015_catalog.INTEGER_LIST_KEYS
+    + cpf2013_catalog.INTEGER_LIST_KEYS,
 )
 validate(config, "config/schemas/config.schema.yaml")
 check(dulger2017_catalog.check_config, config)
 check(guldas2015_catalog.check_config, config)
+check(cpf2013_catalog.check_config, config)
 # A corrupt or truncated cached artifact is deleted here, never used; the targets
 # below ask for it again so that it is rebuilt (and what read it reruns).
 DISCARDED = discard_corrupt_artifacts()
@@ -46,6 +53,9 @@ include: "workflow/rules/dulger2017/filter.smk"
 include: "workflow/rules/guldas2015/common.smk"
 include: "workflow/rules/guldas2015/single_step.smk"
 include: "workflow/rules/guldas2015/filters.smk"
+include: "workflow/rules/cpf2013/common.smk"
+include: "workflow/rules/cpf2013/cells.smk"
+include: "workflow/rules/cpf2013/outputs.smk"
 
 
 rule dulger2017_ch2:
@@ -100,13 +110,24 @@ rule guldas2015:
         guldas2015_outputs(),
 
 
+rule cpf2013:
+    """Gelencsér-Horváth et al. (2013): Figs 7-12, Table 1 and the SIR baselines' table."""
+    input:
+        cpf2013_outputs(),
+        regenerate(DISCARDED, cpf2013_artifacts),
+
+
 rule all:
     """Every study's figures and tables, and the artifacts they read."""
     default_target: True
     input:
         rules.dulger2017.input,
         rules.guldas2015.input,
+        rules.cpf2013.input,
         regenerate(
             DISCARDED,
-            lambda: resampling_artifacts() | filter_artifacts() | guldas2015_artifacts(),
+            lambda: resampling_artifacts()
+            | filter_artifacts()
+            | guldas2015_artifacts()
+            | cpf2013_artifacts(),
         ),

@@ -77,6 +77,16 @@ TINY_GRID = {
     "guldas2015_smcem_sequences": 2,
     "guldas2015_smcem_length": 20,
     "guldas2015_smcem_iterations": 2,
+    # Gelencsér-Horváth (2013): N = 64, 128, r = 4, 3 trajectories of each model, one
+    # baseline (the study's own tests: tests/test_cpf2013.py).
+    "cpf2013_n": [64, 128],
+    "cpf2013_radii": [4],
+    "cpf2013_growth_trajectories": 3,
+    "cpf2013_growth_steps": 20,
+    "cpf2013_bot_trajectories": 3,
+    "cpf2013_bot_steps": 10,
+    "cpf2013_baselines": ["systematic"],
+    "cpf2013_timing_repeats": 1,
 }
 TINY = [
     f"{k}=[{','.join(map(str, v))}]" if isinstance(v, list) else f"{k}={v}"

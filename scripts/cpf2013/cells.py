@@ -1,0 +1,77 @@
+"""Snakemake glue of Gelencsér-Horváth et al. (2013) (workflow/rules/cpf2013/cells.smk):
+one function per rule, chosen by the rule's name. Each reads its inputs, calls the
+study (pfresample.studies.cpf2013) and writes its .npz atomically.
+
+* cpf2013_trajectories: results/cpf2013/trajectories/{cpf_model}.npz;
+* cpf2013_cpf_cell, _sir_cell, _timing_cell: results/cpf2013/{cpf,sir,timing}/**.npz.
+"""
+
+from pfresample import backend
+from pfresample.pipeline import artifacts, devices
+from pfresample.pipeline.jobs import provenance, run
+from pfresample.studies.cpf2013 import experiments, targets
+
+RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
+CLAIM = None
+if RULE.endswith("_cell"):
+    # A cell job takes one free GPU for itself before CUDA starts (pfresample.pipeline.devices).
+    CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
+    backend.cuda_device()
+
+
+def _save(snakemake, log, arrays, metadata):
+    if CLAIM is not None:
+        log.info("GPU: device %s (waited %.1f s)", CLAIM.device, CLAIM.waited_s)
+    metadata.update(scale=snakemake.params.scale, **provenance(snakemake))
+    artifacts.save_npz(snakemake.output[0], arrays, metadata)
+    if "backend" in metadata:
+        log.info("backend %s, device %s", metadata["backend"], metadata["device"])
+
+
+def _trajectories(snakemake):
+    name = snakemake.wildcards.cpf_model
+    return name, targets.load_set(name, snakemake.input.trajectories)
+
+
+def trajectories(snakemake, log):
+    name, p = snakemake.wildcards.cpf_model, snakemake.params
+    arrays = targets.simulate(name, p.trajectories, p.steps, p.seed)
+    metadata = {"study": "cpf2013", "what": "trajectories", "model": name, "seed": int(p.seed),
+                "count": int(p.trajectories), "steps": int(p.steps)}  # fmt: skip
+    _save(snakemake, log, arrays, metadata)
+    log.info("%d %s trajectories of %d steps", p.trajectories, name, p.steps)
+
+
+def cpf_cell(snakemake, log):
+    name, data = _trajectories(snakemake)
+    w, p = snakemake.wildcards, snakemake.params
+    cell = experiments.cpf_cell(name, data, int(w.n), int(w.r), fast_math=p.fast_math,
+                                log=log, **p.cell)  # fmt: skip
+    _save(snakemake, log, *cell)
+
+
+def sir_cell(snakemake, log):
+    name, data = _trajectories(snakemake)
+    w, p = snakemake.wildcards, snakemake.params
+    cell = experiments.sir_cell(name, data, int(w.n), w.sir_method, log=log, **p.cell)
+    _save(snakemake, log, *cell)
+
+
+def timing_cell(snakemake, log):
+    name, data = _trajectories(snakemake)
+    w, p = snakemake.wildcards, snakemake.params
+    cell = experiments.timing_cell(name, data, int(w.n), int(w.r), repeats=p.repeats,
+                                   log=log, **p.cell)  # fmt: skip
+    _save(snakemake, log, *cell)
+
+
+def job(rule: str):
+    return {
+        "cpf2013_trajectories": trajectories,
+        "cpf2013_cpf_cell": cpf_cell,
+        "cpf2013_sir_cell": sir_cell,
+        "cpf2013_timing_cell": timing_cell,
+    }[rule]
+
+
+run(job(RULE), snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

@@ -1,0 +1,79 @@
+"""Snakemake glue of Gelencsér-Horváth et al. (2013) (workflow/rules/cpf2013/outputs.smk):
+one function per rule, chosen by the rule's name. Each reads the cells, calls the study
+(pfresample.studies.cpf2013.tables, .figures) and writes its outputs atomically.
+
+* cpf2013_table: results/tables/cpf2013/{cpf_fig}.csv;
+* cpf2013_table1: results/tables/cpf2013/table1.csv and .md;
+* cpf2013_baselines: results/tables/cpf2013/baselines.csv;
+* cpf2013_figure: results/figures/cpf2013/{cpf_fig}.png, .pdf.
+"""
+
+import pandas as pd
+
+from pfresample.pipeline import artifacts, plots
+from pfresample.pipeline import tables as pipeline_tables
+from pfresample.pipeline.jobs import run
+from pfresample.studies.cpf2013 import catalog, figures, tables, targets
+
+RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
+
+
+def _cells(paths):
+    return [artifacts.load_npz(path) for path in paths]
+
+
+def _scale(frame, cells):
+    frame["scale"] = cells[0][1]["scale"]
+    return frame
+
+
+def table(snakemake, log):
+    figure, inputs = snakemake.wildcards.cpf_fig, snakemake.input
+    trajectories = None
+    if inputs.trajectories:
+        model = catalog.TRAJECTORY_FIGURES[figure]
+        trajectories = targets.load_set(model, inputs.trajectories[0])
+    cpf, sir = _cells(inputs.cpf), _cells(inputs.sir)
+    frame = tables.figure_table(figure, trajectories=trajectories, cpf=cpf, sir=sir)
+    pipeline_tables.write_csv(_scale(frame, cpf), snakemake.output[0])
+    log.info("%d rows from %d cells", len(frame), len(cpf) + len(sir))
+
+
+def table1(snakemake, log):
+    cells = _cells(snakemake.input.cpf)
+    configurations = snakemake.params.configurations
+    frame = tables.table1(catalog.PUBLISHED_TABLE1, cells, configurations)
+    pipeline_tables.write_csv(_scale(frame, cells), snakemake.output.csv)
+    pipeline_tables.write_text(tables.table1_markdown(frame), snakemake.output.md)
+    log.info("%d published rows, %d measured", len(catalog.PUBLISHED_TABLE1), len(configurations))
+
+
+def baselines(snakemake, log):
+    cpf, sir = _cells(snakemake.input.cpf), _cells(snakemake.input.sir)
+    errors = pd.concat(
+        [tables.error_table([c for c in cpf + sir if c[1]["model"] == m]) for m in targets.MODELS],
+        ignore_index=True,
+    )
+    frame = tables.baselines_table(errors)
+    pipeline_tables.write_csv(_scale(frame, cpf), snakemake.output[0])
+    log.info("%d baseline rows", len(frame))
+
+
+def figure(snakemake, log):
+    plot = snakemake.wildcards.cpf_fig
+    frame = pd.read_csv(snakemake.input.table)
+    fig = figures.draw(plot, frame, snakemake.params.scale)
+    plots.save(fig, [snakemake.output.png, snakemake.output.pdf], title=catalog.TITLES[plot])
+    log.info("%s: %d rows drawn", plot, len(frame))
+
+
+def job(rule: str):
+    return {
+        "cpf2013_table": table,
+        "cpf2013_table1": table1,
+        "cpf2013_baselines": baselines,
+        "cpf2013_figure": figure,
+    }[rule]
+
+
+run(job(RULE), snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

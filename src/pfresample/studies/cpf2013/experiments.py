@@ -1,0 +1,235 @@
+"""The cells of Gelencsér-Horváth et al. (2013), "Evaluation and results", on
+the library's cellular particle filter (``pfresample.filters.run_cpf``,
+the paper's Fig 6 on a ring) and, as baselines the paper does not have, the
+SIR filter with global resampling (``pfresample.filters.run_sir``).
+
+* :func:`cpf_cell` (Figs 7-10, Table 1): the CPF at one configuration
+  (N, r) on every trajectory of a model: per trajectory the error measures
+  of ``targets`` (Fig 9's MSE, Fig 10's position RMSE), the time of a step
+  and of the whole run;
+* :func:`sir_cell` (the baselines of Figs 9-10): the same with the SIR filter
+  and one global resampler at N;
+* :func:`timing_cell` (Figs 11-12): repeated runs of the CPF at (N, r) on
+  one trajectory of the growth model, with the default build and, on the
+  GPU, with --use_fast_math; the tables keep the medians.
+
+What is timed. ``step_seconds`` is "the kernel time per state" of Figs 9-11:
+on the GPU the device time of the run's CUDA graph over T (CUDA events; for
+the CPF its step kernels and the initial kernel, for the SIR filter every
+kernel of its stages, ``stage_times=False``), on the CPU the host's clock
+around the filter's loop over T. ``wall_seconds`` is the "global running
+time" of Fig 12 and Table 1, the host's clock around a whole run: the CPF's
+own ``wall_seconds`` (inputs built and uploaded, graph, estimates
+downloaded), and for the SIR filter the clock around the ``run_sir`` call
+(its own ``wall_seconds`` leaves out building the inputs and downloading
+the estimates). Every cell first makes ``TIMING_WARMUP`` untimed runs (NVRTC
+compile or cache load, graph capture), which keeps these out of every time.
+
+Randomness. Run j of trajectory j at N uses the seed word j of
+``SeedSequence(seed, spawn_key=(crc32("cpf2013-run-<model>"), N))``: the same
+for every r and every baseline method (common random numbers; on the CPU the
+same initial particles), independent of the number of trajectories (a
+quick cell's runs are the first runs of a paper-scale cell). The timing runs
+and the warm-up runs draw from streams of their own ("timing", "warmup").
+
+Backends. ``backend`` is the config's ("auto", "cpu" or "cuda"). Where a
+filter has no device code for a model (or a method), "cuda" runs that cell
+on the CPU with a warning in the log rather than failing (the library's
+``select_backend`` raises NotImplementedError there); every cell records
+the backend that ran it and the device's name.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+
+import numpy as np
+
+from ...backend import cuda_device
+from ...cuda.geometry import CPF_MAX_RADIUS
+from ...filters import run_cpf, run_sir
+from ...filters.cellular_gpu import cpf_twin
+from ...filters.common import NO_B, select_filter_backend
+from ...filters.sir_gpu import device_twin
+from ...resampling.registry import get_method
+from ...timing import cpu_name
+from . import targets
+
+TIMING_WARMUP = 1  # untimed runs before the timed ones of every cell
+BUILDS = ("default", "fast-math")  # Fig 11's two builds of the GPU kernels
+LOG_EVERY_S = 30.0  # a progress line at least this often in a long cell
+
+
+def run_seeds(seed: int, name: str, n: int, count: int, stream: str = "run") -> list[int]:
+    """``count`` run seeds (< 2^64) of model ``name`` at N from the ``stream``
+    ("run", "timing" or "warmup"; module docstring)."""
+    tag = zlib.crc32(f"cpf2013-{stream}-{name}".encode())
+    words = np.random.SeedSequence(int(seed), spawn_key=(tag, int(n))).generate_state(
+        count, np.uint64
+    )
+    return [int(s) for s in words]
+
+
+def device_name(where: str) -> str:
+    return cuda_device() if where == "cuda" else cpu_name()
+
+
+def resolve_backend(backend: str, has_gpu_code: bool, what: str, log=None) -> str:
+    """``backend`` as a cell runs it, "cpu" or "cuda": "auto" is the GPU where
+    one is visible and ``what`` has device code; "cuda" without device code
+    for ``what`` runs on the CPU, with a warning (module docstring)."""
+    if backend == "cuda" and not has_gpu_code:
+        if log is not None:
+            log.warning("%s has no GPU code: this cell runs on the CPU", what)
+        return "cpu"
+    return select_filter_backend(backend, has_gpu_code)
+
+
+def cpf_backend(name: str, radius: int, backend: str, log=None) -> str:
+    """Where the CPF of model ``name`` at radius r runs (``resolve_backend``)."""
+    has_gpu = cpf_twin(targets.model(name)) is not None and radius <= CPF_MAX_RADIUS
+    return resolve_backend(backend, has_gpu, f"the CPF on model {name!r} at r = {radius}", log)
+
+
+def sir_backend(name: str, method: str, backend: str, log=None) -> str:
+    """Where the SIR filter with ``method`` on model ``name`` runs."""
+    has_gpu = get_method(method).gpu is not None and device_twin(targets.model(name)) is not None
+    return resolve_backend(backend, has_gpu, f"the SIR filter on model {name!r}", log)
+
+
+def _metadata(experiment: str, name: str, n: int, seed: int, where: str, **extra) -> dict:
+    return {
+        "study": "cpf2013",
+        "experiment": experiment,
+        "model": name,
+        "n": int(n),
+        "seed": int(seed),
+        "backend": where,
+        "device": device_name(where),
+        **extra,
+    }
+
+
+def _run_trajectories(run_one, name: str, trajectories, seeds, label: str, log=None) -> dict:
+    """Run ``run_one(y, seed) -> (estimates, step_seconds, wall_seconds)`` on
+    every trajectory j with ``seeds[j]``: the arrays of a cell (the error
+    measures of ``targets.run_errors`` per trajectory, the times, the seeds,
+    and the estimates of trajectory 0)."""
+    truth, ys = trajectories["truth"], trajectories["y"]
+    count = ys.shape[0]
+    errors: dict[str, np.ndarray] = {}
+    step, wall = np.empty(count), np.empty(count)
+    started = reported = time.perf_counter()
+    first = None
+    for j in range(count):
+        estimates, step[j], wall[j] = run_one(ys[j], seeds[j])
+        for measure, value in targets.run_errors(name, estimates, truth[j, 1:]).items():
+            errors.setdefault(measure, np.empty(count))[j] = value
+        if j == 0:
+            first = np.asarray(estimates, dtype=np.float64)
+        now = time.perf_counter()
+        if log is not None and (now - reported > LOG_EVERY_S or j + 1 == count):
+            reported = now
+            log.info("%s: %d of %d trajectories, %.1f s", label, j + 1, count, now - started)
+    return {**errors, "step_seconds": step, "wall_seconds": wall,
+            "seeds": np.array(seeds, dtype=np.uint64), "estimates": first}  # fmt: skip
+
+
+def cpf_cell(
+    name: str, trajectories, n: int, radius: int, *, seed: int, backend: str,
+    fast_math: bool = False, log=None,
+):  # fmt: skip
+    """Figs 7-10 and Table 1 at one configuration: the CPF with N particles
+    and radius r on every trajectory of model ``name`` (``trajectories``: a
+    set of ``targets.simulate``). ``fast_math`` builds the GPU kernels with
+    --use_fast_math (ignored on the CPU). Returns ``(arrays, metadata)``:
+    the error measures, ``step_seconds`` and ``wall_seconds`` per
+    trajectory, the run seeds and the estimates of trajectory 0."""
+    targets.check_set(name, trajectories, f"cpf_cell({name!r})")
+    model = targets.model(name)
+    where = cpf_backend(name, radius, backend, log)
+    fast = bool(fast_math) and where == "cuda"
+    steps = trajectories["y"].shape[1]
+
+    def run_one(y, run_seed):
+        run = run_cpf(model, y, n, radius, run_seed, backend=where, fast_math=fast)
+        return run.estimates, run.step_seconds, run.wall_seconds
+
+    for warm in run_seeds(seed, name, n, TIMING_WARMUP, "warmup"):
+        run_one(trajectories["y"][0], warm)
+    seeds = run_seeds(seed, name, n, trajectories["y"].shape[0])
+    label = f"CPF {name} N = {n} r = {radius}"
+    arrays = _run_trajectories(run_one, name, trajectories, seeds, label, log)
+    metadata = _metadata("cpf", name, n, seed, where, filter="CPF", method="cellular",
+                         radius=int(radius), fast_math=fast, steps=int(steps),
+                         trajectories=int(len(seeds)), warmup=TIMING_WARMUP)  # fmt: skip
+    return arrays, metadata
+
+
+def sir_cell(name: str, trajectories, n: int, method: str, *, seed: int, backend: str, log=None):
+    """The baselines of Figs 9-10: the SIR filter (Dülger's Algorithm 2.4,
+    ``run_sir``) with the global resampler ``method`` at N on every
+    trajectory of model ``name``, with the CPF cells' run seeds. Arrays as
+    :func:`cpf_cell`'s, plus ``mean_B`` (the mean B of a run's steps, NaN
+    for methods without B)."""
+    targets.check_set(name, trajectories, f"sir_cell({name!r})")
+    model = targets.model(name)
+    where = sir_backend(name, method, backend, log)
+    steps = trajectories["y"].shape[1]
+    used_B = []
+
+    def run_one(y, run_seed):
+        start = time.perf_counter()
+        run = run_sir(model, y, n, method, run_seed, backend=where, stage_times=False)
+        wall = time.perf_counter() - start
+        used_B.append(np.nan if (run.B == NO_B).all() else float(run.B.mean()))
+        # Step time: device time over T on the GPU, the loop's clock over T on the CPU.
+        loop = run.total_seconds if where == "cuda" else run.wall_seconds
+        return run.estimates, loop / steps, wall
+
+    for warm in run_seeds(seed, name, n, TIMING_WARMUP, "warmup"):
+        run_one(trajectories["y"][0], warm)
+    used_B.clear()
+    seeds = run_seeds(seed, name, n, trajectories["y"].shape[0])
+    label = f"SIR {method} {name} N = {n}"
+    arrays = _run_trajectories(run_one, name, trajectories, seeds, label, log)
+    arrays["mean_B"] = np.array(used_B)
+    metadata = _metadata("sir", name, n, seed, where, filter="SIR", method=method, radius=None,
+                         fast_math=False, steps=int(steps), trajectories=int(len(seeds)),
+                         warmup=TIMING_WARMUP)  # fmt: skip
+    return arrays, metadata
+
+
+def timing_cell(
+    name: str, trajectories, n: int, radius: int, *, seed: int, backend: str, repeats: int,
+    log=None,
+):  # fmt: skip
+    """Figs 11-12 at one configuration: ``repeats`` timed runs of the CPF on
+    trajectory 0 of model ``name`` after ``TIMING_WARMUP`` untimed ones, for
+    each build (``BUILDS``; on the CPU only the default, fast math being an
+    option of the GPU kernels). Arrays ``step_seconds`` and ``wall_seconds``
+    of shape (builds, repeats)."""
+    targets.check_set(name, trajectories, f"timing_cell({name!r})")
+    model = targets.model(name)
+    where = cpf_backend(name, radius, backend, log)
+    builds = BUILDS if where == "cuda" else BUILDS[:1]
+    y = trajectories["y"][0]
+    seeds = run_seeds(seed, name, n, repeats, "timing")
+    step, wall = np.empty((len(builds), repeats)), np.empty((len(builds), repeats))
+    for b, build in enumerate(builds):
+        fast = build == "fast-math"
+        for warm in run_seeds(seed, name, n, TIMING_WARMUP, "warmup"):
+            run_cpf(model, y, n, radius, warm, backend=where, fast_math=fast)
+        for i, run_seed in enumerate(seeds):
+            run = run_cpf(model, y, n, radius, run_seed, backend=where, fast_math=fast)
+            step[b, i], wall[b, i] = run.step_seconds, run.wall_seconds
+        if log is not None:
+            log.info("timing %s N = %d r = %d %s: median step %.3g us, run %.3g ms", name, n,
+                     radius, build, 1e6 * np.median(step[b]), 1e3 * np.median(wall[b]))  # fmt: skip
+    arrays = {"step_seconds": step, "wall_seconds": wall, "seeds": np.array(seeds, np.uint64)}
+    metadata = _metadata("timing", name, n, seed, where, radius=int(radius), builds=list(builds),
+                         repeats=int(repeats), warmup=TIMING_WARMUP,
+                         steps=int(trajectories["y"].shape[1]),
+                         statistic="median")  # fmt: skip
+    return arrays, metadata

@@ -1,0 +1,360 @@
+"""The Gelencsér-Horváth et al. (2013) study (pfresample.studies.cpf2013): the
+configuration and its checks, the error measures of Figs 9-10 and the tables'
+statistics against hand computations, the seeds, a tiny end-to-end run of the
+study's cells, tables and figures on the CPU, and a dry run of target `cpf2013`.
+
+The filter itself (run_cpf, cellular resampling) is tested in test_cellular.py and,
+on a GPU, test_gpu_cellular.py; here it is only run."""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from matplotlib.figure import Figure
+
+from pfresample.cuda.geometry import CPF_MAX_RADIUS
+from pfresample.metrics import confidence_interval
+from pfresample.studies.cpf2013 import catalog, experiments, figures, tables, targets
+from pfresample.timing import cpu_name
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEFILE = REPO / "Snakefile"
+CONFIG = {
+    **yaml.safe_load((REPO / "config" / "config.yaml").read_text()),
+    **yaml.safe_load((REPO / "config" / "studies" / "cpf2013.yaml").read_text()),
+}
+QUICK = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
+SCHEMA = yaml.safe_load((REPO / "config" / "schemas" / "config.schema.yaml").read_text())
+CPF_KEYS = [k for k in SCHEMA["properties"] if k.startswith("cpf2013_")]
+
+
+# --- configuration --------------------------------------------------------------
+
+
+def test_paper_grid():
+    """ "Evaluation and results": N = 2,048 ... 16,384, r = 32 ... 256 (16 pairs), 1,000
+    growth trajectories of 100 steps, 100 bearings-only trajectories of 24 steps."""
+    assert catalog.n_grid(CONFIG) == [2048, 4096, 8192, 16384]
+    assert catalog.radii(CONFIG) == [32, 64, 128, 256]
+    assert len(catalog.configurations(CONFIG)) == 16
+    assert (catalog.trajectories(CONFIG, "growth"), catalog.steps(CONFIG, "growth")) == (1000, 100)
+    assert (catalog.trajectories(CONFIG, "bot"), catalog.steps(CONFIG, "bot")) == (100, 24)
+    assert catalog.trajectory_configuration(CONFIG) == (16384, 256)
+    # Table 1 runs the paper's own configurations at paper scale ...
+    assert [(c["model"], c["n"], c["radius"]) for c in catalog.table1_configurations(CONFIG)] == [
+        ("bot", 2048, 256), ("bot", 16384, 256), ("growth", 16384, 256),
+    ]  # fmt: skip
+    catalog.check_config(CONFIG)
+    # ... and the grid's nearest at quick scale.
+    quick = {**CONFIG, **QUICK}
+    catalog.check_config(quick)
+    assert catalog.configurations(quick) == [(2048, 32), (2048, 64), (4096, 32), (4096, 64)]
+    assert [(c["model"], c["n"], c["radius"]) for c in catalog.table1_configurations(quick)] == [
+        ("bot", 2048, 64), ("bot", 4096, 64), ("growth", 4096, 64),
+    ]  # fmt: skip
+    assert catalog.nearest([32, 64], 48) == 64 and catalog.nearest([2048, 8192], 4096) == 8192
+
+
+def test_schema_knows_every_key_and_requires_them():
+    assert set(CPF_KEYS) == {k for k in CONFIG if k.startswith("cpf2013_")}
+    assert set(CPF_KEYS) <= set(SCHEMA["required"])
+    cpf_schema = {"type": "object", "properties": {k: SCHEMA["properties"][k] for k in CPF_KEYS}}
+    cpf_schema["$defs"] = SCHEMA["$defs"]
+    for cfg in (CONFIG, {**CONFIG, **QUICK}):
+        jsonschema.validate({k: cfg[k] for k in CPF_KEYS}, cpf_schema)
+    for bad in ({"cpf2013_bot_trajectories": 1}, {"cpf2013_radii": [32, 32]},
+                {"cpf2013_n": []}, {"cpf2013_fast_math": "yes"}):  # fmt: skip
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, cpf_schema)
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ({"cpf2013_radii": [32, 2048]}, "cpf2013_radii has [2048], wider than the ring"),
+        ({"cpf2013_n": [2048, 4096], "cpf2013_radii": [4096]}, "cpf2013_radii has [4096]"),
+        (
+            {"cpf2013_n": [8192], "cpf2013_radii": [CPF_MAX_RADIUS + 1]},
+            f"beyond the GPU CPF's largest radius {CPF_MAX_RADIUS}",
+        ),
+        ({"cpf2013_baselines": ["systematic", "cellular"]}, "cpf2013_baselines has ['cellular']"),
+        ({"cpf2013_baselines": ["nonesuch"]}, "cpf2013_baselines has ['nonesuch']"),
+    ],
+)
+def test_config_checks_name_the_key(override, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        catalog.check_config({**CONFIG, **override})
+
+
+def test_wide_radius_is_fine_on_the_cpu():
+    catalog.check_config(
+        {**CONFIG, "backend": "cpu", "cpf2013_n": [8192], "cpf2013_radii": [CPF_MAX_RADIUS + 1]}
+    )
+
+
+def test_published_table1_is_transcribed():
+    """Spot checks against the paper's text: Table 1's rows and the abstract's numbers."""
+    rows = catalog.PUBLISHED_TABLE1
+    ours = [r for r in rows if r["reference"].startswith("this paper")]
+    assert [(r["particles"], r["time_ms"]) for r in ours] == [
+        (2048, 77.0), (16384, 77.0), (16384, 77.0), (16384, 124.0),
+    ]  # fmt: skip
+    assert [r.get("kernel_us") for r in ours[2:]] == [411.0, 266.0]  # abstract
+    chu = [r for r in rows if r["reference"].startswith("[12]")]
+    assert [r["position_error"] for r in chu] == [(0.06245, 0.06245), (0.06226, 0.06226)]
+    chao = [r for r in rows if r["reference"].startswith("[16]")]
+    assert [r["position_error"] for r in chao] == [(0.078, 0.083), (0.077, 0.081)]
+
+
+# --- error measures and seeds ---------------------------------------------------------
+
+
+def test_growth_mse_by_hand():
+    # (1/T) sum (x_t - x^_t)^2 with errors 1, 0, -2: (1 + 0 + 4) / 3.
+    assert targets.trajectory_mse([1.0, 2.0, 3.0], [2.0, 2.0, 1.0]) == pytest.approx(5 / 3)
+    assert targets.run_errors("growth", [0.0, 0.0], [3.0, 4.0]) == {"mse": 12.5}
+    with pytest.raises(ValueError, match="must be equal"):
+        targets.trajectory_mse([1.0, 2.0], [1.0, 2.0, 3.0])
+
+
+def test_bot_position_errors_by_hand():
+    """Positions are columns 0 and 2 (x, y); the velocities do not count."""
+    truth = np.array([[3.0, 100.0, 4.0, -7.0], [0.0, 1.0, 0.0, 1.0]])
+    est = np.array([[0.0, 0.0, 0.0, 0.0], [0.0, 9.0, 2.0, 9.0]])
+    np.testing.assert_allclose(targets.position_errors(est, truth), [5.0, 2.0])
+    assert targets.position_rmse(est, truth) == pytest.approx(math.sqrt((25 + 4) / 2))
+    assert targets.mean_position_error(est, truth) == pytest.approx(3.5)
+    assert targets.run_errors("bot", est, truth) == {
+        "position_rmse": pytest.approx(math.sqrt(14.5)), "mean_position_error": 3.5,
+    }  # fmt: skip
+    with pytest.raises(ValueError, match=r"states \(T, 4\)"):
+        targets.position_rmse(est[:, :2], truth[:, :2])
+
+
+def test_trajectories_and_seeds_do_not_depend_on_the_count():
+    """A quick set is the first rows of the paper-scale one; run seeds likewise."""
+    for name, steps, shape in (("growth", 10, (4, 11)), ("bot", 6, (4, 7, 4))):
+        big, small = targets.simulate(name, 4, steps, 7), targets.simulate(name, 2, steps, 7)
+        assert big["truth"].shape == shape and big["y"].shape == (4, steps)
+        np.testing.assert_array_equal(big["truth"][:2], small["truth"])
+        np.testing.assert_array_equal(big["y"][:2], small["y"])
+        targets.check_set(name, big, "test")
+        assert not np.array_equal(targets.simulate(name, 2, steps, 8)["y"], small["y"])
+    assert experiments.run_seeds(1, "bot", 64, 5)[:3] == experiments.run_seeds(1, "bot", 64, 3)
+    assert experiments.run_seeds(1, "bot", 64, 3) != experiments.run_seeds(1, "bot", 128, 3)
+    assert experiments.run_seeds(1, "bot", 64, 3) != experiments.run_seeds(1, "growth", 64, 3)
+    with pytest.raises(ValueError, match="not a bot trajectory set"):
+        targets.check_set("bot", targets.simulate("growth", 2, 5, 1), "x.npz")
+
+
+def test_backend_resolution():
+    log = logging.getLogger("test_cpf2013")
+    assert experiments.resolve_backend("cpu", True, "x") == "cpu"
+    assert experiments.resolve_backend("cuda", False, "x", log) == "cpu"  # no device code
+    assert experiments.resolve_backend("auto", False, "x") == "cpu"
+    if experiments.cuda_device() is None:
+        with pytest.raises(RuntimeError, match="no CUDA device is visible"):
+            experiments.resolve_backend("cuda", True, "x")
+
+
+# --- tables against hand computations ------------------------------------------------
+
+
+def _fake_cell(name, filt, n, radius, errors, steps_s, walls, method="cellular"):
+    measure = targets.ERROR_MEASURES[name]
+    arrays = {measure: np.array(errors), "step_seconds": np.array(steps_s),
+              "wall_seconds": np.array(walls)}  # fmt: skip
+    if name == "bot":
+        arrays["mean_position_error"] = np.array(errors) / 2
+    meta = {"model": name, "filter": filt, "method": method, "n": n, "radius": radius,
+            "trajectories": len(errors), "steps": 24, "fast_math": False, "backend": "cpu",
+            "device": "test CPU"}  # fmt: skip
+    return arrays, meta
+
+
+def test_error_and_baselines_tables_by_hand():
+    cells = [
+        _fake_cell("bot", "CPF", 64, 4, [1.0, 3.0, 5.0], [1e-6, 3e-6, 2e-6], [0.1, 0.3, 0.2]),
+        _fake_cell("bot", "CPF", 64, 8, [1.0, 1.0, 1.0], [4e-6, 4e-6, 4e-6], [0.4, 0.4, 0.5]),
+        _fake_cell(
+            "bot",
+            "SIR",
+            64,
+            None,
+            [2.0, 2.0, 2.0],
+            [1e-6] * 3,
+            [0.1, 0.1, 0.1],
+            method="systematic",
+        ),  # fmt: skip
+    ]
+    t = tables.error_table(cells)
+    r4 = t[(t["filter"] == "CPF") & (t["radius"] == 4)].iloc[0]
+    mean, half = confidence_interval([1.0, 3.0, 5.0])
+    assert (r4["error"], r4["error_ci"]) == (pytest.approx(3.0), pytest.approx(half)) and mean == 3
+    assert r4["step_us"] == pytest.approx(2.0) and r4["wall_ms"] == pytest.approx(200.0)
+    assert r4["mean_position_error"] == pytest.approx(1.5)
+    assert list(t.loc[t["best_radius"], "radius"]) == [8]  # error 1 < 3
+    b = tables.baselines_table(t).iloc[0]
+    assert (b["method"], b["cpf_radius"], b["sir_error"]) == ("systematic", 8, 2.0)
+    assert b["error_ratio"] == pytest.approx(0.5) and b["step_ratio"] == pytest.approx(4.0)
+    assert b["wall_ratio"] == pytest.approx(4.0)
+
+
+def test_timing_table_takes_medians():
+    arrays = {"step_seconds": np.array([[1e-6, 5e-6, 2e-6], [1e-6, 1e-6, 1e-6]]),
+              "wall_seconds": np.array([[1e-3, 3e-3, 2e-3], [1e-3, 1e-3, 1e-3]])}  # fmt: skip
+    meta = {"model": "growth", "n": 64, "radius": 4, "builds": ["default", "fast-math"],
+            "repeats": 3, "steps": 100, "backend": "cuda", "device": "test GPU"}  # fmt: skip
+    t = tables.timing_table([(arrays, meta)])
+    default = t[t["build"] == "default"].iloc[0]
+    assert default["step_us"] == pytest.approx(2.0) and default["wall_ms"] == pytest.approx(2.0)
+    assert default["step_us_q25"] == pytest.approx(1.5) and default["backend"] == "CUDA (CuPy)"
+    assert t[t["build"] == "fast-math"]["step_us"].iloc[0] == pytest.approx(1.0)
+
+
+# --- the study end to end on the CPU ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_study():
+    """Every cell kind on a tiny grid: N = 64, 128, r = 4, 8, 3 trajectories per model."""
+    sets = {"growth": targets.simulate("growth", 3, 12, 5), "bot": targets.simulate("bot", 3, 8, 5)}
+    kw = {"seed": 5, "backend": "cpu"}
+    cpf = {
+        name: [experiments.cpf_cell(name, sets[name], n, r, fast_math=True, **kw)
+               for n in (64, 128) for r in (4, 8)]
+        for name in sets
+    }  # fmt: skip
+    sir = {
+        name: [experiments.sir_cell(name, sets[name], n, m, **kw)
+               for n in (64, 128) for m in ("systematic", "metropolis")]
+        for name in sets
+    }  # fmt: skip
+    timing = [experiments.timing_cell("growth", sets["growth"], n, r, repeats=2, **kw)
+              for n in (64, 128) for r in (4, 8)]  # fmt: skip
+    for cells in (*cpf.values(), *sir.values(), timing):
+        for _, meta in cells:
+            meta["scale"] = "quick"
+    return sets, cpf, sir, timing
+
+
+def test_cells_record_what_ran(tiny_study):
+    sets, cpf, sir, timing = tiny_study
+    arrays, meta = cpf["bot"][0]
+    assert meta["backend"] == "cpu" and meta["device"] == cpu_name()
+    assert meta["fast_math"] is False  # an option of the GPU kernels only
+    assert arrays["estimates"].shape == (8, 4) and arrays["position_rmse"].shape == (3,)
+    assert (arrays["step_seconds"] > 0).all() and (arrays["wall_seconds"] > 0).all()
+    # The estimates of trajectory 0 give its error back.
+    est, truth = arrays["estimates"], sets["bot"]["truth"][0, 1:]
+    assert arrays["position_rmse"][0] == pytest.approx(targets.position_rmse(est, truth))
+    # Common random numbers: every r and method at N runs the same seeds.
+    np.testing.assert_array_equal(cpf["bot"][0][0]["seeds"], sir["bot"][0][0]["seeds"])
+    assert np.isnan(sir["growth"][0][0]["mean_B"]).all()  # systematic has no B
+    assert (sir["growth"][1][0]["mean_B"] >= 1).all()  # metropolis does
+    assert timing[0][1]["builds"] == ["default"] and timing[0][0]["step_seconds"].shape == (1, 2)
+    # Rerunning a cell gives the same errors (seeded); its times are measurements.
+    again, _ = experiments.cpf_cell("bot", sets["bot"], 64, 4, seed=5, backend="cpu")
+    np.testing.assert_array_equal(again["position_rmse"], arrays["position_rmse"])
+
+
+def test_tables_and_figures_of_the_tiny_study(tiny_study):
+    sets, cpf, sir, timing = tiny_study
+    frames = {}
+    for figure in catalog.FIGURES:
+        if figure in catalog.TRAJECTORY_FIGURES:
+            name = catalog.TRAJECTORY_FIGURES[figure]
+            cell = next(c for c in cpf[name] if (c[1]["n"], c[1]["radius"]) == (128, 8))
+            frame = tables.figure_table(figure, trajectories=sets[name], cpf=[cell])
+        elif figure in catalog.ERROR_FIGURES:
+            name = catalog.ERROR_FIGURES[figure]
+            frame = tables.figure_table(figure, cpf=cpf[name], sir=sir[name])
+        else:
+            extra = sir["growth"] if figure == "fig12" else []
+            frame = tables.figure_table(figure, cpf=timing, sir=extra)
+        frames[figure] = frame
+        fig = figures.draw(figure, frame.assign(scale="quick"), "quick (test)")
+        assert isinstance(fig, Figure) and "Backend: CPU (NumPy)" in fig.texts[-1].get_text()
+    assert len(frames["fig7"]) == 13 and np.isnan(frames["fig7"]["estimate"].iloc[0])
+    assert len(frames["fig9"]) == 4 + 4 and frames["fig9"]["best_radius"].sum() == 2
+    assert set(frames["fig10"]["error_measure"]) == {"position_rmse"}
+    assert len(frames["fig11"]) == 4 and set(frames["fig11"]["build"]) == {"default"}
+    assert set(frames["fig12"]["filter"]) == {"CPF", "SIR"} and len(frames["fig12"]) == 4 + 4
+    configs = catalog.table1_configurations({"cpf2013_n": [64, 128], "cpf2013_radii": [4, 8]})
+    t1 = tables.table1(catalog.PUBLISHED_TABLE1, cpf["growth"] + cpf["bot"], configs)
+    measured = t1[t1["source"] == tables.MEASURED]
+    assert len(t1) == len(catalog.PUBLISHED_TABLE1) + 2  # bot (128, 8) once, growth (128, 8)
+    assert list(measured["particles"]) == [128, 128] and list(measured["radius"]) == [8, 8]
+    bot = measured.iloc[0]
+    bot_cell = next(a for a, m in cpf["bot"] if (m["n"], m["radius"]) == (128, 8))
+    assert bot["position_rmse"] == pytest.approx(bot_cell["position_rmse"].mean())
+    assert bot["position_error_low"] == pytest.approx(bot_cell["mean_position_error"].mean())
+    assert bot["gpu"] == cpu_name() and "nearest" in bot["note"]
+    markdown = tables.table1_markdown(t1)
+    assert markdown.count("\n| published") == len(catalog.PUBLISHED_TABLE1)
+    assert "0.078 - 0.083" in markdown
+    errors = pd.concat([frames["fig9"], frames["fig10"]], ignore_index=True)
+    assert len(tables.baselines_table(errors)) == 2 * 2 * 2  # models x N x methods
+
+
+# --- the pipeline ---------------------------------------------------------------------
+
+
+def snakemake(workdir: Path, *args: str, config=()):
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
+           "--directory", str(workdir), "--cores", "2", *args]  # fmt: skip
+    if config:
+        cmd += ["--config", *config]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=workdir)
+    proc.output = proc.stdout + proc.stderr
+    return proc
+
+
+def job_counts(output: str) -> dict[str, int]:
+    table = output.split("Job stats:", 1)[1].split("total", 1)[0]
+    return {m[1]: int(m[2]) for m in re.finditer(r"^([\w-]+)\s+(\d+)\s*$", table, re.M)}
+
+
+@pytest.mark.parametrize("scale", ["quick", "thesis"])
+def test_dry_run_of_the_target(tmp_path, scale):
+    proc = snakemake(tmp_path, "-n", "cpf2013", config=[f"scale={scale}"])
+    assert proc.returncode == 0, proc.output
+    grid = {**CONFIG, **QUICK} if scale == "quick" else CONFIG
+    configs, ns = len(catalog.configurations(grid)), len(catalog.n_grid(grid))
+    assert job_counts(proc.output) == {
+        "cpf2013_trajectories": 2,
+        "cpf2013_cpf_cell": 2 * configs,
+        "cpf2013_sir_cell": 2 * ns * len(grid["cpf2013_baselines"]),
+        "cpf2013_timing_cell": configs,
+        "cpf2013_table": len(catalog.FIGURES),
+        "cpf2013_figure": len(catalog.FIGURES),
+        "cpf2013_table1": 1,
+        "cpf2013_baselines": 1,
+        "cpf2013": 1,
+    }
+    top = catalog.n_grid(grid)[-1]
+    assert f"results/cpf2013/cpf/bot/n{top}_r{catalog.radii(grid)[-1]}.npz" in proc.output
+
+
+def test_one_figure_builds_only_what_it_needs(tmp_path):
+    proc = snakemake(tmp_path, "-n", "results/figures/cpf2013/fig11.png", config=["scale=quick"])
+    assert proc.returncode == 0, proc.output
+    configs = len(catalog.configurations({**CONFIG, **QUICK}))
+    assert job_counts(proc.output) == {"cpf2013_trajectories": 1, "cpf2013_timing_cell": configs,
+                                       "cpf2013_table": 1, "cpf2013_figure": 1}  # fmt: skip
+
+
+def test_bad_config_stops_the_run(tmp_path):
+    proc = snakemake(tmp_path, "-n", "cpf2013", config=["scale=quick", "cpf2013_radii=[4096]"])
+    assert proc.returncode != 0
+    assert "cpf2013_radii has [4096], wider than the ring" in proc.output, proc.output

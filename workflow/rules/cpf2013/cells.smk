@@ -1,0 +1,112 @@
+"""Gelencsér-Horváth et al. (2013), "Evaluation and results": the cells of Figs 7-12 and
+Table 1. The grid is config/studies/cpf2013.yaml; the study's code is
+src/pfresample/studies/cpf2013/ and its glue scripts/cpf2013/cells.py.
+
+* results/cpf2013/trajectories/{cpf_model}.npz: the model's trajectories (growth: 1,000
+  of 100 steps; bot: 100 of 24), simulated once and read by every cell of the model;
+* results/cpf2013/cpf/{cpf_model}/n{n}_r{r}.npz: the CPF at one configuration (N, r) on
+  every trajectory (Figs 7-10, Table 1), one job per (model, N, r);
+* results/cpf2013/sir/{cpf_model}/{sir_method}/n{n}.npz: the SIR filter with one global
+  resampler at N on the same trajectories (the baselines), one job per (model, method, N);
+* results/cpf2013/timing/growth/n{n}_r{r}.npz: timed runs of the CPF on one trajectory of
+  the growth model, default and (GPU) fast-math builds (Figs 11-12), one job per (N, r).
+Every cell runs on `backend` and asks for a GPU where the cells may run on one.
+"""
+
+CPF2013_CELLS_SCRIPT = "../../../scripts/cpf2013/cells.py"
+
+
+wildcard_constraints:
+    cpf_model=alternatives(CPF2013_MODELS),
+    sir_method=alternatives(config["cpf2013_baselines"]),
+    r=r"[1-9][0-9]*",
+
+
+rule cpf2013_trajectories:
+    output:
+        cpf2013_trajectories("{cpf_model}"),
+    params:
+        seed=config["seed"],
+        trajectories=lambda wildcards: cpf2013_catalog.trajectories(config, wildcards.cpf_model),
+        steps=lambda wildcards: cpf2013_catalog.steps(config, wildcards.cpf_model),
+        scale=SCALE,
+    log:
+        "results/logs/cpf2013/trajectories/{cpf_model}.log",
+    threads: 1
+    resources:
+        mem_mb=512,
+    conda:
+        CONDA_ENV
+    script:
+        CPF2013_CELLS_SCRIPT
+
+
+rule cpf2013_cpf_cell:
+    input:
+        trajectories=cpf2013_trajectories("{cpf_model}"),
+    output:
+        cpf2013_cpf_cell("{cpf_model}", "{n}", "{r}"),
+    params:
+        cell=cpf2013_cell_params(),
+        fast_math=config["cpf2013_fast_math"],
+        devices=GPU_DEVICES,
+        scale=SCALE,
+    log:
+        "results/logs/cpf2013/cpf/{cpf_model}/n{n}_r{r}.log",
+    benchmark:
+        "results/benchmarks/cpf2013/cpf/{cpf_model}/n{n}_r{r}.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: cpf2013_mem_mb(wildcards.n, wildcards.cpf_model),
+        gpu=CELL_GPUS,
+    conda:
+        CONDA_ENV
+    script:
+        CPF2013_CELLS_SCRIPT
+
+
+rule cpf2013_sir_cell:
+    input:
+        trajectories=cpf2013_trajectories("{cpf_model}"),
+    output:
+        cpf2013_sir_cell("{cpf_model}", "{sir_method}", "{n}"),
+    params:
+        cell=cpf2013_cell_params(),
+        devices=GPU_DEVICES,
+        scale=SCALE,
+    log:
+        "results/logs/cpf2013/sir/{cpf_model}/{sir_method}/n{n}.log",
+    benchmark:
+        "results/benchmarks/cpf2013/sir/{cpf_model}/{sir_method}/n{n}.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: cpf2013_mem_mb(wildcards.n, wildcards.cpf_model),
+        gpu=CELL_GPUS,
+    conda:
+        CONDA_ENV
+    script:
+        CPF2013_CELLS_SCRIPT
+
+
+rule cpf2013_timing_cell:
+    input:
+        trajectories=cpf2013_trajectories("{cpf_model}"),
+    output:
+        cpf2013_timing_cell("{cpf_model}", "{n}", "{r}"),
+    params:
+        cell=cpf2013_cell_params(),
+        repeats=config["cpf2013_timing_repeats"],
+        devices=GPU_DEVICES,
+        scale=SCALE,
+    log:
+        "results/logs/cpf2013/timing/{cpf_model}/n{n}_r{r}.log",
+    benchmark:
+        "results/benchmarks/cpf2013/timing/{cpf_model}/n{n}_r{r}.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: cpf2013_mem_mb(wildcards.n, wildcards.cpf_model),
+        gpu=CELL_GPUS,
+    conda:
+        CONDA_ENV
+    script:
+        CPF2013_CELLS_SCRIPT

@@ -1,0 +1,92 @@
+"""Gelencsér-Horváth et al. (2013): the tidy tables and figures of Figs 7-12, Table 1 and
+the baselines' table, from the cells of cells.smk; glue scripts/cpf2013/outputs.py.
+
+* results/tables/cpf2013/{cpf_fig}.csv: the table of each figure (fig7 ... fig12);
+* results/tables/cpf2013/table1.csv, .md: the paper's Table 1 (published) next to ours;
+* results/tables/cpf2013/baselines.csv: at each N, the SIR baselines against the CPF's
+  best r (what locality costs in error and saves in time);
+* results/figures/cpf2013/{cpf_fig}.png and .pdf.
+"""
+
+CPF2013_OUTPUTS_SCRIPT = "../../../scripts/cpf2013/outputs.py"
+
+
+wildcard_constraints:
+    cpf_fig=alternatives(cpf2013_catalog.FIGURES),
+
+
+rule cpf2013_table:
+    input:
+        unpack(lambda wildcards: cpf2013_table_inputs(wildcards.cpf_fig)),
+    output:
+        "results/tables/cpf2013/{cpf_fig}.csv",
+    log:
+        "results/logs/tables/cpf2013/{cpf_fig}.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        CPF2013_OUTPUTS_SCRIPT
+
+
+rule cpf2013_table1:
+    """Table 1: the paper's rows (transcribed, marked published) and ours."""
+    input:
+        cpf=cpf2013_table1_cells(),
+    output:
+        csv="results/tables/cpf2013/table1.csv",
+        md="results/tables/cpf2013/table1.md",
+    params:
+        configurations=cpf2013_catalog.table1_configurations(config),
+    log:
+        "results/logs/tables/cpf2013/table1.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        CPF2013_OUTPUTS_SCRIPT
+
+
+rule cpf2013_baselines:
+    """The SIR baselines against the CPF's best r at each N, both models."""
+    input:
+        cpf=cpf2013_cpf_cells("growth") + cpf2013_cpf_cells("bot"),
+        sir=cpf2013_sir_cells("growth") + cpf2013_sir_cells("bot"),
+    output:
+        "results/tables/cpf2013/baselines.csv",
+    log:
+        "results/logs/tables/cpf2013/baselines.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        CPF2013_OUTPUTS_SCRIPT
+
+
+rule cpf2013_figure:
+    input:
+        table="results/tables/cpf2013/{cpf_fig}.csv",
+    output:
+        png=report(
+            "results/figures/cpf2013/{cpf_fig}.png",
+            caption="../../report/cpf2013.rst",
+            category="Gelencsér-Horváth et al. (2013)",
+        ),
+        pdf="results/figures/cpf2013/{cpf_fig}.pdf",
+    params:
+        scale=SCALE_NOTE,
+    log:
+        "results/logs/figures/cpf2013/{cpf_fig}.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        CPF2013_OUTPUTS_SCRIPT

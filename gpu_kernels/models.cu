@@ -92,8 +92,10 @@ extern "C" __global__ void growth_predict(float* __restrict__ x, float* __restri
     });
 }
 
-// Rows of x (4, n): p_x, p_y, v_x, v_y ~ N(x_0, P_0) (Tables 7.1 / 7.4).
-extern "C" __global__ void radar_init(float* __restrict__ x, unsigned int n,
+// The four rows of x (4, n) from N(m, diag(s^2)): the radar model's p_x,
+// p_y, v_x, v_y ~ N(x_0, P_0) (Tables 7.1 / 7.4), the bearings-only model's
+// x, xdot, y, ydot from its prior.
+extern "C" __global__ void rows4_init(float* __restrict__ x, unsigned int n,
                                       const unsigned int* __restrict__ noise_key, float m0,
                                       float m1, float m2, float m3, float s0, float s1, float s2,
                                       float s3) {
@@ -212,24 +214,10 @@ extern "C" __global__ void volatility_predict(float* __restrict__ xs, float* __r
     });
 }
 
-// Bearings-only tracking (models/bearings.py) for the SIR filter: rows x,
-// xdot, y, ydot of (4, n) drawn from the prior N(m, diag(s^2)).
-extern "C" __global__ void bot_init(float* __restrict__ x, unsigned int n,
-                                    const unsigned int* __restrict__ noise_key, float m0, float m1,
-                                    float m2, float m3, float s0, float s1, float s2, float s3) {
-    using namespace pfr;
-    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    float v[4];
-    normals4(PhiloxKey{noise_key[0], noise_key[1]}, i, 0ull, v);
-    x[i] = m0 + s0 * v[0];
-    x[n + i] = m1 + s1 * v[1];
-    x[2 * n + i] = m2 + s2 * v[2];
-    x[3 * n + i] = m3 + s3 * v[3];
-}
-
-// (B1) in place with w = (v0, v1) of the particle's Philox block, then (B2)
-// with the bearing z[0]; one thread a particle (a bearings-only run is small).
+// Bearings-only tracking (models/bearings.py) for the SIR filter, rows x,
+// xdot, y, ydot of (4, n) (drawn by rows4_init): (B1) in place with w =
+// (v0, v1) of the particle's Philox block, then (B2) with the bearing z[0];
+// one thread a particle (a bearings-only run is small).
 extern "C" __global__ void bot_predict(float* __restrict__ x, float* __restrict__ log_w,
                                        unsigned int n, const unsigned int* __restrict__ noise_key,
                                        unsigned long long block, float q_sd,

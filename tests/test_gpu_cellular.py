@@ -131,7 +131,7 @@ def test_scan_and_search_kernels_agree_and_the_largest_radius_fits():
 
 def test_sir_filter_runs_the_bearings_only_model_on_the_gpu():
     """The baselines' SIR filter has the bearings-only model on the device
-    too (models.cu, bot_init / bot_predict): its position errors agree with
+    too (models.cu, rows4_init / bot_predict): its position errors agree with
     the CPU filter's within 4 standard errors of the difference."""
     from pfresample.filters import run_sir
 

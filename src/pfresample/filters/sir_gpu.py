@@ -124,7 +124,7 @@ class _RadarTwin:
         n = x.shape[-1]
         means = [np.float32(v) for v in m.x0]
         sds = [np.float32(v**0.5) for v in m.p0_diag]
-        _launch("models.cu", "radar_init", n, (x, np.uint32(n), key, *means, *sds))
+        _launch("models.cu", "rows4_init", n, (x, np.uint32(n), key, *means, *sds))
 
     def predict(self, x, log_w, k: int, z, key, top) -> None:
         m = self.model
@@ -150,7 +150,7 @@ class _BotTwin:
         n = x.shape[-1]
         means = [np.float32(v) for v in m.prior_mean]
         sds = [np.float32(v) for v in m.prior_sd]
-        _launch("models.cu", "bot_init", n, (x, np.uint32(n), key, *means, *sds))
+        _launch("models.cu", "rows4_init", n, (x, np.uint32(n), key, *means, *sds))
 
     def predict(self, x, log_w, k: int, z, key, top) -> None:
         m = self.model

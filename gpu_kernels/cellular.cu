@@ -10,10 +10,12 @@
 // A block of CELLULAR_THREADS threads owns CELLULAR_THREADS consecutive
 // particles and loads them with the r particles before the first (the
 // halo; block 0 wraps around to the end of the ring) into shared memory, as
-// the paper's Fig 5 does. Every thread scans its whole neighbourhood twice
-// (W, then the running sums) without early exit, as the paper's kernel
-// does. The ancestors go to another buffer than the weights: the paper's
-// in-place write-back races with the halos other blocks are still reading.
+// the paper's Fig 5 does. In the resampler every thread scans its whole
+// neighbourhood twice (W, then the running sums) without early exit, as the
+// paper's kernel does; the filter's step searches its tile's prefix sums
+// instead, or scans on request (cpf_step). The ancestors go to another
+// buffer than the weights: the paper's in-place write-back races with the
+// halos other blocks are still reading.
 //
 // cellular: the registry's method (K replicas, blockIdx.y the replica).
 // cpf_*_step: one time step of the filter (Fig 6), one kernel: load the

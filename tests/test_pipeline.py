@@ -691,7 +691,7 @@ def test_overhead_report_reads_every_job(tiny_run):
     assert len(jobs) == len(benchmarks) > 100
     assert set(jobs["kind"]) == {
         "weights", "tuning", "resample", "tables", "figures", "trajectories", "filter",
-        "filter_speedup", "guldas2015",
+        "filter_speedup", "guldas2015", "cpf2013",
     }  # fmt: skip
     # The log span lies inside the job's wall time, up to the logs' millisecond stamps
     # and the benchmark's 10 ms resolution.

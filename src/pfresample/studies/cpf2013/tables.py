@@ -28,6 +28,7 @@ from ...constants import CONFIDENCE_LEVEL
 from ...metrics import confidence_interval
 from ...pipeline.tables import markdown_table
 from . import targets
+from .catalog import ERROR_FIGURES, TRAJECTORY_FIGURES
 
 MEASURED = "measured (this pipeline)"
 PUBLISHED = "published"
@@ -277,8 +278,6 @@ def figure_table(figure: str, *, trajectories=None, cpf=(), sir=()) -> pd.DataFr
     the trajectory set and the CPF cell of the largest configuration; Figs
     9-10 the CPF and SIR cells of the model; Fig 11 the timing cells; Fig 12
     the timing cells (default build) and the growth model's SIR cells."""
-    from .catalog import ERROR_FIGURES, TRAJECTORY_FIGURES
-
     if figure in TRAJECTORY_FIGURES:
         (cell,) = cpf
         return trajectory_table(TRAJECTORY_FIGURES[figure], trajectories, *cell)

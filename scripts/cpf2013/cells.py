@@ -7,8 +7,8 @@ study (pfresample.studies.cpf2013) and writes its .npz atomically.
 """
 
 from pfresample import backend
-from pfresample.pipeline import artifacts, devices
-from pfresample.pipeline.jobs import provenance, run
+from pfresample.pipeline import devices
+from pfresample.pipeline.jobs import run, save_cell
 from pfresample.studies.cpf2013 import experiments, targets
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
@@ -17,15 +17,6 @@ if RULE.endswith("_cell"):
     # A cell job takes one free GPU for itself before CUDA starts (pfresample.pipeline.devices).
     CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
     backend.cuda_device()
-
-
-def _save(snakemake, log, arrays, metadata):
-    if CLAIM is not None:
-        log.info("GPU: device %s (waited %.1f s)", CLAIM.device, CLAIM.waited_s)
-    metadata.update(scale=snakemake.params.scale, **provenance(snakemake))
-    artifacts.save_npz(snakemake.output[0], arrays, metadata)
-    if "backend" in metadata:
-        log.info("backend %s, device %s", metadata["backend"], metadata["device"])
 
 
 def _trajectories(snakemake):
@@ -38,7 +29,7 @@ def trajectories(snakemake, log):
     arrays = targets.simulate(name, p.trajectories, p.steps, p.seed)
     metadata = {"study": "cpf2013", "what": "trajectories", "model": name, "seed": int(p.seed),
                 "count": int(p.trajectories), "steps": int(p.steps)}  # fmt: skip
-    _save(snakemake, log, arrays, metadata)
+    save_cell(snakemake, log, arrays, metadata, CLAIM)
     log.info("%d %s trajectories of %d steps", p.trajectories, name, p.steps)
 
 
@@ -47,14 +38,14 @@ def cpf_cell(snakemake, log):
     w, p = snakemake.wildcards, snakemake.params
     cell = experiments.cpf_cell(name, data, int(w.n), int(w.r), fast_math=p.fast_math,
                                 log=log, **p.cell)  # fmt: skip
-    _save(snakemake, log, *cell)
+    save_cell(snakemake, log, *cell, CLAIM)
 
 
 def sir_cell(snakemake, log):
     name, data = _trajectories(snakemake)
     w, p = snakemake.wildcards, snakemake.params
     cell = experiments.sir_cell(name, data, int(w.n), w.sir_method, log=log, **p.cell)
-    _save(snakemake, log, *cell)
+    save_cell(snakemake, log, *cell, CLAIM)
 
 
 def timing_cell(snakemake, log):
@@ -62,7 +53,7 @@ def timing_cell(snakemake, log):
     w, p = snakemake.wildcards, snakemake.params
     cell = experiments.timing_cell(name, data, int(w.n), int(w.r), repeats=p.repeats,
                                    log=log, **p.cell)  # fmt: skip
-    _save(snakemake, log, *cell)
+    save_cell(snakemake, log, *cell, CLAIM)
 
 
 def job(rule: str):

@@ -3,17 +3,10 @@ one function per cell rule, chosen by the rule's name; each calls the study
 (pfresample.studies.guldas2015.filter_experiments) and writes its .npz atomically.
 """
 
-from pfresample.pipeline import artifacts
-from pfresample.pipeline.jobs import provenance, run
+from pfresample.pipeline.jobs import run, save_cell
 from pfresample.studies.guldas2015 import filter_experiments
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
-
-
-def _save(snakemake, log, arrays, metadata):
-    metadata.update(scale=snakemake.params.scale, **provenance(snakemake))
-    artifacts.save_npz(snakemake.output[0], arrays, metadata)
-    log.info("backend %s, device %s", metadata["backend"], metadata["device"])
 
 
 def filter_cell(snakemake, log):
@@ -22,7 +15,7 @@ def filter_cell(snakemake, log):
         snakemake.wildcards.kind, int(snakemake.wildcards.n), runs=p.runs, steps=p.steps,
         tau=p.tau, seed=p.seed, backend=p.backend, log=log,
     )  # fmt: skip
-    _save(snakemake, log, *cell)
+    save_cell(snakemake, log, *cell)
 
 
 def interaction_cell(snakemake, log):
@@ -30,7 +23,7 @@ def interaction_cell(snakemake, log):
     cell = filter_experiments.interaction_cell(
         int(snakemake.wildcards.n), steps=p.steps, tau=p.tau, seed=p.seed, log=log
     )
-    _save(snakemake, log, *cell)
+    save_cell(snakemake, log, *cell)
 
 
 def smcem_cell(snakemake, log):
@@ -39,7 +32,7 @@ def smcem_cell(snakemake, log):
         int(snakemake.wildcards.n), sequences=p.sequences, length=p.length,
         iterations=p.iterations, seed=p.seed, backend=p.backend, log=log,
     )  # fmt: skip
-    _save(snakemake, log, *cell)
+    save_cell(snakemake, log, *cell)
 
 
 def job(rule: str):

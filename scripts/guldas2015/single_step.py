@@ -18,7 +18,7 @@ from pfresample.backend import BACKEND_LABELS
 from pfresample.models.volatility import ALPHA, SIGMA
 from pfresample.pipeline import artifacts, devices, plots
 from pfresample.pipeline import tables as pipeline_tables
-from pfresample.pipeline.jobs import provenance, run
+from pfresample.pipeline.jobs import run, save_cell
 from pfresample.studies.guldas2015 import catalog, experiments, figures, tables
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
@@ -29,19 +29,11 @@ if RULE.endswith("_cell"):
     backend.cuda_device()
 
 
-def _save_cell(snakemake, log, arrays, metadata):
-    if CLAIM is not None:
-        log.info("GPU: device %s (waited %.1f s)", CLAIM.device, CLAIM.waited_s)
-    metadata.update(scale=snakemake.params.scale, **provenance(snakemake))
-    artifacts.save_npz(snakemake.output[0], arrays, metadata)
-    log.info("backend %s, device %s", metadata["backend"], metadata["device"])
-
-
 def radix2_cell(snakemake, log):
     n, p = int(snakemake.wildcards.n), snakemake.params
     target = catalog.targets(snakemake.config)["theory"]
     cell = experiments.radix2_cell(target, n, replicates=p.replicates, log=log, **p.cell)
-    _save_cell(snakemake, log, *cell)
+    save_cell(snakemake, log, *cell, CLAIM)
 
 
 def sweep_cell(snakemake, log):
@@ -49,7 +41,7 @@ def sweep_cell(snakemake, log):
     target = catalog.targets(snakemake.config)["theory"]
     radices = [tuple(r) for r in p.radices]
     cell = experiments.sweep_cell(target, n, radices, replicates=p.replicates, log=log, **p.cell)
-    _save_cell(snakemake, log, *cell)
+    save_cell(snakemake, log, *cell, CLAIM)
 
 
 def speed_cell(snakemake, log):
@@ -58,7 +50,7 @@ def speed_cell(snakemake, log):
     cell = experiments.speed_cell(
         target, n, replicates=p.replicates, repeats=p.repeats, log=log, **p.cell
     )
-    _save_cell(snakemake, log, *cell)
+    save_cell(snakemake, log, *cell, CLAIM)
 
 
 def _cells(paths):

@@ -28,8 +28,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..cuda import geometry, kernels, workspace
-from ..rng import seed_keys
-from .common import CpfRun, derive_seeds
+from .common import CpfRun, graph_inputs
 
 GRAPHS_KEPT = 4
 
@@ -178,20 +177,12 @@ class CpfGraph:
                 self.graph = self.stream.end_capture()
             self.graph.upload(self.stream)
 
-    def host_inputs(self, y, seed: int) -> np.ndarray:
-        """The noise key and the resampling keys (``derive_seeds(seed, T)``,
-        as the CPU filter's) and the measurements, as one uint32 buffer."""
-        rng, draw_seeds = derive_seeds(seed, self.steps)
-        key = rng.integers(0, 2**32, size=2, dtype=np.uint64).astype(np.uint32)
-        k0, k1 = seed_keys(draw_seeds)
-        z = np.ascontiguousarray(y, dtype=np.float32).reshape(-1).view(np.uint32)
-        return np.concatenate([key, np.stack([k0, k1], axis=1).astype(np.uint32).ravel(), z])
-
     def run(self, y, seed: int) -> CpfRun:
         """One run: upload, replay, download; the host's clock around all of it."""
+        import cupy
+
         start = time.perf_counter()
-        host = self.host_inputs(y, seed)
-        self.inputs.set(host, stream=self.stream)
+        self.inputs.set(graph_inputs(y, seed, self.steps), stream=self.stream)
         if self.graph is None:
             self._capture()
         self.start.record(self.stream)
@@ -199,8 +190,6 @@ class CpfGraph:
         self.end.record(self.stream)
         estimates = self.estimates.get(stream=self.stream)
         wall = time.perf_counter() - start
-        import cupy
-
         device = 1e-3 * cupy.cuda.get_elapsed_time(self.start, self.end)
         if self.twin.rows == 1:
             estimates = estimates[:, 0]

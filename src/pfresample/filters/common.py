@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..rng import seed_keys
+
 # The four stages of Algorithm 2.4, in the order of SirResult.stage_seconds's columns.
 STAGES = (
     "prediction and weight update",
@@ -65,6 +67,19 @@ def derive_seeds(seed: int, steps: int) -> tuple[np.random.Generator, np.ndarray
     """
     noise, draws = np.random.SeedSequence(seed).spawn(2)
     return np.random.default_rng(noise), draws.generate_state(steps, np.uint64)
+
+
+def graph_inputs(y, seed: int, steps: int) -> np.ndarray:
+    """A GPU filter run's inputs as one uint32 buffer (the device reads it,
+    so a captured graph replays any run): the noise key (2 words), the
+    resampling key of each of the ``steps`` steps (2 words each), both from
+    ``derive_seeds(seed, steps)`` -- the noise key from the noise stream, as
+    the CPU filter's noise -- and the measurements ``y`` as float32."""
+    rng, draw_seeds = derive_seeds(seed, steps)
+    key = rng.integers(0, 2**32, size=2, dtype=np.uint64).astype(np.uint32)
+    k0, k1 = seed_keys(draw_seeds)
+    z = np.ascontiguousarray(y, dtype=np.float32).reshape(-1).view(np.uint32)
+    return np.concatenate([key, np.stack([k0, k1], axis=1).astype(np.uint32).ravel(), z])
 
 
 def select_filter_backend(backend: str, on_gpu: bool = True) -> str:

@@ -54,9 +54,8 @@ import numpy as np
 
 from ..cuda import geometry, kernels, run, stats, workspace
 from ..cuda.kernels import NULL
-from ..rng import seed_keys
 from ..validation import check_params, kernel_arguments
-from .common import NO_B, STAGES, SirResult, derive_seeds
+from .common import NO_B, STAGES, SirResult, graph_inputs
 
 STATE_DTYPE = np.float32  # thesis §2.4: single precision
 WEIGHT_DTYPE = np.float32  # the resamplers' default (api.resample)
@@ -109,6 +108,14 @@ class _GrowthTwin:
         _launch("models.cu", "growth_predict", geometry.blocks(n, self.per_block), args)
 
 
+def _rows4_init(x, key, means, sds) -> None:
+    """The four state rows of ``x`` (4, N) from N(means, diag(sds^2))
+    (models.cu, rows4_init): the radar and bearings-only priors."""
+    n = x.shape[-1]
+    f32 = [np.float32(v) for v in (*means, *sds)]
+    _launch("models.cu", "rows4_init", n, (x, np.uint32(n), key, *f32))
+
+
 class _RadarTwin:
     """The radar model (eqs. 7.1-7.2) on the device: rows p_x, p_y, v_x, v_y
     of a (4, N) array, so that each row is read and written coalesced."""
@@ -120,11 +127,7 @@ class _RadarTwin:
         self.model = model
 
     def init(self, x, key) -> None:
-        m = self.model
-        n = x.shape[-1]
-        means = [np.float32(v) for v in m.x0]
-        sds = [np.float32(v**0.5) for v in m.p0_diag]
-        _launch("models.cu", "rows4_init", n, (x, np.uint32(n), key, *means, *sds))
+        _rows4_init(x, key, self.model.x0, [v**0.5 for v in self.model.p0_diag])
 
     def predict(self, x, log_w, k: int, z, key, top) -> None:
         m = self.model
@@ -146,11 +149,7 @@ class _BotTwin:
         self.model = model
 
     def init(self, x, key) -> None:
-        m = self.model
-        n = x.shape[-1]
-        means = [np.float32(v) for v in m.prior_mean]
-        sds = [np.float32(v) for v in m.prior_sd]
-        _launch("models.cu", "rows4_init", n, (x, np.uint32(n), key, *means, *sds))
+        _rows4_init(x, key, self.model.prior_mean, self.model.prior_sd)
 
     def predict(self, x, log_w, k: int, z, key, top) -> None:
         m = self.model
@@ -364,14 +363,8 @@ class FilterGraph:
         return m.gpu(call, **self.kw, **extra)
 
     def host_inputs(self, y, seed: int) -> np.ndarray:
-        """A run's inputs: the noise key, the resampling keys of every step
-        (both from ``derive_seeds(seed, T)``) and the measurements ``y``."""
-        rng, draw_seeds = derive_seeds(seed, self.steps)
-        # The noise key comes from the noise stream, as the CPU filter's noise does.
-        key = rng.integers(0, 2**32, size=2, dtype=np.uint64).astype(np.uint32)
-        k0, k1 = seed_keys(draw_seeds)
-        z = np.ascontiguousarray(y, dtype=np.float32).reshape(-1).view(np.uint32)
-        return np.concatenate([key, np.stack([k0, k1], axis=1).astype(np.uint32).ravel(), z])
+        """A run's inputs (``common.graph_inputs``)."""
+        return graph_inputs(y, seed, self.steps)
 
     def upload(self, host: np.ndarray) -> None:
         """``host_inputs`` on the device; the graph is captured by the first upload."""

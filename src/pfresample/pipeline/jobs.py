@@ -1,5 +1,6 @@
 """Plumbing shared by the scripts/ entry points: logging to the rule's log
-file and the provenance record stored with every artifact. No algorithm code."""
+file, the provenance record stored with every artifact, and saving a cell.
+No algorithm code."""
 
 from __future__ import annotations
 
@@ -71,3 +72,18 @@ def run(main, snakemake) -> None:
         log.exception("failed")
         raise
     log.info("done: %s", ", ".join(snakemake.output))
+
+
+def save_cell(snakemake, log, arrays, metadata, claim=None) -> None:
+    """Save a cell's ``arrays`` and ``metadata`` (with the scale and the
+    provenance) atomically as the rule's first output, logging the GPU the
+    job claimed (``claim``, from ``devices.pin_job``) and the backend and
+    device that ran it, where the metadata names them."""
+    from . import artifacts
+
+    if claim is not None:
+        log.info("GPU: device %s (waited %.1f s)", claim.device, claim.waited_s)
+    metadata.update(scale=snakemake.params.scale, **provenance(snakemake))
+    artifacts.save_npz(snakemake.output[0], arrays, metadata)
+    if "backend" in metadata:
+        log.info("backend %s, device %s", metadata["backend"], metadata["device"])

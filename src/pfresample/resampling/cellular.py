@@ -70,19 +70,24 @@ def neighbourhood_choice(ext: np.ndarray, radius: int, p0: int, p1: int, u: np.n
     return count, total
 
 
-def _ancestors(a, ext, before, radius: int, p0: int, p1: int, u: np.ndarray) -> np.ndarray:
-    """The ancestors of particles p0 ... p1 - 1 under the contract above."""
-    n = a.size
+def _choose(ext: np.ndarray, radius: int, p0: int, p1: int, u: np.ndarray, n: int):
+    """(ancestors, dead) of particles p0 ... p1 - 1 by the contract's scan:
+    the neighbour chosen, the farthest positive one where u W rounded up to
+    W (rare), and the mask of neighbourhoods without weight (their entries
+    of the ancestors are still to be set)."""
     d, total = neighbourhood_choice(ext, radius, p0, p1, u)
     particle = np.arange(p0, p1)
-    short = np.flatnonzero((d > radius) & (total > 0))  # u W rounded up to W
-    for q in short:  # the farthest neighbour with positive weight (rare)
+    for q in np.flatnonzero((d > radius) & (total > 0)):
         v = ext[particle[q] : particle[q] + radius + 1][::-1]  # neighbours d = 0 ... r
         d[q] = int(np.flatnonzero(v > 0)[-1])
-    anc = (particle - np.minimum(d, radius)) % n
-    dead = total == 0
+    return (particle - np.minimum(d, radius)) % n, total == 0
+
+
+def _ancestors(ext, before, radius: int, p0: int, p1: int, u: np.ndarray, n: int) -> np.ndarray:
+    """The ancestors of particles p0 ... p1 - 1 under the contract above."""
+    anc, dead = _choose(ext, radius, p0, p1, u, n)
     if dead.any():
-        anc[dead] = before[(particle[dead] - radius - 1) % n]
+        anc[dead] = before[(np.arange(p0, p1)[dead] - radius - 1) % n]
     return anc.astype(np.int32)
 
 
@@ -115,14 +120,8 @@ def cellular_log(log_w: np.ndarray, key, radius: int) -> np.ndarray:
     a = np.exp(lw - lw.max())
     ext = np.concatenate([a[n - radius :], a]) if radius else a
     u = uniform_float(draws_of(key, n)).astype(np.float64)
-    d, total = neighbourhood_choice(ext, radius, 0, n, u)
-    particle = np.arange(n)
-    short = np.flatnonzero((d > radius) & (total > 0))
-    for q in short:
-        v = ext[q : q + radius + 1][::-1]
-        d[q] = int(np.flatnonzero(v > 0)[-1])
-    anc = (particle - np.minimum(d, radius)) % n
-    dead = np.flatnonzero(total == 0)
+    anc, dead_mask = _choose(ext, radius, 0, n, u, n)
+    dead = np.flatnonzero(dead_mask)
     if dead.size:
         finite = np.isfinite(lw)
         window = (dead[:, None] - np.arange(radius + 1)[None, :]) % n
@@ -157,7 +156,7 @@ def cellular(w: np.ndarray, keys, *, radius: int) -> np.ndarray:
         starts = np.flatnonzero(np.diff(p) != 1) + 1  # a chunk may span replicas
         for lo, hi in zip(np.r_[0, starts], np.r_[starts, p.size], strict=True):
             out[lo:hi] = _ancestors(
-                a, ext, before, radius, int(p[lo]), int(p[hi - 1]) + 1, u[lo:hi]
+                ext, before, radius, int(p[lo]), int(p[hi - 1]) + 1, u[lo:hi], n
             )
         return out
 

@@ -2,7 +2,8 @@
 
 A library of resamplers (Systematic, Stratified, Multinomial, Residual,
 Metropolis, Metropolis-C1/C2, Rejection, Uphill, Uphill-CA, Uphill-C1, and the
-butterfly family with its adaptive form) with a NumPy reference backend and
+butterfly family with its adaptive form, cellular, and D3, which moves
+particles) with a NumPy reference backend and
 CUDA kernels through CuPy, following the algorithm boxes of Dülger (2017),
 Güldaş (2015) and Murray et al.
 
@@ -16,6 +17,7 @@ from .api import (
     offspring,
     resample,
     resample_adaptive,
+    resample_d3,
     resample_each_B,
     resample_many,
 )
@@ -29,6 +31,7 @@ __all__ = [
     "offspring",
     "resample",
     "resample_adaptive",
+    "resample_d3",
     "resample_each_B",
     "resample_many",
 ]

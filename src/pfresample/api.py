@@ -1,6 +1,6 @@
 """The public entry points: ``resample``, ``resample_many``,
-``resample_each_B``, ``resample_adaptive``, ``choose_B``, ``methods``,
-``offspring`` and ``time_resample``.
+``resample_each_B``, ``resample_adaptive``, ``resample_d3``, ``choose_B``,
+``methods``, ``offspring`` and ``time_resample``.
 
 Each call goes one way down: an array of another library (PyTorch, JAX)
 seen as NumPy or CuPy without a copy (:mod:`pfresample.interop`), the
@@ -29,14 +29,24 @@ from .resampling.butterfly import AdaptiveResult
 from .resampling.registry import REGISTRY, get_method
 from .rng import seed_keys
 from .timing import Timing, cpu_name
-from .validation import check_int, kernel_arguments, prepare
+from .validation import (
+    check_int,
+    check_particles,
+    check_prior_weights,
+    kernel_arguments,
+    prepare,
+)
 
 log = logging.getLogger("pfresample")
 
 
-def methods() -> tuple[str, ...]:
-    """Names of every resampling method in the registry."""
-    return tuple(REGISTRY)
+def methods(output: str = "ancestors") -> tuple[str, ...]:
+    """Names of the registry's methods: those of :func:`resample`, which
+    return ancestors (``output="ancestors"``, the default), or those of
+    :func:`resample_d3`, which move particles (``output="particles"``)."""
+    if output not in ("ancestors", "particles"):
+        raise ValueError(f"output must be 'ancestors' or 'particles', got {output!r}")
+    return tuple(name for name, m in REGISTRY.items() if m.output == output)
 
 
 def choose_B(weights, method, *, log=False, **params) -> int:
@@ -76,9 +86,20 @@ def resample_many(
     return restore(_resample_many(weights, method, seeds, B, segment_bytes, backend, log, params))
 
 
+def _ancestor_method(method):
+    """The registry entry of ``method``, which must return ancestors."""
+    m = get_method(method)
+    if m.output != "ancestors":
+        raise TypeError(
+            f"method {m.name!r} moves particles instead of choosing ancestors: "
+            f"call pfresample.resample_{m.name}(particles, weights, prior_weights, seed=...)"
+        )
+    return m
+
+
 def _resample_many(weights, method, seeds, B, segment_bytes, backend, log, params):
     """:func:`resample_many` on a NumPy or CuPy array."""
-    m = get_method(method)
+    m = _ancestor_method(method)
     seeds = _seed_list(seeds)
     where = select_backend(backend, weights, m.gpu is not None)
     call = prepare(weights, m, where == "cuda", B, segment_bytes, params, log)
@@ -199,6 +220,66 @@ def resample_adaptive(
     return AdaptiveResult(restore(ancestors), result.weights[0], int(result.stages[0]))
 
 
+def resample_d3(
+    particles,
+    weights,
+    prior_weights,
+    *,
+    seed,
+    noise="eq5",
+    cdf="prefix",
+    precision=None,
+    backend="auto",
+    log=False,
+):
+    """D3 resampling (Das et al. 2014, Table 1 and eqs. 5-6): returns the
+    **new particles**, not ancestors. D3 moves each particle towards the
+    particle of highest prior weight between it and its systematic
+    ancestor j, and particle j towards the one of highest likelihood weight
+    there, with uniform noise (``pfresample.resampling.d3`` states the
+    contract and the choices where the paper errs). Every weight is 1/N
+    afterwards.
+
+    ``particles``: (N,) or (N, D) float32/float64, finite; the result has
+    their shape, dtype and kind of array (NumPy or CuPy). ``weights``: the
+    likelihood weights, as in :func:`resample` (``log=True`` for
+    log-weights). ``prior_weights``: (N,) prior weights of eqs. 1-4 or any
+    increasing function of them (log prior weights avoid underflow; D3
+    only compares them); no NaN. ``noise``: "eq5" (default), "table1",
+    "fig9" or "between"; ``cdf``: "prefix" (the systematic prefix sum) or
+    "local" (the paper's per-thread O(N^2) search); ``precision`` of the
+    prefix sum (the weights' own by default). ``seed`` and ``backend`` as in
+    :func:`resample`."""
+    m = get_method("d3")
+    params = {"noise": noise, "cdf": cdf, "precision": precision}
+    weights, _ = to_native(weights)
+    particles, restore = to_native(particles)
+    prior_weights, _ = to_native(prior_weights)
+    where = select_backend(backend, weights, m.gpu is not None)
+    call = prepare(weights, m, where == "cuda", None, None, params, log)
+    n = int(call.w.shape[0])
+    xp = np
+    if where == "cuda":
+        import cupy as xp
+    x = check_particles(particles, n, xp)
+    pw = check_prior_weights(prior_weights, n, xp)
+    key = tuple(int(k[0]) for k in seed_keys([seed]))
+    if where == "cuda":
+        from .cuda import stats
+        from .cuda.workspace import make_call
+
+        device_call = make_call(call.w, [seed])
+        stats.enqueue_checked_inputs(m, device_call, call.kw, call.params)
+        out = m.gpu(device_call, x, pw, noise=noise, cdf=cdf, precision=precision)
+        return restore(out if is_device_array(particles) else out.get())
+    out = m.cpu(x, call.w, pw, key, noise=noise, cdf=cdf, precision=precision)
+    if is_device_array(particles):
+        import cupy
+
+        out = cupy.asarray(out)
+    return restore(out)
+
+
 def offspring(ancestors, n: int):
     """Offspring counts ``o_i`` (how often particle i was chosen) of an ancestor
     array, or of each row of a (K, N) array of ancestors."""
@@ -240,7 +321,7 @@ def time_resample(
     part of the thesis's times)."""
     if repeats < 1 or warmup < 0:
         raise ValueError(f"need repeats >= 1 and warmup >= 0, got {repeats} and {warmup}")
-    m = get_method(method)
+    m = _ancestor_method(method)
     where = select_backend(backend, weights, m.gpu is not None)
     if where == "cuda":
         if not is_device_array(weights):

@@ -12,6 +12,8 @@ from . import logweights
 from .backend import is_device_array
 from .constants import CELLULAR_DEFAULT_RADIUS, DEFAULT_SEGMENT_BYTES, MAX_PARTICLES
 from .radix import check_radix
+from .resampling.d3 import CDFS as D3_CDFS
+from .resampling.d3 import NOISES as D3_NOISES
 
 
 def weight_array(weights, xp=np) -> object:
@@ -111,6 +113,10 @@ def check_params(m, params: dict) -> dict:
         raise TypeError(f"method {m.name!r} got unknown parameter(s) {names}; accepted: {accepted}")
     if "precision" in params and params["precision"] not in _PRECISIONS:
         raise ValueError(f"precision must be 'float32' or 'float64', got {params['precision']!r}")
+    if "noise" in params and params["noise"] not in D3_NOISES:
+        raise ValueError(f"noise must be one of {', '.join(D3_NOISES)}, got {params['noise']!r}")
+    if "cdf" in params and params["cdf"] not in D3_CDFS:
+        raise ValueError(f"cdf must be one of {', '.join(D3_CDFS)}, got {params['cdf']!r}")
     if "epsilon" in params:
         eps = params["epsilon"]
         if not isinstance(eps, numbers.Real) or not 0.0 < float(eps) < 1.0:
@@ -144,6 +150,41 @@ def kernel_arguments(m, n: int, itemsize: int, B, segment_bytes, params: dict) -
     if "radius" in m.params:
         kw["radius"] = check_radius(params.get("radius"), n)
     return kw
+
+
+def check_particles(particles, n: int, xp=np):
+    """D3's particles: an (N,) or (N, D) float32/float64 array of the
+    backend ``xp`` with finite values (other real types become float64)."""
+    x = xp.asarray(particles)
+    if x.dtype.kind in "iub":
+        x = x.astype(np.float64)
+    elif x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"particles must be float32 or float64, got dtype {x.dtype}")
+    if x.ndim not in (1, 2) or int(x.shape[0]) != n:
+        raise ValueError(
+            f"particles must have shape ({n},) or ({n}, D) to match the weights, got {tuple(x.shape)}"
+        )
+    bad = ~xp.isfinite(x.reshape(n, -1)).all(axis=1)
+    if bool(bad.any()):
+        i = int(xp.flatnonzero(bad)[0])
+        raise ValueError(f"particles[{i}] is not finite: particles must be finite")
+    return xp.ascontiguousarray(x)
+
+
+def check_prior_weights(prior_weights, n: int, xp=np):
+    """D3's prior weights, float64 (only compared: -inf and any finite value
+    are fine, NaN and +inf are not)."""
+    pw = xp.asarray(prior_weights)
+    if pw.dtype.kind not in "iuf":
+        raise TypeError(f"prior_weights must be real numbers, got dtype {pw.dtype}")
+    if pw.shape != (n,):
+        raise ValueError(f"prior_weights must have shape ({n},), got {tuple(pw.shape)}")
+    pw = pw.astype(np.float64)
+    bad = xp.isnan(pw) | (pw == np.inf)
+    if bool(bad.any()):
+        i = int(xp.flatnonzero(bad)[0])
+        raise ValueError(f"prior_weights[{i}] is {float(pw[i])}: NaN and +inf cannot be compared")
+    return pw
 
 
 def check_radius(radius, n: int) -> int:

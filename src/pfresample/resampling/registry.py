@@ -7,9 +7,13 @@ adaptive kernel (``resample_adaptive``; None for most methods), the rule
 that chooses its B, whether it takes an s-segment size, and the extra keyword
 parameters it accepts.
 
-Every CPU kernel has the signature ``kernel(w, keys, **kw) -> (K, N) int32``:
-``w`` are validated weights, ``keys`` the Philox keys of K seeds
-(``pfresample.rng.seed_keys``), and row k the ancestors for seed k.
+Every CPU kernel of a method whose ``output`` is "ancestors" has the
+signature ``kernel(w, keys, **kw) -> (K, N) int32``: ``w`` are validated
+weights, ``keys`` the Philox keys of K seeds (``pfresample.rng.seed_keys``),
+and row k the ancestors for seed k. A method whose ``output`` is
+"particles" (D3) moves the particles instead of choosing ancestors: its
+kernels take the particles and return new ones (``pfresample.resample_d3``),
+and :func:`ancestor_methods` leaves it out.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from ..cuda import cellular as cuda_cellular
 from ..cuda import cumulative as cuda_cumulative
 from ..cuda import iterative as cuda_iterative
 from ..cuda import rejection as cuda_rejection
-from . import butterfly, cellular, cumulative, metropolis, rejection, uphill
+from ..cuda import d3 as cuda_d3
+from . import butterfly, cellular, cumulative, d3, metropolis, rejection, uphill
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,7 @@ class Method:
     adaptive: Callable | None = None  # the CPU kernel of resample_adaptive, where there is one
     adaptive_gpu: Callable | None = None  # and its CUDA launcher
     gated: bool = False  # its CUDA launcher takes cuda.butterfly.Gates (the adaptive GPU filter)
+    output: str = "ancestors"  # or "particles": the method moves particles (D3)
 
 
 _CUMULATIVE = {"comparison_based": False, "params": ("precision",)}
@@ -155,8 +161,23 @@ REGISTRY: dict[str, Method] = {
             params=("radius",),
             gpu=cuda_cellular.cellular,
         ),
+        Method(
+            "d3",
+            "Das et al. 2014, Table 1 and eqs. 5-6",
+            d3.d3,
+            comparison_based=False,
+            params=("noise", "cdf", "precision"),
+            gpu=cuda_d3.d3,
+            output="particles",
+        ),
     )
 }
+
+
+def ancestor_methods() -> dict[str, Method]:
+    """The entries of the registry that return ancestors (every method of
+    ``pfresample.resample``): all but D3, which moves particles."""
+    return {name: m for name, m in REGISTRY.items() if m.output == "ancestors"}
 
 
 def get_method(name) -> Method:

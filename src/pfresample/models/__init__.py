@@ -11,6 +11,7 @@ from .bimodal import BimodalModel
 from .growth import GrowthModel
 from .radar import RadarModel
 from .scenarios import SCENARIOS, truth_trajectory
+from .uuv import UuvModel, kalman_filter
 from .volatility import VolatilityModel
 
 __all__ = [
@@ -19,6 +20,8 @@ __all__ = [
     "BimodalModel",
     "GrowthModel",
     "RadarModel",
+    "UuvModel",
     "VolatilityModel",
+    "kalman_filter",
     "truth_trajectory",
 ]

@@ -162,7 +162,8 @@ def check_particles(particles, n: int, xp=np):
         raise TypeError(f"particles must be float32 or float64, got dtype {x.dtype}")
     if x.ndim not in (1, 2) or int(x.shape[0]) != n:
         raise ValueError(
-            f"particles must have shape ({n},) or ({n}, D) to match the weights, got {tuple(x.shape)}"
+            f"particles must have shape ({n},) or ({n}, D) to match the weights, "
+            f"got {tuple(x.shape)}"
         )
     bad = ~xp.isfinite(x.reshape(n, -1)).all(axis=1)
     if bool(bad.any()):

@@ -92,6 +92,7 @@ def run_d3(
     ess_threshold: float | None = None,
     snapshot_step: int | None = None,
     backend: str = "cpu",
+    threads: int | None = None,
 ) -> D3Run:
     """Run the filter with ``n`` particles over the measurements ``y``
     (``y[k - 1]`` = z_k): D3 resampling (``method="d3"``, with its ``noise``
@@ -99,7 +100,9 @@ def run_d3(
     ``ess_threshold`` tau: resample when N_eff < tau N (None: every step).
     ``model`` needs ``mean_transition`` (the prior mean of eq. 1) besides
     the interface of ``pfresample.models``. ``backend``: "cpu", or "cuda"
-    for the GPU filter (``filters.d3_gpu``)."""
+    for the GPU filter (``filters.d3_gpu``), whose D3 kernels run
+    ``threads`` threads per block (the paper's Table 6 varies it; None: the
+    default of ``cuda.geometry``; the particles do not depend on it)."""
     m = check_filter_method(method, noise, cdf)
     if ess_threshold is not None and not ess_threshold >= 0:
         raise ValueError(f"ess_threshold must be >= 0 or None, got {ess_threshold!r}")
@@ -112,7 +115,7 @@ def run_d3(
 
         return run_d3_gpu(
             model, y, n, seed, m=m, noise=noise, cdf=cdf, ess_threshold=ess_threshold,
-            snapshot_step=snapshot_step,
+            snapshot_step=snapshot_step, threads=threads,
         )  # fmt: skip
     # the Metropolis family's B as in the SIR filter (epsilon = 1/10, Dülger §5.4)
     params = {"epsilon": EPSILON_FILTER} if m.B_rule == "metropolis" else {}

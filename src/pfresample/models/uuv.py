@@ -92,7 +92,8 @@ class UuvModel:
         """(T, 4) inputs of step k = 0 ... T - 1 (x_{k+1} from x_k): f_x,
         f_y, r and psi at time k dt."""
         t = np.arange(self.steps) * self.dt
-        r = self.turn_rate * np.where(np.sin(2 * np.pi * t / self.zigzag_period) >= 0, 1.0, -1.0)
+        half = max(1, int(round(self.zigzag_period / (2 * self.dt))))  # steps per half cycle
+        r = self.turn_rate * np.where((np.arange(self.steps) // half) % 2 == 0, 1.0, -1.0)
         psi = self.heading0 + np.concatenate([[0.0], np.cumsum(r[:-1]) * self.dt])
         fx = self.surge_accel * np.sin(2 * np.pi * t / self.surge_period)
         fy = self.sway_accel * np.sin(2 * np.pi * t / self.sway_period)

@@ -25,9 +25,9 @@ from functools import partial
 from ..cuda import butterfly as cuda_butterfly
 from ..cuda import cellular as cuda_cellular
 from ..cuda import cumulative as cuda_cumulative
+from ..cuda import d3 as cuda_d3
 from ..cuda import iterative as cuda_iterative
 from ..cuda import rejection as cuda_rejection
-from ..cuda import d3 as cuda_d3
 from . import butterfly, cellular, cumulative, d3, metropolis, rejection, uphill
 
 

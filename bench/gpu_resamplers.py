@@ -39,7 +39,7 @@ import pfresample as pr
 from pfresample import tuning
 from pfresample.api import time_resample
 from pfresample.backend import cuda_device
-from pfresample.resampling.registry import REGISTRY
+from pfresample.resampling.registry import REGISTRY, ancestor_methods
 from pfresample.studies.dulger2017 import weights
 from pfresample.timing import cuda_event_times
 
@@ -67,7 +67,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--segment-bytes", type=int, default=128)
     p.add_argument("--csv", type=Path, default=Path("bench/results/gpu_resamplers.csv"))
     args = p.parse_args(argv)
-    gpu_methods = [name for name, m in REGISTRY.items() if m.gpu is not None]
+    gpu_methods = [name for name, m in ancestor_methods().items() if m.gpu is not None]
     args.methods = args.methods or gpu_methods
     unknown = sorted(set(args.methods) - set(gpu_methods))
     if unknown:

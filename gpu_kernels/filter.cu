@@ -190,3 +190,82 @@ extern "C" __global__ void gather_transposed(const float* __restrict__ x_in,
     const float c = prev_r == 0 ? sums[q] : sums[(long long)q * prev_r + prev_r - 1];
     log_w[p] = logf(c);
 }
+
+// The D3 filter (Das et al. 2014; filters/d3_gpu.py) runs a chunk of steps as
+// one replayed graph: its kernels read the step k from step[0], which
+// step_advance moves on after each step.
+
+// The prior of eqs. 1-2 at step k: mu = F_k x^_{k-1} + b_k (the previous
+// estimate through the noise-free eqs. 11-12; table as uuv_predict reads it)
+// and the variance of each of the two rows about mu, SUM (x - mu)^2 / (n - 1);
+// prior = (mu_0, mu_1, 1 / var_0, 1 / var_1) (0 for a row without spread).
+extern "C" __global__ void uuv_prior(const float* __restrict__ x, long long n,
+                                     const double* __restrict__ previous,
+                                     const unsigned int* __restrict__ step,
+                                     const float* __restrict__ table, double* __restrict__ parts,
+                                     unsigned int* __restrict__ ticket,
+                                     double* __restrict__ prior) {
+    using namespace pfr;
+    const unsigned int k = step[0];
+    const float4 t = reinterpret_cast<const float4*>(table)[k];
+    const double mu0 = previous[0] + (double)t.x * previous[1] + (double)t.z;
+    const double mu1 = previous[1] + (double)t.y * previous[0] + (double)t.w;
+    double a = 0.0, b = 0.0;
+    const long long stride = (long long)gridDim.x * REDUCE_THREADS;
+    for (long long i = (long long)blockIdx.x * REDUCE_THREADS + threadIdx.x; i < n; i += stride) {
+        const double d0 = (double)x[i] - mu0, d1 = (double)x[n + i] - mu1;
+        a += d0 * d0;
+        b += d1 * d1;
+    }
+    if (grid_sum_pair(a, b, parts, ticket) && threadIdx.x == 0) {
+        const double m = n > 1 ? (double)(n - 1) : 1.0;
+        prior[0] = mu0;
+        prior[1] = mu1;
+        prior[2] = a > 0.0 ? m / a : 0.0;
+        prior[3] = b > 0.0 ? m / b : 0.0;
+    }
+}
+
+// Eq. 4's log prior weight up to its constant, -1/2 SUM_d (x_d - mu_d)^2 /
+// var_d, in float64 (D3 compares them: filters/d3.py, prior_log_weights).
+extern "C" __global__ void uuv_prior_weights(const float* __restrict__ x, unsigned int n,
+                                             const double* __restrict__ prior,
+                                             double* __restrict__ log_pw) {
+    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const double d0 = (double)x[i] - prior[0], d1 = (double)x[n + i] - prior[1];
+    log_pw[i] = -0.5 * (d0 * d0 * prior[2] + d1 * d1 * prior[3]);
+}
+
+// The end of step k: estimates[k] = the step's estimate (ROWS values), which
+// becomes the previous one; the resampling key of step k + 1 into key; the
+// maximum log-weight back to 0; step[0] = k + 1. One thread.
+extern "C" __global__ void step_advance(unsigned int* __restrict__ step, int rows,
+                                        const double* __restrict__ estimate,
+                                        double* __restrict__ previous,
+                                        double* __restrict__ estimates,
+                                        const unsigned int* __restrict__ keys,
+                                        unsigned int* __restrict__ key,
+                                        unsigned int* __restrict__ top, unsigned int steps) {
+    const unsigned int k = step[0];
+    for (int r = 0; r < rows; ++r) {
+        estimates[(long long)k * rows + r] = estimate[r];
+        previous[r] = estimate[r];
+    }
+    if (k + 1 < steps) {
+        key[0] = keys[2 * (k + 1)];
+        key[1] = keys[2 * (k + 1) + 1];
+    }
+    top[0] = 0u;
+    step[0] = k + 1;
+}
+
+// Figs 5-6 of Das et al. 2014 (the particles after resampling at t = 200 s):
+// out = x (count values) at the step `target` only.
+extern "C" __global__ void snapshot_rows(const unsigned int* __restrict__ step,
+                                         unsigned int target, const float* __restrict__ x,
+                                         long long count, float* __restrict__ out) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (step[0] != target || i >= count) return;
+    out[i] = x[i];
+}

@@ -239,3 +239,49 @@ extern "C" __global__ void bot_predict(float* __restrict__ x, float* __restrict_
     }
     raise_top(best, top);
 }
+
+// The UUV velocities (Das et al. 2014, eqs. 11-12; models/uuv.py): rows Xdot,
+// Ydot of a (2, n) array. uuv_init draws them from N(x0, sd^2 I) (Philox
+// block 0); uuv_predict takes one step k, read from step[0] (the D3 filter's
+// graph replays one chunk of steps, filters/d3_gpu.py): x = F_k x + b_k + sd v
+// with table[4k ... 4k + 3] = (F_01, F_10, b_0, b_1) (F_00 = F_11 = 1), v from
+// Philox block k + 1, then log p(z_k | x) with z_k = z[2k], z[2k + 1], the
+// DVL's known bias subtracted. One particle a thread.
+extern "C" __global__ void uuv_init(float* __restrict__ x, unsigned int n,
+                                    const unsigned int* __restrict__ noise_key, float m0, float m1,
+                                    float sd) {
+    using namespace pfr;
+    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v[4];
+    normals4(PhiloxKey{noise_key[0], noise_key[1]}, i, 0ull, v);
+    x[i] = m0 + sd * v[0];
+    x[n + i] = m1 + sd * v[1];
+}
+
+extern "C" __global__ void uuv_predict(float* __restrict__ x, float* __restrict__ log_w,
+                                       unsigned int n, const unsigned int* __restrict__ noise_key,
+                                       const unsigned int* __restrict__ step,
+                                       const float* __restrict__ table,
+                                       const float* __restrict__ z, float obs_mean,
+                                       float process_sd, float inv_var,
+                                       unsigned int* __restrict__ top) {
+    using namespace pfr;
+    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int k = step[0];
+    float best = __uint_as_float(0xff800000u);  // -inf
+    if (i < n) {
+        const float4 t = reinterpret_cast<const float4*>(table)[k];
+        float v[4];
+        normals4(PhiloxKey{noise_key[0], noise_key[1]}, i, (unsigned long long)k + 1ull, v);
+        const float a = x[i], b = x[n + i];
+        const float na = a + t.x * b + t.z + process_sd * v[0];
+        const float nb = b + t.y * a + t.w + process_sd * v[1];
+        x[i] = na;
+        x[n + i] = nb;
+        const float r0 = z[2 * k] - obs_mean - na;
+        const float r1 = z[2 * k + 1] - obs_mean - nb;
+        best = log_w[i] = -0.5f * (r0 * r0 + r1 * r1) * inv_var;
+    }
+    raise_top(best, top);
+}

@@ -33,6 +33,7 @@ def test_registry_lists_every_method():
         "butterfly-systematic",
         "cellular",
     )
+    assert pr.methods("particles") == ("d3",)
     for name, m in REGISTRY.items():
         assert m.name == name and m.reference
         assert get_method(name.upper()) is m

@@ -160,3 +160,29 @@ class CpfRun:
     step_seconds: float
     wall_seconds: float
     backend: str = "cpu"
+
+
+# The D3 filter's stages (filters/d3.py), in the order of D3Run.stage_seconds's columns.
+D3_STAGES = ("prediction and weights", "normalisation and estimate", "resampling")
+
+
+@dataclass(frozen=True)
+class D3Run:
+    """One filter run over T steps. ``estimates[k - 1]`` is x^_k ((T, D));
+    ``resampled`` the number of steps that resampled; ``snapshot`` the
+    particles right after the resampling of step ``snapshot_step`` (None
+    when not asked for: the paper's Figs 5-6 at t = 200 s); ``stage_seconds``
+    the seconds of each stage summed over the steps (``D3_STAGES``; NaN on
+    the GPU, which times the run whole: ``device_seconds``, CUDA events
+    around the steps); ``wall_seconds`` the host's time of the whole loop."""
+
+    method: str
+    n: int
+    seed: int
+    estimates: np.ndarray
+    resampled: int
+    snapshot: np.ndarray | None
+    stage_seconds: np.ndarray
+    wall_seconds: float
+    backend: str = "cpu"
+    device_seconds: float | None = None  # the GPU's time of the steps (CUDA events)

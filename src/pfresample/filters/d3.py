@@ -27,38 +27,16 @@ project's own resamplers on the same filter, which the paper could not show.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..api import resample, resample_d3
 from ..constants import EPSILON_FILTER
 from ..resampling.registry import get_method
-from .common import derive_seeds
+from .common import D3_STAGES, D3Run, derive_seeds
 from .sir import weights_from_log
 
-# The filter's stages, in the order of D3Run.stage_seconds's columns.
-D3_STAGES = ("prediction and weights", "normalisation and estimate", "resampling")
-
-
-@dataclass(frozen=True)
-class D3Run:
-    """One filter run over T steps. ``estimates[k - 1]`` is x^_k ((T, D));
-    ``resampled`` the number of steps that resampled; ``snapshot`` the
-    particles right after the resampling of step ``snapshot_step`` (None
-    when not asked for: the paper's Figs 5-6 at t = 200 s); ``stage_seconds``
-    the seconds of each stage summed over the steps (``D3_STAGES``);
-    ``wall_seconds`` the whole loop's."""
-
-    method: str
-    n: int
-    seed: int
-    estimates: np.ndarray
-    resampled: int
-    snapshot: np.ndarray | None
-    stage_seconds: np.ndarray
-    wall_seconds: float
-    backend: str = "cpu"
+__all__ = ["D3_STAGES", "D3Run", "prior_log_weights", "run_d3", "velocity_errors"]
 
 
 def prior_log_weights(x: np.ndarray, mu: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping
 
 from ...cuda.geometry import CPF_MAX_RADIUS
-from ...resampling.registry import REGISTRY
+from ...resampling.registry import ancestor_methods
 
 INTEGER_LIST_KEYS = ("cpf2013_n", "cpf2013_radii")
 
@@ -167,9 +167,10 @@ def check_config(cfg: Mapping) -> None:
                 f"{CPF_MAX_RADIUS}: a figure would mix GPU and CPU cells (set backend: cpu "
                 "to run them all on the CPU)"
             )
-    unknown = [m for m in cfg["cpf2013_baselines"] if m not in REGISTRY or m == "cellular"]
+    known = ancestor_methods()
+    unknown = [m for m in cfg["cpf2013_baselines"] if m not in known or m == "cellular"]
     if unknown:
         raise ValueError(
             f"cpf2013_baselines has {unknown}: each must be a global resampler of the "
-            "registry (pfresample.resampling.registry.REGISTRY, not 'cellular')"
+            "registry that returns ancestors (pfresample.methods(), not 'cellular')"
         )

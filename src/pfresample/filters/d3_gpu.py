@@ -1,0 +1,232 @@
+"""The filters of Das et al. (2014) on the GPU: the UUV model with D3 or any
+registry resampler, every step (``filters/d3.py`` is the CPU filter).
+
+One step, as the CPU filter's, each a kernel (``models.cu``, ``filter.cu``,
+``d3.cu``): predict and log-likelihood (``uuv_predict``), w~ =
+exp(log w - max) and its float64 sum, the estimate x^_k; then D3 -- the
+prior of eqs. 1-2 (``uuv_prior``), the log prior weights of eq. 4
+(``uuv_prior_weights``) and the D3 kernels (``cuda.d3``), which write the
+moved particles into the other state buffer -- or a registry method's
+ancestors and the gather; last, ``step_advance``.
+
+Why chunks: the paper's run has 36,000 steps. One CUDA graph of every step
+(as ``sir_gpu.FilterGraph`` does for 100) would hold hundreds of thousands
+of nodes; launching kernel by kernel from Python costs about ten
+microseconds a launch. So the kernels read the step k from a device
+counter (``step_advance`` moves it on), and one graph of CHUNK steps is
+captured after two eager steps (which compile every kernel) and replayed
+T / CHUNK times; the steps left over run eagerly. States are float32 rows
+(Xdot, Ydot) of a (2, N) array, as in the SIR filter's GPU code; the model
+noise comes from Philox (``models.cuh``), so CPU and GPU runs of one seed
+differ and agree in distribution (tests/test_gpu_d3.py).
+
+Only every-step resampling runs here (the paper's filter; ``ess_threshold``
+belongs to the CPU filter).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+
+import numpy as np
+
+from ..cuda import d3 as cuda_d3
+from ..cuda import geometry, kernels, workspace
+from ..cuda.kernels import NULL
+from ..validation import kernel_arguments
+from .common import D3Run, graph_inputs
+from .sir_gpu import THREADS, sum_parts
+
+STATE_DTYPE = np.float32
+CHUNK = 100  # steps a replayed graph holds (even: the two state buffers alternate)
+GRAPHS_KEPT = 2
+
+
+def _launch(module: str, name: str, n: int, args: tuple, grid: int | None = None) -> None:
+    grid = geometry.blocks(n, THREADS) if grid is None else grid
+    kernels.kernel(module, name)((grid,), (THREADS,), args)
+
+
+class D3FilterGraph:
+    """The buffers and kernels of one (model, method, N, T, D3 options);
+    :meth:`run` runs the filter for one seed and one set of measurements."""
+
+    def __init__(self, model, m, n: int, steps: int, noise: str, cdf: str, threads):
+        import cupy
+
+        self.model, self.m, self.n, self.steps = model, m, n, steps
+        self.noise, self.cdf, self.threads = noise, cdf, threads
+        self.parts = parts = sum_parts(n)
+        self.x = cupy.empty((2, 2, n), dtype=STATE_DTYPE)
+        self.log_w = cupy.empty(n, dtype=np.float32)
+        self.w_tilde = cupy.empty(n, dtype=np.float32)
+        self.log_pw = cupy.empty(n, dtype=np.float64)
+        self.top = cupy.zeros(1, dtype=np.uint32)
+        self.step = cupy.zeros(1, dtype=np.uint32)
+        self.key = cupy.zeros(2, dtype=np.uint32)  # the current step's resampling key
+        self.sums = cupy.empty(2 * parts, dtype=np.float64)
+        self.tickets = cupy.zeros(3, dtype=np.uint32)
+        self.estimate = cupy.zeros(2, dtype=np.float64)
+        self.previous = cupy.zeros(2, dtype=np.float64)
+        self.prior = cupy.zeros(4, dtype=np.float64)
+        self.estimates = cupy.zeros((steps, 2), dtype=np.float64)
+        self.snapshot = cupy.empty((2, n), dtype=STATE_DTYPE)
+        f, b = model._transitions
+        table = np.stack([f[:, 0, 1], f[:, 1, 0], b[:, 0], b[:, 1]], axis=1)
+        self.table = cupy.asarray(table.astype(np.float32).ravel())
+        # The run's inputs (common.graph_inputs): noise key, a key a step, measurements.
+        self.inputs = cupy.zeros(2 + 2 * steps + 2 * steps, dtype=np.uint32)
+        self.noise_key = self.inputs[:2]
+        self.keys = self.inputs[2 : 2 + 2 * steps]
+        self.z = self.inputs[2 + 2 * steps :].view(np.float32)
+        # The statistics record of w~ that the resampler reads: the sum is the
+        # filter's (weight_total), the maximum 1 (w~ = exp(0) at the maximum),
+        # no scaling (w~ <= 1), no bad entry.
+        ws = workspace.Workspace(n)
+        ws.stats[workspace.STAT_MAX] = 1.0
+        ws.stats[workspace.STAT_BAD] = n
+        ws.stats[workspace.STAT_SCALE] = 1.0
+        ws.max = 1.0
+        self.ancestors = cupy.empty((1, n), dtype=np.int32)
+        self.strides = cupy.empty(n, dtype=np.int32)
+        self.l_ = cupy.empty(n, dtype=np.int32)
+        self.call = workspace.Call(
+            self.w_tilde, 1, self.key, np.uint32(0), np.uint32(0), ws, self.ancestors
+        )
+        self.kw = {} if m.output == "particles" else kernel_arguments(m, n, 4, None, None, {})
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.graph = None
+        self.snapshot_step = None
+
+    def _step(self, k: int) -> None:
+        """Enqueue one step (the device's counter says which); ``k`` only
+        picks the state buffers (its parity)."""
+        n, m, model = self.n, self.m, self.model
+        x, x_next = self.x[k % 2], self.x[(k + 1) % 2]
+        f = np.float32
+        args = (x, self.log_w, np.uint32(n), self.noise_key, self.step, self.table, self.z)
+        args += (f(model.obs_mean), f(model.process_sd), f(1.0 / model.obs_var), self.top)
+        _launch("models.cu", "uuv_predict", n, args)
+        _launch(
+            "filter.cu",
+            "exp_shifted",
+            geometry.blocks(n, 4),
+            (self.log_w, self.top, np.uint32(n), self.w_tilde),
+        )
+        total = self.call.ws.stats[workspace.STAT_SUM : workspace.STAT_SUM + 1]
+        args = (self.w_tilde, np.int64(n), self.sums, self.tickets[0:1], total)
+        _launch("filter.cu", "weight_total", n, args, grid=self.parts)
+        args = (self.w_tilde, x, np.int64(n), total, NULL, self.sums, self.tickets[1:2])
+        _launch("filter.cu", "normalise_estimate<2>", n, (*args, self.estimate), grid=self.parts)
+        if m.output == "particles":
+            args = (x, np.int64(n), self.previous, self.step, self.table, self.sums)
+            _launch(
+                "filter.cu", "uuv_prior", n, (*args, self.tickets[2:3], self.prior), grid=self.parts
+            )
+            _launch("filter.cu", "uuv_prior_weights", n, (x, np.uint32(n), self.prior, self.log_pw))
+            cuda_d3.d3(
+                self.call, x, self.log_pw, noise=self.noise, cdf=self.cdf, threads=self.threads,
+                rows_layout=True, out=x_next, strides=self.strides, l_=self.l_,
+            )  # fmt: skip
+        else:
+            m.gpu(self.call, **self.kw)
+            args = (x, self.ancestors, np.uint32(n), np.int32(2), x_next, NULL)
+            _launch("filter.cu", "gather_rows", geometry.blocks(n, 4), args)
+        if self.snapshot_step is not None:
+            args = (self.step, np.uint32(self.snapshot_step - 1), x_next, np.int64(2 * n))
+            _launch("filter.cu", "snapshot_rows", 2 * n, (*args, self.snapshot))
+        args = (self.step, np.int32(2), self.estimate, self.previous, self.estimates)
+        args += (self.keys, self.key, self.top, np.uint32(self.steps))
+        kernels.kernel("filter.cu", "step_advance")((1,), (1,), args)
+
+    def _start(self) -> None:
+        """Step 0: the counter, the first key, the particles of N(x0, sd^2 I)
+        and x^_0, their mean (the prior mean of step 1)."""
+        import cupy
+
+        model, n = self.model, self.n
+        self.step.fill(0)
+        self.top.fill(0)
+        self.key[:] = self.keys[:2]
+        args = (self.x[0], np.uint32(n), self.noise_key)
+        args += (np.float32(model.x0[0]), np.float32(model.x0[1]), np.float32(model.init_sd))
+        _launch("models.cu", "uuv_init", n, args)
+        cupy.mean(self.x[0], axis=1, dtype=np.float64, out=self.previous)
+
+    def _capture(self, first: int) -> None:
+        """Capture CHUNK steps from step ``first`` (even) as the graph."""
+        self.stream.begin_capture()
+        try:
+            for j in range(CHUNK):
+                self._step(first + j)
+        finally:
+            self.graph = self.stream.end_capture()
+        self.graph.upload(self.stream)
+
+    def run(self, y, seed: int, snapshot_step: int | None) -> D3Run:
+        import cupy
+
+        if snapshot_step != self.snapshot_step:
+            self.snapshot_step, self.graph = snapshot_step, None  # a new graph with the copy
+        host = graph_inputs(np.asarray(y).reshape(self.steps, 2), seed, self.steps)
+        start_event, end_event = cupy.cuda.Event(), cupy.cuda.Event()
+        wall = time.perf_counter()
+        with self.stream:
+            self.inputs.set(host, stream=self.stream)
+            self._start()
+            start_event.record(self.stream)
+            done = 0
+            if self.steps >= 2 + CHUNK:
+                for k in range(2):  # eager: compiles every kernel, makes every buffer
+                    self._step(k)
+                done = 2
+                if self.graph is None:
+                    self._capture(done)
+                while done + CHUNK <= self.steps:
+                    self.graph.launch(self.stream)
+                    done += CHUNK
+            for k in range(done, self.steps):
+                self._step(k)
+            end_event.record(self.stream)
+            self.stream.synchronize()
+        wall = time.perf_counter() - wall
+        device = 1e-3 * cupy.cuda.get_elapsed_time(start_event, end_event)
+        estimates = self.estimates.get()
+        bad = np.flatnonzero(~np.isfinite(estimates).all(axis=1))
+        if bad.size:
+            raise FloatingPointError(
+                f"the GPU D3 filter's estimate is not finite from step {int(bad[0]) + 1} on"
+            )
+        snapshot = None if snapshot_step is None else self.snapshot.get().T.astype(np.float64)
+        seconds = np.full(3, np.nan)  # no marks between the stages: the run is timed whole
+        return D3Run(
+            self.m.name, self.n, int(seed), estimates, self.steps, snapshot, seconds, wall,
+            backend="cuda", device_seconds=device,
+        )  # fmt: skip
+
+
+_GRAPHS: OrderedDict = OrderedDict()
+
+
+def run_d3_gpu(
+    model, y, n: int, seed: int, *, m, noise, cdf, ess_threshold, snapshot_step, threads=None
+) -> D3Run:
+    """:func:`pfresample.filters.run_d3` on the GPU (``backend="cuda"``)."""
+    import cupy
+
+    from ..models import UuvModel
+
+    if not isinstance(model, UuvModel):
+        raise NotImplementedError(f"{type(model).__name__} has no GPU D3 filter; use backend='cpu'")
+    if ess_threshold is not None:
+        raise NotImplementedError("the GPU filter resamples every step (ess_threshold=None)")
+    if m.output != "particles" and m.gpu is None:
+        raise NotImplementedError(f"{m.name!r} has no CUDA kernel; use backend='cpu'")
+    y = np.asarray(y, dtype=np.float64)
+    if y.shape != (model.steps, 2):
+        raise ValueError(f"y must have shape ({model.steps}, 2) for this model, got {y.shape}")
+    key = (cupy.cuda.Device().id, model, m.name, n, noise, cdf, threads)
+    make = lambda: D3FilterGraph(model, m, n, model.steps, noise, cdf, threads)  # noqa: E731
+    graph = workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
+    return graph.run(y, seed, snapshot_step)

@@ -96,26 +96,27 @@ def strides(w: np.ndarray, key, cdf: str, precision=None) -> np.ndarray:
 
 def range_argmax(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """The first index of the maximum of ``values`` over each [lo, hi]
-    (inclusive), by a sparse table of first-maximum indices: O(N log N)
-    for what the paper's loop does in O(sum of range lengths)."""
+    (inclusive), by a sparse table of first-maximum indices, built only up
+    to the longest range: O(N log L) for what the paper's loop does in
+    O(sum of range lengths)."""
     n = values.size
-    table = [np.arange(n)]
-    width = 1
-    while 2 * width <= n:
-        prev = table[-1]
-        a, b = prev[: n - 2 * width + 1], prev[width : n - width + 1]
-        table.append(np.where(values[b] > values[a], b, a))  # ties keep a, the first
-        width *= 2
     length = hi - lo + 1
     level = np.floor(np.log2(length)).astype(np.int64)
     # log2 of an exact power of two is exact; guard the float anyway
     level -= (1 << level) > length
     level += (1 << (level + 1)) <= length
+    table = [np.arange(n)]
+    for k in range(1, int(level.max()) + 1):
+        prev, width = table[-1], 1 << (k - 1)
+        a, b = prev[: n - 2 * width + 1], prev[width : n - width + 1]
+        table.append(np.where(values[b] > values[a], b, a))  # ties keep a, the first
     out = np.empty(lo.size, dtype=np.int64)
-    for k in np.unique(level):
-        sel = level == k
-        a = table[k][lo[sel]]
-        b = table[k][hi[sel] - (1 << k) + 1]
+    for k, row in enumerate(table):
+        sel = np.flatnonzero(level == k)
+        if sel.size == 0:
+            continue
+        a = row[lo[sel]]
+        b = row[hi[sel] - (1 << k) + 1]
         out[sel] = np.where(values[b] > values[a], b, a)
     return out
 

@@ -107,6 +107,17 @@ def test_butterfly_constants_are_the_ones_python_uses():
         assert found and int(found.group(1)) == index, draw
 
 
+def test_d3_noise_codes_are_the_ones_the_launcher_passes():
+    """d3.cu numbers the noise variants as pfresample.cuda.d3 passes them:
+    their index in resampling.d3.NOISES."""
+    from pfresample.resampling.d3 import NOISES
+
+    text = (kernels.kernel_dir() / "d3.cu").read_text()
+    for index, noise in enumerate(NOISES):
+        found = re.search(rf"constexpr int NOISE_{noise.upper()} = (\d+);", text)
+        assert found and int(found.group(1)) == index, noise
+
+
 def test_lane_group_fills_the_device_once_and_divides_the_block():
     h200 = 132 * 2048  # resident threads of an H200
     assert geometry.lane_group(2**14, 512, h200) == 16  # 2^18 threads: one wave

@@ -94,6 +94,14 @@ _TEMPLATES = {
     "logweights.cu": [f"log_to_weights<{t}>" for t in CTYPES.values()],
     "cellular.cu": [f"cellular<{t},{s}>" for t in CTYPES.values() for s in ("false", "true")]
     + [f"cpf_{m}_step<{s}>" for m in ("growth", "bot") for s in ("false", "true")],
+    "d3.cu": [f"d3_local_strides<{w}>" for w in CTYPES.values()]
+    + [
+        f"d3_moves<{s},{w},{p}>"
+        for s in CTYPES.values()
+        for w in CTYPES.values()
+        for p in CTYPES.values()  # states, weights, prior weights
+    ]
+    + [f"d3_claims<{s}>" for s in CTYPES.values()],
 }
 
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)

@@ -89,7 +89,7 @@ _TEMPLATES = {
     + [f"first_stage<{pair},{d}>" for pair in _PAIRS for d in range(3)]
     + [f"ess_gate<{pair}>" for pair in _PAIRS]
     + [f"stage_weights<{t}>" for t in CTYPES.values()],
-    "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 4)],
+    "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 2, 4)],
     "reduce.cu": [f"{k}<{t}>" for k in ("weight_stats", "uphill_b") for t in CTYPES.values()],
     "logweights.cu": [f"log_to_weights<{t}>" for t in CTYPES.values()],
     "cellular.cu": [f"cellular<{t},{s}>" for t in CTYPES.values() for s in ("false", "true")]

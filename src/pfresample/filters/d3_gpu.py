@@ -18,7 +18,7 @@ captured after two eager steps (which compile every kernel) and replayed
 T / CHUNK times; the steps left over run eagerly. States are float32 rows
 (Xdot, Ydot) of a (2, N) array, as in the SIR filter's GPU code; the model
 noise comes from Philox (``models.cuh``), so CPU and GPU runs of one seed
-differ and agree in distribution (tests/test_gpu_d3.py).
+differ and agree in distribution (tests/test_gpu_d3_filter.py).
 
 Only every-step resampling runs here (the paper's filter; ``ess_threshold``
 belongs to the CPU filter).

@@ -5,6 +5,7 @@
     snakemake --cores all dulger2017_ch5                   # one chapter
     snakemake --cores all guldas2015                       # Güldaş (2015) Figs 4.1-4.8 (4.12)
     snakemake --cores all cpf2013                          # Gelencsér-Horváth (2013) Figs 7-12
+    snakemake --cores all d3_2014                          # Das et al. (2014) Tables 5-7, Figs 3-11
     snakemake --cores all results/figures/dulger2017/fig2_3.png   # one figure
     snakemake --cores all --config log2_n_max=18 sequences=4      # another grid
 
@@ -17,6 +18,7 @@ one figure from the config to its PNG.
 from snakemake.utils import min_version, validate
 
 from pfresample.studies.cpf2013 import catalog as cpf2013_catalog
+from pfresample.studies.d3_2014 import catalog as d3_2014_catalog
 from pfresample.studies.dulger2017 import catalog as dulger2017_catalog
 from pfresample.studies.guldas2015 import catalog as guldas2015_catalog
 
@@ -27,6 +29,7 @@ configfile: f"{workflow.basedir}/config/config.yaml"
 configfile: f"{workflow.basedir}/config/studies/dulger2017.yaml"
 configfile: f"{workflow.basedir}/config/studies/guldas2015.yaml"
 configfile: f"{workflow.basedir}/config/studies/cpf2013.yaml"
+configfile: f"{workflow.basedir}/config/studies/d3_2014.yaml"
 
 
 include: "workflow/rules/common.smk"
@@ -36,12 +39,14 @@ SCALE, SCALE_NOTE = apply_scale_preset(
     config,
     dulger2017_catalog.INTEGER_LIST_KEYS
     + guldas2015_catalog.INTEGER_LIST_KEYS
-    + cpf2013_catalog.INTEGER_LIST_KEYS,
+    + cpf2013_catalog.INTEGER_LIST_KEYS
+    + d3_2014_catalog.INTEGER_LIST_KEYS,
 )
 validate(config, "config/schemas/config.schema.yaml")
 check(dulger2017_catalog.check_config, config)
 check(guldas2015_catalog.check_config, config)
 check(cpf2013_catalog.check_config, config)
+check(d3_2014_catalog.check_config, config)
 # A corrupt or truncated cached artifact is deleted here, never used; the targets
 # below ask for it again so that it is rebuilt (and what read it reruns).
 DISCARDED = discard_corrupt_artifacts()
@@ -56,6 +61,9 @@ include: "workflow/rules/guldas2015/filters.smk"
 include: "workflow/rules/cpf2013/common.smk"
 include: "workflow/rules/cpf2013/cells.smk"
 include: "workflow/rules/cpf2013/outputs.smk"
+include: "workflow/rules/d3_2014/common.smk"
+include: "workflow/rules/d3_2014/cells.smk"
+include: "workflow/rules/d3_2014/outputs.smk"
 
 
 rule dulger2017_ch2:
@@ -117,6 +125,14 @@ rule cpf2013:
         regenerate(DISCARDED, cpf2013_artifacts),
 
 
+rule d3_2014:
+    """Das et al. (2014): Figs 3-6, 10, 11, Tables 5-7 (with the CPM) and the methods table;
+    the GPU cells (Tables 5-7's GPU columns, Fig 10) where a GPU may run them."""
+    input:
+        d3_2014_outputs(),
+        regenerate(DISCARDED, d3_2014_artifacts),
+
+
 rule all:
     """Every study's figures and tables, and the artifacts they read."""
     default_target: True
@@ -124,10 +140,12 @@ rule all:
         rules.dulger2017.input,
         rules.guldas2015.input,
         rules.cpf2013.input,
+        rules.d3_2014.input,
         regenerate(
             DISCARDED,
             lambda: resampling_artifacts()
             | filter_artifacts()
             | guldas2015_artifacts()
-            | cpf2013_artifacts(),
+            | cpf2013_artifacts()
+            | d3_2014_artifacts(),
         ),

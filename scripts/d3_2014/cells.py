@@ -1,0 +1,71 @@
+"""Snakemake glue of Das, Mazumdar & Banerjee (2014) (workflow/rules/d3_2014/cells.smk):
+one function per rule, chosen by the rule's name. Each reads its inputs, calls the
+study (pfresample.studies.d3_2014) and writes its .npz atomically.
+
+* d3_2014_trajectory: results/d3_2014/trajectories/t{d3_j}.npz;
+* d3_2014_filter_cell, _gpu_cell, _fig11_cell: results/d3_2014/{filter,gpu,fig11}/**.npz.
+"""
+
+from pfresample import backend
+from pfresample.pipeline import devices
+from pfresample.pipeline.jobs import run, save_cell
+from pfresample.studies.d3_2014 import catalog, experiments
+
+RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
+CLAIM = None
+WILDCARDS = snakemake.wildcards  # noqa: F821
+if RULE == "d3_2014_gpu_cell" or (RULE == "d3_2014_filter_cell" and WILDCARDS.d3_where == "gpu"):
+    # A GPU job takes one free GPU for itself before CUDA starts (pfresample.pipeline.devices).
+    CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
+    backend.cuda_device()
+
+
+def _model(p):
+    return catalog.model({"d3_2014_model": p.model, "d3_2014_duration": p.duration})
+
+
+def trajectory(snakemake, log):
+    p, j = snakemake.params, int(snakemake.wildcards.d3_j)
+    arrays, metadata = experiments.trajectory(_model(p), p.seed, j)
+    save_cell(snakemake, log, arrays, metadata, CLAIM)
+    log.info("trajectory %d: %d steps, Kalman RMSE %s", j, metadata["steps"], arrays["kf_rmse"])
+
+
+def filter_cell(snakemake, log):
+    w, p = snakemake.wildcards, snakemake.params
+    traj = experiments.load_trajectory(snakemake.input.trajectory)
+    cell = experiments.filter_cell(
+        _model(p), traj, w.d3_filter, p.spec, int(w.n), int(w.d3_j), int(w.d3_r),
+        backend=p.backend, snapshot_step=p.snapshot_step,
+        snapshot_particles=p.snapshot_particles, estimate_every=p.estimate_every, log=log,
+        **p.cell,
+    )  # fmt: skip
+    save_cell(snakemake, log, *cell, CLAIM)
+
+
+def gpu_cell(snakemake, log):
+    w, p = snakemake.wildcards, snakemake.params
+    trajs = [experiments.load_trajectory(path) for path in snakemake.input.trajectories]
+    cell = experiments.gpu_cell(_model(p), trajs, p.spec, int(w.n), int(w.d3_tpb),
+                                runs=p.runs, log=log, **p.cell)  # fmt: skip
+    save_cell(snakemake, log, *cell, CLAIM)
+
+
+def fig11_cell(snakemake, log):
+    w, p = snakemake.wildcards, snakemake.params
+    traj = experiments.load_trajectory(snakemake.input.trajectory)
+    cell = experiments.fig11_cell(_model(p), traj, p.spec, int(w.n), p.step,
+                                  seed=p.cell["seed"], log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell, CLAIM)
+
+
+def job(rule: str):
+    return {
+        "d3_2014_trajectory": trajectory,
+        "d3_2014_filter_cell": filter_cell,
+        "d3_2014_gpu_cell": gpu_cell,
+        "d3_2014_fig11_cell": fig11_cell,
+    }[rule]
+
+
+run(job(RULE), snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

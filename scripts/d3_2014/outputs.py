@@ -1,0 +1,76 @@
+"""Snakemake glue of Das, Mazumdar & Banerjee (2014) (workflow/rules/d3_2014/outputs.smk):
+one function per rule, chosen by the rule's name. Each reads the cells, calls the study
+(pfresample.studies.d3_2014.tables, .figures) and writes its outputs atomically.
+
+* d3_2014_figure_table: results/tables/d3_2014/{fig3,fig4,fig5,fig6,fig11}.csv;
+* d3_2014_table: results/tables/d3_2014/{table5,table6,table7,methods}.csv and .md;
+* d3_2014_figure: results/figures/d3_2014/{d3_fig}.png, .pdf.
+"""
+
+import pandas as pd
+
+from pfresample.pipeline import artifacts, plots
+from pfresample.pipeline import tables as pipeline_tables
+from pfresample.pipeline.jobs import run
+from pfresample.studies.d3_2014 import catalog, experiments, figures, tables
+
+RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
+
+
+def _cells(paths):
+    return [artifacts.load_npz(path) for path in paths]
+
+
+def figure_table(snakemake, log):
+    figure, inputs = snakemake.wildcards.d3_fig_table, snakemake.input
+    (cell,) = _cells(inputs.cell)
+    if figure in catalog.TRAJECTORY_FIGURES:
+        frame = tables.trajectory_table(experiments.load_trajectory(inputs.trajectory[0]), cell)
+    elif figure in catalog.SNAPSHOT_FIGURES:
+        frame = tables.snapshot_table(cell)
+    else:
+        frame = tables.fig11_table(cell)
+    frame["scale"] = cell[1]["scale"]
+    pipeline_tables.write_csv(frame, snakemake.output[0])
+    log.info("%s: %d rows", figure, len(frame))
+
+
+def table(snakemake, log):
+    name, inputs, p = snakemake.wildcards.d3_table, snakemake.input, snakemake.params
+    gpu = _cells(inputs.gpu)
+    if name == "methods":
+        trajs = [experiments.load_trajectory(path) for path in inputs.trajectories]
+        frame = tables.methods_table(_cells(inputs.cells), trajs, p.filters)
+        text = tables.methods_markdown(frame)
+    elif name == "table5":
+        frame = tables.table5(_cells(inputs.cpu), gpu, p.table5_n)
+        text = tables.table5_markdown(frame)
+    elif name == "table6":
+        frame = tables.table6(gpu, p.table6_n, p.threads)
+        text = tables.table6_markdown(frame)
+    else:
+        frame = tables.table7(gpu, p.figure_n, p.threads)
+        text = tables.table7_markdown(frame)
+    frame["scale"] = p.scale
+    pipeline_tables.write_csv(frame, snakemake.output.csv)
+    pipeline_tables.write_text(text, snakemake.output.md)
+    log.info("%s: %d rows from %d GPU cells", name, len(frame), len(gpu))
+
+
+def figure(snakemake, log):
+    plot = snakemake.wildcards.d3_fig
+    frame = pd.read_csv(snakemake.input.table)
+    fig = figures.draw(plot, frame, snakemake.params.scale)
+    plots.save(fig, [snakemake.output.png, snakemake.output.pdf], title=catalog.TITLES[plot])
+    log.info("%s: %d rows drawn", plot, len(frame))
+
+
+def job(rule: str):
+    return {
+        "d3_2014_figure_table": figure_table,
+        "d3_2014_table": table,
+        "d3_2014_figure": figure,
+    }[rule]
+
+
+run(job(RULE), snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

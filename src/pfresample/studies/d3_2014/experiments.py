@@ -1,0 +1,272 @@
+"""The cells of Das, Mazumdar & Banerjee (2014) on the library's D3 filter
+(``pfresample.filters.run_d3``: the SIR filter with any registry method, or
+D3 resampling with the prior weights of eqs. 1-4) and the UUV model of §3.2.
+
+* :func:`trajectory` (every cell): one simulated trajectory (truth, DVL
+  readings) and the Kalman filter's RMSE and bias on it, the exact floor;
+* :func:`filter_cell` (Figs 3-6, Table 5's CPU columns, the methods table):
+  one run of one filter at N on one trajectory: RMSE and bias per velocity
+  component, the run's seconds (per stage and whole), every
+  ``estimate_every``-th estimate, and the particles right after the
+  resampling at the snapshot step (at most ``snapshot_particles`` of them,
+  the first by index, and the number of distinct values over all N);
+* :func:`gpu_cell` (Tables 5-7, Fig 10): the GPU D3 filter at N with a given
+  number of threads per block, on every trajectory and run;
+* :func:`fig11_cell` (Fig 11): the iterations per thread of the paper's
+  local-CDF search on the weights of one D3 filter step.
+
+Randomness. Trajectory j draws from ``SeedSequence(seed, spawn_key=
+(crc32("d3_2014-trajectory"), j))``; run r of trajectory j at N from
+``(crc32("d3_2014-run"), N, j, r)``: the same for every filter and every
+threads-per-block (common random numbers: one initial particle set for all
+filters), and independent of how many trajectories and runs the grid has.
+
+Timing. ``wall_seconds`` is the filter's own clock around its loop over the
+T steps (``D3Run.wall_seconds``; on the GPU as the GPU filter defines it),
+the "execution time" of a whole run in Tables 5-6. A GPU cell first runs
+``WARMUP_STEPS`` steps untimed (NVRTC compile or cache load); a CPU cell
+needs none. Every cell records the backend that ran it and the device.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+
+import numpy as np
+
+from ...backend import cuda_device
+from ...filters.common import select_filter_backend
+from ...filters.d3 import prior_log_weights, run_d3, velocity_errors
+from ...filters.sir import weights_from_log
+from ...models.uuv import kalman_filter
+from ...pipeline import artifacts
+from ...resampling.d3 import plan
+from ...resampling.registry import get_method
+from ...rng import seed_keys
+from ...timing import cpu_name
+
+WARMUP_STEPS = 50  # untimed steps before the timed runs of a GPU cell
+LOG_EVERY_S = 30.0
+
+
+def _seed_word(*words) -> int:
+    tag = zlib.crc32(words[0].encode())
+    state = np.random.SeedSequence(int(words[1]), spawn_key=(tag, *map(int, words[2:])))
+    return int(state.generate_state(1, np.uint64)[0])
+
+
+def trajectory_seed(seed: int, j: int) -> int:
+    """The seed of trajectory j (module docstring)."""
+    return _seed_word("d3_2014-trajectory", seed, j)
+
+
+def run_seed(seed: int, n: int, j: int, r: int) -> int:
+    """The seed of run r on trajectory j at N (module docstring)."""
+    return _seed_word("d3_2014-run", seed, n, j, r)
+
+
+def warmup_seed(seed: int, n: int) -> int:
+    """The seed of a GPU cell's untimed warm-up run at N."""
+    return _seed_word("d3_2014-warmup", seed, n)
+
+
+def device_name(where: str) -> str:
+    return cuda_device() if where == "cuda" else cpu_name()
+
+
+def resolve_backend(backend: str, method: str, log=None) -> str:
+    """``backend`` ("auto", "cpu" or "cuda") as a filter cell runs it: "auto"
+    is the GPU where one is visible and ``method`` has device code; "cuda"
+    without device code for ``method`` runs on the CPU, with a warning."""
+    has_gpu = get_method(method).gpu is not None
+    if backend == "cuda" and not has_gpu:
+        if log is not None:
+            log.warning("%s has no GPU code: this cell runs on the CPU", method)
+        return "cpu"
+    return select_filter_backend(backend, has_gpu)
+
+
+def trajectory(model, seed: int, j: int) -> tuple[dict, dict]:
+    """Trajectory j: ``truth`` (T + 1, 2), ``y`` (T, 2), and the Kalman
+    filter's ``kf_rmse`` and ``kf_bias`` (2,) against x_1 ... x_T."""
+    truth, y = model.simulate(trajectory_seed(seed, j))
+    rmse, bias = velocity_errors(kalman_filter(model, y), truth[1:])
+    arrays = {"truth": truth, "y": y, "kf_rmse": rmse, "kf_bias": bias}
+    metadata = {"study": "d3_2014", "what": "trajectory", "trajectory": int(j),
+                "seed": int(seed), "steps": int(model.steps), "dt": float(model.dt),
+                "signs": model.signs}  # fmt: skip
+    return arrays, metadata
+
+
+def check_trajectory(arrays, where: str) -> None:
+    """Raise ValueError (naming ``where``) unless ``arrays`` is a trajectory:
+    finite ``truth`` (T + 1, 2) and ``y`` (T, 2)."""
+    truth, y = np.asarray(arrays.get("truth")), np.asarray(arrays.get("y"))
+    ok = y.ndim == 2 and y.shape[1] == 2 and truth.shape == (y.shape[0] + 1, 2) and y.size > 0
+    if not (ok and np.isfinite(truth).all() and np.isfinite(y).all()):
+        raise ValueError(
+            f"{where}: not a d3_2014 trajectory: expected truth (T + 1, 2) and y (T, 2), "
+            f"finite; got truth {truth.shape}, y {y.shape}"
+        )
+
+
+def load_trajectory(path) -> dict:
+    """Read a cached trajectory; a file that is not one raises
+    :class:`pfresample.pipeline.artifacts.CorruptArtifact` naming it."""
+    arrays, _ = artifacts.load_npz(path)
+    try:
+        check_trajectory(arrays, str(path))
+    except ValueError as exc:
+        raise artifacts.CorruptArtifact(f"{exc}; delete it to regenerate") from exc
+    return arrays
+
+
+def _options(spec: dict) -> dict:
+    """run_d3's method options of a filter spec (catalog.filters)."""
+    opts = {"method": spec["method"]}
+    if "noise" in spec:
+        opts |= {"noise": spec["noise"], "cdf": spec["cdf"]}
+    return opts
+
+
+def snapshot_summary(x: np.ndarray, keep: int) -> dict:
+    """The first ``keep`` particles of a snapshot, and over all of them the
+    number of distinct values per component and of distinct particles, their
+    standard deviation and range (Figs 5-6: the paper's diversity claim)."""
+    x = np.asarray(x, dtype=np.float64)
+    return {
+        "snapshot": x[:keep],
+        "snapshot_distinct": np.array(
+            [np.unique(x[:, 0]).size, np.unique(x[:, 1]).size, np.unique(x, axis=0).shape[0]]
+        ),  # fmt: skip
+        "snapshot_std": x.std(axis=0, ddof=1) if x.shape[0] > 1 else np.zeros(2),
+        "snapshot_range": x.max(axis=0) - x.min(axis=0),
+    }
+
+
+def filter_cell(
+    model, traj, label: str, spec: dict, n: int, j: int, r: int, *, seed: int, backend: str,
+    ess_threshold=None, snapshot_step: int | None = None, snapshot_particles: int = 5000,
+    estimate_every: int = 10, log=None,
+):  # fmt: skip
+    """One run of filter ``label`` (``spec``: catalog.filters) with N
+    particles on trajectory j (``traj``: :func:`trajectory`'s arrays), run r.
+    Returns ``(arrays, metadata)`` (module docstring)."""
+    check_trajectory(traj, f"filter_cell({label!r})")
+    where = resolve_backend(backend, spec["method"], log)
+    y, truth = traj["y"], traj["truth"]
+    if where == "cuda":
+        run_d3(model, y[:WARMUP_STEPS], n, warmup_seed(seed, n), backend=where, **_options(spec))
+    s = run_seed(seed, n, j, r)
+    start = time.perf_counter()
+    run = run_d3(model, y, n, s, ess_threshold=ess_threshold, snapshot_step=snapshot_step,
+                 backend=where, **_options(spec))  # fmt: skip
+    elapsed = time.perf_counter() - start
+    rmse, bias = velocity_errors(run.estimates, truth[1:])
+    steps = np.arange(estimate_every, y.shape[0] + 1, estimate_every)  # k of x^_k kept
+    arrays = {
+        "rmse": rmse, "bias": bias, "wall_seconds": np.float64(run.wall_seconds),
+        "call_seconds": np.float64(elapsed), "stage_seconds": np.asarray(run.stage_seconds),
+        "resampled": np.int64(run.resampled), "estimate_steps": steps,
+        "estimates": np.asarray(run.estimates)[steps - 1], "seed": np.uint64(s),
+    }  # fmt: skip
+    if run.snapshot is not None:
+        arrays |= snapshot_summary(run.snapshot, snapshot_particles)
+    if log is not None:
+        log.info("%s N = %d trajectory %d run %d on %s: RMSE %s, bias %s, %.2f s", label, n, j,
+                 r, where, np.round(rmse, 4), np.round(bias, 4), run.wall_seconds)  # fmt: skip
+    metadata = {"study": "d3_2014", "experiment": "filter", "filter": label, **_options(spec),
+                "n": int(n), "trajectory": int(j), "run": int(r), "seed": int(seed),
+                "steps": int(y.shape[0]), "dt": float(model.dt),
+                "ess_threshold": ess_threshold, "snapshot_step": snapshot_step,
+                "threads": None, "backend": where, "device": device_name(where)}  # fmt: skip
+    return arrays, metadata
+
+
+def gpu_cell(
+    model, trajs, spec: dict, n: int, threads: int, *, seed: int, runs: int,
+    ess_threshold=None, log=None,
+):  # fmt: skip
+    """Tables 5-7 and Fig 10: the GPU D3 filter (``spec``: the ``d3`` filter's)
+    with N particles and ``threads`` threads per block on every trajectory
+    of ``trajs`` (a list of :func:`trajectory` arrays) and every run.
+    Arrays ``rmse``, ``bias`` (J, R, 2), ``wall_seconds`` (J, R), and
+    ``occupancy`` (J, R) where the GPU run records one (else NaN)."""
+    count = len(trajs)
+    rmse, bias = np.empty((count, runs, 2)), np.empty((count, runs, 2))
+    wall, occupancy = np.empty((count, runs)), np.full((count, runs), np.nan)
+    seeds = np.empty((count, runs), dtype=np.uint64)
+    opts = _options(spec)
+    warm = trajs[0]["y"][:WARMUP_STEPS]
+    run_d3(model, warm, n, warmup_seed(seed, n), backend="cuda", threads=threads, **opts)
+    started = reported = time.perf_counter()
+    for j, traj in enumerate(trajs):
+        check_trajectory(traj, f"gpu_cell(trajectory {j})")
+        for r in range(runs):
+            seeds[j, r] = s = run_seed(seed, n, j, r)
+            run = run_d3(model, traj["y"], n, s, ess_threshold=ess_threshold, backend="cuda",
+                         threads=threads, **opts)  # fmt: skip
+            rmse[j, r], bias[j, r] = velocity_errors(run.estimates, traj["truth"][1:])
+            wall[j, r] = run.wall_seconds
+            occupancy[j, r] = float(getattr(run, "occupancy", np.nan) or np.nan)
+        now = time.perf_counter()
+        if log is not None and (now - reported > LOG_EVERY_S or j + 1 == count):
+            reported = now
+            log.info("GPU D3 N = %d, %d threads/block: %d of %d trajectories, %.1f s", n,
+                     threads, j + 1, count, now - started)  # fmt: skip
+    arrays = {"rmse": rmse, "bias": bias, "wall_seconds": wall, "occupancy": occupancy,
+              "seeds": seeds}  # fmt: skip
+    metadata = {"study": "d3_2014", "experiment": "gpu", "filter": "d3", **opts, "n": int(n),
+                "threads": int(threads), "trajectories": int(count), "runs": int(runs),
+                "seed": int(seed), "steps": int(trajs[0]["y"].shape[0]),
+                "ess_threshold": ess_threshold, "warmup_steps": WARMUP_STEPS,
+                "backend": "cuda", "device": device_name("cuda")}  # fmt: skip
+    return arrays, metadata
+
+
+def step_weights(model, traj, spec: dict, n: int, step: int, *, seed: int):
+    """The likelihood weights w, prior log-weights pw and resampling seed of
+    the D3 filter's step ``step`` (1 ... T) at N on trajectory ``traj``, run 0:
+    the filter (CPU) runs to step - 1, keeps its particles, and step ``step``
+    is then done as ``run_d3`` does it, with a generator of its own for the
+    prediction. The weights are those of a filter that resamples every step
+    (the paper's): the likelihood of z_step alone."""
+    y = traj["y"]
+    s = run_seed(seed, n, 0, 0)
+    rng = np.random.default_rng(np.random.SeedSequence(s, spawn_key=(zlib.crc32(b"fig11"),)))
+    opts = _options(spec)
+    if step == 1:
+        x = model.init_particles(n, rng)
+        previous = x.mean(axis=0)
+    else:
+        run = run_d3(model, y[: step - 1], n, s, snapshot_step=step - 1, backend="cpu", **opts)
+        x, previous = run.snapshot, run.estimates[-1]
+    x = model.transition(x, step - 1, rng)
+    w = weights_from_log(model.log_likelihood(y[step - 1], x)).astype(np.float64)
+    pw = prior_log_weights(x, model.mean_transition(previous, step - 1))
+    return w / w.sum(), pw, s
+
+
+def fig11_cell(model, traj, spec: dict, n: int, step: int, *, seed: int, log=None):
+    """Fig 11: on the weights of step ``step`` of the D3 filter at N
+    (:func:`step_weights`), thread i of the paper's local-CDF search adds
+    weights from particle 0 up to its stride particle j_i (``cdf="local"``
+    of ``pfresample.resampling.d3.plan``): j_i + 1 iterations. Also the
+    prefix-CDF strides (the library's default) on the same weights."""
+    check_trajectory(traj, "fig11_cell")
+    w, pw, s = step_weights(model, traj, spec, n, step, seed=seed)
+    key = tuple(int(k[0]) for k in seed_keys([s]))
+    local = plan(w, pw, key, cdf="local")[0]
+    prefix = plan(w, pw, key, cdf="prefix")[0]
+    iterations = local + 1
+    if log is not None:
+        log.info("step %d, N = %d: mean iterations %.1f, max %d", step, n, iterations.mean(),
+                 iterations.max())  # fmt: skip
+    ess = 1.0 / float(w @ w)
+    arrays = {"iterations": iterations.astype(np.int64), "prefix_j": prefix.astype(np.int64),
+              "ess": np.float64(ess)}  # fmt: skip
+    metadata = {"study": "d3_2014", "experiment": "fig11", "n": int(n), "step": int(step),
+                "time_s": float(step * model.dt), "seed": int(seed), **_options(spec),
+                "backend": "cpu", "device": device_name("cpu")}  # fmt: skip
+    return arrays, metadata

@@ -1,0 +1,127 @@
+"""Das, Mazumdar & Banerjee (2014): the cells of Figs 3-6, 10, 11, Tables 5-7 and the
+methods table. The grid is config/studies/d3_2014.yaml; the study's code is
+src/pfresample/studies/d3_2014/ and its glue scripts/d3_2014/cells.py.
+
+* results/d3_2014/trajectories/t{d3_j}.npz: trajectory j of the UUV model (truth, DVL
+  readings) and the Kalman filter's RMSE and bias on it, simulated once, read by every cell;
+* results/d3_2014/filter/{d3_where}/{d3_filter}/n{n}/t{d3_j}_r{d3_r}.npz: one run of one filter
+  at N on trajectory j (Figs 3-6, Table 5's CPU columns, the methods table), one job per
+  (filter, N, trajectory, run); `cpu` cells run on the CPU, `gpu` cells on `backend`;
+* results/d3_2014/gpu/tpb{d3_tpb}/n{n}.npz: the GPU D3 filter at N with tpb threads per
+  block on every trajectory and run (Tables 5-7, Fig 10), one job per (TPB, N) so that a
+  job compiles its kernels once; requested only where a GPU may run them;
+* results/d3_2014/fig11/n{n}.npz: the local-CDF iterations per thread of one D3 step (Fig 11).
+"""
+
+D3_2014_CELLS_SCRIPT = "../../../scripts/d3_2014/cells.py"
+
+
+wildcard_constraints:
+    d3_where="cpu|gpu",
+    d3_filter=alternatives(D3_2014_FILTERS),
+    d3_j=r"[0-9]+",
+    d3_r=r"[0-9]+",
+    d3_tpb=r"[1-9][0-9]*",
+
+
+rule d3_2014_trajectory:
+    output:
+        d3_2014_trajectory("{d3_j}"),
+    params:
+        seed=config["seed"],
+        model=config["d3_2014_model"],
+        duration=config["d3_2014_duration"],
+        scale=SCALE,
+    log:
+        "results/logs/d3_2014/trajectories/t{d3_j}.log",
+    benchmark:
+        "results/benchmarks/d3_2014/trajectories/t{d3_j}.tsv"
+    threads: 1
+    resources:
+        mem_mb=512,
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_CELLS_SCRIPT
+
+
+rule d3_2014_filter_cell:
+    input:
+        trajectory=d3_2014_trajectory("{d3_j}"),
+    output:
+        d3_2014_filter_cell("{d3_where}", "{d3_filter}", "{n}", "{d3_j}", "{d3_r}"),
+    params:
+        cell=d3_2014_cell_params(),
+        backend=lambda wildcards: "cpu" if wildcards.d3_where == "cpu" else config["backend"],
+        model=config["d3_2014_model"],
+        duration=config["d3_2014_duration"],
+        spec=lambda wildcards: d3_2014_catalog.filters(config)[wildcards.d3_filter],
+        snapshot_step=d3_2014_catalog.snapshot_step(config),
+        snapshot_particles=config["d3_2014_snapshot_particles"],
+        estimate_every=config["d3_2014_estimate_every"],
+        devices=GPU_DEVICES,
+        scale=SCALE,
+    log:
+        "results/logs/d3_2014/filter/{d3_where}/{d3_filter}/n{n}/t{d3_j}_r{d3_r}.log",
+    benchmark:
+        "results/benchmarks/d3_2014/filter/{d3_where}/{d3_filter}/n{n}/t{d3_j}_r{d3_r}.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: d3_2014_mem_mb(wildcards.n),
+        gpu=lambda wildcards: CELL_GPUS if wildcards.d3_where == "gpu" else 0,
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_CELLS_SCRIPT
+
+
+rule d3_2014_gpu_cell:
+    input:
+        trajectories=d3_2014_trajectories(),
+    output:
+        d3_2014_gpu_cell("{d3_tpb}", "{n}"),
+    params:
+        cell=d3_2014_cell_params(),
+        model=config["d3_2014_model"],
+        duration=config["d3_2014_duration"],
+        spec=d3_2014_catalog.filters(config)[d3_2014_catalog.D3_FILTER],
+        runs=config["d3_2014_runs"],
+        devices=GPU_DEVICES,
+        scale=SCALE,
+    log:
+        "results/logs/d3_2014/gpu/tpb{d3_tpb}/n{n}.log",
+    benchmark:
+        "results/benchmarks/d3_2014/gpu/tpb{d3_tpb}/n{n}.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: d3_2014_mem_mb(wildcards.n),
+        gpu=1,
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_CELLS_SCRIPT
+
+
+rule d3_2014_fig11_cell:
+    input:
+        trajectory=d3_2014_trajectory(0),
+    output:
+        d3_2014_fig11_cell("{n}"),
+    params:
+        cell=d3_2014_cell_params(),
+        model=config["d3_2014_model"],
+        duration=config["d3_2014_duration"],
+        spec=d3_2014_catalog.filters(config)[d3_2014_catalog.D3_FILTER],
+        step=d3_2014_catalog.fig11_step(config),
+        scale=SCALE,
+    log:
+        "results/logs/d3_2014/fig11/n{n}.log",
+    benchmark:
+        "results/benchmarks/d3_2014/fig11/n{n}.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: d3_2014_mem_mb(wildcards.n),
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_CELLS_SCRIPT

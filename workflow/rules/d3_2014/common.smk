@@ -1,0 +1,124 @@
+"""Helpers of the Das et al. (2014) rules (cells.smk, outputs.smk): the artifact paths,
+the cells each figure and table reads, the memory of each job. No rules live here; the
+grid and its checks are Python (pfresample.studies.d3_2014.catalog)."""
+
+import math
+
+from pfresample.studies.d3_2014 import catalog as d3_2014_catalog
+
+D3_2014_FILTERS = tuple(d3_2014_catalog.filters(config))
+# Where the cells of Figs 3-6 and the methods table run: on the GPU where cell jobs may
+# have one (`backend`, common.smk), else on the CPU. Table 5's CPU columns always run on
+# the CPU; on a CPU-only machine they are the same cells.
+D3_2014_WHERE = "gpu" if CELL_GPUS else "cpu"
+
+
+def d3_2014_trajectory(j) -> str:
+    return f"results/d3_2014/trajectories/t{j}.npz"
+
+
+def d3_2014_filter_cell(where, label, n, j, r) -> str:
+    return f"results/d3_2014/filter/{where}/{label}/n{n}/t{j}_r{r}.npz"
+
+
+def d3_2014_gpu_cell(threads, n) -> str:
+    return f"results/d3_2014/gpu/tpb{threads}/n{n}.npz"
+
+
+def d3_2014_fig11_cell(n) -> str:
+    return f"results/d3_2014/fig11/n{n}.npz"
+
+
+def d3_2014_trajectories() -> list[str]:
+    return [d3_2014_trajectory(j) for j in d3_2014_catalog.trajectories(config)]
+
+
+def d3_2014_filter_cells(where, label, n) -> list[str]:
+    """Every (trajectory, run) of one filter at N."""
+    return [
+        d3_2014_filter_cell(where, label, n, j, r)
+        for j in d3_2014_catalog.trajectories(config)
+        for r in d3_2014_catalog.runs(config)
+    ]
+
+
+def d3_2014_method_cells() -> list[str]:
+    """Every filter at the figure N (the methods table)."""
+    n = d3_2014_catalog.figure_n(config)
+    return [p for label in D3_2014_FILTERS for p in d3_2014_filter_cells(D3_2014_WHERE, label, n)]
+
+
+def d3_2014_table5_cpu_cells() -> list[str]:
+    return [
+        p
+        for label in (d3_2014_catalog.SIR_FILTER, d3_2014_catalog.D3_FILTER)
+        for n in d3_2014_catalog.table5_n(config)
+        for p in d3_2014_filter_cells("cpu", label, n)
+    ]
+
+
+def d3_2014_gpu_cells(threads=None, ns=None) -> list[str]:
+    """The GPU cells (none without a GPU), of ``threads`` and ``ns`` where given."""
+    if not CELL_GPUS:
+        return []
+    return [
+        d3_2014_gpu_cell(t, n)
+        for t, n in d3_2014_catalog.gpu_cells(config)
+        if (threads is None or t == threads) and (ns is None or n in ns)
+    ]
+
+
+def d3_2014_figure_table_inputs(figure) -> dict[str, list[str]]:
+    """The artifacts one figure's table reads, by role."""
+    n = d3_2014_catalog.figure_n(config)
+    if figure == "fig11":
+        return {"trajectory": [], "cell": [d3_2014_fig11_cell(d3_2014_catalog.fig11_n(config))]}
+    label = {**d3_2014_catalog.TRAJECTORY_FIGURES, **d3_2014_catalog.SNAPSHOT_FIGURES}[figure]
+    return {"trajectory": [d3_2014_trajectory(0)],
+            "cell": [d3_2014_filter_cell(D3_2014_WHERE, label, n, 0, 0)]}  # fmt: skip
+
+
+def d3_2014_table_inputs(table) -> dict[str, list[str]]:
+    """The artifacts one of Tables 5-7 or the methods table reads, by role."""
+    none = {"trajectories": [], "cpu": [], "cells": [], "gpu": []}
+    if table == "methods":
+        return none | {"trajectories": d3_2014_trajectories(), "cells": d3_2014_method_cells()}
+    if table == "table5":
+        gpu = d3_2014_gpu_cells(d3_2014_catalog.TABLE5_THREADS, d3_2014_catalog.table5_n(config))
+        return none | {"cpu": d3_2014_table5_cpu_cells(), "gpu": gpu}
+    if table == "table6":
+        return none | {"gpu": d3_2014_gpu_cells(ns=d3_2014_catalog.table6_n(config))}
+    return none | {"gpu": d3_2014_gpu_cells(ns=[d3_2014_catalog.figure_n(config)])}
+
+
+def d3_2014_outputs() -> list[str]:
+    """The study's figures (PNG, PDF) and tables (CSV; Tables 5-7 and methods also Markdown)."""
+    out = [f"results/tables/d3_2014/{t}.csv" for t in d3_2014_catalog.FIGURE_TABLES]
+    for figure in d3_2014_catalog.FIGURES:
+        out += [f"results/figures/d3_2014/{figure}.{ext}" for ext in ("png", "pdf")]
+    for table in d3_2014_catalog.TABLES:
+        out += [f"results/tables/d3_2014/{table}.{ext}" for ext in ("csv", "md")]
+    return out
+
+
+def d3_2014_artifacts() -> set[str]:
+    """Every .npz artifact the study's target reads."""
+    out = set(d3_2014_trajectories()) | set(d3_2014_method_cells())
+    out |= set(d3_2014_table5_cpu_cells()) | set(d3_2014_gpu_cells())
+    return out | {d3_2014_fig11_cell(d3_2014_catalog.fig11_n(config))}
+
+
+def d3_2014_mem_mb(n) -> int:
+    """Memory of a cell job at N: the trajectory (T x 2 float64 truth and readings, 1.2 MB
+    at 36,000 steps), T x 2 estimates, a few float64 (N, 2) particle arrays and the
+    resampler's temporaries (the D3 range maxima's sparse table: N log2 N int64), and
+    CuPy's context on the GPU."""
+    n = int(n)
+    return 768 + math.ceil((8 * n * max(1, math.log2(n)) + 40 * 8 * n) / 2**20)
+
+
+def d3_2014_cell_params() -> dict:
+    return {
+        "seed": config["seed"],
+        "ess_threshold": config["d3_2014_ess_threshold"],
+    }

@@ -1,0 +1,82 @@
+"""Das, Mazumdar & Banerjee (2014): the tidy tables and figures of Figs 3-6, 10, 11,
+Tables 5-7 and the methods table, from the cells of cells.smk; glue scripts/d3_2014/outputs.py.
+
+* results/tables/d3_2014/{fig3,fig4,fig5,fig6,fig11}.csv: the data of each figure;
+* results/tables/d3_2014/{table5,table6,table7,methods}.csv, .md: the tables, the
+  paper's numbers beside ours (Table 6 is also Fig 10's data);
+* results/figures/d3_2014/{fig3,...,fig11}.png and .pdf.
+"""
+
+D3_2014_OUTPUTS_SCRIPT = "../../../scripts/d3_2014/outputs.py"
+
+
+wildcard_constraints:
+    d3_fig_table=alternatives(d3_2014_catalog.FIGURE_TABLES),
+    d3_table=alternatives(d3_2014_catalog.TABLES),
+    d3_fig=alternatives(d3_2014_catalog.FIGURES),
+
+
+rule d3_2014_figure_table:
+    input:
+        unpack(lambda wildcards: d3_2014_figure_table_inputs(wildcards.d3_fig_table)),
+    output:
+        "results/tables/d3_2014/{d3_fig_table}.csv",
+    log:
+        "results/logs/tables/d3_2014/{d3_fig_table}.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_OUTPUTS_SCRIPT
+
+
+rule d3_2014_table:
+    """Tables 5-7 and the methods table: ours and the paper's numbers beside."""
+    input:
+        unpack(lambda wildcards: d3_2014_table_inputs(wildcards.d3_table)),
+    output:
+        csv="results/tables/d3_2014/{d3_table}.csv",
+        md="results/tables/d3_2014/{d3_table}.md",
+    params:
+        filters=list(D3_2014_FILTERS),
+        table5_n=d3_2014_catalog.table5_n(config),
+        table6_n=d3_2014_catalog.table6_n(config),
+        threads=d3_2014_catalog.threads(config),
+        figure_n=d3_2014_catalog.figure_n(config),
+        scale=SCALE,
+    log:
+        "results/logs/tables/d3_2014/{d3_table}.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_OUTPUTS_SCRIPT
+
+
+rule d3_2014_figure:
+    input:
+        table=lambda wildcards: "results/tables/d3_2014/"
+        + d3_2014_catalog.FIGURE_SOURCES.get(wildcards.d3_fig, wildcards.d3_fig)
+        + ".csv",
+    output:
+        png=report(
+            "results/figures/d3_2014/{d3_fig}.png",
+            caption="../../report/d3_2014.rst",
+            category="Das et al. (2014)",
+        ),
+        pdf="results/figures/d3_2014/{d3_fig}.pdf",
+    params:
+        scale=SCALE_NOTE,
+    log:
+        "results/logs/figures/d3_2014/{d3_fig}.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_OUTPUTS_SCRIPT

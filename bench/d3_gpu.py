@@ -4,11 +4,13 @@ one machine (issue "Das et al. 2014", Speed; the paper's Table 5).
 
 For each N, on the UUV model of the d3_2014 study (dt = 0.01 s):
 
-* ``gpu_d3`` / ``gpu_d3_local`` / ``gpu_sir``: the GPU filter (filters/d3_gpu.py)
-  over the whole 360 s run (36,000 steps), D3 with the prefix-sum stride,
-  D3 with the paper's local CDF, and SIR with our Systematic; the device
-  time of the steps (CUDA events), median of ``--runs`` runs after one
-  untimed run (compile and graph capture);
+* ``gpu_d3`` / ``gpu_sir``: the GPU filter (filters/d3_gpu.py) over the
+  whole 360 s run (36,000 steps), D3 with the prefix-sum stride and SIR
+  with our Systematic; the device time of the steps (CUDA events), median
+  of ``--runs`` runs after one untimed run (compile and graph capture);
+* ``gpu_d3_local``: D3 with the paper's local CDF, O(N^2) work a step (at
+  N = 15,000 about 0.8 ms a step on an H200, so 5 minutes a whole run at N
+  = 50,000): over the first ``--local-steps`` steps, same median;
 * ``cpu_d3`` / ``cpu_sir``: the CPU filter (filters/d3.py, NumPy, one process)
   over the first ``--cpu-steps`` steps (the whole run takes minutes at N =
   50,000 on the CPU), the host's clock, one run;
@@ -106,6 +108,7 @@ def main(argv=None) -> None:
     p.add_argument("--sizes", type=parse_size, nargs="+", default=list(SIZES))
     p.add_argument("--runs", type=int, default=3, help="timed GPU runs per N (median)")
     p.add_argument("--cpu-steps", type=int, default=500, help="steps of the timed CPU runs")
+    p.add_argument("--local-steps", type=int, default=1000, help="steps of the local-CDF runs")
     p.add_argument("--duration", type=float, default=360.0, help="seconds of the GPU runs")
     p.add_argument("--csv", type=Path, default=Path("bench/results/d3_gpu.csv"))
     args = p.parse_args(argv)
@@ -113,6 +116,7 @@ def main(argv=None) -> None:
     model = UuvModel(duration=args.duration)
     _, y = model.simulate(2014)
     cpu_model = replace(model, duration=args.cpu_steps * model.dt)
+    local_model = replace(model, duration=args.local_steps * model.dt)
     rows = []
 
     def add(n, what, seconds, steps, runs):
@@ -121,9 +125,10 @@ def main(argv=None) -> None:
         print(f"N={n:>6} {what:<26} {seconds:10.4f} s  {1e3 * seconds / steps:9.4f} ms/step")
 
     for n in args.sizes:
-        for what, kw in (("gpu_d3", {}), ("gpu_d3_local", {"cdf": "local"})):
-            seconds, steps = _gpu_run(model, y, n, args.runs, **kw)
-            add(n, what, seconds, steps, args.runs)
+        seconds, steps = _gpu_run(model, y, n, args.runs)
+        add(n, "gpu_d3", seconds, steps, args.runs)
+        seconds, steps = _gpu_run(local_model, y[: local_model.steps], n, args.runs, cdf="local")
+        add(n, "gpu_d3_local", seconds, steps, args.runs)
         seconds, steps = _gpu_run(model, y, n, args.runs, method="systematic")
         add(n, "gpu_sir", seconds, steps, args.runs)
         for what, method in (("cpu_sir", "systematic"), ("cpu_d3", "d3")):

@@ -32,9 +32,9 @@ from pfresample.studies.dulger2017 import weights
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
 
-COMPARISON = [name for name, m in REGISTRY.items() if m.comparison_based]
-SEGMENTED = [name for name, m in REGISTRY.items() if m.segmented]
-CUMULATIVE = [name for name, m in REGISTRY.items() if "precision" in m.params]
+COMPARISON = [name for name, m in ancestor_methods().items() if m.comparison_based]
+SEGMENTED = [name for name, m in ancestor_methods().items() if m.segmented]
+CUMULATIVE = [name for name, m in ancestor_methods().items() if "precision" in m.params]
 SEED = 2**40 + 12345  # a seed with both key words non-zero
 
 

@@ -87,6 +87,16 @@ TINY_GRID = {
     "cpf2013_bot_steps": 10,
     "cpf2013_baselines": ["systematic"],
     "cpf2013_timing_repeats": 1,
+    # Das et al. (2014): 2.5 s of the UUV model (250 steps), N = 32 and 64, one trajectory;
+    # Fig 11 at N = 128 (the study's own tests: tests/test_d3_2014.py).
+    "d3_2014_duration": 2.5,
+    "d3_2014_snapshot_time": 2.0,
+    "d3_2014_fig11_time": 0.5,
+    "d3_2014_fig11_n": 128,
+    "d3_2014_figure_n": 64,
+    "d3_2014_table5_n": [32, 64],
+    "d3_2014_table6_n": [32],
+    "d3_2014_snapshot_particles": 50,
 }
 TINY = [
     f"{k}=[{','.join(map(str, v))}]" if isinstance(v, list) else f"{k}={v}"
@@ -691,7 +701,7 @@ def test_overhead_report_reads_every_job(tiny_run):
     assert len(jobs) == len(benchmarks) > 100
     assert set(jobs["kind"]) == {
         "weights", "tuning", "resample", "tables", "figures", "trajectories", "filter",
-        "filter_speedup", "guldas2015", "cpf2013",
+        "filter_speedup", "guldas2015", "cpf2013", "d3_2014",
     }  # fmt: skip
     # The log span lies inside the job's wall time, up to the logs' millisecond stamps
     # and the benchmark's 10 ms resolution.

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..resampling.d3 import CDFS, NOISES
 from . import cumulative
-from .geometry import D3_THREADS, blocks
+from .geometry import D3_THREADS, blocks, resident_threads
 from .kernels import CTYPES, NULL, kernel
 from .workspace import Call
 
@@ -135,3 +135,20 @@ def d3(
         grid, block, (x, *x_steps, strides, l_, *common, out, *out_steps)
     )
     return out
+
+
+def occupancy(threads: int | None = None, states: str = "float", weights: str = "float",
+              prior: str = "double") -> float:  # fmt: skip
+    """The theoretical occupancy of ``d3_moves`` (the D3 kernel whose loop
+    dominates) at ``threads`` threads per block: the warps an SM holds at
+    once (its registers, shared memory and block limits allowing, as the
+    driver computes them) over the most it can hold (the paper's Fig 10,
+    "multiprocessor utilization ... in terms of active resident warps")."""
+    import cupy
+
+    threads = D3_THREADS if threads is None else int(threads)
+    name = f"d3_moves<{states},{weights},{prior}>"
+    attributes = cupy.cuda.Device().attributes
+    per_sm = resident_threads("d3.cu", name, threads) // attributes["MultiProcessorCount"]
+    warps = (per_sm // threads) * -(-threads // 32)  # blocks an SM holds x warps a block
+    return warps / (attributes["MaxThreadsPerMultiProcessor"] // 32)

@@ -40,24 +40,14 @@ import pfresample as pr
 from pfresample.filters import run_d3
 from pfresample.filters.d3 import prior_log_weights
 from pfresample.models import UuvModel
+from pfresample.studies.d3_2014.catalog import PUBLISHED_TABLE5
 from pfresample.timing import cpu_name, cuda_event_times
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import parse_size, write_rows  # noqa: E402 -- sibling module
 from gpu_resamplers import device_info  # noqa: E402
 
-SIZES = (500, 1000, 5000, 10000, 15000, 20000, 50000)  # the paper's Table 5
-# The paper's Table 5 as printed (unit not stated): sequential systematic,
-# sequential D3, GPU D3 (160 threads per block).
-PAPER_TABLE5 = {
-    500: (1.92156, 2.8468, 0.58757),
-    1000: (3.88116, 5.67684, 0.712095),
-    5000: (19.5552, 28.7204, 2.0303),
-    10000: (38.5844, 57.5684, 3.85415),
-    15000: (57.8555, 85.9349, 6.29413),
-    20000: (81.8349, 114.363, 10.4578),
-    50000: (204.738, 285.763, 61.6328),
-}
+SIZES = tuple(PUBLISHED_TABLE5)  # the paper's Table 5: N -> (CPU systematic, CPU D3, GPU D3)
 FIELDS = ["date", "device", "cuda", "cupy", "cpu", "n", "what", "steps", "seconds",
           "ms_per_step", "runs"]  # fmt: skip
 
@@ -146,8 +136,8 @@ def main(argv=None) -> None:
             f"CPU D3 / GPU D3 {per_step[(n, 'cpu_d3')] / gpu:8.1f}x, "
             f"GPU SIR / GPU D3 {per_step[(n, 'gpu_sir')] / gpu:6.2f}x"
         )
-        if n in PAPER_TABLE5:
-            sys_cpu, d3_cpu, d3_gpu = PAPER_TABLE5[n]
+        if n in PUBLISHED_TABLE5:
+            sys_cpu, d3_cpu, d3_gpu = PUBLISHED_TABLE5[n]
             line += f"; paper {sys_cpu / d3_gpu:.1f}x and {d3_cpu / d3_gpu:.1f}x"
         print(line)
 

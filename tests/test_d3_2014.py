@@ -51,13 +51,30 @@ def test_paper_grid():
     filters = catalog.filters(CONFIG)
     assert filters["d3"] == {"method": "d3", "noise": "eq5", "cdf": "prefix"}
     assert filters["systematic"] == {"method": "systematic"}
-    # Every N at every TPB (Table 6 and the figure N), 160 at Table 5's N: all in Table 6.
-    assert len(catalog.gpu_cells(CONFIG)) == 17 * 9
+    # One GPU job per N: every TPB at Table 6's N and the figure N, 160 alone at an N of
+    # Table 5 only (there is none: Table 5's N are all in Table 6).
+    cells = catalog.gpu_cells(CONFIG)
+    assert list(cells) == list(catalog.TABLE6_N)
+    assert all(t == catalog.threads(CONFIG) for t in cells.values())
+    assert [n for n in cells if catalog.gpu_full_run(CONFIG, n)] == [50000]
+    # The timing window: the first 20 s, whose inputs are the full model's first steps.
+    window = catalog.timing_model(CONFIG)
+    assert (window.duration, window.steps) == (20.0, 2000)
+    np.testing.assert_array_equal(window.inputs, m.inputs[:2000])
     catalog.check_config(CONFIG)
     quick = {**CONFIG, **QUICK}
     catalog.check_config(quick)
     assert catalog.model(quick).steps == 24000 and catalog.snapshot_step(quick) == 20000
     assert catalog.table5_n(quick) == [500, 1000] and catalog.trajectories(quick) == [0]
+    assert catalog.timing_model(quick).steps == 2000
+
+
+def test_gpu_cells_per_n():
+    """An N of Table 5 only runs 160 threads per block alone; Table 6's and the figure
+    N every TPB."""
+    cfg = {**CONFIG, "d3_2014_table5_n": [100, 500], "d3_2014_table6_n": [500],
+           "d3_2014_figure_n": 800, "d3_2014_threads": [160, 196]}  # fmt: skip
+    assert catalog.gpu_cells(cfg) == {100: [160], 500: [160, 196], 800: [160, 196]}
 
 
 def test_schema_knows_every_key_and_names_a_bad_one():
@@ -93,6 +110,8 @@ def test_schema_knows_every_key_and_names_a_bad_one():
         ({"d3_2014_snapshot_time": 400.0}, "d3_2014_snapshot_time = 400.0 s is outside"),
         ({"d3_2014_duration": 100.0}, "d3_2014_snapshot_time = 200.0 s is outside"),
         ({"d3_2014_threads": [196, 232]}, "d3_2014_threads must include 160"),
+        ({"d3_2014_timing_duration": 400.0}, "d3_2014_timing_duration = 400.0 s must be within"),
+        ({"d3_2014_timing_duration": 0.001}, "d3_2014_timing_duration = 0.001 s must be within"),
         ({"d3_2014_model": {**CONFIG["d3_2014_model"], "signs": "mirror"}}, "d3_2014_model"),
     ],
 )  # fmt: skip
@@ -150,43 +169,63 @@ def test_cpm_against_the_papers_own_numbers():
 # --- tables against hand computations ---------------------------------------------------
 
 
-def _filter_cell(label, n, rmse, bias, seconds, j=0, method=None):
+def _filter_cell(label, n, rmse, bias, seconds, j=0, method=None, steps=None):
     arrays = {"rmse": np.array(rmse), "bias": np.array(bias), "wall_seconds": np.float64(seconds),
               "snapshot_distinct": np.array([5, 6, 7])}  # fmt: skip
+    if steps is not None:  # a timing cell
+        arrays["steps"] = np.int64(steps)
     meta = {"filter": label, "method": method or label, "n": n, "trajectory": j, "run": 0,
             "backend": "cpu", "device": "test CPU"}  # fmt: skip
     return arrays, meta
 
 
-def _gpu_cell(threads, n, rmse, seconds):
-    arrays = {"rmse": np.array([[rmse]]), "bias": np.zeros((1, 1, 2)),
-              "wall_seconds": np.array([[seconds]]),
-              "occupancy": np.full((1, 1), np.nan)}  # fmt: skip
-    return arrays, {"threads": threads, "n": n, "device": "test GPU"}
+def _gpu_cell(n, runs, steps=100):
+    """A GPU cell at N from (threads, rmse, seconds) per run."""
+    threads, rmse, seconds = zip(*runs, strict=True)
+    count = len(runs)
+    arrays = {"threads": np.array(threads), "rmse": np.array(rmse, dtype=float),
+              "bias": np.zeros((count, 2)), "device_seconds": np.array(seconds),
+              "wall_seconds": 2 * np.array(seconds), "steps": np.full(count, steps),
+              "occupancy": np.linspace(1.0, 0.5, count)}  # fmt: skip
+    return arrays, {"threads": list(threads), "n": n, "device": "test GPU"}
 
 
 def test_tables_by_hand():
-    cpu = [_filter_cell("systematic", n, [1.0, 1.0], [0.0, 0.0], 2.0 * n) for n in (10, 20)]
-    cpu += [_filter_cell("d3", n, [0.5, 0.5], [0.1, 0.1], 3.0 * n) for n in (10, 20)]
+    # Timing cells over 100 steps: 2N and 3N seconds are 20N and 30N ms per step.
+    cpu = [_filter_cell("systematic", n, [1.0, 1.0], [0.0, 0.0], 2.0 * n, steps=100)
+           for n in (10, 20)]  # fmt: skip
+    cpu += [_filter_cell("d3", n, [0.5, 0.5], [0.1, 0.1], 3.0 * n, steps=100) for n in (10, 20)]
     t5 = tables.table5(cpu, [], [10, 20])
-    assert list(t5["cpu_systematic_s"]) == [20.0, 40.0] and list(t5["cpu_d3_s"]) == [30.0, 60.0]
-    assert t5["gpu_d3_s"].isna().all() and (t5["note"] == tables.NO_GPU).all()
+    assert list(t5["cpu_systematic_ms_per_step"]) == [200.0, 400.0]
+    assert list(t5["cpu_d3_ms_per_step"]) == [300.0, 600.0] and list(t5["cpu_steps"]) == [100] * 2
+    assert t5["gpu_d3_ms_per_step"].isna().all() and (t5["note"] == tables.NO_GPU).all()
     assert t5["paper_cpu_systematic"].isna().all()  # the paper has no N = 10
     assert "GPU column: no GPU ran" in tables.table5_markdown(t5)
-    gpu = [_gpu_cell(160, 10, [1.0, 1.0], 1.0), _gpu_cell(196, 10, [0.5, 0.5], 1.5)]
+    # GPU: 1 s and 1.5 s over 100 steps are 10 and 15 ms per step.
+    gpu = [_gpu_cell(10, [(160, [1.0, 1.0], 1.0), (196, [0.5, 0.5], 1.5)])]
     t5 = tables.table5(cpu, gpu, [10])
-    assert t5["gpu_d3_s"].iloc[0] == 1.0 and t5["speedup_gpu_vs_cpu_d3"].iloc[0] == 30.0
-    # Table 6: our grid and the paper's, one row per (TPB, N).
+    assert t5["gpu_d3_ms_per_step"].iloc[0] == 10.0 and t5["speedup_gpu_vs_cpu_d3"].iloc[0] == 30.0
+    assert "ms/step" in tables.table5_markdown(t5)
+    # Table 6: our grid and the paper's, one row per (TPB, N); the occupancy per TPB.
     t6 = tables.table6(gpu, [10], [160, 196])
-    assert len(t6) == 2 + 16 * 9 and t6["gpu_d3_s"].notna().sum() == 2
+    assert len(t6) == 2 + 16 * 9 and t6["gpu_d3_ms_per_step"].notna().sum() == 2
     assert t6.set_index(["threads", "n"]).loc[(160, 50000), "paper"] == 61.877
+    assert t6.set_index(["threads", "n"]).loc[(196, 10), "occupancy"] == 0.5
+    assert "occupancy" in tables.table6_markdown(t6)
     # Table 7: 196 has half the RMSE norm at 1.5 times the time: CPM 2 / 1.5 against 160.
     t7 = tables.table7(gpu, 10, [160, 196, 304]).set_index("threads")
     assert t7.loc[160, "cpm_vs_fastest"] == 1.0 and t7.loc[196, "fastest_threads"] == 160
     assert t7.loc[196, "cpm_vs_fastest"] == pytest.approx(2 / 1.5)
+    assert t7.loc[196, "run_seconds"] == pytest.approx(1.5)
+    assert (t7["identical_across_tpb"] == "no").all()
     assert t7.loc[556, "paper_cpm_vs_160"] == 2.46 and math.isnan(t7.loc[304, "paper_rmse_x"])
-    assert "CPM_{a|b}" in tables.table7_markdown(t7.reset_index())
+    text = tables.table7_markdown(t7.reset_index())
+    assert "CPM_{a|b}" in text
+    assert "identical across TPB (bit for bit, runs of 100 steps): no" in text
     assert tables.table7([], 10, [160])["note"].iloc[0] == tables.NO_GPU
+    # The same RMSE and bias at every TPB (the kernels' contract): "yes".
+    same = [_gpu_cell(10, [(160, [0.5, 0.5], 1.0), (196, [0.5, 0.5], 1.5)])]
+    assert (tables.table7(same, 10, [160, 196])["identical_across_tpb"] == "yes").all()
     # The methods table: every filter, then the Kalman floor; the paper's numbers beside.
     trajs = [{"kf_rmse": np.array([0.1, 0.2]), "kf_bias": np.array([0.0, 0.02])}]
     m = tables.methods_table([c for c in cpu if c[1]["n"] == 10], trajs, ["d3", "systematic"])
@@ -196,15 +235,23 @@ def test_tables_by_hand():
     assert "Kalman filter" in tables.methods_markdown(m)
 
 
+def test_fig10_draws_the_occupancy():
+    gpu = [_gpu_cell(n, [(160, [1.0, 1.0], 1.0), (196, [1.0, 1.0], 1.5)]) for n in (10, 20)]
+    fig = figures.draw("fig10", tables.table6(gpu, [10, 20], [160, 196]), "thesis (test)")
+    occupancy = fig.axes[2]
+    assert occupancy.lines and list(occupancy.lines[0].get_ydata()) == [1.0, 0.5]
+    assert "CUDA" in fig.texts[-1].get_text()
+
+
 # --- a tiny study end to end, on the CPU ---------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def tiny_study():
     """3 s of the model (300 steps), N = 64, two trajectories, every configured filter;
-    the snapshot at 2 s, Fig 11 at 1 s with N = 256."""
+    the snapshot at 2 s, Fig 11 at 1 s with N = 256; timing cells over the first 1 s."""
     cfg = {**CONFIG, "d3_2014_duration": 3.0, "d3_2014_snapshot_time": 2.0,
-           "d3_2014_fig11_time": 1.0}  # fmt: skip
+           "d3_2014_fig11_time": 1.0, "d3_2014_timing_duration": 1.0}  # fmt: skip
     catalog.check_config(cfg)
     m = catalog.model(cfg)
     trajs = [experiments.trajectory(m, 5, j) for j in range(2)]
@@ -216,11 +263,17 @@ def tiny_study():
     }
     d3 = catalog.filters(cfg)["d3"]
     fig11 = experiments.fig11_cell(m, trajs[0][0], d3, 256, catalog.fig11_step(cfg), seed=5)
-    return cfg, m, trajs, cells, fig11
+    window = catalog.timing_model(cfg)
+    timing = {
+        label: experiments.timing_cell(window, trajs[0][0], label, catalog.filters(cfg)[label],
+                                       64, seed=5)
+        for label in catalog.TIMING_FILTERS
+    }  # fmt: skip
+    return cfg, m, trajs, cells, fig11, timing
 
 
 def test_cells_record_what_ran(tiny_study):
-    cfg, m, trajs, cells, fig11 = tiny_study
+    cfg, m, trajs, cells, fig11, timing = tiny_study
     arrays, meta = trajs[0]
     assert arrays["truth"].shape == (301, 2) and arrays["y"].shape == (300, 2)
     assert not np.array_equal(arrays["y"], trajs[1][0]["y"])  # each trajectory its own seed
@@ -240,10 +293,17 @@ def test_cells_record_what_ran(tiny_study):
     it = fig11[0]["iterations"]
     assert it.shape == (256,) and it.min() >= 1 and it.max() <= 256
     assert np.all(np.diff(it) >= 0)  # j_i is non-decreasing in i
+    # A timing cell: trajectory 0, run 0, over the first 100 steps, on the CPU, no snapshot;
+    # its estimates are those of the whole run's first 100 steps (the same seed and readings).
+    arrays, meta = timing["d3"]
+    assert (meta["experiment"], meta["backend"], meta["steps"]) == ("timing", "cpu", 100)
+    assert arrays["steps"] == 100 and "snapshot" not in arrays
+    assert arrays["seed"] == cells["d3"][0]["seed"]
+    np.testing.assert_array_equal(arrays["estimates"], cells["d3"][0]["estimates"][:10])
 
 
 def test_tables_and_figures_of_the_tiny_study(tiny_study):
-    cfg, m, trajs, cells, fig11 = tiny_study
+    cfg, m, trajs, cells, fig11, timing = tiny_study
     for cell in (*cells.values(), fig11):
         cell[1]["scale"] = "quick"
     frames = {
@@ -264,8 +324,9 @@ def test_tables_and_figures_of_the_tiny_study(tiny_study):
         assert isinstance(fig, Figure) and ("CPU (NumPy)" in caption or "no GPU ran" in caption)
     methods = tables.methods_table(list(cells.values()), [t[0] for t in trajs], list(cells))
     assert len(methods) == len(cells) + 1 and methods["rmse_x"].notna().all()
-    t5 = tables.table5([cells["systematic"], cells["d3"]], [], [64])
-    assert t5[["cpu_systematic_s", "cpu_d3_s"]].notna().all(axis=None)
+    t5 = tables.table5(list(timing.values()), [], [64])
+    assert t5[["cpu_systematic_ms_per_step", "cpu_d3_ms_per_step"]].notna().all(axis=None)
+    assert (t5["cpu_steps"] == 100).all()
 
 
 # --- the pipeline ---------------------------------------------------------------------
@@ -296,10 +357,10 @@ def test_dry_run_of_the_target(tmp_path, scale):
     assert proc.returncode == 0, proc.output
     grid = {**CONFIG, **QUICK} if scale == "quick" else CONFIG
     filters, runs = len(grid["d3_2014_filters"]), grid["d3_2014_trajectories"]
-    extra_n = set(catalog.table5_n(grid)) - {catalog.figure_n(grid)}
     assert job_counts(proc.output) == {
         "d3_2014_trajectory": runs,
-        "d3_2014_filter_cell": (filters + 2 * len(extra_n)) * runs,
+        "d3_2014_filter_cell": filters * runs,
+        "d3_2014_timing_cell": 2 * len(catalog.table5_n(grid)),
         "d3_2014_fig11_cell": 1,
         "d3_2014_figure_table": len(catalog.FIGURE_TABLES),
         "d3_2014_table": len(catalog.TABLES),
@@ -308,9 +369,23 @@ def test_dry_run_of_the_target(tmp_path, scale):
     }  # no GPU cells with backend cpu
 
 
+def test_dry_run_at_paper_scale_with_a_gpu(tmp_path):
+    """backend cuda (a GPU the jobs will find): one GPU job per N of Tables 5-7 (9), the
+    figures' filter cells on the GPU, Table 5's CPU columns still on the CPU."""
+    proc = snakemake(tmp_path, "-n", "d3_2014", config=["scale=thesis", "backend=cuda"])
+    assert proc.returncode == 0, proc.output
+    counts = job_counts(proc.output)
+    assert counts["d3_2014_gpu_cell"] == 9 and counts["d3_2014_timing_cell"] == 14
+    assert counts["d3_2014_filter_cell"] == 8 * 4
+    assert "results/d3_2014/gpu/n50000.npz" in proc.output
+    assert "results/d3_2014/timing/d3/n50000.npz" in proc.output
+    assert "results/d3_2014/filter/gpu/d3/n50000/t0_r0.npz" in proc.output
+
+
 def test_tiny_grid_through_the_pipeline(tmp_path):
     """The target on a tiny grid, for real: every table and figure, GPU columns empty."""
-    tiny = ["scale=quick", "backend=cpu", "d3_2014_duration=2.5", "d3_2014_snapshot_time=2.0",
+    tiny = ["scale=quick", "backend=cpu", "d3_2014_duration=2.5", "d3_2014_timing_duration=1.0",
+            "d3_2014_snapshot_time=2.0",
             "d3_2014_fig11_time=0.5", "d3_2014_fig11_n=128", "d3_2014_figure_n=64",
             "d3_2014_table5_n=[32,64]", "d3_2014_table6_n=[32]", "d3_2014_trajectories=2",
             "d3_2014_snapshot_particles=50"]  # fmt: skip
@@ -320,7 +395,8 @@ def test_tiny_grid_through_the_pipeline(tmp_path):
     for figure in catalog.FIGURES:
         assert (out / "figures" / "d3_2014" / f"{figure}.png").read_bytes()[:4] == b"\x89PNG"
     t5 = pd.read_csv(out / "tables" / "d3_2014" / "table5.csv")
-    assert list(t5["n"]) == [32, 64] and t5["gpu_d3_s"].isna().all()
+    assert list(t5["n"]) == [32, 64] and t5["gpu_d3_ms_per_step"].isna().all()
+    assert (t5["cpu_steps"] == 100).all() and t5["cpu_d3_ms_per_step"].notna().all()
     methods = pd.read_csv(out / "tables" / "d3_2014" / "methods.csv")
     assert len(methods) == len(CONFIG["d3_2014_filters"]) + 1
     assert (methods["runs"].iloc[:-1] == 2).all()

@@ -88,8 +88,10 @@ TINY_GRID = {
     "cpf2013_baselines": ["systematic"],
     "cpf2013_timing_repeats": 1,
     # Das et al. (2014): 2.5 s of the UUV model (250 steps), N = 32 and 64, one trajectory;
-    # Fig 11 at N = 128 (the study's own tests: tests/test_d3_2014.py).
+    # Table 5's timing runs over the first 1 s; Fig 11 at N = 128 (the study's own tests:
+    # tests/test_d3_2014.py).
     "d3_2014_duration": 2.5,
+    "d3_2014_timing_duration": 1.0,
     "d3_2014_snapshot_time": 2.0,
     "d3_2014_fig11_time": 0.5,
     "d3_2014_fig11_n": 128,

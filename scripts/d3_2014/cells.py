@@ -3,7 +3,8 @@ one function per rule, chosen by the rule's name. Each reads its inputs, calls t
 study (pfresample.studies.d3_2014) and writes its .npz atomically.
 
 * d3_2014_trajectory: results/d3_2014/trajectories/t{d3_j}.npz;
-* d3_2014_filter_cell, _gpu_cell, _fig11_cell: results/d3_2014/{filter,gpu,fig11}/**.npz.
+* d3_2014_filter_cell, _timing_cell, _gpu_cell, _fig11_cell:
+  results/d3_2014/{filter,timing,gpu,fig11}/**.npz.
 """
 
 from pfresample import backend
@@ -20,8 +21,10 @@ if RULE == "d3_2014_gpu_cell" or (RULE == "d3_2014_filter_cell" and WILDCARDS.d3
     backend.cuda_device()
 
 
-def _model(p):
-    return catalog.model({"d3_2014_model": p.model, "d3_2014_duration": p.duration})
+def _model(p, window: bool = False):
+    """The rule's model; with ``window``, over the timing window alone."""
+    m = catalog.model({"d3_2014_model": p.model, "d3_2014_duration": p.duration})
+    return catalog.truncated(m, p.timing_duration) if window else m
 
 
 def trajectory(snakemake, log):
@@ -43,11 +46,19 @@ def filter_cell(snakemake, log):
     save_cell(snakemake, log, *cell, CLAIM)
 
 
+def timing_cell(snakemake, log):
+    w, p = snakemake.wildcards, snakemake.params
+    traj = experiments.load_trajectory(snakemake.input.trajectory)
+    cell = experiments.timing_cell(_model(p, window=True), traj, w.d3_filter, p.spec, int(w.n),
+                                   log=log, **p.cell)  # fmt: skip
+    save_cell(snakemake, log, *cell, CLAIM)
+
+
 def gpu_cell(snakemake, log):
     w, p = snakemake.wildcards, snakemake.params
-    trajs = [experiments.load_trajectory(path) for path in snakemake.input.trajectories]
-    cell = experiments.gpu_cell(_model(p), trajs, p.spec, int(w.n), int(w.d3_tpb),
-                                runs=p.runs, log=log, **p.cell)  # fmt: skip
+    traj = experiments.load_trajectory(snakemake.input.trajectory)
+    model = _model(p, window=not p.full)
+    cell = experiments.gpu_cell(model, traj, p.spec, int(w.n), p.threads, log=log, **p.cell)
     save_cell(snakemake, log, *cell, CLAIM)
 
 
@@ -63,6 +74,7 @@ def job(rule: str):
     return {
         "d3_2014_trajectory": trajectory,
         "d3_2014_filter_cell": filter_cell,
+        "d3_2014_timing_cell": timing_cell,
         "d3_2014_gpu_cell": gpu_cell,
         "d3_2014_fig11_cell": fig11_cell,
     }[rule]

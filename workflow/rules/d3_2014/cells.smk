@@ -5,11 +5,14 @@ src/pfresample/studies/d3_2014/ and its glue scripts/d3_2014/cells.py.
 * results/d3_2014/trajectories/t{d3_j}.npz: trajectory j of the UUV model (truth, DVL
   readings) and the Kalman filter's RMSE and bias on it, simulated once, read by every cell;
 * results/d3_2014/filter/{d3_where}/{d3_filter}/n{n}/t{d3_j}_r{d3_r}.npz: one run of one filter
-  at N on trajectory j (Figs 3-6, Table 5's CPU columns, the methods table), one job per
+  at N on trajectory j over the whole duration (Figs 3-6, the methods table), one job per
   (filter, N, trajectory, run); `cpu` cells run on the CPU, `gpu` cells on `backend`;
-* results/d3_2014/gpu/tpb{d3_tpb}/n{n}.npz: the GPU D3 filter at N with tpb threads per
-  block on every trajectory and run (Tables 5-7, Fig 10), one job per (TPB, N) so that a
-  job compiles its kernels once; requested only where a GPU may run them;
+* results/d3_2014/timing/{d3_filter}/n{n}.npz: one CPU run of systematic or D3 at N on
+  trajectory 0 over the first d3_2014_timing_duration seconds (Table 5's CPU columns);
+* results/d3_2014/gpu/n{n}.npz: the GPU D3 filter at N, one run on trajectory 0 per
+  threads per block (Tables 5-7, Fig 10), one job per N so that a job starts CUDA and
+  loads its kernels once; the whole duration at the figure N (Table 7's RMSE), the timing
+  window elsewhere; requested only where a GPU may run them;
 * results/d3_2014/fig11/n{n}.npz: the local-CDF iterations per thread of one D3 step (Fig 11).
 """
 
@@ -21,7 +24,6 @@ wildcard_constraints:
     d3_filter=alternatives(D3_2014_FILTERS),
     d3_j=r"[0-9]+",
     d3_r=r"[0-9]+",
-    d3_tpb=r"[1-9][0-9]*",
 
 
 rule d3_2014_trajectory:
@@ -75,23 +77,51 @@ rule d3_2014_filter_cell:
         D3_2014_CELLS_SCRIPT
 
 
-rule d3_2014_gpu_cell:
+rule d3_2014_timing_cell:
+    """Table 5's CPU columns: always on the CPU, over the timing window."""
     input:
-        trajectories=d3_2014_trajectories(),
+        trajectory=d3_2014_trajectory(0),
     output:
-        d3_2014_gpu_cell("{d3_tpb}", "{n}"),
+        d3_2014_timing_cell("{d3_filter}", "{n}"),
     params:
         cell=d3_2014_cell_params(),
         model=config["d3_2014_model"],
         duration=config["d3_2014_duration"],
+        timing_duration=config["d3_2014_timing_duration"],
+        spec=lambda wildcards: d3_2014_catalog.filters(config)[wildcards.d3_filter],
+        scale=SCALE,
+    log:
+        "results/logs/d3_2014/timing/{d3_filter}/n{n}.log",
+    benchmark:
+        "results/benchmarks/d3_2014/timing/{d3_filter}/n{n}.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: d3_2014_mem_mb(wildcards.n),
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_CELLS_SCRIPT
+
+
+rule d3_2014_gpu_cell:
+    input:
+        trajectory=d3_2014_trajectory(0),
+    output:
+        d3_2014_gpu_cell("{n}"),
+    params:
+        cell=d3_2014_cell_params(),
+        model=config["d3_2014_model"],
+        duration=config["d3_2014_duration"],
+        timing_duration=config["d3_2014_timing_duration"],
         spec=d3_2014_catalog.filters(config)[d3_2014_catalog.D3_FILTER],
-        runs=config["d3_2014_runs"],
+        threads=lambda wildcards: d3_2014_catalog.gpu_cells(config)[int(wildcards.n)],
+        full=lambda wildcards: d3_2014_catalog.gpu_full_run(config, wildcards.n),
         devices=GPU_DEVICES,
         scale=SCALE,
     log:
-        "results/logs/d3_2014/gpu/tpb{d3_tpb}/n{n}.log",
+        "results/logs/d3_2014/gpu/n{n}.log",
     benchmark:
-        "results/benchmarks/d3_2014/gpu/tpb{d3_tpb}/n{n}.tsv"
+        "results/benchmarks/d3_2014/gpu/n{n}.tsv"
     threads: 1
     resources:
         mem_mb=lambda wildcards: d3_2014_mem_mb(wildcards.n),

@@ -8,8 +8,8 @@ from pfresample.studies.d3_2014 import catalog as d3_2014_catalog
 
 D3_2014_FILTERS = tuple(d3_2014_catalog.filters(config))
 # Where the cells of Figs 3-6 and the methods table run: on the GPU where cell jobs may
-# have one (`backend`, common.smk), else on the CPU. Table 5's CPU columns always run on
-# the CPU; on a CPU-only machine they are the same cells.
+# have one (`backend`, common.smk), else on the CPU. Table 5's CPU columns are timing
+# cells of their own, always on the CPU.
 D3_2014_WHERE = "gpu" if CELL_GPUS else "cpu"
 
 
@@ -21,8 +21,12 @@ def d3_2014_filter_cell(where, label, n, j, r) -> str:
     return f"results/d3_2014/filter/{where}/{label}/n{n}/t{j}_r{r}.npz"
 
 
-def d3_2014_gpu_cell(threads, n) -> str:
-    return f"results/d3_2014/gpu/tpb{threads}/n{n}.npz"
+def d3_2014_timing_cell(label, n) -> str:
+    return f"results/d3_2014/timing/{label}/n{n}.npz"
+
+
+def d3_2014_gpu_cell(n) -> str:
+    return f"results/d3_2014/gpu/n{n}.npz"
 
 
 def d3_2014_fig11_cell(n) -> str:
@@ -48,24 +52,20 @@ def d3_2014_method_cells() -> list[str]:
     return [p for label in D3_2014_FILTERS for p in d3_2014_filter_cells(D3_2014_WHERE, label, n)]
 
 
-def d3_2014_table5_cpu_cells() -> list[str]:
+def d3_2014_timing_cells() -> list[str]:
+    """Table 5's CPU columns: systematic and D3 at each of its N."""
     return [
-        p
-        for label in (d3_2014_catalog.SIR_FILTER, d3_2014_catalog.D3_FILTER)
+        d3_2014_timing_cell(label, n)
+        for label in d3_2014_catalog.TIMING_FILTERS
         for n in d3_2014_catalog.table5_n(config)
-        for p in d3_2014_filter_cells("cpu", label, n)
     ]
 
 
-def d3_2014_gpu_cells(threads=None, ns=None) -> list[str]:
-    """The GPU cells (none without a GPU), of ``threads`` and ``ns`` where given."""
+def d3_2014_gpu_cells(ns=None) -> list[str]:
+    """The GPU cells (none without a GPU), one per N, of ``ns`` where given."""
     if not CELL_GPUS:
         return []
-    return [
-        d3_2014_gpu_cell(t, n)
-        for t, n in d3_2014_catalog.gpu_cells(config)
-        if (threads is None or t == threads) and (ns is None or n in ns)
-    ]
+    return [d3_2014_gpu_cell(n) for n in d3_2014_catalog.gpu_cells(config) if ns is None or n in ns]
 
 
 def d3_2014_figure_table_inputs(figure) -> dict[str, list[str]]:
@@ -84,8 +84,8 @@ def d3_2014_table_inputs(table) -> dict[str, list[str]]:
     if table == "methods":
         return none | {"trajectories": d3_2014_trajectories(), "cells": d3_2014_method_cells()}
     if table == "table5":
-        gpu = d3_2014_gpu_cells(d3_2014_catalog.TABLE5_THREADS, d3_2014_catalog.table5_n(config))
-        return none | {"cpu": d3_2014_table5_cpu_cells(), "gpu": gpu}
+        gpu = d3_2014_gpu_cells(d3_2014_catalog.table5_n(config))
+        return none | {"cpu": d3_2014_timing_cells(), "gpu": gpu}
     if table == "table6":
         return none | {"gpu": d3_2014_gpu_cells(ns=d3_2014_catalog.table6_n(config))}
     return none | {"gpu": d3_2014_gpu_cells(ns=[d3_2014_catalog.figure_n(config)])}
@@ -104,7 +104,7 @@ def d3_2014_outputs() -> list[str]:
 def d3_2014_artifacts() -> set[str]:
     """Every .npz artifact the study's target reads."""
     out = set(d3_2014_trajectories()) | set(d3_2014_method_cells())
-    out |= set(d3_2014_table5_cpu_cells()) | set(d3_2014_gpu_cells())
+    out |= set(d3_2014_timing_cells()) | set(d3_2014_gpu_cells())
     return out | {d3_2014_fig11_cell(d3_2014_catalog.fig11_n(config))}
 
 

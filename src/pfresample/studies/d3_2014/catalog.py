@@ -7,6 +7,7 @@ documented in config/README.md."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 
@@ -19,6 +20,8 @@ INTEGER_LIST_KEYS = ("d3_2014_table5_n", "d3_2014_table6_n", "d3_2014_threads")
 # The filters of the paper's figures and Table 5: the SIR baseline and D3.
 SIR_FILTER = "systematic"
 D3_FILTER = "d3"
+# The filters of Table 5's CPU columns (their timing cells).
+TIMING_FILTERS = (SIR_FILTER, D3_FILTER)
 # Table 5's GPU column: "number of threads/block has been chosen as 160".
 TABLE5_THREADS = 160
 
@@ -106,6 +109,19 @@ def model(cfg: Mapping) -> UuvModel:
     return UuvModel(duration=float(cfg["d3_2014_duration"]), **spec)
 
 
+def timing_model(cfg: Mapping) -> UuvModel:
+    """The model of the timing runs: the config's, ``d3_2014_timing_duration``
+    seconds long. Its inputs are those of the first steps of :func:`model`'s
+    (they depend on the step alone), so a timing run filters the first
+    readings of a trajectory."""
+    return truncated(model(cfg), float(cfg["d3_2014_timing_duration"]))
+
+
+def truncated(m: UuvModel, duration: float) -> UuvModel:
+    """``m`` over its first ``duration`` seconds."""
+    return dataclasses.replace(m, duration=float(duration))
+
+
 def step_at(cfg: Mapping, seconds: float) -> int:
     """The filter step k (1 ... T) at time ``seconds``: x_k is the state at k dt."""
     return int(round(float(seconds) / float(cfg["d3_2014_model"]["dt"])))
@@ -160,17 +176,23 @@ def threads(cfg: Mapping) -> list[int]:
 
 
 def gpu_n(cfg: Mapping) -> list[int]:
-    """Every N the GPU threads-per-block cells run: Table 6's, Table 5's at 160
-    threads, and Table 7's (the figure N) at every TPB."""
+    """Every N of a GPU cell: Table 6's, Table 5's, and Table 7's (the figure N)."""
     return sorted(set(table6_n(cfg)) | set(table5_n(cfg)) | {figure_n(cfg)})
 
 
-def gpu_cells(cfg: Mapping) -> list[tuple[int, int]]:
-    """(threads, N) of every GPU cell: every TPB at Table 6's N and at the
-    figure N (Table 7), and 160 at Table 5's N."""
-    cells = {(t, n) for t in threads(cfg) for n in (*table6_n(cfg), figure_n(cfg))}
-    cells |= {(TABLE5_THREADS, n) for n in table5_n(cfg)}
-    return sorted(cells)
+def gpu_cells(cfg: Mapping) -> dict[int, list[int]]:
+    """N -> the threads per block its GPU cell runs (one job per N, so that a
+    job starts CUDA, loads its kernels and warms up once): every TPB at
+    Table 6's N and at the figure N (Table 7), 160 alone at an N of Table 5
+    only."""
+    every = set(table6_n(cfg)) | {figure_n(cfg)}
+    return {n: threads(cfg) if n in every else [TABLE5_THREADS] for n in gpu_n(cfg)}
+
+
+def gpu_full_run(cfg: Mapping, n: int) -> bool:
+    """Whether the GPU cell at N runs the whole duration (the figure N: Table 7's
+    RMSE is over the run, as the paper's) rather than the timing window."""
+    return int(n) == figure_n(cfg)
 
 
 def cpm(p_better: float, c_better: float, p_fast: float, c_fast: float) -> float:
@@ -233,6 +255,13 @@ def check_config(cfg: Mapping) -> None:
                 f"{key} = {seconds} s is outside the run (d3_2014_duration = "
                 f"{cfg['d3_2014_duration']} s, steps of {m.dt} s)"
             )
+    timing = float(cfg["d3_2014_timing_duration"])
+    if not (m.dt <= timing <= m.duration):
+        raise ValueError(
+            f"d3_2014_timing_duration = {timing} s must be within the run (one step of "
+            f"{m.dt} s ... d3_2014_duration = {cfg['d3_2014_duration']} s): the timing runs "
+            "filter the first readings of a trajectory"
+        )
     if TABLE5_THREADS not in threads(cfg):
         raise ValueError(
             f"d3_2014_threads must include {TABLE5_THREADS} (Table 5's GPU column runs at "

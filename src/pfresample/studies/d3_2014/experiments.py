@@ -4,14 +4,17 @@ D3 resampling with the prior weights of eqs. 1-4) and the UUV model of §3.2.
 
 * :func:`trajectory` (every cell): one simulated trajectory (truth, DVL
   readings) and the Kalman filter's RMSE and bias on it, the exact floor;
-* :func:`filter_cell` (Figs 3-6, Table 5's CPU columns, the methods table):
-  one run of one filter at N on one trajectory: RMSE and bias per velocity
-  component, the run's seconds (per stage and whole), every
-  ``estimate_every``-th estimate, and the particles right after the
-  resampling at the snapshot step (at most ``snapshot_particles`` of them,
-  the first by index, and the number of distinct values over all N);
-* :func:`gpu_cell` (Tables 5-7, Fig 10): the GPU D3 filter at N with a given
-  number of threads per block, on every trajectory and run;
+* :func:`filter_cell` (Figs 3-6, the methods table): one run of one filter
+  at N on one trajectory: RMSE and bias per velocity component, the run's
+  seconds (per stage and whole), every ``estimate_every``-th estimate, and
+  the particles right after the resampling at the snapshot step (at most
+  ``snapshot_particles`` of them, the first by index, and the number of
+  distinct values over all N);
+* :func:`timing_cell` (Table 5's CPU columns): one CPU run of the SIR or the
+  D3 filter at N over the timing window (the first seconds of trajectory 0);
+* :func:`gpu_cell` (Tables 5-7, Fig 10): the GPU D3 filter at N, one run on
+  trajectory 0 per number of threads per block, with the occupancy of the
+  main D3 kernel at that block size;
 * :func:`fig11_cell` (Fig 11): the iterations per thread of the paper's
   local-CDF search on the weights of one D3 filter step.
 
@@ -22,16 +25,22 @@ threads-per-block (common random numbers: one initial particle set for all
 filters), and independent of how many trajectories and runs the grid has.
 
 Timing. ``wall_seconds`` is the filter's own clock around its loop over the
-T steps (``D3Run.wall_seconds``; on the GPU as the GPU filter defines it),
-the "execution time" of a whole run in Tables 5-6. A GPU cell first runs
-``WARMUP_STEPS`` steps untimed (NVRTC compile or cache load); a CPU cell
-needs none. Every cell records the backend that ran it and the device.
+T steps (``D3Run.wall_seconds``), ``device_seconds`` on the GPU the CUDA
+events around the steps (``D3Run.device_seconds``: the GPU's time of the
+run, the capture of the run's CUDA graph included). The tables divide them
+by the steps: milliseconds per filter step, since the paper's unit is not
+stated and the runs' lengths differ (Table 5's CPU runs and the GPU runs at
+every N but the figure N cover only the timing window). Before a run on the
+GPU, the cell runs ``WARMUP_STEPS`` steps untimed (NVRTC compile or cache
+load, CuPy's first calls); a CPU run needs none. Every cell records the
+backend that ran it and the device.
 """
 
 from __future__ import annotations
 
 import time
 import zlib
+from dataclasses import replace
 
 import numpy as np
 
@@ -99,6 +108,25 @@ def trajectory(model, seed: int, j: int) -> tuple[dict, dict]:
     return arrays, metadata
 
 
+def first_steps(traj, steps: int) -> dict:
+    """The trajectory's first ``steps`` readings and the truth x_0 ... x_steps:
+    what a run of a model ``steps`` long filters (the timing runs)."""
+    check_trajectory(traj, "first_steps")
+    if not 1 <= steps <= traj["y"].shape[0]:
+        raise ValueError(f"the trajectory has {traj['y'].shape[0]} steps, not {steps}")
+    return {**traj, "y": traj["y"][:steps], "truth": traj["truth"][: steps + 1]}
+
+
+def warm_up(model, traj, spec: dict, n: int, *, seed: int, threads: int | None = None) -> None:
+    """An untimed GPU run of ``WARMUP_STEPS`` steps at N: it compiles (or loads)
+    the kernels the timed run launches. The GPU filter takes readings of its
+    model's length, so the run is on the model's first ``WARMUP_STEPS`` steps."""
+    steps = min(WARMUP_STEPS, traj["y"].shape[0])
+    short = replace(model, duration=steps * model.dt)
+    run_d3(short, traj["y"][:steps], n, warmup_seed(seed, n), backend="cuda", threads=threads,
+           **_options(spec))  # fmt: skip
+
+
 def check_trajectory(arrays, where: str) -> None:
     """Raise ValueError (naming ``where``) unless ``arrays`` is a trajectory:
     finite ``truth`` (T + 1, 2) and ``y`` (T, 2)."""
@@ -157,7 +185,7 @@ def filter_cell(
     where = resolve_backend(backend, spec["method"], log)
     y, truth = traj["y"], traj["truth"]
     if where == "cuda":
-        run_d3(model, y[:WARMUP_STEPS], n, warmup_seed(seed, n), backend=where, **_options(spec))
+        warm_up(model, traj, spec, n, seed=seed)
     s = run_seed(seed, n, j, r)
     start = time.perf_counter()
     run = run_d3(model, y, n, s, ess_threshold=ess_threshold, snapshot_step=snapshot_step,
@@ -184,42 +212,63 @@ def filter_cell(
     return arrays, metadata
 
 
-def gpu_cell(
-    model, trajs, spec: dict, n: int, threads: int, *, seed: int, runs: int,
-    ess_threshold=None, log=None,
-):  # fmt: skip
+def timing_cell(model, traj, label: str, spec: dict, n: int, *, seed: int,
+                ess_threshold=None, log=None):  # fmt: skip
+    """Table 5's CPU columns: one CPU run of filter ``label`` at N on
+    trajectory 0, run 0, over the first ``model.steps`` steps (``model``:
+    ``catalog.timing_model``; ``traj``: trajectory 0's arrays, truncated
+    here). :func:`filter_cell`'s arrays without a snapshot, and ``steps``."""
+    steps = int(model.steps)
+    arrays, metadata = filter_cell(
+        model, first_steps(traj, steps), label, spec, n, 0, 0, seed=seed, backend="cpu",
+        ess_threshold=ess_threshold, log=log,
+    )  # fmt: skip
+    arrays["steps"] = np.int64(steps)
+    metadata |= {"experiment": "timing", "duration": float(model.duration)}
+    return arrays, metadata
+
+
+def gpu_cell(model, traj, spec: dict, n: int, threads, *, seed: int, ess_threshold=None,
+             log=None):  # fmt: skip
     """Tables 5-7 and Fig 10: the GPU D3 filter (``spec``: the ``d3`` filter's)
-    with N particles and ``threads`` threads per block on every trajectory
-    of ``trajs`` (a list of :func:`trajectory` arrays) and every run.
-    Arrays ``rmse``, ``bias`` (J, R, 2), ``wall_seconds`` (J, R), and
-    ``occupancy`` (J, R) where the GPU run records one (else NaN)."""
-    count = len(trajs)
-    rmse, bias = np.empty((count, runs, 2)), np.empty((count, runs, 2))
-    wall, occupancy = np.empty((count, runs)), np.full((count, runs), np.nan)
-    seeds = np.empty((count, runs), dtype=np.uint64)
+    with N particles on trajectory 0 (``traj``), run 0, over the first
+    ``model.steps`` steps, once per number of threads per block of
+    ``threads``, each run after an untimed warm-up (:func:`warm_up`) at its
+    block size. Arrays of length T = len(threads): ``threads``, ``rmse``,
+    ``bias`` (T, 2), ``wall_seconds``, ``device_seconds`` (the GPU's time of
+    the run), ``steps``, and ``occupancy``: the theoretical occupancy of the
+    main D3 kernel at that block size (``pfresample.cuda.d3.occupancy``, a
+    fraction of the SM's warps)."""
+    from ...cuda import d3 as cuda_d3
+
+    steps = int(model.steps)
+    data = first_steps(traj, steps)
     opts = _options(spec)
-    warm = trajs[0]["y"][:WARMUP_STEPS]
-    run_d3(model, warm, n, warmup_seed(seed, n), backend="cuda", threads=threads, **opts)
+    tpb = np.array([int(t) for t in threads], dtype=np.int64)
+    count = tpb.size
+    rmse, bias = np.empty((count, 2)), np.empty((count, 2))
+    wall, device, occupancy = np.empty(count), np.empty(count), np.empty(count)
+    s = run_seed(seed, n, 0, 0)
     started = reported = time.perf_counter()
-    for j, traj in enumerate(trajs):
-        check_trajectory(traj, f"gpu_cell(trajectory {j})")
-        for r in range(runs):
-            seeds[j, r] = s = run_seed(seed, n, j, r)
-            run = run_d3(model, traj["y"], n, s, ess_threshold=ess_threshold, backend="cuda",
-                         threads=threads, **opts)  # fmt: skip
-            rmse[j, r], bias[j, r] = velocity_errors(run.estimates, traj["truth"][1:])
-            wall[j, r] = run.wall_seconds
-            occupancy[j, r] = float(getattr(run, "occupancy", np.nan) or np.nan)
+    for i, t in enumerate(tpb.tolist()):
+        warm_up(model, data, spec, n, seed=seed, threads=t)
+        run = run_d3(model, data["y"], n, s, ess_threshold=ess_threshold, backend="cuda",
+                     threads=t, **opts)  # fmt: skip
+        rmse[i], bias[i] = velocity_errors(run.estimates, data["truth"][1:])
+        wall[i], device[i] = run.wall_seconds, run.device_seconds
+        occupancy[i] = cuda_d3.occupancy(t)
         now = time.perf_counter()
-        if log is not None and (now - reported > LOG_EVERY_S or j + 1 == count):
+        if log is not None and (now - reported > LOG_EVERY_S or i + 1 == count):
             reported = now
-            log.info("GPU D3 N = %d, %d threads/block: %d of %d trajectories, %.1f s", n,
-                     threads, j + 1, count, now - started)  # fmt: skip
-    arrays = {"rmse": rmse, "bias": bias, "wall_seconds": wall, "occupancy": occupancy,
-              "seeds": seeds}  # fmt: skip
+            log.info("GPU D3 N = %d, %d steps: %d of %d block sizes, %.1f s; at %d threads/"
+                     "block %.4g ms/step, occupancy %.3g", n, steps, i + 1, count,
+                     now - started, t, 1e3 * device[i] / steps, occupancy[i])  # fmt: skip
+    arrays = {"threads": tpb, "rmse": rmse, "bias": bias, "wall_seconds": wall,
+              "device_seconds": device, "steps": np.full(count, steps, dtype=np.int64),
+              "occupancy": occupancy, "seed": np.uint64(s)}  # fmt: skip
     metadata = {"study": "d3_2014", "experiment": "gpu", "filter": "d3", **opts, "n": int(n),
-                "threads": int(threads), "trajectories": int(count), "runs": int(runs),
-                "seed": int(seed), "steps": int(trajs[0]["y"].shape[0]),
+                "threads": tpb.tolist(), "trajectory": 0, "run": 0, "seed": int(seed),
+                "steps": steps, "duration": float(model.duration), "dt": float(model.dt),
                 "ess_threshold": ess_threshold, "warmup_steps": WARMUP_STEPS,
                 "backend": "cuda", "device": device_name("cuda")}  # fmt: skip
     return arrays, metadata

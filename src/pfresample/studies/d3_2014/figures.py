@@ -53,37 +53,37 @@ def snapshot(table: pd.DataFrame, caption: str) -> Figure:
 
 
 def threads_per_block(table: pd.DataFrame, caption: str) -> Figure:
-    """Fig 10 / Table 6: GPU D3 seconds per run against threads per block, a
-    line per N (ours solid, the paper's dashed, its unit not stated; the two
-    on separate axes), and our occupancy where the GPU cells record it."""
-    measured = table[table["gpu_d3_s"].notna()]
-    has_occ = bool(table["occupancy"].notna().any())
-    fig, axes = plots.new_figure(2 + has_occ, 2 + has_occ, panel_size=(5.0, 3.8))
+    """Fig 10 / Table 6: GPU D3 milliseconds per filter step against threads
+    per block, a line per N (ours; the paper's per-run numbers, unit not
+    stated, on axes of their own), and the theoretical occupancy of the main
+    D3 kernel against threads per block (the paper's Fig 10 quantity; it
+    depends on the block size alone, not on N)."""
+    measured = table[table["gpu_d3_ms_per_step"].notna()]
+    fig, axes = plots.new_figure(3, 3, panel_size=(5.0, 3.8))
     ns = sorted(table["n"].unique())
-    panels = ((axes[0], "gpu_d3_s", "measured: seconds per run"),
-              (axes[1], "paper", "paper, as printed (unit not stated)"))  # fmt: skip
-    for ax, column, what in panels:
+    panels = ((axes[0], "gpu_d3_ms_per_step", "measured", "ms per filter step"),
+              (axes[1], "paper", "paper, as printed", "per run (unit not stated)"))  # fmt: skip
+    for ax, column, what, ylabel in panels:
         for k, n in enumerate(ns):
             part = table[(table["n"] == n) & table[column].notna()].sort_values("threads")
             if not part.empty:
                 ax.plot(part["threads"], part[column], marker="o", ms=3, lw=1,
                         color=COLORS[k % len(COLORS)], label=f"N = {int(n):,}")  # fmt: skip
         ax.set_yscale("log")
-        ax.set(xlabel="threads per block", ylabel="time per run")
+        ax.set(xlabel="threads per block", ylabel=ylabel)
         ax.set_title(what, fontsize=9)
         if ax.lines:
             ax.legend(fontsize=6, ncols=2)
+    occ = table[table["occupancy"].notna()].groupby("threads")["occupancy"].first()
     if measured.empty:
-        axes[0].text(0.5, 0.5, "no GPU ran:\nthis table needs a CUDA device", ha="center",
-                     va="center", transform=axes[0].transAxes, fontsize=10)  # fmt: skip
-    if has_occ:
-        occ = table[table["occupancy"].notna()]
-        for k, n in enumerate(ns):
-            part = occ[occ["n"] == n].sort_values("threads")
-            axes[2].plot(part["threads"], part["occupancy"], marker="o", ms=3,
-                         color=COLORS[k % len(COLORS)], label=f"N = {int(n):,}")  # fmt: skip
-        axes[2].set(xlabel="threads per block", ylabel="occupancy")
-        axes[2].set_title("measured occupancy (Fig 10's quantity)", fontsize=9)
+        for ax in (axes[0], axes[2]):
+            ax.text(0.5, 0.5, "no GPU ran:\nthis needs a CUDA device", ha="center",
+                    va="center", transform=ax.transAxes, fontsize=10)  # fmt: skip
+    if not occ.empty:
+        axes[2].plot(occ.index, occ.values, marker="o", ms=3, color="tab:blue")
+        axes[2].set_ylim(0, 1.05)
+    axes[2].set(xlabel="threads per block", ylabel="occupancy (fraction of the SM's warps)")
+    axes[2].set_title("theoretical occupancy of d3_moves (Fig 10's quantity)", fontsize=9)
     plots.add_caption(fig, caption)
     return fig
 
@@ -112,7 +112,7 @@ def caption_detail(figure: str, table: pd.DataFrame) -> str:
         devices = ", ".join(sorted({d for d in table["device"].fillna("") if d})) or "none"
         note = table["note"].dropna()
         extra = f"; {note.iloc[0]}" if not note.empty and note.iloc[0] else ""
-        return f"GPU device {devices}; mean over trajectories and runs{extra}"
+        return f"GPU device {devices}; one run of trajectory 0 per (TPB, N){extra}"
     devices = ", ".join(sorted(set(table["device"])))
     return f"device {devices}"
 
@@ -121,7 +121,8 @@ def draw(figure: str, table: pd.DataFrame, scale: str) -> Figure:
     """Figure ``figure`` (catalog.FIGURES) from its tidy table, captioned with
     the backend, the scale and :func:`caption_detail`."""
     if figure == "fig10":
-        backend = "CUDA (CuPy)" if table["gpu_d3_s"].notna().any() else "none (no GPU ran)"
+        measured = table["gpu_d3_ms_per_step"].notna().any()
+        backend = "CUDA (CuPy)" if measured else "none (no GPU ran)"
     else:
         backend = " / ".join(sorted(set(table["backend"])))
     caption = plots.caption(backend=backend, scale=scale, detail=caption_detail(figure, table))

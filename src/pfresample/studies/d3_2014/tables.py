@@ -3,16 +3,20 @@ metadata), with the paper's numbers (catalog) beside ours.
 
 * :func:`methods_table`: every filter's RMSE, bias and time per run at the
   figure N, the Kalman filter's floor, the paper's RMSEs and bias;
-* :func:`table5`: seconds per whole run of CPU systematic SIR, CPU D3 and
-  GPU D3 (160 threads per block) against N;
-* :func:`table6` (and Fig 10): GPU D3 seconds per run against threads per
-  block for every N;
-* :func:`table7`: GPU D3 RMSE against threads per block at the figure N, and
-  §4.3's CPM against the fastest threads per block;
+* :func:`table5`: milliseconds per filter step of CPU systematic SIR, CPU D3
+  (the timing cells) and GPU D3 at 160 threads per block against N;
+* :func:`table6` (and Fig 10): GPU D3 milliseconds per step against threads
+  per block for every N, and the D3 kernel's occupancy per block size;
+* :func:`table7`: GPU D3 RMSE against threads per block at the figure N,
+  whether it is the same at every block size, and §4.3's CPM against the
+  fastest threads per block;
 * :func:`trajectory_table` (Figs 3-4), :func:`snapshot_table` (Figs 5-6),
   :func:`fig11_table` (Fig 11): the figures' data.
 
-Measured values are means over the cells' trajectories and runs (the
+Times are per filter step, in milliseconds: a CPU cell's ``wall_seconds``
+or a GPU run's ``device_seconds`` over its ``steps`` (the paper's unit is
+not stated, and the timing runs are shorter than the figures' runs). The
+methods table's values are means over the cells' trajectories and runs (the
 RMSE's norm is the mean of each run's norm). Where no GPU ran, the GPU
 columns are empty and ``note`` says why.
 """
@@ -109,48 +113,64 @@ def methods_markdown(frame: pd.DataFrame) -> str:
     return title + "\n".join(markdown_table(header, rows)) + "\n" + note
 
 
-def _gpu_summary(cells) -> pd.DataFrame:
-    """One row per GPU cell (threads, N): mean seconds, RMSE, bias, occupancy."""
+def gpu_summary(cells) -> pd.DataFrame:
+    """One row per (threads per block, N) of the GPU cells: the run's
+    milliseconds per step (device time, and the host's wall time), steps,
+    RMSE, bias and the D3 kernel's occupancy."""
     rows = []
     for arrays, meta in cells:
-        rmse = np.asarray(arrays["rmse"]).reshape(-1, 2)
-        bias = np.asarray(arrays["bias"]).reshape(-1, 2)
-        occ = np.asarray(arrays.get("occupancy", [math.nan]), dtype=np.float64)
-        rows.append({
-            "threads": meta["threads"], "n": meta["n"],
-            "seconds": float(np.mean(arrays["wall_seconds"])),
-            "rmse_x": float(rmse[:, 0].mean()), "rmse_y": float(rmse[:, 1].mean()),
-            "rmse_norm": float(np.hypot(rmse[:, 0], rmse[:, 1]).mean()),
-            "bias_x": float(bias[:, 0].mean()), "bias_y": float(bias[:, 1].mean()),
-            "occupancy": float(np.nanmean(occ)) if np.isfinite(occ).any() else math.nan,
-            "runs": int(rmse.shape[0]), "device": meta["device"],
-        })  # fmt: skip
-    return pd.DataFrame(rows, columns=["threads", "n", "seconds", "rmse_x", "rmse_y",
-                                       "rmse_norm", "bias_x", "bias_y", "occupancy", "runs",
-                                       "device"])  # fmt: skip
+        steps = np.asarray(arrays["steps"], dtype=np.float64)
+        rmse, bias = np.asarray(arrays["rmse"]), np.asarray(arrays["bias"])
+        ms = 1e3 * np.asarray(arrays["device_seconds"], dtype=np.float64) / steps
+        wall_ms = 1e3 * np.asarray(arrays["wall_seconds"], dtype=np.float64) / steps
+        for i, t in enumerate(np.asarray(arrays["threads"]).tolist()):
+            rows.append({
+                "threads": int(t), "n": int(meta["n"]), "ms_per_step": float(ms[i]),
+                "wall_ms_per_step": float(wall_ms[i]), "steps": int(steps[i]),
+                "rmse_x": float(rmse[i, 0]), "rmse_y": float(rmse[i, 1]),
+                "rmse_norm": math.hypot(*rmse[i]), "bias_x": float(bias[i, 0]),
+                "bias_y": float(bias[i, 1]), "occupancy": float(arrays["occupancy"][i]),
+                "device": meta["device"],
+            })  # fmt: skip
+    return pd.DataFrame(rows, columns=["threads", "n", "ms_per_step", "wall_ms_per_step",
+                                       "steps", "rmse_x", "rmse_y", "rmse_norm", "bias_x",
+                                       "bias_y", "occupancy", "device"])  # fmt: skip
 
 
-def _seconds(part: pd.DataFrame) -> float:
-    return float(part["seconds"].iloc[0]) if not part.empty else math.nan
+def timing_summary(cells) -> pd.DataFrame:
+    """One row per timing cell (Table 5's CPU columns): filter, N, milliseconds
+    per step (the filter's wall time over its steps), steps, device."""
+    rows = [{"filter": meta["filter"], "n": int(meta["n"]), "steps": int(arrays["steps"]),
+             "ms_per_step": 1e3 * float(arrays["wall_seconds"]) / int(arrays["steps"]),
+             "device": meta["device"]} for arrays, meta in cells]  # fmt: skip
+    return pd.DataFrame(rows, columns=["filter", "n", "steps", "ms_per_step", "device"])
+
+
+def _one(part: pd.DataFrame, column: str = "ms_per_step") -> float:
+    return float(part[column].iloc[0]) if not part.empty else math.nan
 
 
 def table5(cpu_cells, gpu_cells, ns) -> pd.DataFrame:
-    """Table 5 at each N of ``ns``: mean seconds per whole run of the CPU
-    systematic SIR filter, the CPU D3 filter and the GPU D3 filter at 160
-    threads per block (empty without GPU cells), the speed-ups, and the
-    paper's numbers (as printed, unit not stated)."""
-    cpu = filter_summary(cpu_cells)
-    gpu = _gpu_summary([c for c in gpu_cells if c[1]["threads"] == catalog.TABLE5_THREADS])
+    """Table 5 at each N of ``ns``: milliseconds per filter step of the CPU
+    systematic SIR filter and the CPU D3 filter (``cpu_cells``: the timing
+    cells) and of the GPU D3 filter at 160 threads per block (empty without
+    GPU cells), the steps each was measured over, the speed-ups, and the
+    paper's numbers (as printed, unit not stated; its ratios are unit-free)."""
+    cpu = timing_summary(cpu_cells)
+    gpu = gpu_summary(gpu_cells)
+    gpu = gpu[gpu["threads"] == catalog.TABLE5_THREADS]
     rows = []
     for n in ns:
-        sir = _seconds(cpu[(cpu["filter"] == catalog.SIR_FILTER) & (cpu["n"] == n)])
-        d3 = _seconds(cpu[(cpu["filter"] == catalog.D3_FILTER) & (cpu["n"] == n)])
-        g = _seconds(gpu[gpu["n"] == n])
+        sir_part = cpu[(cpu["filter"] == catalog.SIR_FILTER) & (cpu["n"] == n)]
+        d3_part = cpu[(cpu["filter"] == catalog.D3_FILTER) & (cpu["n"] == n)]
+        sir, d3, g = _one(sir_part), _one(d3_part), _one(gpu[gpu["n"] == n])
         paper = catalog.PUBLISHED_TABLE5.get(n, (math.nan,) * 3)
         rows.append({
-            "n": n, "cpu_systematic_s": sir, "cpu_d3_s": d3, "gpu_d3_s": g,
+            "n": n, "cpu_systematic_ms_per_step": sir, "cpu_d3_ms_per_step": d3,
+            "gpu_d3_ms_per_step": g,
             "speedup_gpu_vs_cpu_systematic": sir / g, "speedup_gpu_vs_cpu_d3": d3 / g,
             "cpu_d3_over_systematic": d3 / sir,
+            "cpu_steps": _one(d3_part, "steps"), "gpu_steps": _one(gpu[gpu["n"] == n], "steps"),
             "paper_cpu_systematic": paper[0], "paper_cpu_d3": paper[1], "paper_gpu_d3": paper[2],
             "paper_speedup_gpu_vs_cpu_systematic": paper[0] / paper[2],
             "paper_speedup_gpu_vs_cpu_d3": paper[1] / paper[2],
@@ -159,22 +179,39 @@ def table5(cpu_cells, gpu_cells, ns) -> pd.DataFrame:
             "cpu_device": _devices(cpu_cells), "gpu_device": _devices(gpu_cells),
             "paper_unit": catalog.PUBLISHED_NOTE, "note": "" if gpu_cells else NO_GPU,
         })  # fmt: skip
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    for column in ("cpu_steps", "gpu_steps"):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+def _steps(values) -> str:
+    steps = sorted({int(v) for v in values if v is not pd.NA and not pd.isna(v)})
+    return " / ".join(f"{v:,}" for v in steps) or "none"
 
 
 def table5_markdown(frame: pd.DataFrame) -> str:
-    header = ["N", "CPU systematic (s)", "CPU D3 (s)", "GPU D3 (s)", "paper CPU systematic",
-              "paper CPU D3", "paper GPU D3"]  # fmt: skip
-    rows = [[f"{int(r['n']):,}", _fmt(r["cpu_systematic_s"]), _fmt(r["cpu_d3_s"]),
-             _fmt(r["gpu_d3_s"]), _fmt(r["paper_cpu_systematic"], 6),
-             _fmt(r["paper_cpu_d3"], 6), _fmt(r["paper_gpu_d3"], 6)]
+    header = ["N", "CPU systematic (ms/step)", "CPU D3 (ms/step)", "GPU D3 (ms/step)",
+              "GPU vs CPU systematic", "GPU vs CPU D3", "paper CPU systematic", "paper CPU D3",
+              "paper GPU D3", "paper GPU vs CPU systematic", "paper GPU vs CPU D3"]  # fmt: skip
+    rows = [[f"{int(r['n']):,}", _fmt(r["cpu_systematic_ms_per_step"]),
+             _fmt(r["cpu_d3_ms_per_step"]), _fmt(r["gpu_d3_ms_per_step"]),
+             _fmt(r["speedup_gpu_vs_cpu_systematic"], 3), _fmt(r["speedup_gpu_vs_cpu_d3"], 3),
+             _fmt(r["paper_cpu_systematic"], 6), _fmt(r["paper_cpu_d3"], 6),
+             _fmt(r["paper_gpu_d3"], 6), _fmt(r["paper_speedup_gpu_vs_cpu_systematic"], 3),
+             _fmt(r["paper_speedup_gpu_vs_cpu_d3"], 3)]
             for _, r in frame.iterrows()]  # fmt: skip
     first = frame.iloc[0]
-    lines = ["# Das et al. (2014) Table 5: seconds per whole run (measured) and the paper's "
-             "numbers (as printed, unit not stated)", "",
+    lines = ["# Das et al. (2014) Table 5: milliseconds per filter step (measured) and the "
+             f"paper's numbers ({catalog.PUBLISHED_NOTE})", "",
              *markdown_table(header, rows), "",
-             f"CPU: {first['cpu_device']}. GPU: {first['gpu_device'] or 'none'}, "
-             f"{int(first['gpu_threads'])} threads per block."]  # fmt: skip
+             f"CPU: {first['cpu_device']}, one run of trajectory 0 over its first "
+             f"{_steps(frame['cpu_steps'])} steps (wall time over steps). "
+             + (f"GPU: {first['gpu_device']}, {int(first['gpu_threads'])} threads per block, "
+                f"one run over {_steps(frame['gpu_steps'])} steps (CUDA-event time over "
+                "steps). " if first["gpu_device"] else "GPU: none. ")
+             + "The paper's numbers are per run of 36,000 steps in an unstated unit: compare "
+             "the speed-ups, which are unit-free."]  # fmt: skip
     if first["note"]:
         lines.append(f"GPU column: {first['note']}.")
     return "\n".join(lines) + "\n"
@@ -182,9 +219,10 @@ def table5_markdown(frame: pd.DataFrame) -> str:
 
 def table6(gpu_cells, ns, threads) -> pd.DataFrame:
     """Table 6 and Fig 10: one row per (threads per block, N) of our grid or
-    the paper's: the GPU D3 filter's mean seconds per run and occupancy
-    (where the GPU run records it), and the paper's (unit not stated)."""
-    gpu = _gpu_summary(gpu_cells).set_index(["threads", "n"])
+    the paper's: the GPU D3 filter's milliseconds per step, the steps it was
+    measured over, the D3 kernel's occupancy at that block size, and the
+    paper's number (unit not stated)."""
+    gpu = gpu_summary(gpu_cells).set_index(["threads", "n"])
     grid = {(t, n) for t in threads for n in ns}
     grid |= {(t, n) for t in catalog.PUBLISHED_TABLE6 for n in catalog.TABLE6_N}
     rows = []
@@ -193,15 +231,17 @@ def table6(gpu_cells, ns, threads) -> pd.DataFrame:
         paper = catalog.PUBLISHED_TABLE6.get(t)
         rows.append({
             "threads": t, "n": n,
-            "gpu_d3_s": measured["seconds"] if measured is not None else math.nan,
+            "gpu_d3_ms_per_step": measured["ms_per_step"] if measured is not None else math.nan,
+            "steps": measured["steps"] if measured is not None else pd.NA,
             "occupancy": measured["occupancy"] if measured is not None else math.nan,
-            "runs": measured["runs"] if measured is not None else 0,
             "paper": paper[catalog.TABLE6_N.index(n)] if paper and n in catalog.TABLE6_N
             else math.nan,
             "device": measured["device"] if measured is not None else "",
             "paper_unit": catalog.PUBLISHED_NOTE, "note": "" if gpu_cells else NO_GPU,
         })  # fmt: skip
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame["steps"] = frame["steps"].astype("Int64")
+    return frame
 
 
 def _wide(frame: pd.DataFrame, column: str) -> tuple[list[int], dict]:
@@ -211,41 +251,68 @@ def _wide(frame: pd.DataFrame, column: str) -> tuple[list[int], dict]:
 
 
 def table6_markdown(frame: pd.DataFrame) -> str:
-    lines = ["# Das et al. (2014) Table 6: GPU D3 seconds per run against threads per block "
-             "(TPB)", ""]  # fmt: skip
-    for column, what in (("gpu_d3_s", "measured (s)"),
-                         ("paper", f"paper ({catalog.PUBLISHED_NOTE})")):  # fmt: skip
+    lines = ["# Das et al. (2014) Table 6: GPU D3 milliseconds per filter step against "
+             "threads per block (TPB)", ""]  # fmt: skip
+    for column, what in (("gpu_d3_ms_per_step", "measured (ms per step)"),
+                         ("paper", f"paper, per run ({catalog.PUBLISHED_NOTE})")):  # fmt: skip
         ns, cells = _wide(frame, column)
         header = ["TPB", *[f"{n:,}" for n in ns]]
         rows = [[str(t), *[_fmt(cells.get((t, n), math.nan)) for n in ns]]
                 for t in sorted(frame["threads"].unique())]  # fmt: skip
         lines += [f"## {what}", "", *markdown_table(header, rows), ""]
+    occ = frame[frame["occupancy"].notna()].groupby("threads")["occupancy"].first()
+    if not occ.empty:
+        lines += ["## theoretical occupancy of the main D3 kernel (d3_moves)", "",
+                  *markdown_table(["TPB", *map(str, occ.index)], [["occupancy",
+                                  *[_fmt(v, 3) for v in occ]]]), ""]  # fmt: skip
+    measured = frame[frame["gpu_d3_ms_per_step"].notna()]
+    if not measured.empty:
+        lines.append(f"Measured: one run of trajectory 0 per (TPB, N) over "
+                     f"{_steps(measured['steps'])} steps, CUDA-event time over steps; "
+                     f"{', '.join(sorted(set(measured['device'])))}.")  # fmt: skip
     note = frame["note"].iloc[0]
     if note:
         lines.append(f"Measured: {note}.")
     return "\n".join(lines) + "\n"
 
 
+def identical(frame: pd.DataFrame, columns=("rmse_x", "rmse_y", "bias_x", "bias_y")) -> str:
+    """Whether every measured row of ``frame`` has the same values in
+    ``columns``, bit for bit: "yes" or "no"; "" with fewer than two rows."""
+    values = frame[list(columns)].dropna()
+    if len(values) < 2:
+        return ""
+    return "yes" if (values.nunique() == 1).all() else "no"
+
+
 def table7(gpu_cells, n: int, threads) -> pd.DataFrame:
     """Table 7 and §4.3's CPM at N = ``n``: per threads per block the GPU D3
-    filter's mean RMSE per component, its norm and seconds per run; the CPM
-    of every TPB against the fastest (``cpm_vs_fastest``, the fastest's own
-    1); the paper's RMSEs, its printed CPM_{TPB|160} and the CPM recomputed
-    from its Tables 6 (N = 50,000) and 7."""
-    gpu = _gpu_summary([c for c in gpu_cells if c[1]["n"] == n]).set_index("threads")
-    fastest = gpu["seconds"].idxmin() if not gpu.empty else None
+    filter's RMSE per component over its run, its norm, the bias, the
+    milliseconds per step and the run's seconds (ms per step times its steps);
+    whether RMSE and bias are the same at every TPB (``identical_across_tpb``);
+    the CPM of every TPB against the fastest (``cpm_vs_fastest``, the
+    fastest's own 1: a ratio, the same from milliseconds per step as from
+    seconds per run, since every TPB runs the same steps); the paper's RMSEs,
+    its printed CPM_{TPB|160} and the CPM recomputed from its Tables 6
+    (N = 50,000) and 7."""
+    gpu = gpu_summary([c for c in gpu_cells if c[1]["n"] == n]).set_index("threads")
+    fastest = gpu["ms_per_step"].idxmin() if not gpu.empty else None
+    same = identical(gpu)
     rows = []
     for t in sorted(set(threads) | set(catalog.PUBLISHED_TABLE7)):
         m = gpu.loc[t] if t in gpu.index else None
         paper = catalog.PUBLISHED_TABLE7.get(t, (math.nan, math.nan))
         row = {"threads": t, "n": n}
-        for k in ("rmse_x", "rmse_y", "rmse_norm", "bias_x", "bias_y", "seconds"):
+        for k in ("rmse_x", "rmse_y", "rmse_norm", "bias_x", "bias_y", "ms_per_step"):
             row[k] = float(m[k]) if m is not None else math.nan
+        row["steps"] = int(m["steps"]) if m is not None else pd.NA
+        row["run_seconds"] = row["ms_per_step"] * m["steps"] / 1e3 if m is not None else math.nan
+        row["identical_across_tpb"] = same
         row["fastest_threads"] = fastest if fastest is not None else pd.NA
         if m is not None:
             ref = gpu.loc[fastest]
             row["cpm_vs_fastest"] = catalog.cpm(
-                1 / row["rmse_norm"], row["seconds"], 1 / ref["rmse_norm"], ref["seconds"]
+                1 / row["rmse_norm"], row["ms_per_step"], 1 / ref["rmse_norm"], ref["ms_per_step"]
             )
         else:
             row["cpm_vs_fastest"] = math.nan
@@ -260,25 +327,34 @@ def table7(gpu_cells, n: int, threads) -> pd.DataFrame:
         rows.append(row)
     frame = pd.DataFrame(rows)
     frame["fastest_threads"] = frame["fastest_threads"].astype("Int64")
+    frame["steps"] = frame["steps"].astype("Int64")
     return frame
 
 
 def table7_markdown(frame: pd.DataFrame) -> str:
-    header = ["TPB", "RMSE Ẋ", "RMSE Ẏ", "s / run", "CPM vs fastest", "paper RMSE Ẋ",
-              "paper RMSE Ẏ", "paper CPM vs 160", "paper CPM recomputed"]  # fmt: skip
-    rows = [[str(r["threads"]), _fmt(r["rmse_x"]), _fmt(r["rmse_y"]), _fmt(r["seconds"]),
-             _fmt(r["cpm_vs_fastest"]), _fmt(r["paper_rmse_x"]), _fmt(r["paper_rmse_y"]),
-             _fmt(r["paper_cpm_vs_160"]), _fmt(r["paper_cpm_recomputed"])]
+    header = ["TPB", "RMSE Ẋ", "RMSE Ẏ", "ms / step", "s / run", "CPM vs fastest",
+              "paper RMSE Ẋ", "paper RMSE Ẏ", "paper CPM vs 160",
+              "paper CPM recomputed"]  # fmt: skip
+    rows = [[str(r["threads"]), _fmt(r["rmse_x"]), _fmt(r["rmse_y"]), _fmt(r["ms_per_step"]),
+             _fmt(r["run_seconds"]), _fmt(r["cpm_vs_fastest"]), _fmt(r["paper_rmse_x"]),
+             _fmt(r["paper_rmse_y"]), _fmt(r["paper_cpm_vs_160"]),
+             _fmt(r["paper_cpm_recomputed"])]
             for _, r in frame.iterrows()]  # fmt: skip
     n = int(frame["n"].iloc[0])
     fastest = frame["fastest_threads"].iloc[0]
+    same = frame["identical_across_tpb"].iloc[0]
     lines = [f"# Das et al. (2014) Table 7 and the CPM of §4.3: GPU D3 at N = {n:,}", "",
              *markdown_table(header, rows), "",
-             "CPM_{a|b} = (P_a C_b) / (P_b C_a), P = 1 / |(RMSE Ẋ, RMSE Ẏ)|, C = seconds per "
-             "run; ours against the fastest TPB"
+             "CPM_{a|b} = (P_a C_b) / (P_b C_a), P = 1 / |(RMSE Ẋ, RMSE Ẏ)|, C = milliseconds "
+             "per step (every TPB runs the same steps, so the ratio is that of seconds per "
+             "run); ours against the fastest TPB"
              + (f" ({int(fastest)})" if fastest is not pd.NA else "")
              + ", the paper's against 160 (recomputed from its Table 6 at N = 50,000 and "
              "Table 7)."]  # fmt: skip
+    if same:
+        steps = _steps(frame["steps"])
+        lines.append(f"RMSE and bias identical across TPB (bit for bit, runs of {steps} "
+                     f"steps): {same}.")  # fmt: skip
     note = frame["note"].iloc[0]
     if note:
         lines.append(f"Measured: {note}.")

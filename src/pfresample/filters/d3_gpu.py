@@ -224,9 +224,13 @@ def run_d3_gpu(
     if m.output != "particles" and m.gpu is None:
         raise NotImplementedError(f"{m.name!r} has no CUDA kernel; use backend='cpu'")
     y = np.asarray(y, dtype=np.float64)
-    if y.shape != (model.steps, 2):
-        raise ValueError(f"y must have shape ({model.steps}, 2) for this model, got {y.shape}")
-    key = (cupy.cuda.Device().id, model, m.name, n, noise, cdf, threads)
-    make = lambda: D3FilterGraph(model, m, n, model.steps, noise, cdf, threads)  # noqa: E731
+    steps = y.shape[0]
+    if y.ndim != 2 or y.shape[1] != 2 or not 1 <= steps <= model.steps:
+        raise ValueError(
+            f"y must have shape (T, 2) with 1 <= T <= {model.steps} (the model's steps), "
+            f"got {y.shape}"
+        )
+    key = (cupy.cuda.Device().id, model, m.name, n, steps, noise, cdf, threads)
+    make = lambda: D3FilterGraph(model, m, n, steps, noise, cdf, threads)  # noqa: E731
     graph = workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
     return graph.run(y, seed, snapshot_step)

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import time
 import zlib
-from dataclasses import replace
 
 import numpy as np
 
@@ -118,12 +117,11 @@ def first_steps(traj, steps: int) -> dict:
 
 
 def warm_up(model, traj, spec: dict, n: int, *, seed: int, threads: int | None = None) -> None:
-    """An untimed GPU run of ``WARMUP_STEPS`` steps at N: it compiles (or loads)
-    the kernels the timed run launches. The GPU filter takes readings of its
-    model's length, so the run is on the model's first ``WARMUP_STEPS`` steps."""
+    """An untimed GPU run of the first ``WARMUP_STEPS`` steps at N: it compiles
+    (or loads) the kernels the timed run launches. Too short for a CUDA graph
+    (the GPU filter keeps one per run length), so the timed run captures its own."""
     steps = min(WARMUP_STEPS, traj["y"].shape[0])
-    short = replace(model, duration=steps * model.dt)
-    run_d3(short, traj["y"][:steps], n, warmup_seed(seed, n), backend="cuda", threads=threads,
+    run_d3(model, traj["y"][:steps], n, warmup_seed(seed, n), backend="cuda", threads=threads,
            **_options(spec))  # fmt: skip
 
 

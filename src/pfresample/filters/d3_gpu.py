@@ -33,12 +33,13 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..constants import EPSILON_FILTER
 from ..cuda import d3 as cuda_d3
 from ..cuda import geometry, kernels, workspace
 from ..cuda.kernels import NULL
-from ..validation import kernel_arguments
+from ..validation import check_params, kernel_arguments
 from .common import D3Run, graph_inputs
-from .sir_gpu import THREADS, sum_parts
+from .sir_gpu import THREADS, enqueue_resampler, sum_parts
 
 STATE_DTYPE = np.float32
 CHUNK = 100  # steps a replayed graph holds (even: the two state buffers alternate)
@@ -96,7 +97,12 @@ class D3FilterGraph:
         self.call = workspace.Call(
             self.w_tilde, 1, self.key, np.uint32(0), np.uint32(0), ws, self.ancestors
         )
-        self.kw = {} if m.output == "particles" else kernel_arguments(m, n, 4, None, None, {})
+        # The Metropolis family's B as in the CPU filter (epsilon = 1/10, Dülger §5.4),
+        # chosen on the device every step.
+        self.params = {"epsilon": EPSILON_FILTER} if m.B_rule == "metropolis" else {}
+        self.kw = {}
+        if m.output == "ancestors":
+            self.kw = kernel_arguments(m, n, 4, None, None, check_params(m, self.params))
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self.graph = None
         self.snapshot_step = None
@@ -132,7 +138,7 @@ class D3FilterGraph:
                 rows_layout=True, out=x_next, strides=self.strides, l_=self.l_,
             )  # fmt: skip
         else:
-            m.gpu(self.call, **self.kw)
+            enqueue_resampler(self.call, m, self.kw, self.params)
             args = (x, self.ancestors, np.uint32(n), np.int32(2), x_next, NULL)
             _launch("filter.cu", "gather_rows", geometry.blocks(n, 4), args)
         if self.snapshot_step is not None:

@@ -172,6 +172,22 @@ def device_twin(model):
     return None
 
 
+def enqueue_resampler(call, m, kw: dict, params: dict, **extra):
+    """A filter step's resampling by the registry method ``m`` on the
+    filter's w~ (``call``): B or the statistics where the method reads them,
+    then its kernels (``extra``: more keyword arguments of its launcher).
+    A comparison-based method reads the filter's own statistics record of
+    w~ (its sum from the filter's stage 2, its maximum 1), so only B is
+    computed; the others compute what they read, as on their own. Returns
+    what the launcher returns."""
+    if m.comparison_based:
+        if stats.device_chooses_B(m, kw):
+            stats.enqueue_B(call, m, params)
+    elif run.needs_stats(m, kw):
+        stats.enqueue_inputs(m, call, kw, params)
+    return m.gpu(call, **kw, **extra)
+
+
 def _timing_record(event, stream) -> None:
     """Record ``event`` on the capturing ``stream`` as a node that keeps its time."""
     rc = geometry.libcuda().cuEventRecordWithFlags(event.ptr, stream.ptr, CU_EVENT_RECORD_EXTERNAL)
@@ -199,7 +215,6 @@ class FilterGraph:
         self.twin = twin = device_twin(model) if twin is None else twin
         self.m, self.n, self.steps, self.kw, self.params = m, n, steps, kw, params
         self.device_B = stats.device_chooses_B(m, kw)
-        self.reads_stats = run.needs_stats(m, kw)
         rows, parts = twin.rows, sum_parts(n)
         self.parts = parts
         self.x = cupy.empty((2, rows, n), dtype=STATE_DTYPE)  # x_k, and the gather's target
@@ -351,16 +366,8 @@ class FilterGraph:
         _launch("filter.cu", "gather_rows", geometry.blocks(self.n, 4), args)
 
     def _resample(self, k: int, **extra):
-        """Step k's resampling into ``self.ancestors``: B or the statistics
-        where the method reads them, then its kernels (``extra``: more
-        keyword arguments of its launcher). Returns what the launcher returns."""
-        call, m = self.calls[k], self.m
-        if m.comparison_based:  # the statistics are the filter's
-            if self.device_B:
-                stats.enqueue_B(call, m, self.params)
-        elif self.reads_stats:
-            stats.enqueue_inputs(m, call, self.kw, self.params)
-        return m.gpu(call, **self.kw, **extra)
+        """Step k's resampling into ``self.ancestors`` (:func:`enqueue_resampler`)."""
+        return enqueue_resampler(self.calls[k], self.m, self.kw, self.params, **extra)
 
     def host_inputs(self, y, seed: int) -> np.ndarray:
         """A run's inputs (``common.graph_inputs``)."""

@@ -11,8 +11,6 @@ from __future__ import annotations
 import logging
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,9 +23,9 @@ from pfresample.cuda.geometry import CPF_MAX_RADIUS
 from pfresample.metrics import confidence_interval
 from pfresample.studies.cpf2013 import catalog, experiments, figures, tables, targets
 from pfresample.timing import cpu_name
+from snake_tools import job_counts, snakemake
 
 REPO = Path(__file__).resolve().parents[1]
-SNAKEFILE = REPO / "Snakefile"
 CONFIG = {
     **yaml.safe_load((REPO / "config" / "config.yaml").read_text()),
     **yaml.safe_load((REPO / "config" / "studies" / "cpf2013.yaml").read_text()),
@@ -308,21 +306,6 @@ def test_tables_and_figures_of_the_tiny_study(tiny_study):
 
 
 # --- the pipeline ---------------------------------------------------------------------
-
-
-def snakemake(workdir: Path, *args: str, config=()):
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
-           "--directory", str(workdir), "--cores", "2", *args]  # fmt: skip
-    if config:
-        cmd += ["--config", *config]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=workdir)
-    proc.output = proc.stdout + proc.stderr
-    return proc
-
-
-def job_counts(output: str) -> dict[str, int]:
-    table = output.split("Job stats:", 1)[1].split("total", 1)[0]
-    return {m[1]: int(m[2]) for m in re.finditer(r"^([\w-]+)\s+(\d+)\s*$", table, re.M)}
 
 
 @pytest.mark.parametrize("scale", ["quick", "thesis"])

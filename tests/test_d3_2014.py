@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,9 +20,9 @@ from matplotlib.figure import Figure
 
 from pfresample.studies.d3_2014 import catalog, experiments, figures, tables
 from pfresample.timing import cpu_name
+from snake_tools import job_counts, snakemake
 
 REPO = Path(__file__).resolve().parents[1]
-SNAKEFILE = REPO / "Snakefile"
 CONFIG = {
     **yaml.safe_load((REPO / "config" / "config.yaml").read_text()),
     **yaml.safe_load((REPO / "config" / "studies" / "d3_2014.yaml").read_text()),
@@ -330,21 +328,6 @@ def test_tables_and_figures_of_the_tiny_study(tiny_study):
 
 
 # --- the pipeline ---------------------------------------------------------------------
-
-
-def snakemake(workdir: Path, *args: str, config=(), timeout=300):
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
-           "--directory", str(workdir), "--cores", "2", *args]  # fmt: skip
-    if config:
-        cmd += ["--config", *config]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir)
-    proc.output = proc.stdout + proc.stderr
-    return proc
-
-
-def job_counts(output: str) -> dict[str, int]:
-    table = output.split("Job stats:", 1)[1].split("total", 1)[0]
-    return {m[1]: int(m[2]) for m in re.finditer(r"^([\w-]+)\s+(\d+)\s*$", table, re.M)}
 
 
 def _gpu_visible() -> bool:

@@ -24,6 +24,7 @@ from pfresample.pipeline import artifacts as io
 from pfresample.studies.dulger2017.experiments import expand_variants
 from pfresample.studies.dulger2017.tables import TIME_COLUMNS
 from pfresample.studies.guldas2015 import catalog as guldas2015_catalog
+from snake_tools import job_counts, snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
@@ -201,27 +202,6 @@ def filter_output_files() -> tuple[list[str], list[str]]:
     figures = [f"{n}.{ext}" for n in FILTER_FIGURES for ext in ("png", "pdf")]
     speedup = [f"{n}.csv" for n, s in FILTER_FIGURES.items() if s["kind"] == "speedup"]
     return tables + speedup, figures
-
-
-def snakemake(workdir: Path, *args: str, config: list[str] = (), timeout: float = 300):
-    cmd = [
-        sys.executable, "-m", "snakemake",
-        "--snakefile", str(SNAKEFILE),
-        "--directory", str(workdir),
-        "--cores", "2",
-        *args,
-    ]  # fmt: skip
-    if config:
-        cmd += ["--config", *config]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir)
-    proc.output = proc.stdout + proc.stderr
-    return proc
-
-
-def job_counts(output: str) -> dict[str, int]:
-    """The 'Job stats' table of a dry run as {rule: count}."""
-    table = output.split("Job stats:", 1)[1].split("total", 1)[0]
-    return {m[1]: int(m[2]) for m in re.finditer(r"^([\w-]+)\s+(\d+)\s*$", table, re.M)}
 
 
 def cuda_visible() -> bool:

@@ -1,0 +1,29 @@
+"""Running the pipeline from the tests: ``snakemake(workdir, *args)`` runs this
+checkout's Snakefile in ``workdir`` on 2 cores and returns the finished process
+with its stdout and stderr joined as ``.output``; ``job_counts`` reads the
+"Job stats" table of a run or a dry run."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+SNAKEFILE = Path(__file__).resolve().parents[1] / "Snakefile"
+
+
+def snakemake(workdir: Path, *args: str, config=(), timeout: float = 300):
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
+           "--directory", str(workdir), "--cores", "2", *args]  # fmt: skip
+    if config:
+        cmd += ["--config", *config]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir)
+    proc.output = proc.stdout + proc.stderr
+    return proc
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """The 'Job stats' table of a run or dry run as {rule: count}."""
+    table = output.split("Job stats:", 1)[1].split("total", 1)[0]
+    return {m[1]: int(m[2]) for m in re.finditer(r"^([\w-]+)\s+(\d+)\s*$", table, re.M)}

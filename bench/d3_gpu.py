@@ -38,9 +38,9 @@ import numpy as np
 
 import pfresample as pr
 from pfresample.filters import run_d3
-from pfresample.filters.d3 import prior_log_weights
 from pfresample.models import UuvModel
 from pfresample.studies.d3_2014.catalog import PUBLISHED_TABLE5
+from pfresample.studies.d3_2014.experiments import step_weights
 from pfresample.timing import cpu_name, cuda_event_times
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -58,22 +58,11 @@ def _gpu_run(model, y, n: int, runs: int, **kw) -> tuple[float, int]:
     return statistics.median(times[1:]), model.steps
 
 
-def _step_inputs(model, y, n: int):
-    """Particles, weights and log prior weights of step 200 of a CPU SIR run."""
-    short = replace(model, duration=2.0)
-    run = run_d3(short, y[: short.steps], n, 0, method="systematic", snapshot_step=short.steps)
-    k = short.steps  # the next step, of the whole run's model
-    x = model.transition(run.snapshot, k, np.random.default_rng(1))
-    log_w = model.log_likelihood(y[k], x)
-    w = np.exp(log_w - log_w.max())
-    pw = prior_log_weights(x, model.mean_transition(run.estimates[-1], k))
-    return x, w, pw
-
-
 def _resample_rows(model, y, n: int) -> list[tuple[str, float]]:
     import cupy
 
-    x, w, pw = _step_inputs(model, y, n)
+    # the particles, weights and prior of step 201 of the CPU SIR filter on this trajectory
+    x, w, pw, _ = step_weights(model, {"y": y}, {"method": "systematic"}, n, 201, seed=0)
     cpu = []
     for s in range(5):
         start = time.perf_counter()

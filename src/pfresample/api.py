@@ -263,7 +263,6 @@ def resample_d3(
         import cupy as xp
     x = check_particles(particles, n, xp)
     pw = check_prior_weights(prior_weights, n, xp)
-    key = tuple(int(k[0]) for k in seed_keys([seed]))
     if where == "cuda":
         from .cuda import stats
         from .cuda.workspace import make_call
@@ -272,6 +271,7 @@ def resample_d3(
         stats.enqueue_checked_inputs(m, device_call, call.kw, call.params)
         out = m.gpu(device_call, x, pw, noise=noise, cdf=cdf, precision=precision)
         return restore(out if is_device_array(particles) else out.get())
+    key = tuple(int(k[0]) for k in seed_keys([seed]))
     out = m.cpu(x, call.w, pw, key, noise=noise, cdf=cdf, precision=precision)
     if is_device_array(particles):
         import cupy

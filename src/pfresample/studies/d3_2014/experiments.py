@@ -273,8 +273,9 @@ def gpu_cell(model, traj, spec: dict, n: int, threads, *, seed: int, ess_thresho
 
 
 def step_weights(model, traj, spec: dict, n: int, step: int, *, seed: int):
-    """The likelihood weights w, prior log-weights pw and resampling seed of
-    the D3 filter's step ``step`` (1 ... T) at N on trajectory ``traj``, run 0:
+    """The predicted particles x, the likelihood weights w, the prior
+    log-weights pw and the resampling seed of the D3 filter's step ``step``
+    (1 ... T) at N on trajectory ``traj``, run 0:
     the filter (CPU) runs to step - 1, keeps its particles, and step ``step``
     is then done as ``run_d3`` does it, with a generator of its own for the
     prediction. The weights are those of a filter that resamples every step
@@ -292,7 +293,7 @@ def step_weights(model, traj, spec: dict, n: int, step: int, *, seed: int):
     x = model.transition(x, step - 1, rng)
     w = weights_from_log(model.log_likelihood(y[step - 1], x)).astype(np.float64)
     pw = prior_log_weights(x, model.mean_transition(previous, step - 1))
-    return w / w.sum(), pw, s
+    return x, w / w.sum(), pw, s
 
 
 def fig11_cell(model, traj, spec: dict, n: int, step: int, *, seed: int, log=None):
@@ -302,7 +303,7 @@ def fig11_cell(model, traj, spec: dict, n: int, step: int, *, seed: int, log=Non
     of ``pfresample.resampling.d3.plan``): j_i + 1 iterations. Also the
     prefix-CDF strides (the library's default) on the same weights."""
     check_trajectory(traj, "fig11_cell")
-    w, pw, s = step_weights(model, traj, spec, n, step, seed=seed)
+    _, w, pw, s = step_weights(model, traj, spec, n, step, seed=seed)
     key = tuple(int(k[0]) for k in seed_keys([s]))
     local = plan(w, pw, key, cdf="local")[0]
     prefix = plan(w, pw, key, cdf="prefix")[0]

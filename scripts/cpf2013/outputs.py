@@ -18,10 +18,6 @@ from pfresample.studies.cpf2013 import catalog, figures, tables, targets
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 
 
-def _cells(paths):
-    return [artifacts.load_npz(path) for path in paths]
-
-
 def _scale(frame, cells):
     frame["scale"] = cells[0][1]["scale"]
     return frame
@@ -33,14 +29,14 @@ def table(snakemake, log):
     if inputs.trajectories:
         model = catalog.TRAJECTORY_FIGURES[figure]
         trajectories = targets.load_set(model, inputs.trajectories[0])
-    cpf, sir = _cells(inputs.cpf), _cells(inputs.sir)
+    cpf, sir = artifacts.load_all(inputs.cpf), artifacts.load_all(inputs.sir)
     frame = tables.figure_table(figure, trajectories=trajectories, cpf=cpf, sir=sir)
     pipeline_tables.write_csv(_scale(frame, cpf), snakemake.output[0])
     log.info("%d rows from %d cells", len(frame), len(cpf) + len(sir))
 
 
 def table1(snakemake, log):
-    cells = _cells(snakemake.input.cpf)
+    cells = artifacts.load_all(snakemake.input.cpf)
     configurations = snakemake.params.configurations
     frame = tables.table1(catalog.PUBLISHED_TABLE1, cells, configurations)
     pipeline_tables.write_csv(_scale(frame, cells), snakemake.output.csv)
@@ -49,7 +45,7 @@ def table1(snakemake, log):
 
 
 def baselines(snakemake, log):
-    cpf, sir = _cells(snakemake.input.cpf), _cells(snakemake.input.sir)
+    cpf, sir = artifacts.load_all(snakemake.input.cpf), artifacts.load_all(snakemake.input.sir)
     errors = pd.concat(
         [tables.error_table([c for c in cpf + sir if c[1]["model"] == m]) for m in targets.MODELS],
         ignore_index=True,

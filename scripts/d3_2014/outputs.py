@@ -17,13 +17,9 @@ from pfresample.studies.d3_2014 import catalog, experiments, figures, tables
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 
 
-def _cells(paths):
-    return [artifacts.load_npz(path) for path in paths]
-
-
 def figure_table(snakemake, log):
     figure, inputs = snakemake.wildcards.d3_fig_table, snakemake.input
-    (cell,) = _cells(inputs.cell)
+    (cell,) = artifacts.load_all(inputs.cell)
     if figure in catalog.TRAJECTORY_FIGURES:
         frame = tables.trajectory_table(experiments.load_trajectory(inputs.trajectory[0]), cell)
     elif figure in catalog.SNAPSHOT_FIGURES:
@@ -37,13 +33,13 @@ def figure_table(snakemake, log):
 
 def table(snakemake, log):
     name, inputs, p = snakemake.wildcards.d3_table, snakemake.input, snakemake.params
-    gpu = _cells(inputs.gpu)
+    gpu = artifacts.load_all(inputs.gpu)
     if name == "methods":
         trajs = [experiments.load_trajectory(path) for path in inputs.trajectories]
-        frame = tables.methods_table(_cells(inputs.cells), trajs, p.filters)
+        frame = tables.methods_table(artifacts.load_all(inputs.cells), trajs, p.filters)
         text = tables.methods_markdown(frame)
     elif name == "table5":
-        frame = tables.table5(_cells(inputs.cpu), gpu, p.table5_n)
+        frame = tables.table5(artifacts.load_all(inputs.cpu), gpu, p.table5_n)
         text = tables.table5_markdown(frame)
     elif name == "table6":
         frame = tables.table6(gpu, p.table6_n, p.threads)

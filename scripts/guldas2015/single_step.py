@@ -53,14 +53,10 @@ def speed_cell(snakemake, log):
     save_cell(snakemake, log, *cell, CLAIM)
 
 
-def _cells(paths):
-    return [artifacts.load_npz(path) for path in paths]
-
-
 def table(snakemake, log):
     """A figure's tidy table, with the backend and device of its cells."""
     plot, config = snakemake.wildcards.plot, snakemake.config
-    cells = _cells(snakemake.input.cells)
+    cells = artifacts.load_all(snakemake.input.cells)
     theory = catalog.targets(config)["theory"]
     if plot == "fig4_1":
         frame = tables.histogram_table(cells)
@@ -86,7 +82,7 @@ def table(snakemake, log):
 
 
 def radix_timings(snakemake, log):
-    frame = tables.candidates_table(_cells(snakemake.input.cells))
+    frame = tables.candidates_table(artifacts.load_all(snakemake.input.cells))
     pipeline_tables.write_csv(frame, snakemake.output[0])
     log.info("%d radix sequences timed", len(frame))
 

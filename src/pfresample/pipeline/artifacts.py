@@ -85,6 +85,11 @@ def load_npz(path) -> tuple[dict, dict]:
     return arrays, metadata
 
 
+def load_all(paths) -> list[tuple[dict, dict]]:
+    """:func:`load_npz` of each of ``paths``, in order (a table's cells)."""
+    return [load_npz(path) for path in paths]
+
+
 def check_npz(path, full_bytes: int = 64 << 20) -> None:
     """Raise ``CorruptArtifact`` when ``path`` is not a complete artifact.
 

@@ -50,8 +50,9 @@ def test_source_compiles_to_ptx(name, tmp_path):
 
 
 def test_cumulative_tile_geometry_is_the_one_gpu_py_launches():
-    """cumulative.cu repeats pfresample.cuda.geometry's tile sizes as compile-time constants."""
-    text = (kernels.kernel_dir() / "cumulative.cu").read_text()
+    """scan.cuh and cumulative.cu repeat pfresample.cuda.geometry's tile sizes as compile-time
+    constants."""
+    text = "".join((kernels.kernel_dir() / f).read_text() for f in ("scan.cuh", "cumulative.cu"))
     for name in ("SCAN_THREADS", "SCAN_ITEMS", "TILE_SUMS_THREADS"):
         found = re.search(rf"constexpr int {name} = (\d+);", text)
         assert found is not None and int(found.group(1)) == getattr(geometry, name), name

@@ -5,7 +5,7 @@
 // REDUCE_THREADS threads per block.
 //
 // Sums are float64 and deterministic: a partial per block of a grid whose
-// size depends only on N (sir_gpu.sum_parts), combined in index order by
+// size depends only on N (geometry.sum_parts), combined in index order by
 // the last block to finish (last_block_done), so one launch does both steps
 // and a replayed CUDA graph gives the same numbers every time.
 

@@ -32,6 +32,19 @@ SCAN_TILE = SCAN_THREADS * SCAN_ITEMS
 
 TILE_SUMS_THREADS = 1024
 
+# The fused SIR filter run (fused.cu, filters/sir_fused.py): blocks of
+# FUSED_THREADS threads (its reductions' and scan's width), taken for N up to
+# FUSED_MAX_N; above it the graph's full-width kernels are as fast
+# (docs/performance.md).
+FUSED_THREADS = 256
+
+FUSED_MAX_N = 1 << 20
+
+# Blocks of the GPU filters' float64 sums over the weights (filter.cu): one
+# weight a thread up to N = 2^19, then 8 (at 2^22) and more. Enough blocks in
+# flight to keep the memory busy, and few partials for the last block to add up.
+MAX_SUM_PARTS = 2048
+
 # The offspring statistics of the experiments (offspring.cu): threads per
 # block, and at most this many partial sums per row of squared errors (a
 # function of N alone, so the float64 sum is the same however many rows a
@@ -168,3 +181,17 @@ def reduction_parts(n: int) -> int:
 def offspring_parts(n: int) -> int:
     """Blocks per row of the squared-error sum (offspring.cu)."""
     return max(1, min(MAX_OFFSPRING_PARTS, -(-n // (OFFSPRING_THREADS * ITEMS_PER_THREAD))))
+
+
+def fused_blocks(n: int, resident: int) -> int:
+    """The fused run's grid for N particles: one block per virtual block of
+    its widest phase (the estimate's reduction blocks and the scan's tiles,
+    side by side), at most the ``resident`` blocks a cooperative launch may
+    have."""
+    return max(1, min(resident, sum_parts(n) + scan_tiles(n)))
+
+
+def sum_parts(n: int) -> int:
+    """Blocks of filter.cu's sums over N weights (a function of N alone, so
+    that the float64 sums are the same on every run)."""
+    return max(1, min(MAX_SUM_PARTS, blocks(n, REDUCE_THREADS)))

@@ -39,7 +39,7 @@ from ..cuda import geometry, kernels, workspace
 from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
 from .common import D3Run, graph_inputs
-from .sir_gpu import THREADS, enqueue_resampler, sum_parts
+from .sir_gpu import THREADS, enqueue_resampler
 
 STATE_DTYPE = np.float32
 CHUNK = 100  # steps a replayed graph holds (even: the two state buffers alternate)
@@ -60,7 +60,7 @@ class D3FilterGraph:
 
         self.model, self.m, self.n, self.steps = model, m, n, steps
         self.noise, self.cdf, self.threads = noise, cdf, threads
-        self.parts = parts = sum_parts(n)
+        self.parts = parts = geometry.sum_parts(n)
         self.x = cupy.empty((2, 2, n), dtype=STATE_DTYPE)
         self.log_w = cupy.empty(n, dtype=np.float32)
         self.w_tilde = cupy.empty(n, dtype=np.float32)

@@ -45,7 +45,7 @@ from ..radix import default_radix
 from ..resampling.registry import get_method
 from ..validation import check_params, kernel_arguments
 from .common import MAX_RADIX, SCHEMES, EmRun, FilterRun, iteration_seed, m_step, resampling_period
-from .sir_gpu import WEIGHT_DTYPE, FilterGraph, _launch, sum_parts
+from .sir_gpu import WEIGHT_DTYPE, FilterGraph, _launch
 
 GRAPHS_KEPT = 4
 
@@ -87,7 +87,7 @@ class _GuldasGraph(FilterGraph):
         super().__init__(model, m, n, steps, kw, params, timed=False, twin=twin, normalised=False)
         self.ess = cupy.empty(steps, dtype=np.float64)
         self.w_post = cupy.empty(n, dtype=WEIGHT_DTYPE)
-        self.mean_parts = cupy.empty(2 * sum_parts(n), dtype=np.float64)
+        self.mean_parts = cupy.empty(2 * geometry.sum_parts(n), dtype=np.float64)
         self.gate_parts = cupy.empty(2 * geometry.reduction_parts(n), dtype=np.float64)
         self.gate_ticket = cupy.zeros(1, dtype=np.uint32)
         self.mean_ticket = cupy.zeros(1, dtype=np.uint32)
@@ -95,7 +95,13 @@ class _GuldasGraph(FilterGraph):
     def _mean(self, w, x, k: int) -> None:
         """estimates[k] = SUM(w x) / SUM(w) (w None: the plain mean)."""
         args = (NULL if w is None else w, x, np.int64(self.n), self.mean_parts, self.mean_ticket)
-        _launch("filter.cu", "weighted_mean", self.n, (*args, self.estimates[k]), sum_parts(self.n))
+        _launch(
+            "filter.cu",
+            "weighted_mean",
+            self.n,
+            (*args, self.estimates[k]),
+            geometry.sum_parts(self.n),
+        )
 
     def _enqueue(self, steps: int, marks: bool) -> None:
         import cupy

@@ -62,16 +62,6 @@ WEIGHT_DTYPE = np.float32  # the resamplers' default (api.resample)
 THREADS = geometry.REDUCE_THREADS  # every kernel of models.cu and filter.cu (block reductions)
 CU_EVENT_RECORD_EXTERNAL = 0x1  # cuda.h: an event record node that keeps its time
 GRAPHS_KEPT = 4  # graphs kept per process (one holds a few N-sized buffers)
-# Blocks of the float64 sums of stages 2 and 3: one weight a thread up to
-# N = 2^19, then 8 (at 2^22) and more. Enough blocks in flight to keep the
-# memory busy, and few partials for the last block to add up.
-MAX_SUM_PARTS = 2048
-
-
-def sum_parts(n: int) -> int:
-    """Blocks of filter.cu's sums over N weights (a function of N alone, so
-    that the float64 sums are the same on every run)."""
-    return max(1, min(MAX_SUM_PARTS, geometry.blocks(n, THREADS)))
 
 
 def _launch(module: str, name: str, lanes: int, args: tuple, grid: int | None = None) -> None:
@@ -215,7 +205,7 @@ class FilterGraph:
         self.twin = twin = device_twin(model) if twin is None else twin
         self.m, self.n, self.steps, self.kw, self.params = m, n, steps, kw, params
         self.device_B = stats.device_chooses_B(m, kw)
-        rows, parts = twin.rows, sum_parts(n)
+        rows, parts = twin.rows, geometry.sum_parts(n)
         self.parts = parts
         self.x = cupy.empty((2, rows, n), dtype=STATE_DTYPE)  # x_k, and the gather's target
         self.log_w = cupy.empty(n, dtype=WEIGHT_DTYPE)
@@ -462,15 +452,40 @@ def filter_graph(
 
 
 def run_sir_gpu(
-    model, y, n: int, m, seed: int, *, B, epsilon, segment_bytes, ssd_table, stage_times=True
+    model,
+    y,
+    n: int,
+    m,
+    seed: int,
+    *,
+    B,
+    epsilon,
+    segment_bytes,
+    ssd_table,
+    stage_times=True,
+    fused=None,
 ) -> SirResult:
     """:func:`pfresample.filters.run_sir` on the GPU (``backend="cuda"``);
     ``m`` is the registry entry, checked by the caller. ``stage_times``
     False: no timing mark between the stages (NaN stage times; the total is
-    the device time of the whole run)."""
+    the device time of the whole run), and the fused run of ``sir_fused``
+    where it applies -- the same numbers in one kernel. ``fused`` True asks
+    for the fused run (an error where it does not apply), False for the
+    graph."""
+    from . import sir_fused
+
     if device_twin(model) is None:
         raise NotImplementedError(f"{type(model).__name__} has no GPU code; use backend='cpu'")
     y = np.asarray(y, dtype=np.float64)
+    if fused is None:
+        fused = not stage_times and sir_fused.applies(model, m.name, n)
+    if fused:
+        if not sir_fused.applies(model, m.name, n):
+            raise NotImplementedError(
+                f"the fused GPU filter covers the growth model with systematic resampling and "
+                f"N <= {geometry.FUSED_MAX_N}; got {type(model).__name__}, {m.name!r}, N = {n}"
+            )
+        return sir_fused.fused_run(model, n, y.shape[0]).run(y, seed)
     params = {}
     if m.B_rule == "metropolis":
         params["epsilon"] = epsilon

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""The fused GPU filter run (filters/sir_fused.py) against the graph
+(filters/sir_gpu.py), and its grid: the growth model, Systematic, T = 100
+steps, float32, for each N the graph's run and the fused run at several grid
+sizes (fractions of ``geometry.fused_blocks``'s default, and the most the
+device holds). Medians of ``--repeats`` runs after one untimed run, device
+time (CUDA events) and wall time (the host's clock around the run); each
+fused run is checked to equal the graph's estimates bit for bit. This is what
+``geometry.FUSED_MAX_N`` and ``geometry.fused_blocks`` are chosen from.
+
+    python bench/fused_filter.py --csv bench/results/fused_filter.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from pfresample.constants import EPSILON_FILTER
+from pfresample.cuda import geometry
+from pfresample.filters import sir_fused
+from pfresample.filters.sir_gpu import run_sir_gpu
+from pfresample.models import GrowthModel
+from pfresample.resampling.registry import get_method
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import parse_size, write_rows  # noqa: E402 -- sibling module
+
+FIELDS = ["date", "device", "commit", "n", "path", "blocks", "device_ms", "wall_ms", "repeats"]
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--n", type=parse_size, nargs="+", default=[2**k for k in range(10, 25, 2)])
+    p.add_argument("--repeats", type=int, default=7)
+    p.add_argument("--fractions", type=float, nargs="+", default=[0.25, 0.5, 1.0])
+    p.add_argument("--commit", default="")
+    p.add_argument("--csv", type=Path, default=Path("bench/results/fused_filter.csv"))
+    args = p.parse_args(argv)
+    import cupy
+
+    model, steps = GrowthModel(), 100
+    truth, y = model.simulate(steps, np.random.default_rng(2026))
+    name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+    info = {"date": datetime.date.today().isoformat(), "commit": args.commit,
+            "device": name.decode() if isinstance(name, bytes) else str(name),
+            "repeats": args.repeats}  # fmt: skip
+    kw = dict(B=None, epsilon=EPSILON_FILTER, segment_bytes=None, ssd_table=None)
+    m = get_method("systematic")
+    resident = sir_fused.resident_blocks()
+    print(f"resident blocks of the fused kernel: {resident}", flush=True)
+    rows = []
+    for n in args.n:
+        graph = [run_sir_gpu(model, y, n, m, s, stage_times=False, fused=False, **kw)
+                 for s in range(args.repeats + 1)][1:]  # fmt: skip
+        default = geometry.fused_blocks(n, resident)
+        grids = sorted({max(1, int(f * default)) for f in args.fractions} | {default, resident})
+        runs = [("graph", "", graph)]
+        for blocks in grids:
+            if blocks > resident:
+                continue
+            fused = sir_fused.FusedRun(model, n, steps, blocks)
+            out = [fused.run(y, s) for s in range(args.repeats + 1)][1:]
+            for a, b in zip(out, graph, strict=True):
+                if not np.array_equal(a.estimates, b.estimates):
+                    raise SystemExit(f"N={n} blocks={blocks}: the fused run differs from the graph")
+            runs.append(("fused", blocks, out))
+            del fused
+        for path, blocks, out in runs:
+            dev = statistics.median(1e3 * r.total_seconds for r in out)
+            wall = statistics.median(1e3 * r.wall_seconds for r in out)
+            tag = (
+                ""
+                if path == "graph"
+                else f" blocks {blocks:>4}" + (" (default)" if blocks == default else "")
+            )
+            print(f"N={n:>9,} {path:<6}{tag:<20} device {dev:8.3f} ms  wall {wall:8.3f} ms",
+                  flush=True)  # fmt: skip
+            rows.append({**info, "n": n, "path": path, "blocks": blocks,
+                         "device_ms": f"{dev:.4g}", "wall_ms": f"{wall:.4g}"})  # fmt: skip
+    write_rows(args.csv, rows, FIELDS)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,257 @@
+// fused.cu -- a whole run of the SIR filter (thesis Algorithm 2.4) for the
+// growth model (eqs. 2.34-2.35) with Systematic resampling (Algorithms 3.1
+// and 3.2), T steps in one cooperative launch. Driver:
+// src/pfresample/filters/sir_fused.py.
+//
+// Why: the graph of filters/sir_gpu.py runs seven kernels a step. At N =
+// 2^14 each does a few microseconds of work and the graph's node-to-node
+// latency dominates (about 25 us a step on the H200). Here a grid of
+// blocks that are all resident at once (a cooperative launch guarantees
+// it) goes through the steps, and a grid barrier (grid_barrier) stands
+// where a kernel boundary was: four a step, the fewest the data allow --
+// the maximum log-weight before the exponentials, their sum before the
+// normalised prefix sum, the tile sums before the ancestors, the ancestors
+// before the next step's gather.
+//
+// The same numbers as the graph, bit for bit (tests/test_gpu_fused_filter.py):
+// every reduction runs over the graph's own blocks as "virtual blocks" (a
+// resident block takes virtual blocks b, b + G, ...), with the graph's
+// code for each (block_reduce, scan.cuh's tile scan and ancestor writer),
+// so the summation orders depend on N alone, never on G; the noise is
+// models.cuh's normals4 in the graph's layout. The state buffers ping-pong:
+// the initial particles go to x[1], step k reads x[(k + 1) % 2] through the
+// last step's ancestors (the graph's gather, fused into the prediction)
+// and writes x[k % 2].
+//
+// Every load of data written earlier in the launch goes through L2
+// (__ldcg): another SM may have written it since this SM's L1 last held
+// the line. Blocks have FUSED_THREADS threads (the reductions' and the
+// scan's REDUCE_THREADS = SCAN_THREADS).
+
+#include "models.cuh"
+#include "reduce.cuh"
+#include "scan.cuh"
+
+namespace pfr {
+
+constexpr int FUSED_THREADS = 256;  // geometry.FUSED_THREADS
+
+// Every block of the grid waits here until all have arrived; what a block
+// wrote before is then visible to every block after (the fences, and the
+// loads after a barrier going through L2). bar[0] counts the arrivals, the
+// last arrival resets it and moves the generation bar[1] on, which the
+// others wait for. Needs every block resident: the cooperative launch.
+__device__ void grid_barrier(unsigned int* bar) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile unsigned int* generation = bar + 1;
+        const unsigned int seen = *generation;
+        __threadfence();
+        if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+            atomicExch(bar, 0u);
+            __threadfence();
+            atomicAdd(bar + 1, 1u);
+        } else {
+            while (*generation == seen) {
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// Step k's log-weights: the graph's growth_predict for the particles of
+// Philox blocks g = b * FUSED_THREADS + t, b + G, ... (models.cu's
+// scalar_particles layout), each reading its state through the ancestors
+// (none at step 0) -- the graph's gather. Returns the thread's largest
+// log-weight.
+__device__ float growth_phase(const float* src, float* dst, const int* ancestors, float* log_w,
+                              unsigned int n, PhiloxKey noise, int k, float drift, float sigma_v,
+                              float z, float inv_var_n) {
+    const unsigned int streams = (n + GROWTH_PER_BLOCK - 1) / GROWTH_PER_BLOCK;
+    float best = __uint_as_float(0xff800000u);  // -inf
+    for (unsigned int g = blockIdx.x * FUSED_THREADS + threadIdx.x; g < streams;
+         g += gridDim.x * FUSED_THREADS) {
+        float v[4];
+        normals4(noise, g, (unsigned long long)k + 1ull, v);
+        for (int j = 0; j < GROWTH_PER_BLOCK; ++j) {
+            const unsigned int i = g + j * streams;
+            if (i >= n) break;
+            const float xs = k == 0 ? __ldcg(src + i) : __ldcg(src + __ldcg(ancestors + i));
+            const float next = growth_step(xs, drift, sigma_v, v[j]);
+            dst[i] = next;
+            const float lw = growth_log_likelihood(next, z, inv_var_n);
+            log_w[i] = lw;
+            best = fmaxf(best, lw);
+        }
+    }
+    return best;
+}
+
+// The normalised weight w_i = w~_i / s as the graph's normalise_estimate
+// writes it (a product with the rounded inverse), or 0 past the end.
+__device__ __forceinline__ float normalised(const float* w_tilde, long long i, long long n,
+                                            float inv_s) {
+    return i < n ? __ldcg(w_tilde + i) * inv_s : 0.0f;
+}
+
+// Tile q's local prefix sums of w (scan_tiles's, unscaled: w <= 1).
+__device__ __forceinline__ void normalised_tile(const float* w_tilde, long long n, long long q,
+                                                float inv_s, PaddedTile<float>& buf,
+                                                float (&x)[SCAN_ITEMS], unsigned int& positive) {
+    float v[SCAN_ITEMS];
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        v[j] = normalised(w_tilde, q * SCAN_TILE + j * SCAN_THREADS + threadIdx.x, n, inv_s);
+    }
+    scale_items<false>(v, 0, buf, x, positive);
+    tile_scan(x, positive);
+}
+
+}  // namespace pfr
+
+// The run. x: 2 x n states; inputs: the noise key (2 words), the
+// resampling key of each step (2 words each), then the T measurements as
+// float32 (common.graph_inputs); drift[k] = 8 cos(1.2 k) as float32 (eq.
+// 2.34, computed on the host as the graph's driver does). Workspace: parts
+// (2 * parts doubles: the weight sums', then the estimate's), the scan's
+// tile arrays (tiles entries each), tickets (3 words, zero), bar (2 words,
+// bar[0] zero), top (steps words). Out: estimates (steps doubles).
+extern "C" __global__ void __launch_bounds__(pfr::FUSED_THREADS, 2)
+growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned int n,
+                      int steps, int parts, int tiles, const unsigned int* __restrict__ inputs,
+                      const float* __restrict__ drift, float init_mean, float init_sd,
+                      float sigma_v, float inv_var_n, double* part_sums, double* weight_sum,
+                      float* tile_sum, long long* tile_end, float* prefix, float* carry,
+                      float* c_total, long long* last_positive, int* exp_max,
+                      unsigned int* tickets, unsigned int* bar, unsigned int* top,
+                      double* estimates) {
+    using namespace pfr;
+    __shared__ double shared[REDUCE_THREADS];
+    __shared__ union {  // a tile's weights, then the marks of write_ancestors
+        PaddedTile<float> values;
+        PaddedTile<int> marks;
+    } smem;
+    const PhiloxKey noise{inputs[0], inputs[1]};
+    const float* z = reinterpret_cast<const float*>(inputs + 2 + 2 * steps);
+    const long long nn = n;
+    const int G = gridDim.x, b = blockIdx.x, t = threadIdx.x;
+    double* estimate_parts = part_sums + parts;
+
+    // The initial particles into x[1] (the graph's growth_init), top zeroed.
+    for (int k = b * FUSED_THREADS + t; k < steps; k += G * FUSED_THREADS) top[k] = 0u;
+    const unsigned int streams = (n + GROWTH_PER_BLOCK - 1) / GROWTH_PER_BLOCK;
+    for (unsigned int g = b * FUSED_THREADS + t; g < streams; g += G * FUSED_THREADS) {
+        float v[4];
+        normals4(noise, g, 0ull, v);
+        for (int j = 0; j < GROWTH_PER_BLOCK && g + j * streams < n; ++j) {
+            x[n + g + j * streams] = init_mean + init_sd * v[j];
+        }
+    }
+    grid_barrier(bar);
+
+    for (int k = 0; k < steps; ++k) {
+        float* dst = x + (long long)(k % 2) * n;
+        const float* src = x + (long long)((k + 1) % 2) * n;
+
+        // Stage 1: prediction and log-weights, their maximum into top[k].
+        const float best = growth_phase(src, dst, ancestors, log_w, n, noise, k, drift[k],
+                                        sigma_v, z[k], inv_var_n);
+        const float m_block = block_max(best);
+        if (t == 0) atomicMax(top + k, to_ordered(m_block));
+        grid_barrier(bar);
+
+        // Stages 1-2: w~ = exp(log w - max) and s = SUM(w~) (exp_shifted and
+        // weight_total, over weight_total's `parts` blocks).
+        const float m = from_ordered(__ldcg(top + k));
+        for (int p = b; p < parts; p += G) {
+            double sum = 0.0;
+            for (long long i = (long long)p * REDUCE_THREADS + t; i < nn;
+                 i += (long long)parts * REDUCE_THREADS) {
+                const float wt = expf(__ldcg(log_w + i) - m);
+                w_tilde[i] = wt;
+                sum += (double)wt;
+            }
+            sum = block_reduce(sum, shared, Add());
+            if (t == 0) part_sums[p] = sum;
+            __syncthreads();
+            if (last_of(tickets, parts)) {
+                sum = 0.0;
+                for (int q = t; q < parts; q += REDUCE_THREADS) sum += __ldcg(part_sums + q);
+                sum = block_reduce(sum, shared, Add());
+                if (t == 0) weight_sum[0] = sum;
+                __syncthreads();
+            }
+        }
+        grid_barrier(bar);
+
+        // Stage 3 and pass 1 of stage 4's prefix sum: the estimate
+        // (normalise_estimate<1>, over the same `parts` blocks) and the
+        // tiles of w = w~ / s (scan_tiles), virtual blocks [0, parts) and
+        // [parts, parts + tiles).
+        const double s = __ldcg(weight_sum);
+        const float inv_s = (float)(1.0 / s);
+        for (int p = b; p < parts + tiles; p += G) {
+            if (p < parts) {
+                double acc = 0.0;
+                for (long long i = (long long)p * REDUCE_THREADS + t; i < nn;
+                     i += (long long)parts * REDUCE_THREADS) {
+                    acc += (double)__ldcg(w_tilde + i) * (double)__ldcg(dst + i);
+                }
+                acc = block_reduce(acc, shared, Add());
+                if (t == 0) estimate_parts[p] = acc;
+                __syncthreads();
+                if (last_of(tickets + 1, parts)) {
+                    acc = 0.0;
+                    for (int q = t; q < parts; q += REDUCE_THREADS) acc += __ldcg(estimate_parts + q);
+                    acc = block_reduce(acc, shared, Add());
+                    if (t == 0) estimates[k] = acc / s;
+                    __syncthreads();
+                }
+                continue;
+            }
+            const long long q = p - parts;
+            float v[SCAN_ITEMS];
+            unsigned int positive;
+            normalised_tile(w_tilde, nn, q, inv_s, smem.values, v, positive);
+            const long long first = q * SCAN_TILE + (long long)t * SCAN_ITEMS;
+            const long long end_positive = positive ? first + 32 - __clz(positive) : 0;
+            long long tile_end_positive;
+            block_exclusive_scan(end_positive, Max(), tile_end_positive);
+            if (t == SCAN_THREADS - 1) tile_sum[q] = v[SCAN_ITEMS - 1];
+            if (t == 0) tile_end[q] = tile_end_positive;
+            if (last_of(tickets + 2, tiles)) {
+                scan_tile_sums<false>(tile_sum, nullptr, tile_end, (long long)tiles, prefix, carry,
+                                      c_total, last_positive, exp_max);
+            }
+            __syncthreads();
+        }
+        grid_barrier(bar);
+
+        // Stage 4: Systematic's ancestors (cumulative.cu's systematic, one
+        // replica, the step's key), tile by tile.
+        const PhiloxKey key{inputs[2 + 2 * k], inputs[3 + 2 * k]};
+        const float u = uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
+        const float cn = __ldcg(c_total);
+        const long long last = __ldcg(last_positive);
+        for (long long q = b; q < tiles; q += G) {
+            float v[SCAN_ITEMS];
+            unsigned int positive;
+            normalised_tile(w_tilde, nn, q, inv_s, smem.values, v, positive);
+            const float carry_q = __ldcg(carry + q);
+            place_tile<false>(v, __ldcg(prefix + q), carry_q, 1.0f);
+            const long long first = q * SCAN_TILE + (long long)t * SCAN_ITEMS;
+            int o[SCAN_ITEMS];
+            const long long to_last = last - first;
+#pragma unroll
+            for (int j = 0; j < SCAN_ITEMS; ++j) {
+                o[j] = j >= to_last ? (int)n : cumulative_offspring(v[j], cn, u, nn);
+            }
+            const int o_before =
+                q * SCAN_TILE - 1 >= last ? (int)n : cumulative_offspring(carry_q, cn, u, nn);
+            write_ancestors(o, o_before, q * SCAN_TILE, smem.marks, ancestors);
+            __syncthreads();
+        }
+        grid_barrier(bar);
+    }
+}

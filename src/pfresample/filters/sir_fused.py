@@ -1,0 +1,153 @@
+"""The GPU SIR filter as one kernel a run: the growth model with Systematic
+resampling (``gpu_kernels/fused.cu``).
+
+:class:`FilterGraph` (``sir_gpu.py``) runs seven kernels a step from one
+CUDA graph; at N = 2^14 a step is a few microseconds of work in each and
+the latency between the graph's nodes sets the time (about 25 us a step on
+the H200). :class:`FusedRun` runs all T steps in one cooperative launch of
+a grid that is resident at once, with a grid barrier where a kernel
+boundary was. It computes the same numbers as the graph, bit for bit: the
+same noise, the same float64 sums over the graph's blocks, the same prefix
+sum and ancestors (``fused.cu`` says how; tests/test_gpu_fused_filter.py
+checks it). It keeps no stage times: ``stage_seconds`` is NaN and
+``total_seconds`` the device time of the launch.
+
+``run_sir(..., backend="cuda", stage_times=False)`` takes this path where it
+applies (:func:`applies`): the growth model, Systematic, and N up to
+``geometry.FUSED_MAX_N``, above which the graph's full-width kernels are as
+fast or faster (docs/performance.md has the measurements).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+
+import numpy as np
+
+from ..cuda import geometry, kernels, workspace
+from .common import NO_B, STAGES, SirResult, graph_inputs
+from .sir_gpu import STATE_DTYPE
+
+FAMILY, FUNCTION = "fused.cu", "growth_systematic_run"
+RUNS_KEPT = 4  # FusedRun objects kept per process (each holds a few N-sized buffers)
+
+
+def applies(model, method_name: str, n: int) -> bool:
+    """Whether the fused run covers this filter: the growth model,
+    Systematic, and N at most ``geometry.FUSED_MAX_N``."""
+    from ..models import GrowthModel
+
+    return (
+        isinstance(model, GrowthModel) and method_name == "systematic" and n <= geometry.FUSED_MAX_N
+    )
+
+
+def resident_blocks() -> int:
+    """Blocks of ``growth_systematic_run`` the device holds at once: the most
+    a cooperative launch may have."""
+    threads = geometry.resident_threads(FAMILY, FUNCTION, geometry.FUSED_THREADS)
+    return threads // geometry.FUSED_THREADS
+
+
+class FusedRun:
+    """T steps of the growth-model filter with Systematic resampling for one
+    N, over buffers it owns; :meth:`run` runs it for one seed and one set of
+    measurements. ``blocks``: the grid (at most :func:`resident_blocks`);
+    ``geometry.fused_blocks`` when None."""
+
+    def __init__(self, model, n: int, steps: int, blocks: int | None = None):
+        import cupy
+
+        resident = resident_blocks()
+        grid = geometry.fused_blocks(n, resident) if blocks is None else int(blocks)
+        if not 1 <= grid <= resident:
+            raise ValueError(
+                f"blocks must be in [1, {resident}] (the blocks this device holds at once), "
+                f"got {blocks}"
+            )
+        self.model, self.n, self.steps, self.blocks = model, n, steps, grid
+        self.parts, self.tiles = geometry.sum_parts(n), geometry.scan_tiles(n)
+        self.x = cupy.empty((2, n), dtype=STATE_DTYPE)
+        self.log_w = cupy.empty(n, dtype=np.float32)
+        self.w_tilde = cupy.empty(n, dtype=np.float32)
+        self.ancestors = cupy.empty(n, dtype=np.int32)
+        self.part_sums = cupy.empty(2 * self.parts, dtype=np.float64)
+        self.weight_sum = cupy.empty(1, dtype=np.float64)
+        self.tile_sum = cupy.empty(self.tiles, dtype=np.float32)
+        self.tile_end = cupy.empty(self.tiles, dtype=np.int64)
+        self.prefix = cupy.empty(self.tiles, dtype=np.float32)
+        self.carry = cupy.empty(self.tiles, dtype=np.float32)
+        self.c_total = cupy.empty(1, dtype=np.float32)
+        self.last = cupy.empty(1, dtype=np.int64)
+        self.exp_max = cupy.empty(1, dtype=np.int32)
+        self.tickets = cupy.zeros(3, dtype=np.uint32)  # the last virtual block resets each
+        self.bar = cupy.zeros(2, dtype=np.uint32)  # the barrier's count is back to 0 after a run
+        self.top = cupy.empty(steps, dtype=np.uint32)  # zeroed by the kernel
+        self.estimates = cupy.empty(steps, dtype=np.float64)
+        # Eq. 2.34's drift as the graph's driver passes it: 8 cos(1.2 k) in
+        # float64 on the host, rounded to float32.
+        drift = 8.0 * np.cos(1.2 * np.arange(steps, dtype=np.float64))
+        self.drift = cupy.asarray(drift.astype(np.float32))
+        self.inputs = cupy.empty(2 + 3 * steps, dtype=np.uint32)
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.marks = (cupy.cuda.Event(), cupy.cuda.Event())
+
+    def _launch(self) -> None:
+        m, f32 = self.model, np.float32
+        args = (self.x, self.log_w, self.w_tilde, self.ancestors, np.uint32(self.n))
+        args += (np.int32(self.steps), np.int32(self.parts), np.int32(self.tiles))
+        args += (self.inputs, self.drift, f32(m.init_mean), f32(m.init_var**0.5))
+        args += (f32(m.sigma_v2**0.5), f32(1.0 / m.sigma_n2), self.part_sums, self.weight_sum)
+        args += (self.tile_sum, self.tile_end, self.prefix, self.carry, self.c_total)
+        args += (self.last, self.exp_max, self.tickets, self.bar, self.top, self.estimates)
+        launch = kernels.kernel(FAMILY, FUNCTION)
+        grid, block = (self.blocks,), (geometry.FUSED_THREADS,)
+        launch(grid, block, args, stream=self.stream, enable_cooperative_groups=True)
+
+    def run(self, y, seed: int) -> SirResult:
+        """One run: the measurements ``y`` (T values) and the run's ``seed``
+        (``derive_seeds``: the noise key and the resampling seeds), as
+        ``FilterGraph.run``."""
+        host = graph_inputs(y, seed, self.steps)
+        start = time.perf_counter()
+        self.inputs.set(host, stream=self.stream)
+        self.marks[0].record(self.stream)
+        self._launch()
+        self.marks[1].record(self.stream)
+        self.stream.synchronize()
+        wall = time.perf_counter() - start  # as FilterGraph.replay: upload, run, wait
+        estimates = self.estimates.get(stream=self.stream)
+        import cupy
+
+        device = 1e-3 * cupy.cuda.get_elapsed_time(*self.marks)
+        bad = np.flatnonzero(~np.isfinite(estimates))
+        if bad.size:
+            raise FloatingPointError(
+                f"the GPU filter's estimate is not finite from step {int(bad[0]) + 1} on "
+                "(a log-likelihood was NaN or +inf, or a state overflowed)"
+            )
+        return SirResult(
+            "systematic",
+            self.n,
+            int(seed),
+            estimates,
+            np.full((self.steps, len(STAGES)), np.nan),
+            device,
+            wall,
+            np.full(self.steps, NO_B, np.int64),
+            backend="cuda",
+        )
+
+
+_RUNS: OrderedDict = OrderedDict()
+
+
+def fused_run(model, n: int, steps: int, blocks: int | None = None) -> FusedRun:
+    """The :class:`FusedRun` of these arguments, made on first use and kept
+    (the last RUNS_KEPT) per device, model, N, T and grid."""
+    import cupy
+
+    key = (cupy.cuda.Device().id, model, n, steps, blocks)
+    make = lambda: FusedRun(model, n, steps, blocks)  # noqa: E731
+    return workspace.cached(_RUNS, key, make, RUNS_KEPT)

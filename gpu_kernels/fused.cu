@@ -35,29 +35,47 @@
 namespace pfr {
 
 constexpr int FUSED_THREADS = 256;  // geometry.FUSED_THREADS
+// The most scan tiles (geometry.FUSED_MAX_N / SCAN_TILE): every block keeps
+// the scan of the tile sums in shared memory.
+constexpr int FUSED_MAX_TILES = 256;
 
 // Every block of the grid waits here until all have arrived; what a block
-// wrote before is then visible to every block after (the fences, and the
-// loads after a barrier going through L2). bar[0] counts the arrivals, the
-// last arrival resets it and moves the generation bar[1] on, which the
-// others wait for. Needs every block resident: the cooperative launch.
-__device__ void grid_barrier(unsigned int* bar) {
+// wrote before is then visible to every block after. count[0] (zero at the
+// launch) counts the arrivals of all rounds: a block's round ends when it
+// reaches the next multiple of the grid. One release-acquire atomic and a
+// spin on an acquire load by each block's thread 0, between the block's
+// own barriers (cheaper than a generation flag with full fences: two memory
+// round trips fewer a barrier). Needs every block resident: the
+// cooperative launch.
+__device__ void grid_barrier(unsigned int* count) {
     __syncthreads();
     if (threadIdx.x == 0) {
-        volatile unsigned int* generation = bar + 1;
-        const unsigned int seen = *generation;
-        __threadfence();
-        if (atomicAdd(bar, 1u) == gridDim.x - 1) {
-            atomicExch(bar, 0u);
-            __threadfence();
-            atomicAdd(bar + 1, 1u);
-        } else {
-            while (*generation == seen) {
-            }
-        }
-        __threadfence();
+        unsigned int arrived, now;
+        asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(arrived) : "l"(count) : "memory");
+        const unsigned int target = (arrived / gridDim.x + 1u) * gridDim.x;
+        do {
+            asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(count) : "memory");
+        } while (now < target);
     }
     __syncthreads();
+}
+
+// The device's clock in nanoseconds (the phase marks).
+__device__ __forceinline__ unsigned long long global_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// A float64 sum over `count` partials in index order, as the graph's last
+// block adds them (weight_total, normalise_estimate): every block that
+// needs it computes it, the same bits in each.
+__device__ double sum_of_parts(const double* parts, int count, double* shared) {
+    double sum = 0.0;
+    for (int q = threadIdx.x; q < count; q += REDUCE_THREADS) sum += __ldcg(parts + q);
+    sum = block_reduce(sum, shared, Add());
+    __syncthreads();  // shared is free again
+    return sum;
 }
 
 // Step k's log-weights: the graph's growth_predict for the particles of
@@ -115,28 +133,34 @@ __device__ __forceinline__ void normalised_tile(const float* w_tilde, long long 
 // float32 (common.graph_inputs); drift[k] = 8 cos(1.2 k) as float32 (eq.
 // 2.34, computed on the host as the graph's driver does). Workspace: parts
 // (2 * parts doubles: the weight sums', then the estimate's), the scan's
-// tile arrays (tiles entries each), tickets (3 words, zero), bar (2 words,
-// bar[0] zero), top (steps words). Out: estimates (steps doubles).
+// tile sums and ends (tiles entries each, tiles <= FUSED_MAX_TILES), bar (1
+// word, zero at the launch), top (steps words). Out: estimates (steps
+// doubles) and, unless null, marks (1 + 4 steps nanosecond times: the start,
+// then the end of each phase of each step).
 extern "C" __global__ void __launch_bounds__(pfr::FUSED_THREADS, 2)
 growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned int n,
                       int steps, int parts, int tiles, const unsigned int* __restrict__ inputs,
                       const float* __restrict__ drift, float init_mean, float init_sd,
-                      float sigma_v, float inv_var_n, double* part_sums, double* weight_sum,
-                      float* tile_sum, long long* tile_end, float* prefix, float* carry,
-                      float* c_total, long long* last_positive, int* exp_max,
-                      unsigned int* tickets, unsigned int* bar, unsigned int* top,
-                      double* estimates) {
+                      float sigma_v, float inv_var_n, double* part_sums, float* tile_sum,
+                      long long* tile_end, unsigned int* bar, unsigned int* top,
+                      double* estimates, unsigned long long* marks) {
     using namespace pfr;
     __shared__ double shared[REDUCE_THREADS];
     __shared__ union {  // a tile's weights, then the marks of write_ancestors
         PaddedTile<float> values;
         PaddedTile<int> marks;
     } smem;
+    // scan_tile_sums's results, computed by every block for its own tiles.
+    __shared__ float prefix[FUSED_MAX_TILES], carry[FUSED_MAX_TILES], c_total[1];
+    __shared__ long long last_positive[1];
+    __shared__ int exp_max[1];
     const PhiloxKey noise{inputs[0], inputs[1]};
     const float* z = reinterpret_cast<const float*>(inputs + 2 + 2 * steps);
     const long long nn = n;
     const int G = gridDim.x, b = blockIdx.x, t = threadIdx.x;
     double* estimate_parts = part_sums + parts;
+    const bool marking = marks != nullptr && b == 0 && t == 0;
+    if (marking) marks[0] = global_ns();
 
     // The initial particles into x[1] (the graph's growth_init), top zeroed.
     for (int k = b * FUSED_THREADS + t; k < steps; k += G * FUSED_THREADS) top[k] = 0u;
@@ -154,15 +178,16 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
         float* dst = x + (long long)(k % 2) * n;
         const float* src = x + (long long)((k + 1) % 2) * n;
 
-        // Stage 1: prediction and log-weights, their maximum into top[k].
+        // Phase 1 (stage 1): prediction and log-weights, their maximum into top[k].
         const float best = growth_phase(src, dst, ancestors, log_w, n, noise, k, drift[k],
                                         sigma_v, z[k], inv_var_n);
         const float m_block = block_max(best);
         if (t == 0) atomicMax(top + k, to_ordered(m_block));
         grid_barrier(bar);
+        if (marking) marks[1 + 4 * k] = global_ns();
 
-        // Stages 1-2: w~ = exp(log w - max) and s = SUM(w~) (exp_shifted and
-        // weight_total, over weight_total's `parts` blocks).
+        // Phase 2 (stages 1-2): w~ = exp(log w - max) and the partial sums
+        // of s = SUM(w~) (exp_shifted and weight_total's blocks).
         const float m = from_ordered(__ldcg(top + k));
         for (int p = b; p < parts; p += G) {
             double sum = 0.0;
@@ -175,21 +200,15 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
             sum = block_reduce(sum, shared, Add());
             if (t == 0) part_sums[p] = sum;
             __syncthreads();
-            if (last_of(tickets, parts)) {
-                sum = 0.0;
-                for (int q = t; q < parts; q += REDUCE_THREADS) sum += __ldcg(part_sums + q);
-                sum = block_reduce(sum, shared, Add());
-                if (t == 0) weight_sum[0] = sum;
-                __syncthreads();
-            }
         }
         grid_barrier(bar);
+        if (marking) marks[2 + 4 * k] = global_ns();
 
-        // Stage 3 and pass 1 of stage 4's prefix sum: the estimate
-        // (normalise_estimate<1>, over the same `parts` blocks) and the
-        // tiles of w = w~ / s (scan_tiles), virtual blocks [0, parts) and
-        // [parts, parts + tiles).
-        const double s = __ldcg(weight_sum);
+        // Phase 3 (stage 3, and pass 1 of stage 4's prefix sum): s; the
+        // estimate's partial sums (normalise_estimate<1>'s blocks) and the
+        // tiles of w = w~ / s (scan_tiles's), virtual blocks [0, parts)
+        // and [parts, parts + tiles).
+        const double s = sum_of_parts(part_sums, parts, shared);
         const float inv_s = (float)(1.0 / s);
         for (int p = b; p < parts + tiles; p += G) {
             if (p < parts) {
@@ -201,13 +220,6 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                 acc = block_reduce(acc, shared, Add());
                 if (t == 0) estimate_parts[p] = acc;
                 __syncthreads();
-                if (last_of(tickets + 1, parts)) {
-                    acc = 0.0;
-                    for (int q = t; q < parts; q += REDUCE_THREADS) acc += __ldcg(estimate_parts + q);
-                    acc = block_reduce(acc, shared, Add());
-                    if (t == 0) estimates[k] = acc / s;
-                    __syncthreads();
-                }
                 continue;
             }
             const long long q = p - parts;
@@ -220,38 +232,44 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
             block_exclusive_scan(end_positive, Max(), tile_end_positive);
             if (t == SCAN_THREADS - 1) tile_sum[q] = v[SCAN_ITEMS - 1];
             if (t == 0) tile_end[q] = tile_end_positive;
-            if (last_of(tickets + 2, tiles)) {
-                scan_tile_sums<false>(tile_sum, nullptr, tile_end, (long long)tiles, prefix, carry,
-                                      c_total, last_positive, exp_max);
-            }
-            __syncthreads();
         }
         grid_barrier(bar);
+        if (marking) marks[3 + 4 * k] = global_ns();
 
-        // Stage 4: Systematic's ancestors (cumulative.cu's systematic, one
-        // replica, the step's key), tile by tile.
+        // Phase 4 (stage 4): the estimate (block 0), the scan of the tile
+        // sums (every block that has tiles), and Systematic's ancestors
+        // (cumulative.cu's systematic, one replica, the step's key).
+        if (b == 0) {
+            const double e = sum_of_parts(estimate_parts, parts, shared);
+            if (t == 0) estimates[k] = e / s;
+        }
+        if (b < tiles) {
+            scan_tile_sums<false>(tile_sum, nullptr, tile_end, (long long)tiles, prefix, carry,
+                                  c_total, last_positive, exp_max);
+            __syncthreads();
+        }
         const PhiloxKey key{inputs[2 + 2 * k], inputs[3 + 2 * k]};
         const float u = uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
-        const float cn = __ldcg(c_total);
-        const long long last = __ldcg(last_positive);
+        const float cn = c_total[0];
+        const long long last = last_positive[0];
         for (long long q = b; q < tiles; q += G) {
             float v[SCAN_ITEMS];
             unsigned int positive;
             normalised_tile(w_tilde, nn, q, inv_s, smem.values, v, positive);
-            const float carry_q = __ldcg(carry + q);
-            place_tile<false>(v, __ldcg(prefix + q), carry_q, 1.0f);
+            place_tile<false>(v, prefix[q], carry[q], 1.0f);
             const long long first = q * SCAN_TILE + (long long)t * SCAN_ITEMS;
-            int o[SCAN_ITEMS];
             const long long to_last = last - first;
+            int o[SCAN_ITEMS];
 #pragma unroll
             for (int j = 0; j < SCAN_ITEMS; ++j) {
                 o[j] = j >= to_last ? (int)n : cumulative_offspring(v[j], cn, u, nn);
             }
             const int o_before =
-                q * SCAN_TILE - 1 >= last ? (int)n : cumulative_offspring(carry_q, cn, u, nn);
+                q * SCAN_TILE - 1 >= last ? (int)n : cumulative_offspring(carry[q], cn, u, nn);
             write_ancestors(o, o_before, q * SCAN_TILE, smem.marks, ancestors);
             __syncthreads();
         }
         grid_barrier(bar);
+        if (marking) marks[4 + 4 * k] = global_ns();
     }
 }

@@ -53,25 +53,21 @@ struct Min {
     __device__ V operator()(V a, V b) const { return a < b ? a : b; }
 };
 
-// Whether this block is the last of `count` to get here (blocks of a
-// grid, or the virtual blocks of fused.cu). Thread 0 must have written the
-// block's partial result before; every block publishes it (__threadfence)
-// and takes a ticket, and the last one resets the counter for the next
-// round, so a CUDA graph can replay the kernel.
-__device__ bool last_of(unsigned int* ticket, unsigned int count) {
+// Whether this block is the last of the grid to get here. Thread 0 must
+// have written the block's partial result before; every block publishes it
+// (__threadfence) and takes a ticket, and the last one resets the counter
+// for the next launch, so a CUDA graph can replay the kernel.
+__device__ bool last_block_done(unsigned int* ticket) {
     __shared__ bool last;
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) {
-        last = atomicAdd(ticket, 1u) == count - 1;
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
         if (last) *ticket = 0u;
     }
     __syncthreads();
     return last;
 }
-
-// Whether this block is the last of the grid to get here (last_of).
-__device__ bool last_block_done(unsigned int* ticket) { return last_of(ticket, gridDim.x); }
 
 // Two float64 sums over the whole grid in an order fixed by the grid's
 // size: each block's pair of partials into parts (2 gridDim.x values), then

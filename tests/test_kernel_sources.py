@@ -75,6 +75,16 @@ def test_filter_constants_are_the_ones_sir_gpu_launches():
     assert constant("models.cuh", "RADAR_PER_BLOCK") == sir_gpu._RadarTwin.per_block
 
 
+def test_fused_constants_are_the_ones_sir_fused_launches():
+    """fused.cu repeats geometry's block size, and holds the scan of at most
+    FUSED_MAX_N / SCAN_TILE tile sums in shared memory."""
+    text = (kernels.kernel_dir() / "fused.cu").read_text()
+    threads = re.search(r"constexpr int FUSED_THREADS = (\d+);", text)
+    tiles = re.search(r"constexpr int FUSED_MAX_TILES = (\d+);", text)
+    assert int(threads.group(1)) == geometry.FUSED_THREADS == geometry.REDUCE_THREADS
+    assert int(tiles.group(1)) == geometry.FUSED_MAX_N // geometry.SCAN_TILE
+
+
 def test_weight_contract_constants_are_the_ones_python_uses():
     """logweights.cu repeats the exponential's constants of pfresample.logweights, and
     stats.cuh the statistics record's layout and NO_EXPONENT: the same bits on both sides."""

@@ -93,9 +93,10 @@ def run_sir(
     the registry's ``ValueError``. ``stage_times=False`` leaves out the GPU
     filter's timing marks between the stages (at small N each costs about as
     much as a kernel): ``stage_seconds`` is then NaN and ``total_seconds`` the
-    device time of the whole run, and the growth model with Systematic runs
-    as one kernel (``filters/sir_fused.py``: the same numbers, several times
-    faster at small N). The CPU filter always times its stages.
+    device time of the whole run -- except for the growth model with
+    Systematic, which then runs as one kernel (``filters/sir_fused.py``: the
+    same numbers, faster at small N) that times its own phases. The CPU
+    filter always times its stages.
     """
     m = get_method(method)
     if B is not None and m.B_rule is None:

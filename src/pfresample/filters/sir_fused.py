@@ -9,8 +9,9 @@ a grid that is resident at once, with a grid barrier where a kernel
 boundary was. It computes the same numbers as the graph, bit for bit: the
 same noise, the same float64 sums over the graph's blocks, the same prefix
 sum and ancestors (``fused.cu`` says how; tests/test_gpu_fused_filter.py
-checks it). It keeps no stage times: ``stage_seconds`` is NaN and
-``total_seconds`` the device time of the launch.
+checks it). Its stage times are the kernel's phases, read from the
+device's clock at each grid barrier (:meth:`FusedRun.run` says how they
+differ from the thesis's stages).
 
 ``run_sir(..., backend="cuda", stage_times=False)`` takes this path where it
 applies (:func:`applies`): the growth model, Systematic, and N up to
@@ -73,17 +74,11 @@ class FusedRun:
         self.w_tilde = cupy.empty(n, dtype=np.float32)
         self.ancestors = cupy.empty(n, dtype=np.int32)
         self.part_sums = cupy.empty(2 * self.parts, dtype=np.float64)
-        self.weight_sum = cupy.empty(1, dtype=np.float64)
         self.tile_sum = cupy.empty(self.tiles, dtype=np.float32)
         self.tile_end = cupy.empty(self.tiles, dtype=np.int64)
-        self.prefix = cupy.empty(self.tiles, dtype=np.float32)
-        self.carry = cupy.empty(self.tiles, dtype=np.float32)
-        self.c_total = cupy.empty(1, dtype=np.float32)
-        self.last = cupy.empty(1, dtype=np.int64)
-        self.exp_max = cupy.empty(1, dtype=np.int32)
-        self.tickets = cupy.zeros(3, dtype=np.uint32)  # the last virtual block resets each
-        self.bar = cupy.zeros(2, dtype=np.uint32)  # the barrier's count is back to 0 after a run
+        self.bar = cupy.zeros(1, dtype=np.uint32)  # the grid barrier's count, zeroed a run
         self.top = cupy.empty(steps, dtype=np.uint32)  # zeroed by the kernel
+        self.marks = cupy.empty(1 + len(STAGES) * steps, dtype=np.uint64)
         self.estimates = cupy.empty(steps, dtype=np.float64)
         # Eq. 2.34's drift as the graph's driver passes it: 8 cos(1.2 k) in
         # float64 on the host, rounded to float32.
@@ -91,16 +86,14 @@ class FusedRun:
         self.drift = cupy.asarray(drift.astype(np.float32))
         self.inputs = cupy.empty(2 + 3 * steps, dtype=np.uint32)
         self.stream = cupy.cuda.Stream(non_blocking=True)
-        self.marks = (cupy.cuda.Event(), cupy.cuda.Event())
 
     def _launch(self) -> None:
         m, f32 = self.model, np.float32
         args = (self.x, self.log_w, self.w_tilde, self.ancestors, np.uint32(self.n))
         args += (np.int32(self.steps), np.int32(self.parts), np.int32(self.tiles))
         args += (self.inputs, self.drift, f32(m.init_mean), f32(m.init_var**0.5))
-        args += (f32(m.sigma_v2**0.5), f32(1.0 / m.sigma_n2), self.part_sums, self.weight_sum)
-        args += (self.tile_sum, self.tile_end, self.prefix, self.carry, self.c_total)
-        args += (self.last, self.exp_max, self.tickets, self.bar, self.top, self.estimates)
+        args += (f32(m.sigma_v2**0.5), f32(1.0 / m.sigma_n2), self.part_sums, self.tile_sum)
+        args += (self.tile_end, self.bar, self.top, self.estimates, self.marks)
         launch = kernels.kernel(FAMILY, FUNCTION)
         grid, block = (self.blocks,), (geometry.FUSED_THREADS,)
         launch(grid, block, args, stream=self.stream, enable_cooperative_groups=True)
@@ -108,19 +101,23 @@ class FusedRun:
     def run(self, y, seed: int) -> SirResult:
         """One run: the measurements ``y`` (T values) and the run's ``seed``
         (``derive_seeds``: the noise key and the resampling seeds), as
-        ``FilterGraph.run``."""
+        ``FilterGraph.run``. ``stage_seconds`` holds the kernel's four
+        phases a step (fused.cu: the thesis's stages, except that the
+        exponentials of stage 1 fall in phase 2 and the first pass of
+        stage 4's prefix sum in phase 3), read from the device's clock by
+        one thread; ``total_seconds`` is their sum."""
+        import cupy
+
         host = graph_inputs(y, seed, self.steps)
         start = time.perf_counter()
         self.inputs.set(host, stream=self.stream)
-        self.marks[0].record(self.stream)
+        cupy.cuda.runtime.memsetAsync(self.bar.data.ptr, 0, self.bar.nbytes, self.stream.ptr)
         self._launch()
-        self.marks[1].record(self.stream)
         self.stream.synchronize()
         wall = time.perf_counter() - start  # as FilterGraph.replay: upload, run, wait
         estimates = self.estimates.get(stream=self.stream)
-        import cupy
-
-        device = 1e-3 * cupy.cuda.get_elapsed_time(*self.marks)
+        marks = self.marks.get(stream=self.stream).astype(np.int64)
+        stage_seconds = 1e-9 * np.diff(marks).reshape(self.steps, len(STAGES))
         bad = np.flatnonzero(~np.isfinite(estimates))
         if bad.size:
             raise FloatingPointError(
@@ -132,8 +129,8 @@ class FusedRun:
             self.n,
             int(seed),
             estimates,
-            np.full((self.steps, len(STAGES)), np.nan),
-            device,
+            stage_seconds,
+            float(stage_seconds.sum()),
             wall,
             np.full(self.steps, NO_B, np.int64),
             backend="cuda",

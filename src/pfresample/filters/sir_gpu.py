@@ -469,9 +469,9 @@ def run_sir_gpu(
     ``m`` is the registry entry, checked by the caller. ``stage_times``
     False: no timing mark between the stages (NaN stage times; the total is
     the device time of the whole run), and the fused run of ``sir_fused``
-    where it applies -- the same numbers in one kernel. ``fused`` True asks
-    for the fused run (an error where it does not apply), False for the
-    graph."""
+    where it applies -- the same numbers in one kernel, with its phase
+    times. ``fused`` True asks for the fused run (an error where it does not
+    apply), False for the graph."""
     from . import sir_fused
 
     if device_twin(model) is None:

@@ -31,7 +31,8 @@ from pfresample.resampling.registry import get_method
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import parse_size, write_rows  # noqa: E402 -- sibling module
 
-FIELDS = ["date", "device", "commit", "n", "path", "blocks", "device_ms", "wall_ms", "repeats"]
+FIELDS = ["date", "device", "commit", "n", "path", "blocks", "device_ms", "wall_ms",
+          "phase_us", "repeats"]  # fmt: skip
 
 
 def main(argv=None) -> None:
@@ -79,9 +80,13 @@ def main(argv=None) -> None:
                 if path == "graph"
                 else f" blocks {blocks:>4}" + (" (default)" if blocks == default else "")
             )
-            print(f"N={n:>9,} {path:<6}{tag:<20} device {dev:8.3f} ms  wall {wall:8.3f} ms",
-                  flush=True)  # fmt: skip
-            rows.append({**info, "n": n, "path": path, "blocks": blocks,
+            # The fused kernel's four phases, microseconds a step (medians over the runs).
+            phases = "" if path == "graph" else "/".join(
+                f"{np.median([r.stage_totals[s] for r in out]) / steps * 1e6:.2f}"
+                for s in range(4))  # fmt: skip
+            print(f"N={n:>9,} {path:<6}{tag:<20} device {dev:8.3f} ms  wall {wall:8.3f} ms"
+                  f"  {phases}", flush=True)  # fmt: skip
+            rows.append({**info, "n": n, "path": path, "blocks": blocks, "phase_us": phases,
                          "device_ms": f"{dev:.4g}", "wall_ms": f"{wall:.4g}"})  # fmt: skip
     write_rows(args.csv, rows, FIELDS)
 

@@ -106,22 +106,26 @@ __device__ float growth_phase(const float* src, float* dst, const int* ancestors
     return best;
 }
 
-// The normalised weight w_i = w~_i / s as the graph's normalise_estimate
-// writes it (a product with the rounded inverse), or 0 past the end.
-__device__ __forceinline__ float normalised(const float* w_tilde, long long i, long long n,
-                                            float inv_s) {
-    return i < n ? __ldcg(w_tilde + i) * inv_s : 0.0f;
-}
-
-// Tile q's local prefix sums of w (scan_tiles's, unscaled: w <= 1).
-__device__ __forceinline__ void normalised_tile(const float* w_tilde, long long n, long long q,
-                                                float inv_s, PaddedTile<float>& buf,
-                                                float (&x)[SCAN_ITEMS], unsigned int& positive) {
-    float v[SCAN_ITEMS];
+// Tile q's w~ as loaded (thread t's items j * SCAN_THREADS + t, zeros past
+// the end), to be normalised later: the loads go out before the block
+// waits for s.
+__device__ __forceinline__ void load_tile_raw(const float* w_tilde, long long n, long long q,
+                                              float (&v)[SCAN_ITEMS]) {
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) {
-        v[j] = normalised(w_tilde, q * SCAN_TILE + j * SCAN_THREADS + threadIdx.x, n, inv_s);
+        const long long i = q * SCAN_TILE + j * SCAN_THREADS + threadIdx.x;
+        v[j] = i < n ? __ldcg(w_tilde + i) : 0.0f;
     }
+}
+
+// The tile's local prefix sums of w = w~ / s (scan_tiles's, unscaled: w <=
+// 1), w as the graph's normalise_estimate writes it: a product with the
+// rounded inverse (and 0 past the end).
+__device__ __forceinline__ void normalised_tile(float (&v)[SCAN_ITEMS], float inv_s,
+                                                PaddedTile<float>& buf, float (&x)[SCAN_ITEMS],
+                                                unsigned int& positive) {
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) v[j] = v[j] * inv_s;
     scale_items<false>(v, 0, buf, x, positive);
     tile_scan(x, positive);
 }
@@ -204,10 +208,13 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
         grid_barrier(bar);
         if (marking) marks[2 + 4 * k] = global_ns();
 
-        // Phase 3 (stage 3, and pass 1 of stage 4's prefix sum): s; the
+        // Phase 3 (stage 3, and pass 1 of stage 4's prefix sum): the
         // estimate's partial sums (normalise_estimate<1>'s blocks) and the
         // tiles of w = w~ / s (scan_tiles's), virtual blocks [0, parts)
-        // and [parts, parts + tiles).
+        // and [parts, parts + tiles); and s, in every block (phase 4 needs
+        // it), while the block's first loads are in flight.
+        float raw[SCAN_ITEMS];
+        if (b >= parts && b < parts + tiles) load_tile_raw(w_tilde, nn, b - parts, raw);
         const double s = sum_of_parts(part_sums, parts, shared);
         const float inv_s = (float)(1.0 / s);
         for (int p = b; p < parts + tiles; p += G) {
@@ -223,9 +230,10 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                 continue;
             }
             const long long q = p - parts;
+            if (p != b) load_tile_raw(w_tilde, nn, q, raw);
             float v[SCAN_ITEMS];
             unsigned int positive;
-            normalised_tile(w_tilde, nn, q, inv_s, smem.values, v, positive);
+            normalised_tile(raw, inv_s, smem.values, v, positive);
             const long long first = q * SCAN_TILE + (long long)t * SCAN_ITEMS;
             const long long end_positive = positive ? first + 32 - __clz(positive) : 0;
             long long tile_end_positive;
@@ -236,14 +244,17 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
         grid_barrier(bar);
         if (marking) marks[3 + 4 * k] = global_ns();
 
-        // Phase 4 (stage 4): the estimate (block 0), the scan of the tile
-        // sums (every block that has tiles), and Systematic's ancestors
-        // (cumulative.cu's systematic, one replica, the step's key).
-        if (b == 0) {
+        // Phase 4 (stage 4): the estimate (by the first block without a
+        // tile, off the tiles' path when there is one), the scan of the
+        // tile sums (every block that has tiles, its first tile's loads in
+        // flight meanwhile), and Systematic's ancestors (cumulative.cu's
+        // systematic, one replica, the step's key).
+        if (b == (tiles < G ? tiles : 0)) {
             const double e = sum_of_parts(estimate_parts, parts, shared);
             if (t == 0) estimates[k] = e / s;
         }
         if (b < tiles) {
+            load_tile_raw(w_tilde, nn, b, raw);
             scan_tile_sums<false>(tile_sum, nullptr, tile_end, (long long)tiles, prefix, carry,
                                   c_total, last_positive, exp_max);
             __syncthreads();
@@ -253,9 +264,10 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
         const float cn = c_total[0];
         const long long last = last_positive[0];
         for (long long q = b; q < tiles; q += G) {
+            if (q != b) load_tile_raw(w_tilde, nn, q, raw);
             float v[SCAN_ITEMS];
             unsigned int positive;
-            normalised_tile(w_tilde, nn, q, inv_s, smem.values, v, positive);
+            normalised_tile(raw, inv_s, smem.values, v, positive);
             place_tile<false>(v, prefix[q], carry[q], 1.0f);
             const long long first = q * SCAN_TILE + (long long)t * SCAN_ITEMS;
             const long long to_last = last - first;

@@ -130,6 +130,84 @@ __device__ __forceinline__ void normalised_tile(float (&v)[SCAN_ITEMS], float in
     tile_scan(x, positive);
 }
 
+// scan.cuh's scan_tile_sums<false> for at most 32 * SCAN_ITEMS tiles, by
+// warp 0 alone. There thread t's run of SCAN_ITEMS tiles lies in warp 0; the
+// other warps' runs are empty and bring exact zeros to every sum and
+// maximum, so the block's scans come down to warp 0's shuffles -- the same
+// values, bit for bit, without the block's barriers (tested against the
+// graph, whose systematic runs scan_tile_sums itself).
+static_assert(FUSED_MAX_TILES <= 32 * SCAN_ITEMS, "the tile sums must fit warp 0's runs");
+__device__ void scan_few_tile_sums(const float* tile_sum, const long long* tile_end, int tiles,
+                                   float* prefix, float* carry, float* total, long long* last) {
+    const unsigned int all = 0xFFFFFFFFu;
+    const int lane = threadIdx.x, mine = lane * SCAN_ITEMS;
+    long long end_positive = 0;
+    for (int b = lane; b < tiles; b += 32) end_positive = max(end_positive, __ldcg(tile_end + b));
+    float s[SCAN_ITEMS];
+    unsigned int reaches = 0u;
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        s[j] = mine + j < tiles ? __ldcg(tile_sum + mine + j) : 0.0f;
+        if (s[j] > 0.0f) reaches |= 1u << j;
+    }
+    float sum = s[0];
+#pragma unroll
+    for (int j = 1; j < SCAN_ITEMS; ++j) sum = sum + s[j];
+    const float sums = warp_inclusive_scan(sum, Add());
+    const float before = __shfl_up_sync(all, sums, 1);
+    const float p0 = lane == 0 ? 0.0f : before;  // the block's exclusive scan, base 0
+    float p = p0, top = 0.0f;
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        p = p + s[j];
+        if ((reaches >> j) & 1u) top = p > top ? p : top;
+    }
+    const float tops = warp_inclusive_scan(top, Max());
+    const float top_before = __shfl_up_sync(all, tops, 1);
+    float r = lane == 0 ? 0.0f : top_before;
+    r = r > 0.0f ? r : 0.0f;
+    p = p0;
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        if (mine + j < tiles) {
+            prefix[mine + j] = p;
+            carry[mine + j] = r;
+        }
+        p = p + s[j];
+        if ((reaches >> j) & 1u) r = p > r ? p : r;
+    }
+    const float reach = __shfl_sync(all, tops, 31);
+    const long long ends = warp_inclusive_scan(end_positive, Max());
+    if (lane == 31) {
+        total[0] = reach > 0.0f ? reach : 0.0f;
+        last[0] = ends - 1;
+    }
+}
+
+// Tile q's local prefix sums as phase 3 left them for phase 4 (thread t's
+// SCAN_ITEMS consecutive values, 64 bytes, as four float4).
+__device__ __forceinline__ void store_local(float* local_scan, long long q,
+                                            const float (&v)[SCAN_ITEMS]) {
+    float4* out = reinterpret_cast<float4*>(local_scan + q * SCAN_TILE + threadIdx.x * SCAN_ITEMS);
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS / 4; ++j) {
+        out[j] = make_float4(v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]);
+    }
+}
+__device__ __forceinline__ void load_local(const float* local_scan, long long q,
+                                           float (&v)[SCAN_ITEMS]) {
+    const float4* in =
+        reinterpret_cast<const float4*>(local_scan + q * SCAN_TILE + threadIdx.x * SCAN_ITEMS);
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS / 4; ++j) {
+        const float4 f = __ldcg(in + j);
+        v[4 * j] = f.x;
+        v[4 * j + 1] = f.y;
+        v[4 * j + 2] = f.z;
+        v[4 * j + 3] = f.w;
+    }
+}
+
 }  // namespace pfr
 
 // The run. x: 2 x n states; inputs: the noise key (2 words), the
@@ -146,7 +224,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                       int steps, int parts, int tiles, const unsigned int* __restrict__ inputs,
                       const float* __restrict__ drift, float init_mean, float init_sd,
                       float sigma_v, float inv_var_n, double* part_sums, float* tile_sum,
-                      long long* tile_end, unsigned int* bar, unsigned int* top,
+                      long long* tile_end, float* local_scan, unsigned int* bar, unsigned int* top,
                       double* estimates, unsigned long long* marks) {
     using namespace pfr;
     __shared__ double shared[REDUCE_THREADS];
@@ -157,7 +235,6 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
     // scan_tile_sums's results, computed by every block for its own tiles.
     __shared__ float prefix[FUSED_MAX_TILES], carry[FUSED_MAX_TILES], c_total[1];
     __shared__ long long last_positive[1];
-    __shared__ int exp_max[1];
     const PhiloxKey noise{inputs[0], inputs[1]};
     const float* z = reinterpret_cast<const float*>(inputs + 2 + 2 * steps);
     const long long nn = n;
@@ -240,6 +317,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
             block_exclusive_scan(end_positive, Max(), tile_end_positive);
             if (t == SCAN_THREADS - 1) tile_sum[q] = v[SCAN_ITEMS - 1];
             if (t == 0) tile_end[q] = tile_end_positive;
+            store_local(local_scan, q, v);  // phase 4 places them, as pass 2 re-scans
         }
         grid_barrier(bar);
         if (marking) marks[3 + 4 * k] = global_ns();
@@ -253,10 +331,13 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
             const double e = sum_of_parts(estimate_parts, parts, shared);
             if (t == 0) estimates[k] = e / s;
         }
+        float v[SCAN_ITEMS];
         if (b < tiles) {
-            load_tile_raw(w_tilde, nn, b, raw);
-            scan_tile_sums<false>(tile_sum, nullptr, tile_end, (long long)tiles, prefix, carry,
-                                  c_total, last_positive, exp_max);
+            load_local(local_scan, b, v);
+            if (t < 32) {
+                scan_few_tile_sums(tile_sum, tile_end, tiles, prefix, carry, c_total,
+                                   last_positive);
+            }
             __syncthreads();
         }
         const PhiloxKey key{inputs[2 + 2 * k], inputs[3 + 2 * k]};
@@ -264,10 +345,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
         const float cn = c_total[0];
         const long long last = last_positive[0];
         for (long long q = b; q < tiles; q += G) {
-            if (q != b) load_tile_raw(w_tilde, nn, q, raw);
-            float v[SCAN_ITEMS];
-            unsigned int positive;
-            normalised_tile(raw, inv_s, smem.values, v, positive);
+            if (q != b) load_local(local_scan, q, v);
             place_tile<false>(v, prefix[q], carry[q], 1.0f);
             const long long first = q * SCAN_TILE + (long long)t * SCAN_ITEMS;
             const long long to_last = last - first;

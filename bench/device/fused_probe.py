@@ -19,7 +19,7 @@ POINTS = {  # mark index: (anchor in fused.cu, where: "before"/"after", name)
     5: ("        const float m_block = block_max(best);\n", "before", "P1 predicted"),
     6: ("        if (t == 0) atomicMax(top + k, to_ordered(m_block));\n", "after", "P1 max"),
     7: ("        const float inv_s = (float)(1.0 / s);\n", "after", "P3 s"),
-    8: ("        if (b < tiles) {\n            load_tile_raw", "before", "P4 estimate"),
+    8: ("        float v[SCAN_ITEMS];\n        if (b < tiles) {", "before", "P4 estimate"),
     9: ("        const PhiloxKey key{inputs[2 + 2 * k]", "before", "P4 tile sums scanned"),
     10: (
         "            place_tile<false>(v, prefix[q], carry[q], 1.0f);\n",

@@ -76,6 +76,7 @@ class FusedRun:
         self.part_sums = cupy.empty(2 * self.parts, dtype=np.float64)
         self.tile_sum = cupy.empty(self.tiles, dtype=np.float32)
         self.tile_end = cupy.empty(self.tiles, dtype=np.int64)
+        self.local_scan = cupy.empty(self.tiles * geometry.SCAN_TILE, dtype=np.float32)
         self.bar = cupy.zeros(1, dtype=np.uint32)  # the grid barrier's count, zeroed a run
         self.top = cupy.empty(steps, dtype=np.uint32)  # zeroed by the kernel
         self.marks = cupy.empty(1 + len(STAGES) * steps, dtype=np.uint64)
@@ -93,7 +94,7 @@ class FusedRun:
         args += (np.int32(self.steps), np.int32(self.parts), np.int32(self.tiles))
         args += (self.inputs, self.drift, f32(m.init_mean), f32(m.init_var**0.5))
         args += (f32(m.sigma_v2**0.5), f32(1.0 / m.sigma_n2), self.part_sums, self.tile_sum)
-        args += (self.tile_end, self.bar, self.top, self.estimates, self.marks)
+        args += (self.tile_end, self.local_scan, self.bar, self.top, self.estimates, self.marks)
         launch = kernels.kernel(FAMILY, FUNCTION)
         grid, block = (self.blocks,), (geometry.FUSED_THREADS,)
         launch(grid, block, args, stream=self.stream, enable_cooperative_groups=True)

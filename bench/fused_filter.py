@@ -63,7 +63,7 @@ def main(argv=None) -> None:
         grids = sorted({max(1, int(f * default)) for f in args.fractions} | {default, resident})
         runs = [("graph", "", graph)]
         for blocks in grids:
-            if blocks > resident:
+            if blocks > resident or n > geometry.FUSED_MAX_N:
                 continue
             fused = sir_fused.FusedRun(model, n, steps, blocks)
             out = [fused.run(y, s) for s in range(args.repeats + 1)][1:]

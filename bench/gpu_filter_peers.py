@@ -16,13 +16,17 @@ resampling). The peers are written plainly, as a user would:
 * ``jax``: ``jax.jit`` of a ``lax.scan`` over the steps, ``jnp.cumsum`` +
   ``jnp.searchsorted``;
 * ours: ``run_sir(..., backend="cuda", stage_times=False)`` for every
-  method of thesis Table 6.2 (one CUDA graph a run, ``filters/sir_gpu.py``).
+  method of thesis Table 6.2: Systematic as one fused kernel a run up to
+  ``geometry.FUSED_MAX_N`` (``filters/sir_fused.py``), the others and larger
+  N as one CUDA graph a run (``filters/sir_gpu.py``); and, up to
+  FUSED_MAX_N, Systematic's graph too (``systematic-graph``).
 
 Each is timed by the host's clock around a whole run (inputs in, estimates
 back on the host: what a user waits for), the median of ``--repeats`` runs
 after ``--warmup`` untimed ones (compilation, capture), and its RMSE against
 the truth is given beside (the mean over the timed runs), so that no filter
-wins by computing less. Ours also reports its device time (CUDA events).
+wins by computing less. Ours also reports its device time (CUDA events, or
+the fused kernel's own clock).
 
     python bench/gpu_filter_peers.py --csv bench/results/gpu_filter_peers.csv
 """
@@ -40,8 +44,12 @@ from pathlib import Path
 
 import numpy as np
 
+from pfresample.constants import EPSILON_FILTER
+from pfresample.cuda import geometry
 from pfresample.filters import rmse, run_sir
+from pfresample.filters.sir_gpu import run_sir_gpu
 from pfresample.models import GrowthModel
+from pfresample.resampling.registry import get_method
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import parse_size, write_rows  # noqa: E402 -- sibling module
@@ -206,12 +214,30 @@ def main(argv=None) -> None:
         dev = "" if device_ms is None else f", device {device_ms:8.3f} ms"
         print(f"N={n:>9,} {label:<16} {wall_ms:9.3f} ms{dev}  RMSE {err:.4f}", flush=True)
 
+    def ours(n, method, **kw):
+        """Our runs, each timed by the host's clock around the whole call (the
+        keys derived, inputs up, estimates back: what a user waits for)."""
+        walls, runs = [], []
+        for s in range(args.warmup + args.repeats):
+            start = time.perf_counter()
+            runs.append(run(n, method, s, **kw))
+            walls.append(1e3 * (time.perf_counter() - start))
+        return statistics.median(walls[args.warmup :]), runs[args.warmup :]
+
+    def run(n, method, seed, fused=None):
+        if fused is None:
+            return run_sir(model, y, n, method, seed, backend="cuda", stage_times=False)
+        kw = dict(B=None, epsilon=EPSILON_FILTER, segment_bytes=None, ssd_table=None)
+        return run_sir_gpu(model, y, n, get_method(method), seed, stage_times=False, fused=fused,
+                           **kw)  # fmt: skip
+
     for n in args.n:
-        for method in args.ours:
-            runs = [run_sir(model, y, n, method, s, backend="cuda", stage_times=False)
-                    for s in range(args.warmup + args.repeats)][args.warmup:]  # fmt: skip
-            add(method, n, statistics.median(1e3 * r.wall_seconds for r in runs),
-                statistics.median(1e3 * r.total_seconds for r in runs),
+        rows_ours = [(m, m, {}) for m in args.ours]
+        if "systematic" in args.ours and n <= geometry.FUSED_MAX_N:
+            rows_ours.append(("systematic-graph", "systematic", {"fused": False}))
+        for label, method, kw in rows_ours:
+            wall_ms, runs = ours(n, method, **kw)
+            add(label, n, wall_ms, statistics.median(1e3 * r.total_seconds for r in runs),
                 [r.estimates for r in runs])  # fmt: skip
         for peer in args.peers:
             if peer == "jax":

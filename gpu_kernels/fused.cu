@@ -37,7 +37,7 @@ namespace pfr {
 constexpr int FUSED_THREADS = 256;  // geometry.FUSED_THREADS
 // The most scan tiles (geometry.FUSED_MAX_N / SCAN_TILE): every block keeps
 // the scan of the tile sums in shared memory.
-constexpr int FUSED_MAX_TILES = 256;
+constexpr int FUSED_MAX_TILES = 64;
 
 // Every block of the grid waits here until all have arrived; what a block
 // wrote before is then visible to every block after. count[0] (zero at the

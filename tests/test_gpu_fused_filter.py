@@ -35,7 +35,9 @@ def _run(model, y, n, seed, method=SYSTEMATIC, **kw):
     return run_sir_gpu(model, y, n, method, seed, stage_times=False, **args, **kw)
 
 
-@pytest.mark.parametrize("n", [1, 2, 5, 1000, 4095, 4096, 4097, 3 * 4096 + 17, 2**14, 2**16 + 3])
+@pytest.mark.parametrize(
+    "n", [1, 2, 5, 1000, 4095, 4096, 4097, 3 * 4096 + 17, 2**14, 2**16 + 3, 2**18]
+)
 def test_fused_run_equals_the_graph_bit_for_bit(n):
     _, y = GROWTH.simulate(60, np.random.default_rng(n))
     for seed in (0, 1):
@@ -49,7 +51,7 @@ def test_fused_run_equals_the_graph_bit_for_bit(n):
         assert np.all(fused.B == -1)
 
 
-@pytest.mark.parametrize("n", [3 * 4096 + 17, 2**18 + 1])
+@pytest.mark.parametrize("n", [3 * 4096 + 17, 2**18 - 5])
 def test_every_grid_gives_the_same_run(n):
     # A resident block takes virtual blocks b, b + G, ...: the sums' order is
     # the graph's whatever G is, down to one block doing everything.
@@ -121,5 +123,7 @@ def test_what_the_fused_run_does_not_cover_is_refused():
     z = radar.simulate_measurements(truth[1:], np.random.default_rng(1))
     with pytest.raises(NotImplementedError, match="RadarModel"):
         _run(radar, z, 256, 1, fused=True)
+    with pytest.raises(ValueError, match="N <= "):
+        sir_fused.FusedRun(GROWTH, 2**18 + 1, 5)
     with pytest.raises(ValueError, match="blocks must be in"):
         sir_fused.FusedRun(GROWTH, 256, 5, blocks=sir_fused.resident_blocks() + 1)

@@ -10,5 +10,5 @@ python3 -m pytest -m gpu -q -p no:cacheprovider -x tests/test_gpu_fused_filter.p
     tests/test_gpu_filter.py 2>&1 | tail -6
 echo "== bench/fused_filter.py"
 mkdir -p "${OUT:-/tmp}/results"
-python3 bench/fused_filter.py --commit "$(git rev-parse --short HEAD 2>/dev/null)" \
+python3 bench/fused_filter.py \
     --csv "${OUT:-/tmp}/results/fused_filter.csv" "$@"

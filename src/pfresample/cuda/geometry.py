@@ -38,7 +38,7 @@ TILE_SUMS_THREADS = 1024
 # (docs/performance.md).
 FUSED_THREADS = 256
 
-FUSED_MAX_N = 1 << 20
+FUSED_MAX_N = 1 << 18
 
 # Blocks of the GPU filters' float64 sums over the weights (filter.cu): one
 # weight a thread up to N = 2^19, then 8 (at 2^22) and more. Enough blocks in

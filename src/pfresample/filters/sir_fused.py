@@ -60,6 +60,8 @@ class FusedRun:
     def __init__(self, model, n: int, steps: int, blocks: int | None = None):
         import cupy
 
+        if not 1 <= n <= geometry.FUSED_MAX_N:
+            raise ValueError(f"the fused run takes 1 <= N <= {geometry.FUSED_MAX_N}, got N = {n}")
         resident = resident_blocks()
         grid = geometry.fused_blocks(n, resident) if blocks is None else int(blocks)
         if not 1 <= grid <= resident:

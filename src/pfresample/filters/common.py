@@ -18,6 +18,7 @@ STAGES = (
     "resampling",
 )
 NO_B = -1  # SirResult.B for methods without a B parameter
+GPU_STATE_DTYPE = np.float32  # the GPU filters' states: thesis §2.4, single precision
 SCHEMES = ("multinomial", "butterfly")  # SMC-EM's resampling schemes (filters/smcem.py)
 MAX_RADIX = 256  # Güldaş §4.3.2: "we set the maximum radix sequence to 256"
 

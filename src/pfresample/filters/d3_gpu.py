@@ -38,10 +38,9 @@ from ..cuda import d3 as cuda_d3
 from ..cuda import geometry, kernels, workspace
 from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
-from .common import D3Run, graph_inputs
+from .common import GPU_STATE_DTYPE, D3Run, graph_inputs
 from .sir_gpu import THREADS, enqueue_resampler
 
-STATE_DTYPE = np.float32
 CHUNK = 100  # steps a replayed graph holds (even: the two state buffers alternate)
 GRAPHS_KEPT = 2
 
@@ -61,7 +60,7 @@ class D3FilterGraph:
         self.model, self.m, self.n, self.steps = model, m, n, steps
         self.noise, self.cdf, self.threads = noise, cdf, threads
         self.parts = parts = geometry.sum_parts(n)
-        self.x = cupy.empty((2, 2, n), dtype=STATE_DTYPE)
+        self.x = cupy.empty((2, 2, n), dtype=GPU_STATE_DTYPE)
         self.log_w = cupy.empty(n, dtype=np.float32)
         self.w_tilde = cupy.empty(n, dtype=np.float32)
         self.log_pw = cupy.empty(n, dtype=np.float64)
@@ -74,7 +73,7 @@ class D3FilterGraph:
         self.previous = cupy.zeros(2, dtype=np.float64)
         self.prior = cupy.zeros(4, dtype=np.float64)
         self.estimates = cupy.zeros((steps, 2), dtype=np.float64)
-        self.snapshot = cupy.empty((2, n), dtype=STATE_DTYPE)
+        self.snapshot = cupy.empty((2, n), dtype=GPU_STATE_DTYPE)
         f, b = model._transitions
         table = np.stack([f[:, 0, 1], f[:, 1, 0], b[:, 0], b[:, 1]], axis=1)
         self.table = cupy.asarray(table.astype(np.float32).ravel())

@@ -27,8 +27,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..cuda import geometry, kernels, workspace
-from .common import NO_B, STAGES, SirResult, graph_inputs
-from .sir_gpu import STATE_DTYPE
+from .common import GPU_STATE_DTYPE, NO_B, STAGES, SirResult, graph_inputs
 
 FAMILY, FUNCTION = "fused.cu", "growth_systematic_run"
 RUNS_KEPT = 4  # FusedRun objects kept per process (each holds a few N-sized buffers)
@@ -71,7 +70,7 @@ class FusedRun:
             )
         self.model, self.n, self.steps, self.blocks = model, n, steps, grid
         self.parts, self.tiles = geometry.sum_parts(n), geometry.scan_tiles(n)
-        self.x = cupy.empty((2, n), dtype=STATE_DTYPE)
+        self.x = cupy.empty((2, n), dtype=GPU_STATE_DTYPE)
         self.log_w = cupy.empty(n, dtype=np.float32)
         self.w_tilde = cupy.empty(n, dtype=np.float32)
         self.ancestors = cupy.empty(n, dtype=np.int32)

@@ -55,9 +55,8 @@ import numpy as np
 from ..cuda import geometry, kernels, run, stats, workspace
 from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
-from .common import NO_B, STAGES, SirResult, graph_inputs
+from .common import GPU_STATE_DTYPE, NO_B, STAGES, SirResult, graph_inputs
 
-STATE_DTYPE = np.float32  # thesis §2.4: single precision
 WEIGHT_DTYPE = np.float32  # the resamplers' default (api.resample)
 THREADS = geometry.REDUCE_THREADS  # every kernel of models.cu and filter.cu (block reductions)
 CU_EVENT_RECORD_EXTERNAL = 0x1  # cuda.h: an event record node that keeps its time
@@ -207,7 +206,7 @@ class FilterGraph:
         self.device_B = stats.device_chooses_B(m, kw)
         rows, parts = twin.rows, geometry.sum_parts(n)
         self.parts = parts
-        self.x = cupy.empty((2, rows, n), dtype=STATE_DTYPE)  # x_k, and the gather's target
+        self.x = cupy.empty((2, rows, n), dtype=GPU_STATE_DTYPE)  # x_k, and the gather's target
         self.log_w = cupy.empty(n, dtype=WEIGHT_DTYPE)
         self.w_tilde = cupy.empty(n, dtype=WEIGHT_DTYPE)
         self.w = None if m.comparison_based or not normalised else cupy.empty(n, dtype=WEIGHT_DTYPE)

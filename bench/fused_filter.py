@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 
-from pfresample.constants import EPSILON_FILTER
 from pfresample.cuda import geometry
 from pfresample.filters import sir_fused
 from pfresample.filters.sir_gpu import run_sir_gpu
@@ -51,13 +50,12 @@ def main(argv=None) -> None:
     info = {"date": datetime.date.today().isoformat(), "commit": args.commit,
             "device": name.decode() if isinstance(name, bytes) else str(name),
             "repeats": args.repeats}  # fmt: skip
-    kw = dict(B=None, epsilon=EPSILON_FILTER, segment_bytes=None, ssd_table=None)
     m = get_method("systematic")
     resident = sir_fused.resident_blocks()
     print(f"resident blocks of the fused kernel: {resident}", flush=True)
     rows = []
     for n in args.n:
-        graph = [run_sir_gpu(model, y, n, m, s, stage_times=False, fused=False, **kw)
+        graph = [run_sir_gpu(model, y, n, m, s, stage_times=False, fused=False)
                  for s in range(args.repeats + 1)][1:]  # fmt: skip
         default = geometry.fused_blocks(n, resident)
         grids = sorted({max(1, int(f * default)) for f in args.fractions} | {default, resident})

@@ -44,7 +44,6 @@ from pathlib import Path
 
 import numpy as np
 
-from pfresample.constants import EPSILON_FILTER
 from pfresample.cuda import geometry
 from pfresample.filters import rmse, run_sir
 from pfresample.filters.sir_gpu import run_sir_gpu
@@ -227,9 +226,7 @@ def main(argv=None) -> None:
     def run(n, method, seed, fused=None):
         if fused is None:
             return run_sir(model, y, n, method, seed, backend="cuda", stage_times=False)
-        kw = dict(B=None, epsilon=EPSILON_FILTER, segment_bytes=None, ssd_table=None)
-        return run_sir_gpu(model, y, n, get_method(method), seed, stage_times=False, fused=fused,
-                           **kw)  # fmt: skip
+        return run_sir_gpu(model, y, n, get_method(method), seed, stage_times=False, fused=fused)
 
     for n in args.n:
         rows_ours = [(m, m, {}) for m in args.ours]

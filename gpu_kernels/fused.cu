@@ -156,26 +156,11 @@ __device__ void scan_few_tile_sums(const float* tile_sum, const long long* tile_
     const float sums = warp_inclusive_scan(sum, Add());
     const float before = __shfl_up_sync(all, sums, 1);
     const float p0 = lane == 0 ? 0.0f : before;  // the block's exclusive scan, base 0
-    float p = p0, top = 0.0f;
-#pragma unroll
-    for (int j = 0; j < SCAN_ITEMS; ++j) {
-        p = p + s[j];
-        if ((reaches >> j) & 1u) top = p > top ? p : top;
-    }
-    const float tops = warp_inclusive_scan(top, Max());
+    const float tops = warp_inclusive_scan(run_top(s, reaches, p0, 0.0f), Max());
     const float top_before = __shfl_up_sync(all, tops, 1);
     float r = lane == 0 ? 0.0f : top_before;
     r = r > 0.0f ? r : 0.0f;
-    p = p0;
-#pragma unroll
-    for (int j = 0; j < SCAN_ITEMS; ++j) {
-        if (mine + j < tiles) {
-            prefix[mine + j] = p;
-            carry[mine + j] = r;
-        }
-        p = p + s[j];
-        if ((reaches >> j) & 1u) r = p > r ? p : r;
-    }
+    place_run(s, reaches, p0, r, (long long)mine, (long long)tiles, prefix, carry);
     const float reach = __shfl_sync(all, tops, 31);
     const long long ends = warp_inclusive_scan(end_positive, Max());
     if (lane == 31) {

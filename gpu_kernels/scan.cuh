@@ -276,6 +276,39 @@ __device__ void write_ancestors(const int (&o)[SCAN_ITEMS], int o_before, long l
     }
 }
 
+// A thread's run of SCAN_ITEMS tile totals s (bit j of `reaches` set where
+// tile j has a positive value), the sum before it p0: the largest tile end
+// of the run, at least `reach` (scan_tile_sums and fused.cu's warp version).
+template <typename T>
+__device__ __forceinline__ T run_top(const T (&s)[SCAN_ITEMS], unsigned int reaches, T p0,
+                                     T reach) {
+    T p = p0, top = reach;
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        p = p + s[j];
+        if ((reaches >> j) & 1u) top = p > top ? p : top;
+    }
+    return top;
+}
+
+// The run's prefix[b] (the sum before tile b) and carry[b] (the largest
+// tile end before it, from r, the largest before the run) for its tiles
+// mine + j below `tiles`.
+template <typename T>
+__device__ __forceinline__ void place_run(const T (&s)[SCAN_ITEMS], unsigned int reaches, T p0, T r,
+                                          long long mine, long long tiles, T* prefix, T* carry) {
+    T p = p0;
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        if (mine + j < tiles) {
+            prefix[mine + j] = p;
+            carry[mine + j] = r;
+        }
+        p = p + s[j];
+        if ((reaches >> j) & 1u) r = p > r ? p : r;
+    }
+}
+
 // The scan of the tile totals, by one block (pass 1's last): the global
 // exponent e_max (the largest tile's), then, with each total brought to that
 // scale, prefix[b] = the sum of the tiles before b, carry[b] = the largest C
@@ -319,25 +352,11 @@ __device__ void scan_tile_sums(const T* tile_sum, const int* tile_exp, const lon
         for (int j = 1; j < SCAN_ITEMS; ++j) sum = sum + s[j];
         T chunk_sum;
         const T p0 = base + block_exclusive_scan(sum, Add(), chunk_sum);
-        T p = p0, top = reach;  // top: the largest tile end up to this thread's run
-#pragma unroll
-        for (int j = 0; j < SCAN_ITEMS; ++j) {
-            p = p + s[j];
-            if ((reaches >> j) & 1u) top = p > top ? p : top;
-        }
+        const T top = run_top(s, reaches, p0, reach);  // the largest tile end up to this run
         T chunk_top;
         T r = block_exclusive_scan(top, Max(), chunk_top);
         r = r > reach ? r : reach;
-        p = p0;
-#pragma unroll
-        for (int j = 0; j < SCAN_ITEMS; ++j) {
-            if (mine + j < tiles) {
-                prefix[mine + j] = p;
-                carry[mine + j] = r;
-            }
-            p = p + s[j];
-            if ((reaches >> j) & 1u) r = p > r ? p : r;
-        }
+        place_run(s, reaches, p0, r, mine, tiles, prefix, carry);
         base = base + chunk_sum;
         reach = chunk_top > reach ? chunk_top : reach;
     }

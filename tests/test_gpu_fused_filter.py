@@ -17,7 +17,6 @@ import math
 import numpy as np
 import pytest
 
-from pfresample.constants import EPSILON_FILTER
 from pfresample.filters import rmse, run_sir, sir_fused
 from pfresample.filters.sir_gpu import run_sir_gpu
 from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
@@ -31,8 +30,7 @@ SYSTEMATIC = get_method("systematic")
 
 
 def _run(model, y, n, seed, method=SYSTEMATIC, **kw):
-    args = dict(B=None, epsilon=EPSILON_FILTER, segment_bytes=None, ssd_table=None)
-    return run_sir_gpu(model, y, n, method, seed, stage_times=False, **args, **kw)
+    return run_sir_gpu(model, y, n, method, seed, stage_times=False, **kw)
 
 
 @pytest.mark.parametrize(

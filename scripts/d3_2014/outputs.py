@@ -7,11 +7,9 @@ one function per rule, chosen by the rule's name. Each reads the cells, calls th
 * d3_2014_figure: results/figures/d3_2014/{d3_fig}.png, .pdf.
 """
 
-import pandas as pd
-
-from pfresample.pipeline import artifacts, plots
+from pfresample.pipeline import artifacts
 from pfresample.pipeline import tables as pipeline_tables
-from pfresample.pipeline.jobs import run
+from pfresample.pipeline.jobs import run, save_figure_of_table
 from pfresample.studies.d3_2014 import catalog, experiments, figures, tables
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
@@ -55,10 +53,7 @@ def table(snakemake, log):
 
 def figure(snakemake, log):
     plot = snakemake.wildcards.d3_fig
-    frame = pd.read_csv(snakemake.input.table)
-    fig = figures.draw(plot, frame, snakemake.params.scale)
-    plots.save(fig, [snakemake.output.png, snakemake.output.pdf], title=catalog.TITLES[plot])
-    log.info("%s: %d rows drawn", plot, len(frame))
+    save_figure_of_table(snakemake, log, plot, figures.draw, catalog.TITLES)
 
 
 def job(rule: str):

@@ -52,9 +52,11 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..constants import EPSILON_FILTER
 from ..cuda import geometry, kernels, run, stats, workspace
 from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
+from . import sir_fused
 from .common import GPU_STATE_DTYPE, NO_B, STAGES, SirResult, graph_inputs
 
 WEIGHT_DTYPE = np.float32  # the resamplers' default (api.resample)
@@ -457,29 +459,29 @@ def run_sir_gpu(
     m,
     seed: int,
     *,
-    B,
-    epsilon,
-    segment_bytes,
-    ssd_table,
+    B=None,
+    epsilon=EPSILON_FILTER,
+    segment_bytes=None,
+    ssd_table=None,
     stage_times=True,
     fused=None,
 ) -> SirResult:
     """:func:`pfresample.filters.run_sir` on the GPU (``backend="cuda"``);
-    ``m`` is the registry entry, checked by the caller. ``stage_times``
+    ``m`` is the registry entry, checked by the caller; the keywords'
+    defaults are run_sir's. ``stage_times``
     False: no timing mark between the stages (NaN stage times; the total is
     the device time of the whole run), and the fused run of ``sir_fused``
     where it applies -- the same numbers in one kernel, with its phase
     times. ``fused`` True asks for the fused run (an error where it does not
     apply), False for the graph."""
-    from . import sir_fused
-
     if device_twin(model) is None:
         raise NotImplementedError(f"{type(model).__name__} has no GPU code; use backend='cpu'")
     y = np.asarray(y, dtype=np.float64)
+    covered = sir_fused.applies(model, m.name, n)
     if fused is None:
-        fused = not stage_times and sir_fused.applies(model, m.name, n)
+        fused = not stage_times and covered
     if fused:
-        if not sir_fused.applies(model, m.name, n):
+        if not covered:
             raise NotImplementedError(
                 f"the fused GPU filter covers the growth model with systematic resampling and "
                 f"N <= {geometry.FUSED_MAX_N}; got {type(model).__name__}, {m.name!r}, N = {n}"

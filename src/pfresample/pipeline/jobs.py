@@ -87,3 +87,17 @@ def save_cell(snakemake, log, arrays, metadata, claim=None) -> None:
     artifacts.save_npz(snakemake.output[0], arrays, metadata)
     if "backend" in metadata:
         log.info("backend %s, device %s", metadata["backend"], metadata["device"])
+
+
+def save_figure_of_table(snakemake, log, plot: str, draw, titles) -> None:
+    """A study's figure rule: ``draw(plot, table, scale)`` of the rule's table
+    (``input.table``), saved as its PNG and PDF outputs with the title
+    ``titles[plot]`` (``plots.save``)."""
+    import pandas as pd
+
+    from . import plots
+
+    frame = pd.read_csv(snakemake.input.table)
+    fig = draw(plot, frame, snakemake.params.scale)
+    plots.save(fig, [snakemake.output.png, snakemake.output.pdf], title=titles[plot])
+    log.info("%s: %d rows drawn", plot, len(frame))

@@ -81,8 +81,12 @@ __device__ double sum_of_parts(const double* parts, int count, double* shared) {
 // Step k's log-weights: the graph's growth_predict for the particles of
 // Philox blocks g = b * FUSED_THREADS + t, b + G, ... (models.cu's
 // scalar_particles layout), each reading its state through the ancestors
-// (none at step 0) -- the graph's gather. Returns the thread's largest
-// log-weight.
+// (none at step 0) -- the graph's gather. The thread's ancestors, then its
+// states, go out together before the Philox block is computed: two L2
+// round trips a thread instead of two a particle (the stores to dst and
+// log_w may alias src as far as the compiler knows, so it keeps a loop's
+// loads behind the previous particle's stores). Returns the thread's
+// largest log-weight.
 __device__ float growth_phase(const float* src, float* dst, const int* ancestors, float* log_w,
                               unsigned int n, PhiloxKey noise, int k, float drift, float sigma_v,
                               float z, float inv_var_n) {
@@ -90,13 +94,24 @@ __device__ float growth_phase(const float* src, float* dst, const int* ancestors
     float best = __uint_as_float(0xff800000u);  // -inf
     for (unsigned int g = blockIdx.x * FUSED_THREADS + threadIdx.x; g < streams;
          g += gridDim.x * FUSED_THREADS) {
+        unsigned int from[GROWTH_PER_BLOCK];
+#pragma unroll
+        for (int j = 0; j < GROWTH_PER_BLOCK; ++j) {
+            const unsigned int i = g + j * streams;
+            from[j] = i >= n ? 0u : k == 0 ? i : (unsigned int)__ldcg(ancestors + i);
+        }
+        float xs[GROWTH_PER_BLOCK];
+#pragma unroll
+        for (int j = 0; j < GROWTH_PER_BLOCK; ++j) {
+            xs[j] = g + j * streams < n ? __ldcg(src + from[j]) : 0.0f;
+        }
         float v[4];
         normals4(noise, g, (unsigned long long)k + 1ull, v);
+#pragma unroll
         for (int j = 0; j < GROWTH_PER_BLOCK; ++j) {
             const unsigned int i = g + j * streams;
             if (i >= n) break;
-            const float xs = k == 0 ? __ldcg(src + i) : __ldcg(src + __ldcg(ancestors + i));
-            const float next = growth_step(xs, drift, sigma_v, v[j]);
+            const float next = growth_step(xs[j], drift, sigma_v, v[j]);
             dst[i] = next;
             const float lw = growth_log_likelihood(next, z, inv_var_n);
             log_w[i] = lw;

@@ -35,18 +35,31 @@ extern "C" __global__ void exp_shifted(const float* __restrict__ log_w,
     }
 }
 
-// Stage 2: total[0] = SUM(w~).
-extern "C" __global__ void weight_total(const float* __restrict__ w_tilde, long long n,
-                                        double* __restrict__ parts,
-                                        unsigned int* __restrict__ ticket,
-                                        double* __restrict__ total) {
+// Stage 2: total[0] = SUM(w~), read from w_tilde, or, when log_w is not
+// null, with stage 1's w~ = exp(log w - max) computed here and written to
+// w_tilde (exp_total): the same w~ as exp_shifted's and the same sum, in
+// the same order, one kernel fewer a step where no stage mark falls
+// between the two.
+__device__ void total_of_weights(const float* __restrict__ log_w,
+                                 const unsigned int* __restrict__ top, float* __restrict__ w_tilde,
+                                 long long n, double* __restrict__ parts,
+                                 unsigned int* __restrict__ ticket, double* __restrict__ total) {
     using namespace pfr;
     __shared__ double shared[REDUCE_THREADS];
+    const float m = log_w == nullptr ? 0.0f : from_ordered(top[0]);
     double sum = 0.0;
     const long long stride = (long long)gridDim.x * REDUCE_THREADS;
 #pragma unroll 8
-    for (long long i = (long long)blockIdx.x * REDUCE_THREADS + threadIdx.x; i < n; i += stride)
-        sum += (double)w_tilde[i];
+    for (long long i = (long long)blockIdx.x * REDUCE_THREADS + threadIdx.x; i < n; i += stride) {
+        float wt;
+        if (log_w == nullptr) {
+            wt = w_tilde[i];
+        } else {
+            wt = expf(log_w[i] - m);
+            w_tilde[i] = wt;
+        }
+        sum += (double)wt;
+    }
     sum = block_reduce(sum, shared, Add());
     if (threadIdx.x == 0) parts[blockIdx.x] = sum;
     if (!last_block_done(ticket)) return;
@@ -55,6 +68,21 @@ extern "C" __global__ void weight_total(const float* __restrict__ w_tilde, long 
     for (int p = threadIdx.x; p < (int)gridDim.x; p += REDUCE_THREADS) sum += parts[p];
     sum = block_reduce(sum, shared, Add());
     if (threadIdx.x == 0) total[0] = sum;
+}
+
+extern "C" __global__ void weight_total(float* __restrict__ w_tilde, long long n,
+                                        double* __restrict__ parts,
+                                        unsigned int* __restrict__ ticket,
+                                        double* __restrict__ total) {
+    total_of_weights(nullptr, nullptr, w_tilde, n, parts, ticket, total);
+}
+
+extern "C" __global__ void exp_total(const float* __restrict__ log_w,
+                                     const unsigned int* __restrict__ top,
+                                     float* __restrict__ w_tilde, long long n,
+                                     double* __restrict__ parts, unsigned int* __restrict__ ticket,
+                                     double* __restrict__ total) {
+    total_of_weights(log_w, top, w_tilde, n, parts, ticket, total);
 }
 
 // Stage 3: w = w~ / s (when w is not null: the cumulative family reads

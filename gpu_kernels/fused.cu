@@ -38,6 +38,9 @@ constexpr int FUSED_THREADS = 256;  // geometry.FUSED_THREADS
 // The most scan tiles (geometry.FUSED_MAX_N / SCAN_TILE): every block keeps
 // the scan of the tile sums in shared memory.
 constexpr int FUSED_MAX_TILES = 64;
+// Virtual blocks a block reduces at once in phase 2: at N = 2^18 (1024 of
+// them on 264 blocks) every block's in one pass.
+constexpr int FUSED_BATCH = 4;
 
 // Every block of the grid waits here until all have arrived; what a block
 // wrote before is then visible to every block after. count[0] (zero at the
@@ -228,7 +231,8 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                       double* estimates, unsigned long long* marks) {
     using namespace pfr;
     __shared__ double shared[REDUCE_THREADS];
-    __shared__ union {  // a tile's weights, then the marks of write_ancestors
+    __shared__ union {  // phase 2's partial sums, a tile's weights, the ancestors' marks
+        double partials[2 * FUSED_BATCH * REDUCE_THREADS];
         PaddedTile<float> values;
         PaddedTile<int> marks;
     } smem;
@@ -267,51 +271,70 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
         grid_barrier(bar);
         if (marking) marks[1 + 4 * k] = global_ns();
 
-        // Phase 2 (stages 1-2): w~ = exp(log w - max) and the partial sums
-        // of s = SUM(w~) (exp_shifted and weight_total's blocks).
+        // Phase 2 (stages 1-3, less the divisions by s): w~ = exp(log w -
+        // max), the partial sums of s = SUM(w~) (exp_shifted and
+        // weight_total's blocks) and of the estimate's SUM(w~ x)
+        // (normalise_estimate<1>'s blocks: the same weights a thread, in the
+        // same order). The block's virtual blocks p = b, b + G, ... go
+        // FUSED_BATCH at a time: their loads in flight together, their 2 *
+        // FUSED_BATCH partial sums in one block_reduce_many.
         const float m = from_ordered(__ldcg(top + k));
-        for (int p = b; p < parts; p += G) {
-            double sum = 0.0;
-            for (long long i = (long long)p * REDUCE_THREADS + t; i < nn;
-                 i += (long long)parts * REDUCE_THREADS) {
-                const float wt = expf(__ldcg(log_w + i) - m);
-                w_tilde[i] = wt;
-                sum += (double)wt;
+        for (int p0 = b; p0 < parts; p0 += FUSED_BATCH * G) {
+            float lw[FUSED_BATCH], xs[FUSED_BATCH];
+#pragma unroll
+            for (int j = 0; j < FUSED_BATCH; ++j) {  // each virtual block's first weight
+                const long long i = (long long)(p0 + j * G) * REDUCE_THREADS + t;
+                const bool mine = p0 + j * G < parts && i < nn;
+                lw[j] = mine ? __ldcg(log_w + i) : 0.0f;
+                xs[j] = mine ? __ldcg(dst + i) : 0.0f;
             }
-            sum = block_reduce(sum, shared, Add());
-            if (t == 0) part_sums[p] = sum;
-            __syncthreads();
+            double sums[2 * FUSED_BATCH];  // s's partial of each, then the estimate's
+#pragma unroll
+            for (int j = 0; j < FUSED_BATCH; ++j) {
+                double sum = 0.0, acc = 0.0;
+                long long i = (long long)(p0 + j * G) * REDUCE_THREADS + t;
+                if (p0 + j * G < parts && i < nn) {
+                    float l = lw[j], x_i = xs[j];
+                    for (;;) {  // more than one weight a thread only above 2^19
+                        const float wt = expf(l - m);
+                        w_tilde[i] = wt;
+                        sum += (double)wt;
+                        acc += (double)wt * (double)x_i;
+                        i += (long long)parts * REDUCE_THREADS;
+                        if (i >= nn) break;
+                        l = __ldcg(log_w + i);
+                        x_i = __ldcg(dst + i);
+                    }
+                }
+                sums[j] = sum;
+                sums[FUSED_BATCH + j] = acc;
+            }
+            block_reduce_many(sums, smem.partials, Add());
+            if (t == 0) {
+#pragma unroll
+                for (int j = 0; j < FUSED_BATCH; ++j) {
+                    if (p0 + j * G >= parts) break;
+                    part_sums[p0 + j * G] = sums[j];
+                    estimate_parts[p0 + j * G] = sums[FUSED_BATCH + j];
+                }
+            }
         }
         grid_barrier(bar);
         if (marking) marks[2 + 4 * k] = global_ns();
 
-        // Phase 3 (stage 3, and pass 1 of stage 4's prefix sum): the
-        // estimate's partial sums (normalise_estimate<1>'s blocks) and the
-        // tiles of w = w~ / s (scan_tiles's), virtual blocks [0, parts)
-        // and [parts, parts + tiles); and s, in every block (phase 4 needs
-        // it), while the block's first loads are in flight.
+        // Phase 3 (pass 1 of stage 4's prefix sum): the tiles of w = w~ / s
+        // (scan_tiles's), tile q on block q % G; and s, in every block
+        // (phase 4 needs it), while the block's first loads are in flight.
         float raw[SCAN_ITEMS];
-        if (b >= parts && b < parts + tiles) load_tile_raw(w_tilde, nn, b - parts, raw);
+        if (b < tiles) load_tile_raw(w_tilde, nn, b, raw);
         const double s = sum_of_parts(part_sums, parts, shared);
         const float inv_s = (float)(1.0 / s);
-        for (int p = b; p < parts + tiles; p += G) {
-            if (p < parts) {
-                double acc = 0.0;
-                for (long long i = (long long)p * REDUCE_THREADS + t; i < nn;
-                     i += (long long)parts * REDUCE_THREADS) {
-                    acc += (double)__ldcg(w_tilde + i) * (double)__ldcg(dst + i);
-                }
-                acc = block_reduce(acc, shared, Add());
-                if (t == 0) estimate_parts[p] = acc;
-                __syncthreads();
-                continue;
-            }
-            const long long q = p - parts;
-            if (p != b) load_tile_raw(w_tilde, nn, q, raw);
+        for (int q = b; q < tiles; q += G) {
+            if (q != b) load_tile_raw(w_tilde, nn, q, raw);
             float v[SCAN_ITEMS];
             unsigned int positive;
             normalised_tile(raw, inv_s, smem.values, v, positive);
-            const long long first = q * SCAN_TILE + (long long)t * SCAN_ITEMS;
+            const long long first = (long long)q * SCAN_TILE + (long long)t * SCAN_ITEMS;
             const long long end_positive = positive ? first + 32 - __clz(positive) : 0;
             long long tile_end_positive;
             block_exclusive_scan(end_positive, Max(), tile_end_positive);

@@ -8,18 +8,49 @@ namespace pfr {
 
 constexpr int REDUCE_THREADS = 256;  // gpu.py's REDUCE_THREADS
 
-// Block-wide reduction in shared memory, result in every thread (blockDim.x
-// must be REDUCE_THREADS). A fixed tree, so the result does not depend on
-// timing: float64 sums are the same on every run.
+// K block-wide reductions at once, each result in every thread (blockDim.x
+// must be REDUCE_THREADS; `shared` holds K * REDUCE_THREADS values). A
+// fixed tree, so the result does not depend on timing: float64 sums are
+// the same on every run. The tree is the halving one -- at each level h =
+// 128, 64, ..., 1, entry t < h becomes op(entry t, entry t + h) --
+// evaluated with two barriers instead of nine: after the values are in
+// shared memory, lane t of one warp computes the three cross-warp levels
+// for entry t itself (8 reads, in the tree's pairing), and shuffles do the
+// five levels inside the warp; value k goes to warp k % 8, so up to eight
+// values take the time of one. Each op sees the operands it saw in the
+// shared-memory loop, so the bits are those of the loop. The results go
+// through their own shared words: a caller may start the next reduction
+// on `shared` at once. K values cost the barriers of one.
+template <int K, typename V, typename Op>
+__device__ void block_reduce_many(V (&value)[K], V* shared, Op op) {
+    static_assert(REDUCE_THREADS == 256, "the cross-warp levels below are 128, 64 and 32");
+    __shared__ V result[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) shared[k * REDUCE_THREADS + threadIdx.x] = value[k];
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    for (int k = threadIdx.x >> 5; k < K; k += REDUCE_THREADS / 32) {  // value k on warp k % 8
+        const V* s = shared + k * REDUCE_THREADS + lane;
+        const V a = op(s[0], s[128]);   // h = 128: entry t
+        const V b = op(s[64], s[192]);  //          entry t + 64
+        const V c = op(s[32], s[160]);  //          entry t + 32
+        const V d = op(s[96], s[224]);  //          entry t + 96
+        V x = op(op(a, b), op(c, d));   // h = 64 (entries t, t + 32), then h = 32
+#pragma unroll
+        for (int h = 16; h > 0; h >>= 1) x = op(x, __shfl_down_sync(0xFFFFFFFFu, x, h));
+        if (lane == 0) result[k] = x;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < K; ++k) value[k] = result[k];
+}
+
+// One block-wide reduction (block_reduce_many's tree).
 template <typename V, typename Op>
 __device__ V block_reduce(V value, V* shared, Op op) {
-    shared[threadIdx.x] = value;
-    __syncthreads();
-    for (int half = REDUCE_THREADS / 2; half > 0; half >>= 1) {
-        if (threadIdx.x < half) shared[threadIdx.x] = op(shared[threadIdx.x], shared[threadIdx.x + half]);
-        __syncthreads();
-    }
-    return shared[0];
+    V one[1] = {value};
+    block_reduce_many(one, shared, op);
+    return one[0];
 }
 
 // Block-wide maximum by warp shuffles, result in thread 0 (blockDim.x a

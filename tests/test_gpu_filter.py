@@ -230,6 +230,47 @@ def test_exp_and_gather_kernels_match_numpy(n):
     np.testing.assert_array_equal(out.get(), x)
 
 
+@pytest.mark.parametrize("n", [1, 1001, 2**20 + 3])  # 2^20 + 3: several weights a thread
+def test_exp_total_is_exp_shifted_then_weight_total_bit_for_bit(n):
+    # The untimed filters fold stage 1's exponentials into stage 2's sum.
+    from pfresample.cuda import geometry
+
+    rng = np.random.default_rng(n)
+    log_w = cupy.asarray(rng.normal(-5.0, 3.0, n).astype(np.float32))
+    top = cupy.asarray([0], dtype=np.uint32)
+    top_host = np.array([float(log_w.max())], dtype=np.float32).view(np.uint32)[0]
+    top[0] = int(top_host | 0x80000000) if float(log_w.max()) >= 0 else int(~top_host & 0xFFFFFFFF)
+    parts = geometry.sum_parts(n)
+    results = []
+    for fold in (False, True):
+        w = cupy.full(n, np.nan, dtype=np.float32)
+        sums, ticket = cupy.empty(parts, np.float64), cupy.zeros(1, np.uint32)
+        total = cupy.empty(1, np.float64)
+        if fold:
+            args = (log_w, top, w, np.int64(n), sums, ticket, total)
+            sir_gpu._launch("filter.cu", "exp_total", n, args, grid=parts)
+        else:
+            args = (log_w, top, np.uint32(n), w)
+            sir_gpu._launch("filter.cu", "exp_shifted", geometry.blocks(n, 4), args)
+            args = (w, np.int64(n), sums, ticket, total)
+            sir_gpu._launch("filter.cu", "weight_total", n, args, grid=parts)
+        results.append((w.get(), total.get()))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    np.testing.assert_array_equal(results[1][1], results[0][1])
+    exact = np.exp(log_w.get().astype(np.float64) - float(log_w.max())).sum()
+    assert results[1][1][0] == pytest.approx(exact, rel=1e-5)  # float32 exponentials
+
+
+def test_untimed_graph_equals_the_timed_one():
+    # Without stage marks the graph runs exp_total; with them, exp_shifted
+    # then weight_total: the same run, bit for bit.
+    _, y = GROWTH.simulate(20, np.random.default_rng(8))
+    for method in ("metropolis", "uphill"):
+        timed = run_sir(GROWTH, y, 3000, method, 5, backend="cuda")
+        fast = run_sir(GROWTH, y, 3000, method, 5, backend="cuda", stage_times=False)
+        np.testing.assert_array_equal(fast.estimates, timed.estimates)
+
+
 @pytest.mark.parametrize("method", ["systematic", "metropolis"])
 def test_a_nan_measurement_stops_the_run_at_its_step(method):
     # z_4 = NaN makes every log-likelihood of step 4 NaN: the CPU filter

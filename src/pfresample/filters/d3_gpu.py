@@ -115,15 +115,9 @@ class D3FilterGraph:
         args = (x, self.log_w, np.uint32(n), self.noise_key, self.step, self.table, self.z)
         args += (f(model.obs_mean), f(model.process_sd), f(1.0 / model.obs_var), self.top)
         _launch("models.cu", "uuv_predict", n, args)
-        _launch(
-            "filter.cu",
-            "exp_shifted",
-            geometry.blocks(n, 4),
-            (self.log_w, self.top, np.uint32(n), self.w_tilde),
-        )
         total = self.call.ws.stats[workspace.STAT_SUM : workspace.STAT_SUM + 1]
-        args = (self.w_tilde, np.int64(n), self.sums, self.tickets[0:1], total)
-        _launch("filter.cu", "weight_total", n, args, grid=self.parts)
+        args = (self.log_w, self.top, self.w_tilde, np.int64(n), self.sums, self.tickets[0:1])
+        _launch("filter.cu", "exp_total", n, (*args, total), grid=self.parts)
         args = (self.w_tilde, x, np.int64(n), total, NULL, self.sums, self.tickets[1:2])
         _launch("filter.cu", "normalise_estimate<2>", n, (*args, self.estimate), grid=self.parts)
         if m.output == "particles":

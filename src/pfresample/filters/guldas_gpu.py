@@ -306,9 +306,9 @@ class SmcemGraph(FilterGraph):
             args += (self.theta, self.z[k : k + 1], self.top[k : k + 1])
             _launch("models.cu", "volatility_predict", geometry.blocks(n, 4), args)
         # The E-step: SUM(w~ S) / SUM(w~) of the four statistics at time n.
-        self._exp_shifted(self.top[steps - 1 : steps])
-        args = (self.w_tilde, np.int64(n), self.sums, self.tickets[0:1], self.total)
-        _launch("filter.cu", "weight_total", n, args, grid=self.parts)
+        args = (self.log_w, self.top[steps - 1 : steps], self.w_tilde, np.int64(n), self.sums)
+        args += (self.tickets[0:1], self.total)
+        _launch("filter.cu", "exp_total", n, args, grid=self.parts)
         args = (self.w_tilde, self.x[current][1:], np.int64(n), self.total, NULL, self.sums)
         args += (self.tickets[1:2], self.statistics)
         _launch("filter.cu", "normalise_estimate<4>", n, args, grid=self.parts)

@@ -108,9 +108,10 @@ class FusedRun:
         (``derive_seeds``: the noise key and the resampling seeds), as
         ``FilterGraph.run``. ``stage_seconds`` holds the kernel's four
         phases a step (fused.cu: the thesis's stages, except that the
-        exponentials of stage 1 fall in phase 2 and the first pass of
-        stage 4's prefix sum in phase 3), read from the device's clock by
-        one thread; ``total_seconds`` is their sum."""
+        exponentials of stage 1 and the estimate's partial sums of stage 3
+        fall in phase 2, and phase 3 is the first pass of stage 4's prefix
+        sum), read from the device's clock by one thread;
+        ``total_seconds`` is their sum."""
         import cupy
 
         host = graph_inputs(y, seed, self.steps)

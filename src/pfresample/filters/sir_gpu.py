@@ -331,10 +331,14 @@ class FilterGraph:
             )
             mark(k, 0)
             twin.predict(x, self.log_w, k, self.z[mz * k : mz * (k + 1)], self.noise_key, top)
-            self._exp_shifted(top)
-            mark(k, 1)
-            args = (self.w_tilde, np.int64(n), self.sums, self.tickets[0:1], total)
-            _launch("filter.cu", "weight_total", n, args, grid=self.parts)
+            sums = (np.int64(n), self.sums, self.tickets[0:1], total)
+            if self.timed:  # a stage mark between the exponentials and their sum
+                self._exp_shifted(top)
+                mark(k, 1)
+                _launch("filter.cu", "weight_total", n, (self.w_tilde, *sums), grid=self.parts)
+            else:  # the same w~ and sum in one kernel
+                args = (self.log_w, top, self.w_tilde, *sums)
+                _launch("filter.cu", "exp_total", n, args, grid=self.parts)
             mark(k, 2)
             w = NULL if self.w is None else self.w
             args = (self.w_tilde, x, np.int64(n), total, w, self.sums, self.tickets[1:2])

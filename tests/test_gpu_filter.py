@@ -56,6 +56,15 @@ def _from_ordered(top) -> float:
     return float(np.array([bits], dtype=np.uint32).view(np.float32)[0])
 
 
+def _top_of(log_w):
+    """The device word models.cu leaves in `top` for these log-weights: their
+    maximum in reduce.cuh's to_ordered encoding."""
+    best = np.float32(np.max(log_w))
+    bits = int(np.array([best], dtype=np.float32).view(np.uint32)[0])
+    word = bits | 0x80000000 if best >= 0 else ~bits & 0xFFFFFFFF
+    return cupy.asarray([word], dtype=np.uint32)
+
+
 def test_growth_prediction_matches_eq_2_34_without_noise():
     model = GrowthModel(sigma_v2=0.0)
     twin = sir_gpu.device_twin(model)
@@ -211,9 +220,7 @@ def test_exp_and_gather_kernels_match_numpy(n):
 
     rng = np.random.default_rng(n)
     log_w = rng.normal(-5.0, 3.0, n).astype(np.float32)
-    top = cupy.asarray([0], dtype=np.uint32)
-    top_host = np.array([log_w.max()], dtype=np.float32).view(np.uint32)[0]
-    top[0] = int(top_host | 0x80000000) if log_w.max() >= 0 else int(~top_host & 0xFFFFFFFF)
+    top = _top_of(log_w)
     w = cupy.empty(n, dtype=np.float32)
     args = (cupy.asarray(log_w), top, np.uint32(n), w)
     sir_gpu._launch("filter.cu", "exp_shifted", geometry.blocks(n, 4), args)
@@ -237,9 +244,7 @@ def test_exp_total_is_exp_shifted_then_weight_total_bit_for_bit(n):
 
     rng = np.random.default_rng(n)
     log_w = cupy.asarray(rng.normal(-5.0, 3.0, n).astype(np.float32))
-    top = cupy.asarray([0], dtype=np.uint32)
-    top_host = np.array([float(log_w.max())], dtype=np.float32).view(np.uint32)[0]
-    top[0] = int(top_host | 0x80000000) if float(log_w.max()) >= 0 else int(~top_host & 0xFFFFFFFF)
+    top = _top_of(log_w.get())
     parts = geometry.sum_parts(n)
     results = []
     for fold in (False, True):

@@ -52,13 +52,16 @@ def main(argv=None) -> None:
             "repeats": args.repeats}  # fmt: skip
     m = get_method("systematic")
     resident = sir_fused.resident_blocks()
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     print(f"resident blocks of the fused kernel: {resident}", flush=True)
     rows = []
     for n in args.n:
         graph = [run_sir_gpu(model, y, n, m, s, stage_times=False, fused=False)
                  for s in range(args.repeats + 1)][1:]  # fmt: skip
-        default = geometry.fused_blocks(n, resident)
-        grids = sorted({max(1, int(f * default)) for f in args.fractions} | {default, resident})
+        default = geometry.fused_blocks(n, resident, sms)
+        grids = sorted(
+            {max(1, int(f * default)) for f in args.fractions} | {default, sms, resident}
+        )
         runs = [("graph", "", graph)]
         for blocks in grids:
             if blocks > resident or n > geometry.FUSED_MAX_N:

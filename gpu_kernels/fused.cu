@@ -3,7 +3,7 @@
 // and 3.2), T steps in one cooperative launch. Driver:
 // src/pfresample/filters/sir_fused.py.
 //
-// Why: the graph of filters/sir_gpu.py runs six kernels a step. At N =
+// Why: the graph of filters/sir_gpu.py runs five kernels a step. At N =
 // 2^14 each does a few microseconds of work and the graph's node-to-node
 // latency dominates (about 25 us a step on the H200). Here a grid of
 // blocks that are all resident at once (a cooperative launch guarantees
@@ -37,10 +37,18 @@ namespace pfr {
 constexpr int FUSED_THREADS = 256;  // geometry.FUSED_THREADS
 // The most scan tiles (geometry.FUSED_MAX_N / SCAN_TILE): every block keeps
 // the scan of the tile sums in shared memory.
-constexpr int FUSED_MAX_TILES = 64;
-// Virtual blocks a block reduces at once in phase 2: at N = 2^18 (1024 of
-// them on 264 blocks) every block's in one pass.
+constexpr int FUSED_MAX_TILES = 256;
+// Virtual blocks a block reduces at once in phase 2 (at 8 the kernel spills
+// more registers).
 constexpr int FUSED_BATCH = 4;
+// Phase 4 takes the particles in slices of FUSED_THREADS * SLICE_ITEMS, the
+// kernel's template argument (geometry.fused_slice_items): 4 a thread while
+// every slice has a block of its own, the scan's SCAN_ITEMS above. At N =
+// 2^14 the four tiles of SCAN_ITEMS would leave the offspring and ancestors
+// of all particles to four blocks (on the H200, 13.1 us a step against
+// 15.9); at 2^20 a block's four slices of 4 a thread take 12.6 us, its one
+// tile 9.8. Two kernels, not a branch: inlined side by side, the two sizes
+// spill registers and slow phase 3 more than they gain.
 
 // Every block of the grid waits here until all have arrived; what a block
 // wrote before is then visible to every block after. count[0] (zero at the
@@ -79,49 +87,6 @@ __device__ double sum_of_parts(const double* parts, int count, double* shared) {
     sum = block_reduce(sum, shared, Add());
     __syncthreads();  // shared is free again
     return sum;
-}
-
-// Step k's log-weights: the graph's growth_predict for the particles of
-// Philox blocks g = b * FUSED_THREADS + t, b + G, ... (models.cu's
-// scalar_particles layout), each reading its state through the ancestors
-// (none at step 0) -- the graph's gather. The thread's ancestors, then its
-// states, go out together before the Philox block is computed: two L2
-// round trips a thread instead of two a particle (the stores to dst and
-// log_w may alias src as far as the compiler knows, so it keeps a loop's
-// loads behind the previous particle's stores). Returns the thread's
-// largest log-weight.
-__device__ float growth_phase(const float* src, float* dst, const int* ancestors, float* log_w,
-                              unsigned int n, PhiloxKey noise, int k, float drift, float sigma_v,
-                              float z, float inv_var_n) {
-    const unsigned int streams = (n + GROWTH_PER_BLOCK - 1) / GROWTH_PER_BLOCK;
-    float best = __uint_as_float(0xff800000u);  // -inf
-    for (unsigned int g = blockIdx.x * FUSED_THREADS + threadIdx.x; g < streams;
-         g += gridDim.x * FUSED_THREADS) {
-        unsigned int from[GROWTH_PER_BLOCK];
-#pragma unroll
-        for (int j = 0; j < GROWTH_PER_BLOCK; ++j) {
-            const unsigned int i = g + j * streams;
-            from[j] = i >= n ? 0u : k == 0 ? i : (unsigned int)__ldcg(ancestors + i);
-        }
-        float xs[GROWTH_PER_BLOCK];
-#pragma unroll
-        for (int j = 0; j < GROWTH_PER_BLOCK; ++j) {
-            xs[j] = g + j * streams < n ? __ldcg(src + from[j]) : 0.0f;
-        }
-        float v[4];
-        normals4(noise, g, (unsigned long long)k + 1ull, v);
-#pragma unroll
-        for (int j = 0; j < GROWTH_PER_BLOCK; ++j) {
-            const unsigned int i = g + j * streams;
-            if (i >= n) break;
-            const float next = growth_step(xs[j], drift, sigma_v, v[j]);
-            dst[i] = next;
-            const float lw = growth_log_likelihood(next, z, inv_var_n);
-            log_w[i] = lw;
-            best = fmaxf(best, lw);
-        }
-    }
-    return best;
 }
 
 // Tile q's w~ as loaded (thread t's items j * SCAN_THREADS + t, zeros past
@@ -187,8 +152,8 @@ __device__ void scan_few_tile_sums(const float* tile_sum, const long long* tile_
     }
 }
 
-// Tile q's local prefix sums as phase 3 left them for phase 4 (thread t's
-// SCAN_ITEMS consecutive values, 64 bytes, as four float4).
+// Tile q's local prefix sums, left by phase 3 for phase 4 in the particles'
+// order (thread t's SCAN_ITEMS consecutive values, 64 bytes, as four float4).
 __device__ __forceinline__ void store_local(float* local_scan, long long q,
                                             const float (&v)[SCAN_ITEMS]) {
     float4* out = reinterpret_cast<float4*>(local_scan + q * SCAN_TILE + threadIdx.x * SCAN_ITEMS);
@@ -197,32 +162,90 @@ __device__ __forceinline__ void store_local(float* local_scan, long long q,
         out[j] = make_float4(v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]);
     }
 }
-__device__ __forceinline__ void load_local(const float* local_scan, long long q,
-                                           float (&v)[SCAN_ITEMS]) {
-    const float4* in =
-        reinterpret_cast<const float4*>(local_scan + q * SCAN_TILE + threadIdx.x * SCAN_ITEMS);
+// Slice r's local prefix sums as phase 3 left them (thread t's ITEMS
+// consecutive ones, as float4s), and `before`, the one of the particle
+// before the slice when it lies in the same tile (0 otherwise).
+template <int ITEMS>
+__device__ __forceinline__ void load_slice(const float* local_scan, long long r,
+                                           float (&v)[ITEMS], float& before) {
+    constexpr long long SLICE = FUSED_THREADS * ITEMS;
+    const float4* in = reinterpret_cast<const float4*>(local_scan + r * SLICE + threadIdx.x * ITEMS);
 #pragma unroll
-    for (int j = 0; j < SCAN_ITEMS / 4; ++j) {
+    for (int j = 0; j < ITEMS / 4; ++j) {
         const float4 f = __ldcg(in + j);
         v[4 * j] = f.x;
         v[4 * j + 1] = f.y;
         v[4 * j + 2] = f.z;
         v[4 * j + 3] = f.w;
     }
+    before = (r * SLICE) % SCAN_TILE ? __ldcg(local_scan + r * SLICE - 1) : 0.0f;
+}
+
+// Phase 4 less the estimate: the scan of the tile sums (every block that has
+// a slice, its first slice's loads in flight meanwhile), and Systematic's
+// ancestors (cumulative.cu's systematic, one replica, the step's key) slice
+// by slice, slice r on block r % G: the slice places its local sums after
+// the tiles before its own (place_tile), and the particle before the slice
+// gives its first slot (the tile's carry at a tile's start).
+template <int ITEMS>
+__device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
+                                                    const float* tile_sum,
+                                                    const long long* tile_end, int tiles,
+                                                    unsigned int n, PhiloxKey key, float* prefix,
+                                                    float* carry, float* c_total,
+                                                    long long* last_positive,
+                                                    PaddedTile<int>& marks, int* ancestors) {
+    constexpr long long SLICE = FUSED_THREADS * ITEMS;
+    const long long nn = n, slices = (nn + SLICE - 1) / SLICE;
+    const int G = gridDim.x, b = blockIdx.x, t = threadIdx.x;
+    float v[ITEMS], v_before;
+    if (b < slices) {
+        load_slice(local_scan, b, v, v_before);
+        if (t < 32) {
+            scan_few_tile_sums(tile_sum, tile_end, tiles, prefix, carry, c_total, last_positive);
+        }
+        __syncthreads();
+    }
+    const float u = uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
+    const float cn = c_total[0];
+    const long long last = last_positive[0];
+    for (long long r = b; r < slices; r += G) {
+        if (r != b) load_slice(local_scan, r, v, v_before);
+        const long long q = r * SLICE / SCAN_TILE, start = r * SLICE;
+        place_tile<false>(v, prefix[q], carry[q], 1.0f);
+        const long long first = start + (long long)t * ITEMS;
+        int o[ITEMS];
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            o[j] = first + j >= last ? (int)n : cumulative_offspring(v[j], cn, u, nn);
+        }
+        float c_before[1] = {v_before};
+        if (start % SCAN_TILE) {
+            place_tile<false>(c_before, prefix[q], carry[q], 1.0f);
+        } else {
+            c_before[0] = carry[q];
+        }
+        const int o_before =
+            start - 1 >= last ? (int)n : cumulative_offspring(c_before[0], cn, u, nn);
+        write_ancestors(o, o_before, start, marks, ancestors);
+        __syncthreads();
+    }
 }
 
 }  // namespace pfr
 
-// The run. x: 2 x n states; inputs: the noise key (2 words), the
-// resampling key of each step (2 words each), then the T measurements as
-// float32 (common.graph_inputs); drift[k] = 8 cos(1.2 k) as float32 (eq.
+// The run, its phase 4 in slices of SLICE_ITEMS a thread. x: 2 x n states;
+// inputs: the noise key (2 words), the resampling key of each step (2 words
+// each), then the T measurements as float32 (common.graph_inputs); drift[k]
+// = 8 cos(1.2 k) as float32 (eq.
 // 2.34, computed on the host as the graph's driver does). Workspace: parts
 // (2 * parts doubles: the weight sums', then the estimate's), the scan's
 // tile sums and ends (tiles entries each, tiles <= FUSED_MAX_TILES), bar (1
 // word, zero at the launch), top (steps words). Out: estimates (steps
 // doubles) and, unless null, marks (1 + 4 steps nanosecond times: the start,
 // then the end of each phase of each step).
-extern "C" __global__ void __launch_bounds__(pfr::FUSED_THREADS, 2)
+template <int SLICE_ITEMS>
+__global__ void __launch_bounds__(pfr::FUSED_THREADS, 2)
 growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned int n,
                       int steps, int parts, int tiles, const unsigned int* __restrict__ inputs,
                       const float* __restrict__ drift, float init_mean, float init_sd,
@@ -230,6 +253,8 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                       long long* tile_end, float* local_scan, unsigned int* bar, unsigned int* top,
                       double* estimates, unsigned long long* marks) {
     using namespace pfr;
+    static_assert(SLICE_ITEMS % 4 == 0 && SCAN_TILE % (FUSED_THREADS * SLICE_ITEMS) == 0,
+                  "a thread's items are float4s, and a slice lies in one tile");
     __shared__ double shared[REDUCE_THREADS];
     __shared__ union {  // phase 2's partial sums, a tile's weights, the ancestors' marks
         double partials[2 * FUSED_BATCH * REDUCE_THREADS];
@@ -264,8 +289,8 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
         const float* src = x + (long long)((k + 1) % 2) * n;
 
         // Phase 1 (stage 1): prediction and log-weights, their maximum into top[k].
-        const float best = growth_phase(src, dst, ancestors, log_w, n, noise, k, drift[k],
-                                        sigma_v, z[k], inv_var_n);
+        const float best = growth_through(src, k == 0 ? nullptr : ancestors, dst, log_w, n, noise,
+                                          k + 1ull, drift[k], sigma_v, z[k], inv_var_n);
         const float m_block = block_max(best);
         if (t == 0) atomicMax(top + k, to_ordered(m_block));
         grid_barrier(bar);
@@ -345,43 +370,15 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
         grid_barrier(bar);
         if (marking) marks[3 + 4 * k] = global_ns();
 
-        // Phase 4 (stage 4): the estimate (by the first block without a
-        // tile, off the tiles' path when there is one), the scan of the
-        // tile sums (every block that has tiles, its first tile's loads in
-        // flight meanwhile), and Systematic's ancestors (cumulative.cu's
-        // systematic, one replica, the step's key).
-        if (b == (tiles < G ? tiles : 0)) {
+        // Phase 4 (stage 4): the estimate (by the last block, which has the
+        // fewest slices) and the ancestors (ancestors_by_slices).
+        if (b == G - 1) {
             const double e = sum_of_parts(estimate_parts, parts, shared);
             if (t == 0) estimates[k] = e / s;
         }
-        float v[SCAN_ITEMS];
-        if (b < tiles) {
-            load_local(local_scan, b, v);
-            if (t < 32) {
-                scan_few_tile_sums(tile_sum, tile_end, tiles, prefix, carry, c_total,
-                                   last_positive);
-            }
-            __syncthreads();
-        }
         const PhiloxKey key{inputs[2 + 2 * k], inputs[3 + 2 * k]};
-        const float u = uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
-        const float cn = c_total[0];
-        const long long last = last_positive[0];
-        for (long long q = b; q < tiles; q += G) {
-            if (q != b) load_local(local_scan, q, v);
-            place_tile<false>(v, prefix[q], carry[q], 1.0f);
-            const long long first = q * SCAN_TILE + (long long)t * SCAN_ITEMS;
-            const long long to_last = last - first;
-            int o[SCAN_ITEMS];
-#pragma unroll
-            for (int j = 0; j < SCAN_ITEMS; ++j) {
-                o[j] = j >= to_last ? (int)n : cumulative_offspring(v[j], cn, u, nn);
-            }
-            const int o_before =
-                q * SCAN_TILE - 1 >= last ? (int)n : cumulative_offspring(carry[q], cn, u, nn);
-            write_ancestors(o, o_before, q * SCAN_TILE, smem.marks, ancestors);
-            __syncthreads();
-        }
+        ancestors_by_slices<SLICE_ITEMS>(local_scan, tile_sum, tile_end, tiles, n, key, prefix,
+                                         carry, c_total, last_positive, smem.marks, ancestors);
         grid_barrier(bar);
         if (marking) marks[4 + 4 * k] = global_ns();
     }

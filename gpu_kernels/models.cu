@@ -92,6 +92,24 @@ extern "C" __global__ void growth_predict(float* __restrict__ x, float* __restri
     });
 }
 
+// growth_predict from the last step's states through its ancestors (null at
+// the first step: in place), without a gather kernel between the steps
+// (models.cuh, growth_through): dst[i] = eq. 2.34 of src[ancestors[i]].
+// The same noise, states and log-weights as gather_rows then growth_predict.
+extern "C" __global__ void growth_predict_through(const float* src, const int* ancestors,
+                                                  float* dst, float* __restrict__ log_w,
+                                                  unsigned int n,
+                                                  const unsigned int* __restrict__ noise_key,
+                                                  unsigned long long block, float drift,
+                                                  float sigma_v, const float* __restrict__ z,
+                                                  float inv_var_n, unsigned int* __restrict__ top) {
+    using namespace pfr;
+    const PhiloxKey noise{noise_key[0], noise_key[1]};
+    raise_top(growth_through(src, ancestors, dst, log_w, n, noise, block, drift, sigma_v, z[0],
+                             inv_var_n),
+              top);
+}
+
 // The four rows of x (4, n) from N(m, diag(s^2)): the radar model's p_x,
 // p_y, v_x, v_y ~ N(x_0, P_0) (Tables 7.1 / 7.4), the bearings-only model's
 // x, xdot, y, ydot from its prior.

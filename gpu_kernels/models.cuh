@@ -123,4 +123,52 @@ PFR_HD float bot_log_likelihood(BotState s, float z, float inv_var) {
     return -0.5f * d * d * inv_var;
 }
 
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+// Eq. 2.34 for the particles of the thread's Philox blocks g (a grid-stride
+// loop; models.cu's scalar_particles layout: particle g + j * streams takes
+// normal j of block `block` of stream g), each from the state
+// src[ancestors[i]] -- the last step's resampling gathered on the way -- or
+// src[i] where `ancestors` is null, into dst[i]; then eq. 2.35 into log_w.
+// The thread's ancestors, then its states, go out together before its
+// Philox block is computed: two L2 round trips a thread, not two a particle
+// (dst and log_w may alias src as far as the compiler knows, so it would
+// keep a particle's loads behind the previous one's stores). Loads through
+// L2 (__ldcg): in fused.cu another SM may have written them in the same
+// launch. Returns the thread's largest log-weight.
+__device__ __forceinline__ float growth_through(const float* src, const int* ancestors, float* dst,
+                                                float* log_w, unsigned int n, PhiloxKey noise,
+                                                unsigned long long block, float drift,
+                                                float sigma_v, float z, float inv_var_n) {
+    const unsigned int streams = (n + GROWTH_PER_BLOCK - 1) / GROWTH_PER_BLOCK;
+    float best = __uint_as_float(0xff800000u);  // -inf
+    for (unsigned int g = blockIdx.x * blockDim.x + threadIdx.x; g < streams;
+         g += gridDim.x * blockDim.x) {
+        unsigned int from[GROWTH_PER_BLOCK];
+#pragma unroll
+        for (int j = 0; j < GROWTH_PER_BLOCK; ++j) {
+            const unsigned int i = g + j * streams;
+            from[j] = i >= n || ancestors == nullptr ? i : (unsigned int)__ldcg(ancestors + i);
+        }
+        float xs[GROWTH_PER_BLOCK];
+#pragma unroll
+        for (int j = 0; j < GROWTH_PER_BLOCK; ++j) {
+            xs[j] = g + j * streams < n ? __ldcg(src + from[j]) : 0.0f;
+        }
+        float v[4];
+        normals4(noise, g, block, v);
+#pragma unroll
+        for (int j = 0; j < GROWTH_PER_BLOCK; ++j) {
+            const unsigned int i = g + j * streams;
+            if (i >= n) break;
+            const float next = growth_step(xs[j], drift, sigma_v, v[j]);
+            dst[i] = next;
+            const float lw = growth_log_likelihood(next, z, inv_var_n);
+            log_w[i] = lw;
+            best = fmaxf(best, lw);
+        }
+    }
+    return best;
+}
+#endif
+
 }  // namespace pfr

@@ -198,10 +198,10 @@ __device__ void tile_scan(V (&x)[SCAN_ITEMS], unsigned int positive) {
 // scale (factor f; 1 unless SCALED, so no product) and placed after the
 // tiles before it (pass 2 of the prefix sum); carry where no weight up to i
 // in the tile is positive.
-template <bool SCALED, typename T>
-__device__ __forceinline__ void place_tile(T (&x)[SCAN_ITEMS], T prefix, T carry, T f) {
+template <bool SCALED, typename T, int ITEMS>
+__device__ __forceinline__ void place_tile(T (&x)[ITEMS], T prefix, T carry, T f) {
 #pragma unroll
-    for (int j = 0; j < SCAN_ITEMS; ++j) {
+    for (int j = 0; j < ITEMS; ++j) {
         const T c = SCALED ? prefix + x[j] * f : prefix + x[j];
         x[j] = x[j] > T(0) && c > carry ? c : carry;
     }
@@ -223,52 +223,57 @@ __device__ __forceinline__ int cumulative_offspring(T c, T cn, T u, long long n)
     return (int)(o < n ? o : n);
 }
 
-// Algorithm 3.2 for one tile. Thread t holds the cumulative offspring o[j]
-// of particles first_particle + t * SCAN_ITEMS + j (non-decreasing over the
-// tile, also past N); the tile's particles own the output slots [o_before,
-// o_end), o_end the tile's last o, and slot k's ancestor is the first
-// particle with o > k. The block fills the slots in chunks of SCAN_TILE:
-// every particle with offspring
+// Algorithm 3.2 for one tile, or for a slice of one (ITEMS < SCAN_ITEMS a
+// thread: fused.cu). Thread t holds the cumulative offspring o[j] of
+// particles first_particle + t * ITEMS + j (non-decreasing, also past N);
+// those particles own the output slots [o_before, o_end), o_end the last
+// thread's last o, and slot k's ancestor is the first particle with o > k.
+// The block fills the slots in chunks of SCAN_THREADS * ITEMS: every
+// particle with offspring
 // marks the first of its slots in the chunk (no two mark the same slot), a
 // running maximum of the marks carries each over the particle's other slots,
 // and the block writes the chunk with coalesced stores. So a particle with
 // many offspring is spread over all threads, never one thread's serial loop,
 // and a slot costs a few instructions (a binary search per slot cost 12
-// dependent loads and was the kernel's bottleneck on the H200).
-__device__ void write_ancestors(const int (&o)[SCAN_ITEMS], int o_before, long long first_particle,
+// dependent loads and was the kernel's bottleneck on the H200). The
+// ancestors are a function of the o's alone, however they are sliced.
+template <int ITEMS>
+__device__ void write_ancestors(const int (&o)[ITEMS], int o_before, long long first_particle,
                                 PaddedTile<int>& marks, int* __restrict__ row) {
+    static_assert(ITEMS <= SCAN_ITEMS, "a chunk's marks must fit the tile's buffer");
+    constexpr int CHUNK = SCAN_THREADS * ITEMS;
     __shared__ int thread_end[SCAN_THREADS];  // each thread's last o
-    thread_end[threadIdx.x] = o[SCAN_ITEMS - 1];
+    thread_end[threadIdx.x] = o[ITEMS - 1];
     __syncthreads();
     const int o_end = thread_end[SCAN_THREADS - 1];
     const int first_start = threadIdx.x ? thread_end[threadIdx.x - 1] : o_before;
-    const int mine = threadIdx.x * SCAN_ITEMS;  // this thread's first entry of a tile
-    for (int s0 = max(o_before, 0); s0 < o_end; s0 += SCAN_TILE) {
-        const int s1 = min(o_end, s0 + SCAN_TILE);
+    const int mine = threadIdx.x * ITEMS;  // this thread's first entry of a chunk
+    for (int s0 = max(o_before, 0); s0 < o_end; s0 += CHUNK) {
+        const int s1 = min(o_end, s0 + CHUNK);
 #pragma unroll
-        for (int j = 0; j < SCAN_ITEMS; ++j) marks.at[padded<int>(mine + j)] = 0;
+        for (int j = 0; j < ITEMS; ++j) marks.at[padded<int>(mine + j)] = 0;
         __syncthreads();
         int start = first_start;  // the particle's first slot
 #pragma unroll
-        for (int j = 0; j < SCAN_ITEMS; ++j) {
+        for (int j = 0; j < ITEMS; ++j) {
             if (start < o[j] && start < s1 && o[j] > s0) {
                 marks.at[padded<int>(max(start, s0) - s0)] = mine + j + 1;
             }
             start = o[j];
         }
         __syncthreads();
-        int a[SCAN_ITEMS];  // local particle + 1 of slots s0 + mine + j
+        int a[ITEMS];  // local particle + 1 of slots s0 + mine + j
 #pragma unroll
-        for (int j = 0; j < SCAN_ITEMS; ++j) a[j] = marks.at[padded<int>(mine + j)];
+        for (int j = 0; j < ITEMS; ++j) a[j] = marks.at[padded<int>(mine + j)];
 #pragma unroll
-        for (int j = 1; j < SCAN_ITEMS; ++j) a[j] = max(a[j - 1], a[j]);
+        for (int j = 1; j < ITEMS; ++j) a[j] = max(a[j - 1], a[j]);
         int ignored;  // (the scan synchronises: every thread has read its marks)
-        const int before = block_exclusive_scan(a[SCAN_ITEMS - 1], Max(), ignored);
+        const int before = block_exclusive_scan(a[ITEMS - 1], Max(), ignored);
 #pragma unroll
-        for (int j = 0; j < SCAN_ITEMS; ++j) marks.at[padded<int>(mine + j)] = max(a[j], before);
+        for (int j = 0; j < ITEMS; ++j) marks.at[padded<int>(mine + j)] = max(a[j], before);
         __syncthreads();
 #pragma unroll
-        for (int j = 0; j < SCAN_ITEMS; ++j) {
+        for (int j = 0; j < ITEMS; ++j) {
             const int k = j * SCAN_THREADS + threadIdx.x;
             if (s0 + k < s1) row[s0 + k] = (int)(first_particle + marks.at[padded<int>(k)] - 1);
         }

@@ -266,9 +266,42 @@ def test_exp_total_is_exp_shifted_then_weight_total_bit_for_bit(n):
     assert results[1][1][0] == pytest.approx(exact, rel=1e-5)  # float32 exponentials
 
 
+@pytest.mark.parametrize("n", [1, 5, 4099, 2**20 + 3])
+def test_predict_through_the_ancestors_is_gather_then_predict_bit_for_bit(n):
+    # The untimed graph fuses the gather into the growth model's prediction.
+    from pfresample.cuda import geometry
+
+    rng = np.random.default_rng(n)
+    src = cupy.asarray(rng.normal(0.0, 10.0, n).astype(np.float32))
+    ancestors = cupy.asarray(np.sort(rng.integers(0, n, n)).astype(np.int32))
+    key, z = cupy.asarray([7, 9], dtype=np.uint32), cupy.asarray([3.5], dtype=np.float32)
+    twin, k = sir_gpu._GrowthTwin(GROWTH), 6
+    outs = []
+    for through in (False, True):
+        x = cupy.full(n, np.nan, np.float32)
+        log_w, top = cupy.full(n, np.nan, np.float32), cupy.zeros(1, np.uint32)
+        if through:
+            twin.predict_through(src, ancestors, x, log_w, k, z, key, top)
+        else:
+            args = (src[None, :], ancestors, np.uint32(n), np.int32(1), x[None, :], NULL)
+            sir_gpu._launch("filter.cu", "gather_rows", geometry.blocks(n, 4), args)
+            twin.predict(x, log_w, k, z, key, top)
+        outs.append((x.get(), log_w.get(), top.get()))
+    for a, b in zip(*outs, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert np.all(np.isfinite(outs[1][0])) and outs[1][2][0] == _top_of(outs[1][1]).get()[0]
+    x = src.copy()  # no ancestors: in place, as growth_predict
+    log_w, top = cupy.empty(n, np.float32), cupy.zeros(1, np.uint32)
+    twin.predict_through(x, None, x, log_w, k, z, key, top)
+    y = src.copy()
+    twin.predict(y, cupy.empty(n, np.float32), k, z, key, cupy.zeros(1, np.uint32))
+    np.testing.assert_array_equal(x.get(), y.get())
+
+
 def test_untimed_graph_equals_the_timed_one():
-    # Without stage marks the graph runs exp_total; with them, exp_shifted
-    # then weight_total: the same run, bit for bit.
+    # Without stage marks the graph runs exp_total, and the growth model
+    # predicts through the ancestors; with them, exp_shifted then
+    # weight_total, and gather_rows: the same run, bit for bit.
     _, y = GROWTH.simulate(20, np.random.default_rng(8))
     for method in ("metropolis", "uphill"):
         timed = run_sir(GROWTH, y, 3000, method, 5, backend="cuda")

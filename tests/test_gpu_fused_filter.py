@@ -17,6 +17,7 @@ import math
 import numpy as np
 import pytest
 
+from pfresample.cuda import geometry
 from pfresample.filters import rmse, run_sir, sir_fused
 from pfresample.filters.sir_gpu import run_sir_gpu
 from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
@@ -34,7 +35,7 @@ def _run(model, y, n, seed, method=SYSTEMATIC, **kw):
 
 
 @pytest.mark.parametrize(
-    "n", [1, 2, 5, 1000, 4095, 4096, 4097, 3 * 4096 + 17, 2**14, 2**16 + 3, 2**18]
+    "n", [1, 2, 5, 1000, 4095, 4096, 4097, 3 * 4096 + 17, 2**14, 2**16 + 3, 2**18, 2**20]
 )
 def test_fused_run_equals_the_graph_bit_for_bit(n):
     _, y = GROWTH.simulate(60, np.random.default_rng(n))
@@ -49,16 +50,22 @@ def test_fused_run_equals_the_graph_bit_for_bit(n):
         assert np.all(fused.B == -1)
 
 
-@pytest.mark.parametrize("n", [3 * 4096 + 17, 2**18 - 5])
+@pytest.mark.parametrize("n", [3 * 4096 + 17, 2**18 - 5, 2**20 - 5])
 def test_every_grid_gives_the_same_run(n):
     # A resident block takes virtual blocks b, b + G, ...: the sums' order is
-    # the graph's whatever G is, down to one block doing everything.
+    # the graph's whatever G is, down to one block doing everything. Phase
+    # 4's slices are a tile each on the small grids, 1024 particles on the
+    # large ones (geometry.fused_slice_items): the same ancestors.
     _, y = GROWTH.simulate(25, np.random.default_rng(7))
     reference = _run(GROWTH, y, n, 3, fused=False).estimates
     resident = sir_fused.resident_blocks()
+    sizes = set()
     for blocks in (1, 2, 7, None, resident):
-        run = sir_fused.FusedRun(GROWTH, n, y.shape[0], blocks=blocks).run(y, 3)
+        fused = sir_fused.FusedRun(GROWTH, n, y.shape[0], blocks=blocks)
+        sizes.add(fused.function)
+        run = fused.run(y, 3)
         np.testing.assert_array_equal(run.estimates, reference, err_msg=f"blocks={blocks}")
+    assert len(sizes) == (2 if n <= 2**18 else 1)  # above 2^18 every grid takes tiles
 
 
 def test_long_runs_repeat_and_count_every_barrier():
@@ -122,6 +129,6 @@ def test_what_the_fused_run_does_not_cover_is_refused():
     with pytest.raises(NotImplementedError, match="RadarModel"):
         _run(radar, z, 256, 1, fused=True)
     with pytest.raises(ValueError, match="N <= "):
-        sir_fused.FusedRun(GROWTH, 2**18 + 1, 5)
+        sir_fused.FusedRun(GROWTH, geometry.FUSED_MAX_N + 1, 5)
     with pytest.raises(ValueError, match="blocks must be in"):
         sir_fused.FusedRun(GROWTH, 256, 5, blocks=sir_fused.resident_blocks() + 1)

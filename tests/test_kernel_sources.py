@@ -83,6 +83,24 @@ def test_fused_constants_are_the_ones_sir_fused_launches():
     tiles = re.search(r"constexpr int FUSED_MAX_TILES = (\d+);", text)
     assert int(threads.group(1)) == geometry.FUSED_THREADS == geometry.REDUCE_THREADS
     assert int(tiles.group(1)) == geometry.FUSED_MAX_N // geometry.SCAN_TILE
+    from pfresample.filters import sir_fused
+
+    sizes = {geometry.fused_slice_items(n, g) for n in (1, 2**14, 2**20) for g in (1, 264)}
+    assert sizes == {geometry.FUSED_SLICE_ITEMS, geometry.SCAN_ITEMS}
+    assert kernels._TEMPLATES["fused.cu"] == [sir_fused.function(k) for k in sorted(sizes)]
+
+
+def test_fused_grid_and_slices_on_an_h200_sized_device():
+    """132 SMs holding two blocks each: one block an SM up to FUSED_SPREAD_N, every resident
+    block above (never more than the virtual blocks); phase 4 in slices of 1,024 particles
+    while each has a block, in tiles of 4,096 above."""
+    assert geometry.fused_blocks(2**10, 264, 132) == 4 + 1  # reduction blocks + tiles
+    assert geometry.fused_blocks(2**14, 264, 132) == 64 + 4
+    assert geometry.fused_blocks(2**16, 264, 132) == 132
+    assert geometry.fused_blocks(2**18, 264, 132) == 264
+    assert geometry.fused_slice_items(2**18, 264) == 4  # 256 slices
+    assert geometry.fused_slice_items(2**18 + 1, 256) == 16  # 257 slices
+    assert geometry.fused_slice_items(2**20, 264) == 16
 
 
 def test_weight_contract_constants_are_the_ones_python_uses():

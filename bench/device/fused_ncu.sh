@@ -7,7 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -2
 for n in "${@:-16384 65536}"; do
     echo "== ncu, N = $n"
-    ncu --launch-skip 1 --launch-count 1 -k growth_systematic_run \
+    ncu --launch-skip 1 --launch-count 1 -k regex:growth_systematic_run \
         --section SpeedOfLight --section Occupancy --section WarpStateStats \
         python3 bench/device/fused_ncu.py "$n" 2>&1 | grep -v "^==PROF==" | \
         grep -E "Duration|Throughput|Occupancy|Warp Cycles|Stall|Issued|Active Warps|Block Limit|Grid Size|Registers|N=" | head -40

@@ -19,19 +19,7 @@ POINTS = {  # mark index: (anchor in fused.cu, where: "before"/"after", name)
     5: ("        const float m_block = block_max(best);\n", "before", "P1 predicted"),
     6: ("        if (t == 0) atomicMax(top + k, to_ordered(m_block));\n", "after", "P1 max"),
     7: ("        const float inv_s = (float)(1.0 / s);\n", "after", "P3 s"),
-    8: ("        float v[SCAN_ITEMS];\n        if (b < tiles) {", "before", "P4 estimate"),
-    9: ("        const PhiloxKey key{inputs[2 + 2 * k]", "before", "P4 tile sums scanned"),
-    10: (
-        "            place_tile<false>(v, prefix[q], carry[q], 1.0f);\n",
-        "before",
-        "P4 tile scanned",
-    ),
-    11: ("            write_ancestors(o, o_before", "before", "P4 offspring"),
-    12: (
-        "            write_ancestors(o, o_before, q * SCAN_TILE, smem.marks, ancestors);\n",
-        "after",
-        "P4 ancestors",
-    ),
+    8: ("        const PhiloxKey key{inputs[2 + 2 * k]", "before", "P4 estimate"),
 }
 PHASES = {1: "P1 end", 2: "P2 end", 3: "P3 end", 4: "P4 end"}
 

@@ -34,11 +34,19 @@ TILE_SUMS_THREADS = 1024
 
 # The fused SIR filter run (fused.cu, filters/sir_fused.py): blocks of
 # FUSED_THREADS threads (its reductions' and scan's width), taken for N up to
-# FUSED_MAX_N; above it the graph's full-width kernels are as fast
-# (docs/performance.md).
+# FUSED_MAX_N (the most tiles its warp scan of the tile sums takes; the graph
+# is 1.3x slower at 2^20 on the H200). Up to FUSED_SPREAD_N its grid has one
+# block an SM, above it every block the SMs hold at once (fused_blocks;
+# docs/performance.md has the measurements).
 FUSED_THREADS = 256
 
-FUSED_MAX_N = 1 << 18
+FUSED_MAX_N = 1 << 20
+
+FUSED_SPREAD_N = 1 << 16
+
+# Particles a thread in the fused run's phase 4 while its slices do not
+# outnumber the blocks (fused_slice_items).
+FUSED_SLICE_ITEMS = 4
 
 # Blocks of the GPU filters' float64 sums over the weights (filter.cu): one
 # weight a thread up to N = 2^19, then 8 (at 2^22) and more. Enough blocks in
@@ -183,12 +191,25 @@ def offspring_parts(n: int) -> int:
     return max(1, min(MAX_OFFSPRING_PARTS, -(-n // (OFFSPRING_THREADS * ITEMS_PER_THREAD))))
 
 
-def fused_blocks(n: int, resident: int) -> int:
+def fused_blocks(n: int, resident: int, sms: int) -> int:
     """The fused run's grid for N particles: one block per virtual block of
     its widest phase (the estimate's reduction blocks and the scan's tiles,
-    side by side), at most the ``resident`` blocks a cooperative launch may
-    have."""
-    return max(1, min(resident, sum_parts(n) + scan_tiles(n)))
+    side by side), at most one block on each of the ``sms`` SMs up to
+    FUSED_SPREAD_N and the ``resident`` blocks a cooperative launch may have
+    above. A grid barrier's arrivals take longer with more blocks: on the
+    H200 at 2^16, 1.65 ms a run on 132 blocks against 1.90 on 264; at 2^20
+    the second block an SM pays (3.2 against 4.3 ms)."""
+    most = sms if n <= FUSED_SPREAD_N else resident
+    return max(1, min(most, sum_parts(n) + scan_tiles(n)))
+
+
+def fused_slice_items(n: int, blocks: int) -> int:
+    """Particles a thread in the fused run's phase 4 (fused.cu's template
+    argument): FUSED_SLICE_ITEMS while every slice of FUSED_THREADS times as
+    many has a block of its own, the scan's SCAN_ITEMS (a slice a tile)
+    above, where a block would take several small slices in turn."""
+    small = -(-n // (FUSED_THREADS * FUSED_SLICE_ITEMS))
+    return FUSED_SLICE_ITEMS if small <= blocks else SCAN_ITEMS
 
 
 def sum_parts(n: int) -> int:

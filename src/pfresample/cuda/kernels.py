@@ -71,6 +71,8 @@ _TEMPLATES = {
         for scope in CandidateScope
         for layout in ("false,false", "true,false", "false,true")  # SHARED, GROUPED
     ],
+    # geometry.fused_slice_items's two sizes (geometry imports this module)
+    "fused.cu": ["growth_systematic_run<4>", "growth_systematic_run<16>"],
     "rejection.cu": [f"rejection_{k}<{t}>" for t in CTYPES.values() for k in ("grouped", "queued")],
     "cumulative.cu": [
         f"{k}<{pair}>"

@@ -1,7 +1,7 @@
 """The GPU SIR filter as one kernel a run: the growth model with Systematic
 resampling (``gpu_kernels/fused.cu``).
 
-:class:`FilterGraph` (``sir_gpu.py``) runs six kernels a step from one
+:class:`FilterGraph` (``sir_gpu.py``) runs five kernels a step from one
 CUDA graph; at N = 2^14 a step is a few microseconds of work in each and
 the latency between the graph's nodes sets the time (about 25 us a step on
 the H200). :class:`FusedRun` runs all T steps in one cooperative launch of
@@ -15,8 +15,7 @@ differ from the thesis's stages).
 
 ``run_sir(..., backend="cuda", stage_times=False)`` takes this path where it
 applies (:func:`applies`): the growth model, Systematic, and N up to
-``geometry.FUSED_MAX_N``, above which the graph's full-width kernels are as
-fast or faster (docs/performance.md has the measurements).
+``geometry.FUSED_MAX_N`` (docs/performance.md has the measurements).
 """
 
 from __future__ import annotations
@@ -29,8 +28,13 @@ import numpy as np
 from ..cuda import geometry, kernels, workspace
 from .common import GPU_STATE_DTYPE, NO_B, STAGES, SirResult, graph_inputs
 
-FAMILY, FUNCTION = "fused.cu", "growth_systematic_run"
+FAMILY = "fused.cu"
 RUNS_KEPT = 4  # FusedRun objects kept per process (each holds a few N-sized buffers)
+
+
+def function(slice_items: int) -> str:
+    """The run's kernel with phase 4 in slices of ``slice_items`` a thread."""
+    return f"growth_systematic_run<{slice_items}>"
 
 
 def applies(model, method_name: str, n: int) -> bool:
@@ -44,9 +48,12 @@ def applies(model, method_name: str, n: int) -> bool:
 
 
 def resident_blocks() -> int:
-    """Blocks of ``growth_systematic_run`` the device holds at once: the most
-    a cooperative launch may have."""
-    threads = geometry.resident_threads(FAMILY, FUNCTION, geometry.FUSED_THREADS)
+    """Blocks of the run's kernels the device holds at once (the fewer of
+    the two slice sizes'): the most a cooperative launch may have."""
+    sizes = (geometry.FUSED_SLICE_ITEMS, geometry.SCAN_ITEMS)
+    threads = min(
+        geometry.resident_threads(FAMILY, function(k), geometry.FUSED_THREADS) for k in sizes
+    )
     return threads // geometry.FUSED_THREADS
 
 
@@ -62,13 +69,15 @@ class FusedRun:
         if not 1 <= n <= geometry.FUSED_MAX_N:
             raise ValueError(f"the fused run takes 1 <= N <= {geometry.FUSED_MAX_N}, got N = {n}")
         resident = resident_blocks()
-        grid = geometry.fused_blocks(n, resident) if blocks is None else int(blocks)
+        sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+        grid = geometry.fused_blocks(n, resident, sms) if blocks is None else int(blocks)
         if not 1 <= grid <= resident:
             raise ValueError(
                 f"blocks must be in [1, {resident}] (the blocks this device holds at once), "
                 f"got {blocks}"
             )
         self.model, self.n, self.steps, self.blocks = model, n, steps, grid
+        self.function = function(geometry.fused_slice_items(n, grid))
         self.parts, self.tiles = geometry.sum_parts(n), geometry.scan_tiles(n)
         self.x = cupy.empty((2, n), dtype=GPU_STATE_DTYPE)
         self.log_w = cupy.empty(n, dtype=np.float32)
@@ -99,7 +108,7 @@ class FusedRun:
         args += (self.inputs, self.drift, f32(m.init_mean), f32(m.init_var**0.5))
         args += (f32(m.sigma_v2**0.5), f32(1.0 / m.sigma_n2), self.part_sums, self.tile_sum)
         args += (self.tile_end, self.local_scan, self.bar, self.top, self.estimates, self.marks)
-        launch = kernels.kernel(FAMILY, FUNCTION)
+        launch = kernels.kernel(FAMILY, self.function)
         grid, block = (self.blocks,), (geometry.FUSED_THREADS,)
         launch(grid, block, args, stream=self.stream, enable_cooperative_groups=True)
 

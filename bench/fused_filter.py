@@ -58,7 +58,7 @@ def main(argv=None) -> None:
     for n in args.n:
         graph = [run_sir_gpu(model, y, n, m, s, stage_times=False, fused=False)
                  for s in range(args.repeats + 1)][1:]  # fmt: skip
-        default = geometry.fused_blocks(n, resident, sms)
+        default = sir_fused.default_blocks(n)
         grids = sorted(
             {max(1, int(f * default)) for f in args.fractions} | {default, sms, resident}
         )

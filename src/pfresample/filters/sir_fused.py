@@ -57,11 +57,19 @@ def resident_blocks() -> int:
     return threads // geometry.FUSED_THREADS
 
 
+def default_blocks(n: int) -> int:
+    """``geometry.fused_blocks`` for N on this device."""
+    import cupy
+
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    return geometry.fused_blocks(n, resident_blocks(), sms)
+
+
 class FusedRun:
     """T steps of the growth-model filter with Systematic resampling for one
     N, over buffers it owns; :meth:`run` runs it for one seed and one set of
     measurements. ``blocks``: the grid (at most :func:`resident_blocks`);
-    ``geometry.fused_blocks`` when None."""
+    :func:`default_blocks` when None."""
 
     def __init__(self, model, n: int, steps: int, blocks: int | None = None):
         import cupy
@@ -69,8 +77,7 @@ class FusedRun:
         if not 1 <= n <= geometry.FUSED_MAX_N:
             raise ValueError(f"the fused run takes 1 <= N <= {geometry.FUSED_MAX_N}, got N = {n}")
         resident = resident_blocks()
-        sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-        grid = geometry.fused_blocks(n, resident, sms) if blocks is None else int(blocks)
+        grid = default_blocks(n) if blocks is None else int(blocks)
         if not 1 <= grid <= resident:
             raise ValueError(
                 f"blocks must be in [1, {resident}] (the blocks this device holds at once), "

@@ -88,25 +88,28 @@ class _GrowthTwin:
         args = (x, np.uint32(n), key, np.float32(m.init_mean), np.float32(m.init_var**0.5))
         _launch("models.cu", "growth_init", geometry.blocks(n, self.per_block), args)
 
+    def _step_args(self, k: int, z, top) -> tuple:
+        """The arguments of step k that follow the noise key in both
+        prediction kernels: the Philox block, eq. 2.34's drift (with the
+        index of the state propagated), sigma_v, z, 1 / sigma_n^2, top."""
+        m = self.model
+        drift = 8.0 * math.cos(1.2 * k)
+        return (np.uint64(k + 1), np.float32(drift), np.float32(m.sigma_v2**0.5), z,
+                np.float32(1.0 / m.sigma_n2), top)  # fmt: skip
+
     def predict(self, x, log_w, k: int, z, key, top) -> None:
         """Step k of eq. 2.34 in place, log p(z | x) into ``log_w``, and
         ``top`` (uint32, on the device) raised to their maximum."""
-        m = self.model
         n = x.shape[-1]
-        drift = 8.0 * math.cos(1.2 * k)  # eq. 2.34, with the index of the state propagated
-        args = (x, log_w, np.uint32(n), key, np.uint64(k + 1), np.float32(drift))
-        args += (np.float32(m.sigma_v2**0.5), z, np.float32(1.0 / m.sigma_n2), top)
+        args = (x, log_w, np.uint32(n), key, *self._step_args(k, z, top))
         _launch("models.cu", "growth_predict", geometry.blocks(n, self.per_block), args)
 
     def predict_through(self, src, ancestors, x, log_w, k: int, z, key, top) -> None:
         """:meth:`predict` of the states ``src[ancestors]`` into ``x`` (the
         gather fused into the prediction; ``ancestors`` None: ``src`` itself)."""
-        m = self.model
         n = x.shape[-1]
-        drift = 8.0 * math.cos(1.2 * k)
         anc = NULL if ancestors is None else ancestors
-        args = (src, anc, x, log_w, np.uint32(n), key, np.uint64(k + 1), np.float32(drift))
-        args += (np.float32(m.sigma_v2**0.5), z, np.float32(1.0 / m.sigma_n2), top)
+        args = (src, anc, x, log_w, np.uint32(n), key, *self._step_args(k, z, top))
         _launch("models.cu", "growth_predict_through", geometry.blocks(n, self.per_block), args)
 
 

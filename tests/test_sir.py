@@ -198,3 +198,20 @@ def test_an_infinite_measurement_is_named():
     y[1] = np.inf
     with pytest.raises(ValueError, match="step 2 of the filter: all log-weights are -inf"):
         run_sir(MODEL, y, 64, "systematic", seed=1)
+
+
+def test_graph_inputs_lay_out_the_noise_key_the_step_keys_and_the_measurements():
+    """The GPU filters' input buffer, word by word, from derive_seeds and
+    rng.seed_keys."""
+    from pfresample.filters.common import derive_seeds, graph_inputs
+    from pfresample.rng import seed_keys
+
+    y = np.array([0.5, -1.25, 3.0])
+    for seed in (0, 7, 2**63 + 5):
+        rng, draw_seeds = derive_seeds(seed, 3)
+        got = graph_inputs(y, seed, 3)
+        assert got.dtype == np.uint32 and got.shape == (2 + 2 * 3 + 3,)
+        assert list(got[:2]) == list(rng.integers(0, 2**32, size=2, dtype=np.uint64))
+        k0, k1 = seed_keys(draw_seeds)
+        assert list(got[2:8:2]) == list(k0) and list(got[3:8:2]) == list(k1)
+        np.testing.assert_array_equal(got[8:].view(np.float32), y.astype(np.float32))

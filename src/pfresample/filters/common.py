@@ -8,8 +8,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..rng import seed_keys
-
 # The four stages of Algorithm 2.4, in the order of SirResult.stage_seconds's columns.
 STAGES = (
     "prediction and weight update",
@@ -78,9 +76,12 @@ def graph_inputs(y, seed: int, steps: int) -> np.ndarray:
     the CPU filter's noise -- and the measurements ``y`` as float32."""
     rng, draw_seeds = derive_seeds(seed, steps)
     key = rng.integers(0, 2**32, size=2, dtype=np.uint64).astype(np.uint32)
-    k0, k1 = seed_keys(draw_seeds)
+    # A little-endian uint64 seed is its Philox key (rng.seed_keys: low word
+    # k0, high word k1) as two uint32 words, so the view is the keys, without
+    # the copies that dominate this function on a slow host.
+    keys = draw_seeds.astype("<u8", copy=False).view("<u4").astype(np.uint32, copy=False)
     z = np.ascontiguousarray(y, dtype=np.float32).reshape(-1).view(np.uint32)
-    return np.concatenate([key, np.stack([k0, k1], axis=1).astype(np.uint32).ravel(), z])
+    return np.concatenate([key, keys, z])
 
 
 def select_filter_backend(backend: str, on_gpu: bool = True) -> str:

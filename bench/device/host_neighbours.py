@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Whether PyTorch and JAX in the same process slow our filter's host path:
+run_sir's median call (growth model, Systematic, T = 100, N = 2^14 unless
+given, 200 calls) alone, after PyTorch has run a filter on the GPU, and
+after JAX has too (bench/gpu_filter_peers.py runs all three in one process)."""
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from pfresample.filters import run_sir
+from pfresample.models import GrowthModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 2**14
+model = GrowthModel()
+_, y = model.simulate(100, np.random.default_rng(1))
+
+
+def ours(label: str) -> None:
+    for s in range(3):
+        run_sir(model, y, n, "systematic", s, backend="cuda", stage_times=False)
+    calls, kernel = [], []
+    for s in range(200):
+        start = time.perf_counter()
+        r = run_sir(model, y, n, "systematic", s, backend="cuda", stage_times=False)
+        calls.append(time.perf_counter() - start)
+        kernel.append(r.total_seconds)
+    call, k = statistics.median(calls), statistics.median(kernel)
+    host = call - k
+    print(f"{label:>20}: call {1e3 * call:.3f}, kernel {1e3 * k:.3f}, host {1e3 * host:.3f} ms")
+
+
+ours("alone")
+from gpu_filter_peers import jax_runs, torch_runs  # noqa: E402 -- after the first timing
+
+torch_runs(y, n, model, 3, 1, graph=True)
+ours("after torch")
+jax_runs(y, n, model, 3, 1)
+ours("after torch and JAX")

@@ -4,6 +4,7 @@
 //   MODE_GLOBAL: Metropolis (Murray et al.; thesis Algorithm 3.3)
 //   MODE_ONCE:   Metropolis-C1 (Algorithm 5.1)
 //   MODE_EVERY:  Metropolis-C2 (Algorithm 5.2)
+//   megopolis:   Megopolis (Chesser, Nguyen and Ranasinghe 2021), a kernel of its own
 //
 // Draw layout, iteration m = 0 .. B-1: the particle stream gives the
 // acceptance uniform u at counter 2m and the candidate offset at counter
@@ -77,7 +78,112 @@ __device__ __forceinline__ void metropolis_single(int m, const Lane& lane,
     metropolis_step(odd ? a.z : a.x, j, w[j], t, wt);
 }
 
+// Megopolis's offsets: o_m = uniform_int(draw, N) at counter m of the
+// replica's global stream (DOMAIN_GLOBAL, stream 0), the same for every lane
+// of the replica. SHARED (a hardware warp is 32 particles of one replica): lane
+// l evaluates block l of each run of 32 blocks and the words go round by
+// __shfl_sync, one Philox evaluation per warp per 128 iterations, as
+// Candidates::segment_at. Otherwise each lane evaluates the stream itself.
+template <bool SHARED>
+struct Offsets {
+    PhiloxKey key;
+    unsigned int n;
+    Philox4x32 held;  // SHARED: this lane's block of the current run; else the current block
+
+    __device__ __forceinline__ void load(int m) {
+        const unsigned long long b = (unsigned long long)(m >> 2);
+        held = SHARED ? philox_block(key, DOMAIN_GLOBAL, 0u, (b & ~31ull) + (threadIdx.x & 31u))
+                      : philox_block(key, DOMAIN_GLOBAL, 0u, b);
+    }
+
+    // Before the first iteration m of a loop (a continued chain may start anywhere).
+    __device__ __forceinline__ void begin(int m) { load(m); }
+
+    // o_m, for m = the loop's first iteration, then one more at each call.
+    __device__ __forceinline__ unsigned int at(int m) {
+        if ((m & (SHARED ? 127 : 3)) == 0) load(m);
+        unsigned int word = held.word((unsigned int)m & 3u);
+        if (SHARED) word = __shfl_sync(0xFFFFFFFFu, word, (m >> 2) & 31);
+        return uniform_int(word, n);
+    }
+};
+
+// Iteration m's candidate for particle i: (i + o_m) mod N.
+__device__ __forceinline__ unsigned int megopolis_candidate(unsigned int i, unsigned int o,
+                                                            unsigned int n) {
+    const unsigned int j = i + o;  // < 2N <= 2^32 - 2: no wrap in 32 bits
+    return j >= n ? j - n : j;
+}
+
+// Iterations per Megopolis batch: two Philox blocks of the particle stream.
+constexpr int MEGOPOLIS_BATCH = 8;
+
+template <typename T, bool SHARED>
+__device__ __forceinline__ void megopolis_draw(MetropolisBatch<T, MEGOPOLIS_BATCH>& b, int m,
+                                               const Lane& lane, Offsets<SHARED>& offsets,
+                                               unsigned int n, const T* __restrict__ w) {
+#pragma unroll
+    for (int k = 0; k < MEGOPOLIS_BATCH; k += 4) {
+        const Philox4x32 a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, (m + k) >> 2);
+        b.u[k] = a.x;
+        b.u[k + 1] = a.y;
+        b.u[k + 2] = a.z;
+        b.u[k + 3] = a.w;
+    }
+#pragma unroll
+    for (int k = 0; k < MEGOPOLIS_BATCH; ++k) {
+        b.j[k] = megopolis_candidate(lane.particle, offsets.at(m + k), n);
+    }
+#pragma unroll
+    for (int k = 0; k < MEGOPOLIS_BATCH; ++k) b.wj[k] = w[b.j[k]];
+}
+
 }  // namespace pfr
+
+// Megopolis: one lane a thread, B iterations from t = the lane's particle (or
+// from `start` after m_start iterations, as metropolis). Batches of 8
+// iterations, the next batch's draws and loads issued before the current one
+// is compared (metropolis's pipelining; the loads are contiguous but mostly
+// miss L1).
+template <typename T, bool SHARED>
+__global__ void megopolis(const T* __restrict__ w, unsigned int n, long long lanes,
+                          const unsigned int* __restrict__ keys, int n_keys, unsigned int k0,
+                          unsigned int k1, int b, const int* __restrict__ b_device,
+                          const int* __restrict__ start, int m_start, int* __restrict__ out) {
+    using namespace pfr;
+    const long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= lanes) return;  // SHARED: lanes is a multiple of 32, whole warps leave
+    const Lane lane = make_lane(id, n, keys, n_keys, k0, k1);
+    Offsets<SHARED> offsets{lane.key, n, {}};
+    const int B = loop_length(b, b_device);
+    unsigned int t = start != nullptr ? (unsigned int)start[id] : lane.particle;
+    T wt = w[t];
+    int m = m_start;
+    if (m < B) offsets.begin(m);
+    for (; m % MEGOPOLIS_BATCH != 0 && m < B; ++m) {  // a continued chain's first few
+        const unsigned int j = megopolis_candidate(lane.particle, offsets.at(m), n);
+        metropolis_step(draw_at(lane.key, DOMAIN_PARTICLE, lane.particle, m), j, w[j], t, wt);
+    }
+    MetropolisBatch<T, MEGOPOLIS_BATCH> cur, next;
+    const int batches = B / MEGOPOLIS_BATCH;
+    int q = m / MEGOPOLIS_BATCH;
+    if (q < batches) megopolis_draw(cur, q * MEGOPOLIS_BATCH, lane, offsets, n, w);
+    for (; q < batches; ++q) {
+        const bool more = q + 1 < batches;
+        if (more) megopolis_draw(next, (q + 1) * MEGOPOLIS_BATCH, lane, offsets, n, w);
+#pragma unroll
+        for (int k = 0; k < MEGOPOLIS_BATCH; ++k) {
+            metropolis_step(cur.u[k], cur.j[k], cur.wj[k], t, wt);
+        }
+        if (more) cur = next;
+    }
+    m = m > q * MEGOPOLIS_BATCH ? m : q * MEGOPOLIS_BATCH;
+    for (; m < B; ++m) {  // the last few
+        const unsigned int j = megopolis_candidate(lane.particle, offsets.at(m), n);
+        metropolis_step(draw_at(lane.key, DOMAIN_PARTICLE, lane.particle, m), j, w[j], t, wt);
+    }
+    out[id] = (int)t;
+}
 
 template <typename T, int MODE, bool SHARED>
 __global__ void metropolis(const T* __restrict__ w, unsigned int n, long long lanes,

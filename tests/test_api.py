@@ -24,6 +24,7 @@ def test_registry_lists_every_method():
         "metropolis",
         "metropolis-c1",
         "metropolis-c2",
+        "megopolis",
         "rejection",
         "uphill",
         "uphill-ca",

@@ -368,7 +368,7 @@ LADDER_BS = [130, 0, 7, 7, 300, 1, 129, 64]
 
 
 @pytest.mark.parametrize("shared", [True, False])
-@pytest.mark.parametrize("method", ["metropolis", "metropolis-c1", "metropolis-c2"])
+@pytest.mark.parametrize("method", ["metropolis", "metropolis-c1", "metropolis-c2", "megopolis"])
 def test_each_B_in_one_pass_equals_separate_runs(method, shared, monkeypatch):
     """resample_each_B continues the chains from one B to the next on the
     device; every B's ancestors equal the CPU's run with that B alone."""

@@ -55,6 +55,23 @@ def metropolis_loop(w, seed, B, mode=None, per_segment=None, segments=None):
     return np.array(out)
 
 
+def megopolis_loop(w, seed, B, mode=None, per_segment=None, segments=None):
+    """Megopolis: u at counter m of the particle stream, the offset o_m at
+    counter m of the global stream, candidate (i + o_m) mod N."""
+    n = len(w)
+    offsets = [int(uniform_int(draw(seed, DOMAIN_GLOBAL, 0, m), n)) for m in range(B)]
+    out = []
+    for i in range(n):
+        t = i
+        for m in range(B):
+            u = uniform_accept(draw(seed, DOMAIN_PARTICLE, i, m))
+            j = (i + offsets[m]) % n
+            if u <= w[j] / w[t]:
+                t = j
+        out.append(t)
+    return np.array(out)
+
+
 def uphill_loop(w, seed, B, mode=None, per_segment=None, segments=None):
     """Algorithms 6.1 / 6.2 / 6.3: candidate at counter m."""
     n = len(w)
@@ -126,6 +143,7 @@ def w():
         ("metropolis-c1", metropolis_loop, CandidateScope.FIXED_SEGMENT, 128),
         ("metropolis-c2", metropolis_loop, CandidateScope.SEGMENT_PER_ITERATION, 128),
         ("metropolis-c2", metropolis_loop, CandidateScope.SEGMENT_PER_ITERATION, 384),
+        ("megopolis", megopolis_loop, None, None),
         ("uphill", uphill_loop, None, None),
         ("uphill-ca", uphill_loop, CandidateScope.SEGMENT_PER_ITERATION, 128),
         ("uphill-c1", uphill_loop, CandidateScope.FIXED_SEGMENT, 384),
@@ -164,7 +182,8 @@ def test_chunking_and_threads_do_not_change_results(monkeypatch):
 
     w = generate("gamma-k1-s2", 1000, 0, 0)  # 1000: warps straddle replicas
     seeds = list(range(40))
-    for method in ("metropolis-c2", "uphill-ca", "uphill-c1", "rejection", "multinomial"):
+    methods = ("metropolis-c2", "megopolis", "uphill-ca", "uphill-c1", "rejection", "multinomial")
+    for method in methods:
         kw = {"segment_bytes": 4000} if "-c" in method else {}
         kw.update({"B": 7} if method != "rejection" and method != "multinomial" else {})
         many = pr.resample_many(w, method, seeds=seeds, **kw)

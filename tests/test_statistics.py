@@ -4,8 +4,9 @@ exact expectation the theory gives (tolerance: see stat_tools.py).
 * Systematic, Stratified, Multinomial, Residual, Rejection: N w_i / sum w (eq. 3.1)
 * Uphill and Uphill-CA: EU(i, B) (eq. 6.1 and eq. 6.2), ties as in Appendix A.1 Note 1
 * Uphill-C1: eq. 6.3
-* Metropolis, -C2: the B-step chain's expectation; -C1: the chain confined
-  to one s-segment; for large B, N w_i / sum w.
+* Metropolis, -C2, Megopolis: the B-step chain's expectation (Megopolis's
+  candidates for one particle are i.i.d. uniform, as Metropolis's); -C1: the
+  chain confined to one s-segment; for large B, N w_i / sum w.
 """
 
 import numpy as np
@@ -86,7 +87,7 @@ def test_uphill_c1_expectation(family, B, ss):
 
 @pytest.mark.parametrize("family", ["gamma-k1-s2", "eq233-y4"])
 @pytest.mark.parametrize("B", [1, 8, 40])
-@pytest.mark.parametrize("method", ["metropolis", "metropolis-c2"])
+@pytest.mark.parametrize("method", ["metropolis", "metropolis-c2", "megopolis"])
 def test_metropolis_expectation_after_B_steps(method, family, B):
     w = generate(family, N, 0, 0)
     kw = {"segment_bytes": 128} if method == "metropolis-c2" else {}
@@ -129,3 +130,16 @@ def test_systematic_float32_prefix_sum_goes_wrong_beyond_2_to_18():
     assert np.abs(exact - target).max() < 1.0
     single = pr.offspring(pr.resample(w, "systematic", seed=1), w.size)
     assert np.abs(single - target).max() > 1.0
+
+
+def test_megopolis_is_unbiased_as_B_grows():
+    """Megopolis's stationary distribution is the weights' (each particle's
+    chain is an independent Metropolis-Hastings sampler with a uniform
+    proposal): with 5x Murray et al.'s B the draws match N w_i / sum w, and
+    with a small B the test sees the bias. The B rule is Metropolis's."""
+    w = generate("eq233-y3", N, 0, 0)
+    target = expectation.unbiased(w)
+    B = pr.choose_B(w, "megopolis")
+    assert B == pr.choose_B(w, "metropolis")
+    assert excess(draws(w, "megopolis", B=5 * B), target) < Z_MAX
+    assert excess(draws(w, "megopolis", B=5), target) > Z_MAX

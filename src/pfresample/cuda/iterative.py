@@ -1,4 +1,5 @@
-"""Launchers of the Metropolis family (Algorithms 3.3, 5.1, 5.2) and the
+"""Launchers of the Metropolis family (Algorithms 3.3, 5.1, 5.2, and
+Megopolis, Chesser et al. 2021) and the
 Uphill family (Algorithms 6.1-6.3): B iterations per lane, candidates drawn
 over the whole array or inside s-segments (``lanes.cuh``,
 :class:`pfresample.constants.CandidateScope`)."""
@@ -64,8 +65,19 @@ def metropolis_c2(call, *, B, per_segment, segments, start=None, m_start=0):
     _iterative(call, "metropolis", scope, B, per_segment, segments, chain)
 
 
+def megopolis(call, *, B, per_segment, segments, start=None, m_start=0):
+    """Megopolis (Chesser et al. 2021; metropolis.cu). It has no s-segments:
+    ``per_segment`` and ``segments`` (N and 1) are not used."""
+    block = block_size(call.n)
+    shared = call.n % WARP_SIZE == 0 and block % WARP_SIZE == 0
+    b = np.int32(-1 if B is None else B)
+    args = (*call.lane_args(), b, call.ws.b, *_chain(start, m_start), call.out)
+    launch = kernel("metropolis.cu", f"megopolis<{call.ctype},{flag(shared)}>")
+    launch((blocks(call.lanes, block),), (block,), args)
+
+
 # The launchers that continue chains from one B to the next (run.continue_chains).
-CONTINUABLE = (metropolis, metropolis_c1, metropolis_c2)
+CONTINUABLE = (metropolis, metropolis_c1, metropolis_c2, megopolis)
 
 
 def uphill(call, *, B, per_segment, segments):

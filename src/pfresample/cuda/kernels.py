@@ -64,7 +64,8 @@ _TEMPLATES = {
         for t in CTYPES.values()
         for scope in CandidateScope
         for shared in ("false", "true")
-    ],
+    ]
+    + [f"megopolis<{t},{shared}>" for t in CTYPES.values() for shared in ("false", "true")],
     "uphill.cu": [
         f"uphill<{t},{int(scope)},{layout}>"
         for t in CTYPES.values()

@@ -108,6 +108,13 @@ REGISTRY: dict[str, Method] = {
             gpu=cuda_iterative.metropolis_c2,
             **_METROPOLIS,
         ),
+        Method(
+            "megopolis",
+            "Chesser et al. 2021 (arXiv 2109.13504)",
+            metropolis.megopolis,
+            gpu=cuda_iterative.megopolis,
+            **_METROPOLIS,
+        ),
         Method("rejection", "Algorithm 3.4", rejection.rejection, gpu=cuda_rejection.rejection),
         Method("uphill", "Algorithm 6.1", uphill.uphill, gpu=cuda_iterative.uphill, **_UPHILL),
         Method(

@@ -4,19 +4,15 @@ call goes for the fused run (growth model, Systematic, T = 100, N given on the
 command line, 2^14 by default): cProfile over 50 calls after warm-up, the top
 entries by own time."""
 
-import cProfile
-import pstats
 import sys
 import time
 
-import numpy as np
+from _timing import growth_inputs, print_profile
 
 from pfresample.filters import run_sir
-from pfresample.models import GrowthModel
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 2**14
-model = GrowthModel()
-_, y = model.simulate(100, np.random.default_rng(1))
+model, y = growth_inputs()
 for s in range(3):
     run_sir(model, y, n, "systematic", s, backend="cuda", stage_times=False)
 start = time.perf_counter()
@@ -26,9 +22,6 @@ print(
     f"per call {1e3 * (time.perf_counter() - start) / 50:.3f} ms, run's wall "
     f"{1e3 * r.wall_seconds:.3f} ms, kernel {1e3 * r.total_seconds:.3f} ms"
 )
-prof = cProfile.Profile()
-prof.enable()
-for s in range(50):
-    run_sir(model, y, n, "systematic", s, backend="cuda", stage_times=False)
-prof.disable()
-pstats.Stats(prof).sort_stats("tottime").print_stats(18)
+print_profile(
+    lambda s: run_sir(model, y, n, "systematic", s, backend="cuda", stage_times=False), 50, 18
+)

@@ -5,34 +5,20 @@ given, 200 calls) alone, after PyTorch has run a filter on the GPU, and
 after JAX has too (bench/gpu_filter_peers.py runs all three in one process)."""
 
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
-
-from pfresample.filters import run_sir
-from pfresample.models import GrowthModel
+from _timing import growth_inputs, host_share
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 2**14
-model = GrowthModel()
-_, y = model.simulate(100, np.random.default_rng(1))
+model, y = growth_inputs()
 
 
 def ours(label: str) -> None:
-    for s in range(3):
-        run_sir(model, y, n, "systematic", s, backend="cuda", stage_times=False)
-    calls, kernel = [], []
-    for s in range(200):
-        start = time.perf_counter()
-        r = run_sir(model, y, n, "systematic", s, backend="cuda", stage_times=False)
-        calls.append(time.perf_counter() - start)
-        kernel.append(r.total_seconds)
-    call, k = statistics.median(calls), statistics.median(kernel)
+    call, k = host_share(model, y, n)
     host = call - k
     print(f"{label:>20}: call {1e3 * call:.3f}, kernel {1e3 * k:.3f}, host {1e3 * host:.3f} ms")
 

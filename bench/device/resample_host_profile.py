@@ -4,13 +4,12 @@ goes (method and N on the command line; systematic at 2^22 by default):
 the call's median with a synchronize against its CUDA-event time, then
 cProfile over 30 calls, the top entries by own time."""
 
-import cProfile
-import pstats
 import statistics
 import sys
 import time
 
 import cupy
+from _timing import print_profile
 
 import pfresample as pr
 from pfresample.studies.dulger2017.weights import generate
@@ -36,10 +35,11 @@ print(
     f"{method} N={n}: host {statistics.median(host):.3f} ms, "
     f"events {statistics.median(device):.3f} ms (medians of 30)"
 )
-prof = cProfile.Profile()
-prof.enable()
-for s in range(30):
-    pr.resample(w, method, seed=s, **kw)
+
+
+def call(seed):
+    pr.resample(w, method, seed=seed, **kw)
     cupy.cuda.Device().synchronize()
-prof.disable()
-pstats.Stats(prof).sort_stats("tottime").print_stats(14)
+
+
+print_profile(call, 30, 14)

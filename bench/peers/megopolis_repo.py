@@ -98,7 +98,6 @@ def read_peer_csv(path: Path) -> list[dict]:
                     "n": int(r["particles"]),
                     "mse_per_n": float(r["mse"]),
                     "mean_ms": 1e3 * float(r["time"]),
-                    "time_sd_ms": 1e3 * float(r["time_stddev"]),
                 }
             )
     return rows
@@ -132,26 +131,24 @@ def mse_per_n(ancestors: np.ndarray, w: np.ndarray) -> float:
     return float(np.sum((o - n * w.astype(np.float64) / w.sum(dtype=np.float64)) ** 2) / n)
 
 
-def run_ours(method: str, n: int, y: float, B: int, runs: int, sequences: int, segment: int,
-             seed: int) -> dict:  # fmt: skip
-    """Our side of one cell, as the peer times its own."""
+def run_ours(method: str, weights: list, B: int, runs: int, segment: int) -> dict:
+    """Our side of one cell, as the peer times its own: ``runs`` calls on
+    each weight sequence of ``weights`` (host arrays)."""
     import cupy
 
     import pfresample as pr
-    from pfresample.studies.dulger2017.weights import generate
 
     kw = {} if method == "systematic" else {"B": B}
     if method in SEGMENTED:
         kw["segment_bytes"] = 4 * segment
     times, errors = [], []
-    for s in range(sequences):
-        w = generate(f"eq233-y{y:g}", n, s, seed)
+    for w in weights:
         wd = cupy.asarray(w)
         pr.resample(wd, method, seed=0, **kw)  # compile or load, allocate
         cupy.cuda.Device().synchronize()
         # The calls back to back, as the peer's loop (whose MSE runs on the
-        # device between calls): host work between them lets the GPU's clocks
-        # fall, which cost ours about 0.3 ms a call when the MSE ran here.
+        # device between calls): with the MSE on the host between them, the
+        # GPU idle meanwhile, each of our calls took about 0.3 ms more.
         out = []
         for r in range(runs):
             start = time.perf_counter()
@@ -193,7 +190,9 @@ def main(argv=None) -> None:
             "y": args.y, "segment": args.segment}  # fmt: skip
     rows = []
     for n in args.sizes:
-        B = pr.choose_B(generate(f"eq233-y{args.y:g}", n, 0, args.seed), "metropolis")
+        family = f"eq233-y{args.y:g}"
+        weights = [generate(family, n, s, args.seed) for s in range(args.sequences)]
+        B = pr.choose_B(weights[0], "metropolis")
         print(f"N = {n}: B = {B}", flush=True)
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
@@ -205,8 +204,7 @@ def main(argv=None) -> None:
                 shutil.copy(f, args.csv.parent / f"{args.csv.stem}_raw_n{n}_{f.name}")
         for method in METHODS:
             b = "" if method == "systematic" else B
-            ours = run_ours(method, n, args.y, B, args.runs, args.sequences, args.segment,
-                            args.seed)  # fmt: skip
+            ours = run_ours(method, weights, B, args.runs, args.segment)
             theirs = peer[method]
             for library, r in (("pfresample", ours), ("megopolis-repo", theirs)):
                 rows.append({**info, "library": library, "method": method, "n": n, "B": b,

@@ -5,7 +5,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: test test-gpu test-slurm figures lint bench bench-gpu bench-gpu-filter clean
+.PHONY: help test test-gpu test-slurm figures lint bench bench-gpu bench-gpu-filter frontier \
+	frontier-figure clean
 
 test: $(VENV)/.dev-stamp           ## the README test command (CI runs it)
 	$(BIN)/python -m pytest -m "not gpu and not slurm" $(PYTEST_ARGS)
@@ -19,7 +20,7 @@ test-slurm: $(VENV)/.cluster-stamp  ## profiles/slurm on a local one-node SLURM 
 figures: $(VENV)/.dev-stamp        ## reproduce the thesis figures
 	$(BIN)/snakemake --snakefile Snakefile --cores all $(SNAKEMAKE_ARGS)
 
-lint: $(VENV)/.dev-stamp
+lint: $(VENV)/.dev-stamp            ## ruff: lint and format check (CI runs it)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
@@ -31,6 +32,16 @@ bench-gpu: $(VENV)/.cuda-stamp      ## GPU timings vs CuPy, PyTorch, a 1 GiB cop
 
 bench-gpu-filter: $(VENV)/.cuda-stamp  ## the GPU SIR filter vs the thesis's K40 times (needs a GPU)
 	$(BIN)/python bench/gpu_filter.py $(BENCH_ARGS)
+
+frontier: $(VENV)/.cuda-stamp       ## MSE/N against time per call, every method, one run (needs a GPU; peer: BENCH_ARGS=--peer-binary ...)
+	$(BIN)/python bench/frontier.py --backend cuda $(BENCH_ARGS)
+	$(BIN)/python bench/frontier_figure.py
+
+frontier-figure: $(VENV)/.dev-stamp  ## redraw bench/results/frontier.png from the committed CSV
+	$(BIN)/python bench/frontier_figure.py
+
+help:                              ## this list
+	@awk -F ':.*## ' '/^[a-z][a-z-]*:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache

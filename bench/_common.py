@@ -1,12 +1,21 @@
 """Pieces the benchmark scripts share: the size syntax of their command lines,
-the version of the `particles` peer library, and writing their CSV."""
+the version of the `particles` peer library, the weight families and the
+default options of a timed call, the CUDA device's description, and writing
+their CSV."""
 
 from __future__ import annotations
 
 import argparse
 import csv
+import datetime
 from importlib import metadata
 from pathlib import Path
+
+import pfresample as pr
+
+# The weight families the GPU benchmarks run on (pfresample.studies.dulger2017.weights):
+# thesis eq. 2.33 with y = 4, and gamma with shape 1, scale 2.
+DISTRIBUTIONS = ("eq233-y4", "gamma-k1-s2")
 
 
 def parse_size(text: str) -> int:
@@ -45,3 +54,32 @@ def write_rows(path: Path, rows: list[dict], fields=None, announce=True) -> None
         writer.writerows(rows)
     if announce:
         print(f"# wrote {path}")
+
+
+def default_call(w, method, segment_bytes: int, ssd_table=None) -> tuple[int | None, dict]:
+    """``(B, kw)`` of a call of ``method`` (a registry entry) on ``w`` as the
+    library runs it by default: B as :func:`pfresample.choose_B` chooses it
+    (None for a method without B), and the keyword arguments a call takes,
+    ``segment_bytes`` for the segmented methods and the Uphill family's
+    ``ssd_table`` (computed once per N by the caller, so that B is not a
+    table computation per call)."""
+    params = {"ssd_table": ssd_table} if method.B_rule == "uphill" else {}
+    B = pr.choose_B(w, method.name, **params) if method.B_rule else None
+    kw = {"segment_bytes": segment_bytes} if method.segmented else {}
+    kw.update(params)
+    return B, kw
+
+
+def cuda_device_info() -> dict:
+    """Today's date, CUDA device 0's name, the CUDA runtime's and CuPy's versions."""
+    import cupy
+
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    version = cupy.cuda.runtime.runtimeGetVersion()
+    return {
+        "date": datetime.date.today().isoformat(),
+        "device": name,
+        "cuda": f"{version // 1000}.{version % 1000 // 10}",
+        "cupy": cupy.__version__,
+    }

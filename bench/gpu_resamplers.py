@@ -28,14 +28,12 @@ Afterwards the issue's targets are checked on the numbers of this run.
 from __future__ import annotations
 
 import argparse
-import datetime
 import statistics
 import sys
 from pathlib import Path
 
 import numpy as np
 
-import pfresample as pr
 from pfresample import tuning
 from pfresample.api import time_resample
 from pfresample.backend import cuda_device
@@ -44,9 +42,14 @@ from pfresample.studies.dulger2017 import weights
 from pfresample.timing import cuda_event_times
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import parse_size, write_rows  # noqa: E402 -- sibling module
+from _common import (  # noqa: E402 -- sibling module
+    DISTRIBUTIONS,
+    cuda_device_info,
+    default_call,
+    parse_size,
+    write_rows,
+)
 
-DISTRIBUTIONS = ("eq233-y4", "gamma-k1-s2")
 COPY_BYTES = 1 << 30
 TORCH_MAX_CATEGORIES = 1 << 24
 FIELDS = [
@@ -129,24 +132,10 @@ def copy_bandwidth(repeats: int) -> tuple[float, float]:
     return ms, 2 * COPY_BYTES / (ms * 1e-3) / 1e9
 
 
-def device_info() -> dict:
-    import cupy
-
-    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    version = cupy.cuda.runtime.runtimeGetVersion()
-    return {
-        "date": datetime.date.today().isoformat(),
-        "device": name,
-        "cuda": f"{version // 1000}.{version % 1000 // 10}",
-        "cupy": cupy.__version__,
-    }
-
-
 def run(args) -> list[dict]:
     import cupy
 
-    info = device_info()
+    info = cuda_device_info()
     rows = []
 
     def emit(**row):
@@ -181,10 +170,7 @@ def run(args) -> list[dict]:
                 )
             for name in args.methods:
                 m = REGISTRY[name]
-                params = {"ssd_table": table} if m.B_rule == "uphill" else {}
-                B = pr.choose_B(w, name, **params) if m.B_rule else None
-                kw = {"segment_bytes": args.segment_bytes} if m.segmented else {}
-                kw.update(params)
+                B, kw = default_call(w, m, args.segment_bytes, table)
                 t = time_resample(w, name, seed=1, repeats=args.repeats, warmup=args.warmup, **kw)
                 emit(
                     library="pfresample",

@@ -6,6 +6,7 @@
     snakemake --cores all guldas2015                       # Güldaş (2015) Figs 4.1-4.8 (4.12)
     snakemake --cores all cpf2013                          # Gelencsér-Horváth (2013) Figs 7-12
     snakemake --cores all d3_2014                          # Das et al. (2014) Tables 5-7, Figs 3-11
+    snakemake --cores 1 dulger2017_profiler                # Dülger Tables 5.3-5.5, Figs 6.24-6.26 (needs ncu)
     snakemake --cores all results/figures/dulger2017/fig2_3.png   # one figure
     snakemake --cores all --config log2_n_max=18 sequences=4      # another grid
 
@@ -55,6 +56,7 @@ DISCARDED = discard_corrupt_artifacts()
 include: "workflow/rules/dulger2017/common.smk"
 include: "workflow/rules/dulger2017/resampling.smk"
 include: "workflow/rules/dulger2017/filter.smk"
+include: "workflow/rules/dulger2017/profiler.smk"
 include: "workflow/rules/guldas2015/common.smk"
 include: "workflow/rules/guldas2015/single_step.smk"
 include: "workflow/rules/guldas2015/filters.smk"

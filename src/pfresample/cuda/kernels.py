@@ -51,6 +51,44 @@ COMPILE_OPTIONS = ("-std=c++17", "--fmad=false", "--ftz=false")
 # transcendentals and division, fused multiply-adds, subnormals flushed.
 FAST_MATH_OPTIONS = ("-std=c++17", "--use_fast_math")
 
+# How a build's global loads go through the SM's L1 (Dülger 2017 §5.5 times
+# the Metropolis family with L1 caching of global loads on and off). The
+# kernels read their inputs through ``const T* __restrict__``, which NVRTC
+# compiles to ld.global.nc (SASS LDG.E.CONSTANT), and ptxas's -dlcm does not
+# touch that path; so the two variants also drop __restrict__, which turns
+# the loads into plain ld.global and leaves the SASS otherwise the same
+# (sm_90, NVRTC 13.0: cuobjdump -sass differs in the load modifiers only).
+#   "nc": the library's build (read-only path, cached in L1);
+#   "l1": ld.global, cached in L1 (ptxas's default -dlcm on sm_70 and later);
+#   "l2": ld.global.cg (SASS LDG.E.STRONG.GPU), cached in L2 only.
+# The options reach ptxas only when NVRTC emits a cubin, as CuPy asks
+# (-arch=sm_XX) unless CUPY_COMPILE_WITH_PTX is set.
+GLOBAL_LOADS = {
+    "nc": (),
+    "l1": ("-D__restrict__=",),
+    "l2": ("-D__restrict__=", "--ptxas-options=-dlcm=cg"),
+}
+# The process's default, for launchers that name no variant (the profiler
+# of the Dülger study sets it before the first kernel is compiled).
+GLOBAL_LOADS_ENV = "PFRESAMPLE_GLOBAL_LOADS"
+
+
+def global_loads(loads: str | None = None) -> str:
+    """``loads``, or the process's default: ``PFRESAMPLE_GLOBAL_LOADS``, else "nc"."""
+    value = loads if loads is not None else os.environ.get(GLOBAL_LOADS_ENV) or "nc"
+    if value not in GLOBAL_LOADS:
+        known = ", ".join(GLOBAL_LOADS)
+        raise ValueError(f"global loads must be one of {known} ({GLOBAL_LOADS_ENV}), got {value!r}")
+    return value
+
+
+def build_options(fast_math: bool = False, loads: str | None = None) -> tuple:
+    """The NVRTC options of a build: COMPILE_OPTIONS or FAST_MATH_OPTIONS,
+    then the options of its global loads (:data:`GLOBAL_LOADS`)."""
+    base = FAST_MATH_OPTIONS if fast_math else COMPILE_OPTIONS
+    return base + GLOBAL_LOADS[global_loads(loads)]
+
+
 NULL = np.uint64(0)  # a null pointer argument (an optional buffer left out)
 
 # The C++ type of each weight precision.
@@ -184,20 +222,24 @@ class Module:
         return self.module.get_function(self.names.get(name, name))
 
 
-@cache
-def module(name: str, fast_math: bool = False) -> Module:
+def module(name: str, fast_math: bool = False, loads: str | None = None) -> Module:
     """The compiled module of ``gpu_kernels/<name>`` (compiled once per
-    process), with COMPILE_OPTIONS or, ``fast_math``, FAST_MATH_OPTIONS."""
-    options = FAST_MATH_OPTIONS if fast_math else COMPILE_OPTIONS
+    process and build), with :func:`build_options`."""
+    return _module(name, build_options(fast_math, loads))
+
+
+@cache
+def _module(name: str, options: tuple) -> Module:
     return Module(source(name), _TEMPLATES.get(name, ()), options)
 
 
 @cache
-def kernel(name: str, function: str, fast_math: bool = False):
+def kernel(name: str, function: str, fast_math: bool = False, loads: str | None = None):
     """A kernel of a family (a ``cupy.cuda.function.Function``: call it with
     ``(grid, block, args)``); templates by their name expression. Cached:
-    looking a function up costs host time on every launch otherwise."""
-    return module(name, fast_math).get_function(function)
+    looking a function up costs host time on every launch otherwise (so the
+    process's default global loads are read at the first lookup)."""
+    return module(name, fast_math, loads).get_function(function)
 
 
 def flag(value: bool) -> str:

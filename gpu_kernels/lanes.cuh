@@ -13,6 +13,12 @@
 //   ONCE   (1): segment from warp counter 0, fixed for the loop Alg. 5.1, 6.3
 //   EVERY  (2): segment from warp counter m at iteration m      Alg. 5.2, 6.2
 // and candidate = segment * DC + (offset draw in [0, DC)).
+//
+// The offset draw in [0, R), R = N (GLOBAL) or DC, is uniform_int(draw, R):
+// the draw's high bits. A packed draw (pick_packed) gives it from the draw's
+// low log2(R) bits instead, for R a power of two of at most 2^8, so that the
+// draw's high 23 bits remain free for Metropolis's acceptance uniform
+// (uniform_float23): one 32-bit word serves a whole iteration.
 
 #pragma once
 #include "philox.cuh"
@@ -23,6 +29,9 @@ constexpr int MODE_GLOBAL = 0;
 constexpr int MODE_ONCE = 1;
 constexpr int MODE_EVERY = 2;
 constexpr unsigned int WARP_SIZE = 32u;
+// The largest offset range a packed draw serves: 8 of the 9 bits below
+// uniform_float23's 23 (lanes.py, PACKED_RANGE).
+constexpr unsigned int PACKED_RANGE = 256u;
 
 struct Lane {
     long long id;          // replica * n + particle
@@ -85,12 +94,15 @@ template <int MODE, bool SHARED>
 struct Candidates {
     unsigned int n, dc, sc;
     unsigned int segment;  // ONCE: the loop's segment
+    bool packed;           // the offset range R is a power of two <= PACKED_RANGE
     PhiloxStream warp;     // EVERY, not SHARED
     Philox4x32 shared;     // EVERY, SHARED: this lane's block of the warp stream
 
     __device__ __forceinline__ Candidates(const Lane& lane, unsigned int n_, unsigned int dc_,
                                           unsigned int sc_)
         : n(n_), dc(dc_), sc(sc_), segment(0u) {
+        const unsigned int range = MODE == MODE_GLOBAL ? n : dc;
+        packed = range <= PACKED_RANGE && (range & (range - 1u)) == 0u;
         const unsigned int warp_id = lane.particle / WARP_SIZE;
         if (MODE == MODE_ONCE) {
             segment = uniform_int(draw_at(lane.key, DOMAIN_WARP, warp_id, 0ull), sc);
@@ -130,6 +142,14 @@ struct Candidates {
         if (MODE == MODE_GLOBAL) return uniform_int(offset_draw, n);
         const unsigned int seg = MODE == MODE_ONCE ? segment : segment_at(m);
         return seg * dc + uniform_int(offset_draw, dc);
+    }
+
+    // The same from a packed draw (only when `packed`): the offset is the
+    // draw's low log2(R) bits.
+    __device__ __forceinline__ unsigned int pick_packed(int m, unsigned int draw) {
+        if (MODE == MODE_GLOBAL) return draw & (n - 1u);
+        const unsigned int seg = MODE == MODE_ONCE ? segment : segment_at(m);
+        return seg * dc + (draw & (dc - 1u));
     }
 };
 

@@ -6,9 +6,18 @@
 //   MODE_EVERY:  Metropolis-C2 (Algorithm 5.2)
 //   megopolis:   Megopolis (Chesser, Nguyen and Ranasinghe 2021), a kernel of its own
 //
-// Draw layout, iteration m = 0 .. B-1: the particle stream gives the
-// acceptance uniform u at counter 2m and the candidate offset at counter
-// 2m+1, so one Philox block serves two iterations.
+// Draw layout, iteration m = 0 .. B-1 (metropolis.py says the same):
+//   packed (the offset range R = N or DC a power of two <= 256, lanes.cuh):
+//     one particle-stream word at counter m gives u (its high 23 bits) and
+//     the candidate offset (its low log2 R bits); one Philox block serves
+//     four iterations. The segment variants with s-segments of 2^k weights
+//     (the thesis's 32-weight segments) take this layout.
+//   otherwise: u at counter 2m and the offset at counter 2m+1; one block
+//     serves two iterations.
+// Megopolis: u at counter m, the offset from the replica's global stream.
+//
+// The acceptance test u < w[j] / w[t] is evaluated as fl(u * w[t]) < w[j]
+// (metropolis_accepts), which avoids an IEEE division per iteration.
 //
 // Iteration m's draws depend on (seed, particle, m) alone, so the chain after
 // B' < B iterations is the first part of the chain after B. A launch may
@@ -20,8 +29,9 @@
 
 namespace pfr {
 
-// Iterations per batch (even: two per Philox block), and whether the next
-// batch's draws and loads are issued before the current batch is compared.
+// Iterations per batch (a multiple of 4: whole Philox blocks in either
+// layout), and whether the next batch's draws and loads are issued before
+// the current batch is compared.
 // The global and EVERY modes wait on random loads: 8 iterations, pipelined,
 // ran fastest on the H200 (C2 at N = 2^24: 15.6 ms against 16.8 ms with 4
 // and 29 ms unpipelined). C1's loads hit L1 and it is bound by arithmetic,
@@ -29,12 +39,24 @@ namespace pfr {
 __host__ __device__ constexpr int metropolis_batch(int mode) { return mode == MODE_ONCE ? 4 : 8; }
 __host__ __device__ constexpr bool metropolis_pipeline(int mode) { return mode != MODE_ONCE; }
 
-// One Metropolis step: move to candidate j when u <= w[j] / w[t], the ratio
-// in the weights' precision (IEEE division: NVRTC's default -prec-div=true).
+// Whether u < w[j] / w[t], in the weights' precision (metropolis.py,
+// accepts): u = uniform_float23 in [0, 1), tested as fl(u * w[t]) < w[j]. The
+// product rounds once, as a ratio would, and costs one multiplication where
+// an IEEE division costs a reciprocal, its refinement and a range check; u
+// from the bits costs no conversion. A zero weight is never a move's target
+// (0 < 0 fails) and a zero w[t] moves to any positive one. The launchers
+// scale weights whose maximum is tiny (sums.ratio_scale), so that no product
+// falls to the subnormal range, where it would round on a coarse grid.
+template <typename T>
+__device__ __forceinline__ bool metropolis_accepts(unsigned int u_draw, T wj, T wt) {
+    return (T)uniform_float23(u_draw) * wt < wj;
+}
+
+// One Metropolis step: move to candidate j when u < w[j] / w[t].
 template <typename T>
 __device__ __forceinline__ void metropolis_step(unsigned int u_draw, unsigned int j, T wj,
                                                 unsigned int& t, T& wt) {
-    if ((T)uniform_accept(u_draw) <= wj / wt) {
+    if (metropolis_accepts(u_draw, wj, wt)) {
         t = j;
         wt = wj;
     }
@@ -51,31 +73,52 @@ struct MetropolisBatch {
     T wj[BATCH];
 };
 
+// m is a multiple of BATCH, itself a multiple of 4: the batch's draws are
+// whole Philox blocks in both layouts.
 template <typename T, int MODE, bool SHARED, int BATCH>
 __device__ __forceinline__ void metropolis_draw(MetropolisBatch<T, BATCH>& b, int m, const Lane& lane,
                                                 Candidates<MODE, SHARED>& cand,
                                                 const T* __restrict__ w) {
+    if (cand.packed) {
 #pragma unroll
-    for (int k = 0; k < BATCH; k += 2) {  // one Philox block: iterations m+k, m+k+1
-        const Philox4x32 a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, (m + k) >> 1);
-        b.u[k] = a.x;
-        b.j[k] = cand.pick(m + k, a.y);
-        b.u[k + 1] = a.z;
-        b.j[k + 1] = cand.pick(m + k + 1, a.w);
+        for (int k = 0; k < BATCH; k += 4) {  // one Philox block: iterations m+k .. m+k+3
+            const Philox4x32 a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, (m + k) >> 2);
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                b.u[k + i] = a.word((unsigned int)i);
+                b.j[k + i] = cand.pick_packed(m + k + i, b.u[k + i]);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < BATCH; k += 2) {  // one Philox block: iterations m+k, m+k+1
+            const Philox4x32 a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, (m + k) >> 1);
+            b.u[k] = a.x;
+            b.j[k] = cand.pick(m + k, a.y);
+            b.u[k + 1] = a.z;
+            b.j[k + 1] = cand.pick(m + k + 1, a.w);
+        }
     }
 #pragma unroll
     for (int k = 0; k < BATCH; ++k) b.wj[k] = w[b.j[k]];
 }
 
-// One iteration on its own (a loop's odd first or last iterations).
+// One iteration on its own (a loop's first or last few).
 template <typename T, int MODE, bool SHARED>
 __device__ __forceinline__ void metropolis_single(int m, const Lane& lane,
                                                   Candidates<MODE, SHARED>& cand,
                                                   const T* __restrict__ w, unsigned int& t, T& wt) {
-    const Philox4x32 a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, m >> 1);
-    const bool odd = m & 1;
-    const unsigned int j = cand.pick(m, odd ? a.w : a.y);
-    metropolis_step(odd ? a.z : a.x, j, w[j], t, wt);
+    unsigned int u, j;
+    if (cand.packed) {
+        u = draw_at(lane.key, DOMAIN_PARTICLE, lane.particle, (unsigned long long)m);
+        j = cand.pick_packed(m, u);
+    } else {
+        const Philox4x32 a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, m >> 1);
+        const bool odd = m & 1;
+        u = odd ? a.z : a.x;
+        j = cand.pick(m, odd ? a.w : a.y);
+    }
+    metropolis_step(u, j, w[j], t, wt);
 }
 
 // Megopolis's offsets: o_m = uniform_int(draw, N) at counter m of the

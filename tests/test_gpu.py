@@ -7,7 +7,8 @@
   formulas and fixed; float64 weights; several seeds per launch; and the
   launch shapes where warps are not shared (N = 16, a block size that is not
   a multiple of 32); every number of threads a lane (1 to 32) for the kernels
-  that split a lane's work.
+  that split a lane's work; the Metropolis family's acceptance on both sides
+  of its product test's floor (subnormal and zero weights).
 * B: the device chooses the CPU's B (Metropolis formula, Uphill SSD + FIND-B).
 * Bad input on device arrays raises the host's errors.
 * Memory: repeated calls of the same size allocate nothing new.
@@ -131,6 +132,26 @@ def test_parity_with_float64_weights(method):
     w = weights_of("eq233", 1 << 12, dtype=np.float64)
     kw = {"segment_bytes": 256} if method in SEGMENTED else {}
     assert_same_ancestors(w, method, [SEED, 5], **kw)
+
+
+@pytest.mark.parametrize("spread", ["mixed", "subnormal"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("method", ["metropolis", "metropolis-c1", "metropolis-c2", "megopolis"])
+def test_parity_of_the_acceptance_products_at_zero_and_subnormal_weights(method, dtype, spread):
+    # The Metropolis family tests fl(u * w_t) < w_j: zeros, subnormals and
+    # normals under a maximum of 1 ("mixed"), and weights that are all
+    # subnormal, which both backends scale by the same power of two first
+    # (sums.ratio_scale).
+    info = np.finfo(dtype)
+    tiny, least = float(info.tiny), float(info.smallest_subnormal)
+    if spread == "mixed":
+        levels = [0.0, least, tiny / 8, tiny * 2.0**20, tiny * 2.0**30, 1.0]
+    else:
+        levels = [0.0, least, 2 * least, 7 * least, tiny / 8]
+    w = np.resize(np.array(levels, dtype), 1 << 12)
+    kw = {"segment_bytes": 32 * w.itemsize} if method in SEGMENTED else {}
+    for B in (1, 2, 40):
+        assert_same_ancestors(w, method, [SEED, 3], B=B, **kw)
 
 
 @pytest.mark.parametrize("method", COMPARISON)

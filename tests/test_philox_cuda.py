@@ -84,7 +84,7 @@ extern "C" __global__ void pfr_smoke(unsigned long long seed, unsigned int n,
     unsigned int hi;
     const unsigned int lo = pfr::mulhilo32(b.x, blk.y, &hi);
     out_u[i] = b.word(i & 3u) ^ r.y ^ d ^ lo ^ hi ^ a1 ^ pfr::uniform_int(a0, n);
-    out_f[i] = pfr::uniform_float(a0) + pfr::uniform_accept(a2);
+    out_f[i] = pfr::uniform_float(a0) + pfr::uniform_accept(a2) + pfr::uniform_float23(a1);
 }
 """
 
@@ -92,7 +92,7 @@ PARITY_PROGRAM = r"""
 // Reads one request per line on stdin, answers one line on stdout:
 //   B c0 c1 c2 c3 k0 k1            -> philox4x32_10, four words
 //   D seed domain stream counter   -> draw_at
-//   U draw                         -> uniform_float bits, uniform_accept bits, uniform_int(n)...
+//   U draw                         -> uniform_float, _accept, _float23 bits, uniform_int(n)...
 //   S seed domain stream first m   -> m x PhiloxStream::next() from counter `first`
 //   R seed domain stream m c_1..c_m -> PhiloxStream::word(c_j), random access
 #include <cstdio>
@@ -125,8 +125,8 @@ int main() {
         } else if (op[0] == 'U') {
             unsigned int d;
             if (std::scanf("%u", &d) != 1) return 2;
-            std::printf("%08x %08x", float_bits(pfr::uniform_float(d)),
-                        float_bits(pfr::uniform_accept(d)));
+            std::printf("%08x %08x %08x", float_bits(pfr::uniform_float(d)),
+                        float_bits(pfr::uniform_accept(d)), float_bits(pfr::uniform_float23(d)));
             for (unsigned int j = 0; j < sizeof NS / sizeof NS[0]; ++j)
                 std::printf(" %u", pfr::uniform_int(d, NS[j]));
             std::printf("\n");
@@ -255,11 +255,12 @@ def _requests():
     all_draws = np.concatenate([np.asarray(SPECIAL_DRAWS, dtype=np.uint64), *all_draws])
     f_bits = rng.uniform_float(all_draws).astype(np.float32).view(np.uint32)
     a_bits = rng.uniform_accept(all_draws).astype(np.float32).view(np.uint32)
+    m_bits = rng.uniform_float23(all_draws).astype(np.float32).view(np.uint32)
     ints = [rng.uniform_int(all_draws, n) for n in INT_NS]
     for j, d in enumerate(all_draws):
         lines.append(f"U {int(d)}")
         expected.append(
-            f"{int(f_bits[j]):08x} {int(a_bits[j]):08x} "
+            f"{int(f_bits[j]):08x} {int(a_bits[j]):08x} {int(m_bits[j]):08x} "
             + " ".join(str(int(col[j])) for col in ints)
         )
 

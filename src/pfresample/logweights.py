@@ -95,6 +95,7 @@ def to_weights_device(lw):
     """:func:`to_weights` on the device (a CuPy array), the same bits."""
     import cupy
 
+    from .cuda.geometry import MAP_THREADS, blocks
     from .cuda.kernels import CTYPES, kernel
 
     lw = cupy.ascontiguousarray(lw)  # the kernel reads lw[i] of a dense array
@@ -103,8 +104,8 @@ def to_weights_device(lw):
     coefficients = _device_taylor(cupy.cuda.Device().id)
     n = lw.size
     kernel("logweights.cu", f"log_to_weights<{CTYPES[lw.dtype]}>")(
-        (-(-n // 256),),
-        (256,),
+        (blocks(n, MAP_THREADS),),
+        (MAP_THREADS,),
         (lw, np.int64(n), np.float64(top), coefficients, np.int32(TAYLOR.size), w),
     )
     return w

@@ -27,6 +27,10 @@ CPU reference and the CUDA kernels draw the *same* numbers for the same seed
   a ratio of 0 is never accepted and a ratio of 1 always is.
   Both floats carry 24 random bits and every value is exactly representable,
   so the two backends agree to the bit.
+* **Uniform float in [0, 1), 23 bits** (the Metropolis family's acceptance
+  tests ``u * w_t < w_j``): ``(draw >> 9) * 2^-23`` as float32. The device
+  builds it from the bits (1.f - 1) without an integer-to-float conversion;
+  the draw's low 9 bits stay free for a candidate offset.
 * **Uniform integer in [0, n).** ``(draw * n) >> 32`` (the high word of a
   32x32-bit product), for ``1 <= n < 2^32``. Exact when ``n`` is a power of
   two (it is then the top ``log2 n`` bits); otherwise each value's probability
@@ -68,6 +72,7 @@ __all__ = [
     "split_seed",
     "uniform_accept",
     "uniform_float",
+    "uniform_float23",
     "uniform_int",
 ]
 
@@ -215,6 +220,13 @@ def uniform_accept(draw) -> np.ndarray:
     """Uniform float32 in (0, 1] from 32-bit draws: ``((draw >> 8) + 1) * 2^-24``."""
     bits = (np.asarray(draw, dtype=np.uint64) >> np.uint64(8)) + np.uint64(1)
     return bits.astype(np.float32) * _FLOAT_SCALE
+
+
+def uniform_float23(draw) -> np.ndarray:
+    """Uniform float32 in [0, 1) from the high 23 bits of 32-bit draws:
+    ``(draw >> 9) * 2^-23``."""
+    bits = np.asarray(draw, dtype=np.uint64) >> np.uint64(9)
+    return bits.astype(np.float32) * np.float32(2.0**-23)
 
 
 def uniform_int(draw, n) -> np.ndarray:

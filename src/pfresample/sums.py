@@ -54,6 +54,19 @@ def stats_scale(maximum: float, dtype) -> float:
     return frexp_scale(maximum)
 
 
+def ratio_scale(maximum: float, dtype) -> float:
+    """The power of two the Metropolis family multiplies the weights by
+    before its acceptance products ``u * w_t`` (resampling/metropolis.py,
+    ``accepts``): 2^E, E half the format's exponent range (64 in float32,
+    512 in float64), when the maximum is below 2^(2 - E); else 1. Scaled,
+    every positive weight is at least 2^-85 (float32; 2^-562 in float64), so
+    no product with u >= 2^-23 reaches the subnormal range; unscaled, only
+    weights below 2^-40 (2^-488) of the maximum can. The scaling is exact and
+    cancels in every ratio."""
+    half = np.finfo(np.dtype(dtype)).maxexp // 2
+    return 2.0**half if maximum < 2.0 ** (2 - half) else 1.0
+
+
 def needs_scaling(maximum: float, dtype) -> bool:
     """Whether the cumulative family's prefix sum in ``dtype`` scales the
     weights tile by tile (:mod:`pfresample.resampling.prefix_sum`): when a sum

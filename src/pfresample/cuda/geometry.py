@@ -16,6 +16,8 @@ from .kernels import kernel
 # this many partial results per reduction: 1024 blocks of 256 threads fill an
 # H200 (132 SMs x 2048 threads) with one wave.
 REDUCE_THREADS = 256
+# Threads a block of the one-thread-a-weight maps (logweights.cu).
+MAP_THREADS = 256
 
 MAX_PARTS = 1024
 

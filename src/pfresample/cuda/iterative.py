@@ -6,13 +6,35 @@ over the whole array or inside s-segments (``lanes.cuh``,
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..constants import WARP_SIZE, CandidateScope
+from ..sums import ratio_scale
 from . import geometry
-from .geometry import block_size, blocks, resident_threads
+from .geometry import MAP_THREADS, block_size, blocks, resident_threads
 from .kernels import NULL, flag, kernel
 from .workspace import Call
+
+
+def _product_ready(call: Call) -> Call:
+    """``call`` on weights ready for the Metropolis family's acceptance
+    products: times ``sums.ratio_scale`` of the maximum (the CPU's
+    ``resampling.metropolis.product_ready``), so the same call unless the
+    maximum is tiny. The maximum is the one the statistics read back
+    (``ws.max``; a filter sets 1), else read here."""
+    top = call.ws.max if call.ws.max is not None else float(call.w.max())
+    scale = ratio_scale(top, call.w.dtype)
+    if scale == 1.0:
+        return call
+    import cupy
+
+    w = cupy.empty_like(call.w)
+    args = (call.w, np.int64(call.n), call.w.dtype.type(scale), w)
+    grid = blocks(call.n, MAP_THREADS)
+    kernel("logweights.cu", f"scale_weights<{call.ctype}>")((grid,), (MAP_THREADS,), args)
+    return dataclasses.replace(call, w=w)
 
 
 def _iterative(
@@ -20,6 +42,8 @@ def _iterative(
 ) -> None:
     """Launch the Metropolis or Uphill kernel of ``scope`` (see lanes.cuh);
     ``chain``: Metropolis's (start, m_start), see ``run.continue_chains``."""
+    if family == "metropolis":
+        call = _product_ready(call)
     block = block_size(call.n)
     # Metropolis is a chain, one thread a lane; Uphill's B candidates split.
     group = 1
@@ -68,6 +92,7 @@ def metropolis_c2(call, *, B, per_segment, segments, start=None, m_start=0):
 def megopolis(call, *, B, per_segment, segments, start=None, m_start=0):
     """Megopolis (Chesser et al. 2021; metropolis.cu). It has no s-segments:
     ``per_segment`` and ``segments`` (N and 1) are not used."""
+    call = _product_ready(call)
     block = block_size(call.n)
     shared = call.n % WARP_SIZE == 0 and block % WARP_SIZE == 0
     b = np.int32(-1 if B is None else B)

@@ -132,7 +132,9 @@ _TEMPLATES = {
     + [f"stage_weights<{t}>" for t in CTYPES.values()],
     "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 2, 4)],
     "reduce.cu": [f"{k}<{t}>" for k in ("weight_stats", "uphill_b") for t in CTYPES.values()],
-    "logweights.cu": [f"log_to_weights<{t}>" for t in CTYPES.values()],
+    "logweights.cu": [
+        f"{k}<{t}>" for k in ("log_to_weights", "scale_weights") for t in CTYPES.values()
+    ],
     "cellular.cu": [f"cellular<{t},{s}>" for t in CTYPES.values() for s in ("false", "true")]
     + [f"cpf_{m}_step<{s}>" for m in ("growth", "bot") for s in ("false", "true")],
     "d3.cu": [f"d3_local_strides<{w}>" for w in CTYPES.values()]

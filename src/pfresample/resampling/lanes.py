@@ -19,6 +19,10 @@ import numpy as np
 from ..constants import CPU_CHUNK, WARP_SIZE, CandidateScope
 from ..rng import DOMAIN_PARTICLE, DOMAIN_WARP, StreamBlocks, uniform_int
 
+# The largest offset range a packed draw serves: the 8 bits below
+# uniform_accept's 24 (lanes.cuh repeats it).
+PACKED_RANGE = 256
+
 
 class Stream:
     """Draws ``counter = 0, 1, 2, ...`` of one stream per lane; each Philox
@@ -119,6 +123,12 @@ class Candidates:
     The offset inside the segment (or the index, for ``ARRAY``) is the
     lane's own particle-stream draw, so with one segment (``segments`` = 1,
     ``per_segment`` = N) every scope draws exactly what ``ARRAY`` draws.
+
+    :meth:`pick` takes the offset from the draw's high bits (``uniform_int``).
+    Where the offset range R (``per_segment``) is a power of two of at most
+    ``PACKED_RANGE``, :meth:`pick_packed` takes it from the draw's low log2(R)
+    bits instead, so that the high 24 bits stay free for an acceptance
+    uniform (``uniform_accept``) and one word serves a Metropolis iteration.
     """
 
     def __init__(self, chunk: Chunk, scope: CandidateScope, per_segment: int, segments: int):
@@ -131,10 +141,20 @@ class Candidates:
                 self.segment = uniform_int(self.warp.word(0), segments)
         else:
             raise ValueError(f"unknown candidate scope {scope!r}")
+        r = self.per_segment
+        self.packed = r <= PACKED_RANGE and r & (r - 1) == 0
 
     def pick(self, m: int, offset_word: np.ndarray) -> np.ndarray:
         """Candidate index of iteration ``m`` given the lane's offset draw."""
-        offset = uniform_int(offset_word, self.per_segment)
+        return self._place(m, uniform_int(offset_word, self.per_segment))
+
+    def pick_packed(self, m: int, word: np.ndarray) -> np.ndarray:
+        """The same from a packed draw (only where ``packed``): the offset is
+        the draw's low log2(R) bits."""
+        return self._place(m, np.asarray(word, np.uint64) & np.uint64(self.per_segment - 1))
+
+    def _place(self, m: int, offset: np.ndarray) -> np.ndarray:
+        """The candidate index of an offset inside iteration ``m``'s segment."""
         if self.scope == CandidateScope.ARRAY:
             return offset.astype(np.int64)
         segment = (

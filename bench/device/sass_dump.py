@@ -47,7 +47,8 @@ def main(argv=None) -> int:
             continue
         ops = re.findall(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_]+)", body)
         counts = collections.Counter(op.split(".")[0] for op in ops)
-        print(f"{name}: {len(ops)} instructions; " + ", ".join(f"{k} {v}" for k, v in counts.most_common(20)))
+        common = ", ".join(f"{k} {v}" for k, v in counts.most_common(20))
+        print(f"{name}: {len(ops)} instructions; {common}")
     return 0
 
 

@@ -181,6 +181,43 @@ __device__ __forceinline__ void megopolis_draw(MetropolisBatch<T, MEGOPOLIS_BATC
     for (int k = 0; k < MEGOPOLIS_BATCH; ++k) b.wj[k] = w[b.j[k]];
 }
 
+// Metropolis-C1 with its segment in registers: every lane of a hardware warp
+// draws from the same segment (SHARED, MODE_ONCE), so lane l holds weight
+// l mod DC of it and a candidate's weight comes by __shfl_sync from the lane
+// that holds it, not from memory. Valid for a packed draw (DC a power of two)
+// with DC <= 32 (the thesis's 128-byte segments: 32 float32 or 16 float64
+// weights). Same draws, candidates and tests as the general loop, so the same
+// ancestors; it saves the address arithmetic and the L1 load of every
+// iteration (the general loop's C1 is bound by issued instructions).
+template <typename T>
+__device__ __forceinline__ unsigned int c1_in_registers(const T* __restrict__ w, const Lane& lane,
+                                                        unsigned int segment, unsigned int dc,
+                                                        int m, int B, unsigned int t, T wt) {
+    const unsigned int base = segment * dc, mask = dc - 1u;
+    const T held = w[base + (threadIdx.x & mask)];
+    for (; (m & 3) != 0 && m < B; ++m) {  // a continued chain's first few
+        const unsigned int draw = draw_at(lane.key, DOMAIN_PARTICLE, lane.particle, m);
+        const T wj = __shfl_sync(0xFFFFFFFFu, held, (int)(draw & mask));
+        metropolis_step(draw, base | (draw & mask), wj, t, wt);
+    }
+#pragma unroll 2
+    for (; m + 4 <= B; m += 4) {  // one Philox block: iterations m .. m+3
+        const Philox4x32 a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, m >> 2);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const unsigned int draw = a.word((unsigned int)i);
+            const T wj = __shfl_sync(0xFFFFFFFFu, held, (int)(draw & mask));
+            metropolis_step(draw, base | (draw & mask), wj, t, wt);
+        }
+    }
+    for (; m < B; ++m) {  // the last few
+        const unsigned int draw = draw_at(lane.key, DOMAIN_PARTICLE, lane.particle, m);
+        const T wj = __shfl_sync(0xFFFFFFFFu, held, (int)(draw & mask));
+        metropolis_step(draw, base | (draw & mask), wj, t, wt);
+    }
+    return t;
+}
+
 }  // namespace pfr
 
 // Megopolis: one lane a thread, B iterations from t = the lane's particle (or
@@ -242,6 +279,12 @@ __global__ void metropolis(const T* __restrict__ w, unsigned int n, long long la
     const int B = loop_length(b, b_device);
     unsigned int t = start != nullptr ? (unsigned int)start[id] : lane.particle;
     T wt = w[t];
+    // Uniform over the grid (n, dc and SHARED are the launch's), so whole
+    // warps take the same branch, as __shfl_sync needs.
+    if (MODE == MODE_ONCE && SHARED && cand.packed && dc <= WARP_SIZE) {
+        out[id] = (int)c1_in_registers(w, lane, cand.segment, dc, m_start, B, t, wt);
+        return;
+    }
     constexpr int BATCH = metropolis_batch(MODE);
     constexpr bool PIPELINE = metropolis_pipeline(MODE);
     int m = m_start;

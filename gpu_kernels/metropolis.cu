@@ -35,7 +35,8 @@ namespace pfr {
 // The global and EVERY modes wait on random loads: 8 iterations, pipelined,
 // ran fastest on the H200 (C2 at N = 2^24: 15.6 ms against 16.8 ms with 4
 // and 29 ms unpipelined). C1's loads hit L1 and it is bound by arithmetic,
-// where pipelining only costs registers (12.1 ms against 12.7 ms).
+// where pipelining only costs registers (12.1 ms against 12.7 ms); C1 with a
+// packed draw and DC <= 32 takes c1_in_registers, which loads nothing.
 __host__ __device__ constexpr int metropolis_batch(int mode) { return mode == MODE_ONCE ? 4 : 8; }
 __host__ __device__ constexpr bool metropolis_pipeline(int mode) { return mode != MODE_ONCE; }
 
@@ -279,12 +280,14 @@ __global__ void metropolis(const T* __restrict__ w, unsigned int n, long long la
     const int B = loop_length(b, b_device);
     unsigned int t = start != nullptr ? (unsigned int)start[id] : lane.particle;
     T wt = w[t];
+#ifndef PFR_C1_FROM_MEMORY  // defined by the profiler's load builds (kernels.GLOBAL_LOADS)
     // Uniform over the grid (n, dc and SHARED are the launch's), so whole
     // warps take the same branch, as __shfl_sync needs.
     if (MODE == MODE_ONCE && SHARED && cand.packed && dc <= WARP_SIZE) {
         out[id] = (int)c1_in_registers(w, lane, cand.segment, dc, m_start, B, t, wt);
         return;
     }
+#endif
     constexpr int BATCH = metropolis_batch(MODE);
     constexpr bool PIPELINE = metropolis_pipeline(MODE);
     int m = m_start;

@@ -9,6 +9,7 @@ import numpy as np
 
 import pfresample as pr
 
-w = np.random.default_rng(1).gamma(1.0, 2.0, int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 22).astype(np.float32)
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 22
+w = np.random.default_rng(1).gamma(1.0, 2.0, n).astype(np.float32)
 for seed in range(4):
     pr.resample(w, "systematic", seed=seed, backend="cuda")

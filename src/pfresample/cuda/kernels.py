@@ -61,12 +61,15 @@ FAST_MATH_OPTIONS = ("-std=c++17", "--use_fast_math")
 #   "nc": the library's build (read-only path, cached in L1);
 #   "l1": ld.global, cached in L1 (ptxas's default -dlcm on sm_70 and later);
 #   "l2": ld.global.cg (SASS LDG.E.STRONG.GPU), cached in L2 only.
+# Both profiler builds also define PFR_C1_FROM_MEMORY: Metropolis-C1 then
+# reads its candidates from memory, as the thesis's Algorithm 5.1 does,
+# instead of from the registers of its warp (metropolis.cu, c1_in_registers).
 # The options reach ptxas only when NVRTC emits a cubin, as CuPy asks
 # (-arch=sm_XX) unless CUPY_COMPILE_WITH_PTX is set.
 GLOBAL_LOADS = {
     "nc": (),
-    "l1": ("-D__restrict__=",),
-    "l2": ("-D__restrict__=", "--ptxas-options=-dlcm=cg"),
+    "l1": ("-D__restrict__=", "-DPFR_C1_FROM_MEMORY"),
+    "l2": ("-D__restrict__=", "-DPFR_C1_FROM_MEMORY", "--ptxas-options=-dlcm=cg"),
 }
 # The process's default, for launchers that name no variant (the profiler
 # of the Dülger study sets it before the first kernel is compiled).

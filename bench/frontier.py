@@ -249,13 +249,13 @@ def run(args) -> list[dict]:
         if args.peer_binary is not None:
             for row in peer_rows(args, n):
                 emit(row)
+        # Every N's rows as soon as they exist: a run cut short keeps them.
+        write_rows(args.csv, rows, FIELDS)
     return rows
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
-    rows = run(args)
-    write_rows(args.csv, rows, FIELDS)
+    run(parse_args(argv))
     return 0
 
 

@@ -6,10 +6,13 @@
 #      Systematic and Metropolis at 2^22 and 2^24 (kernel_summary.py);
 #   2. Systematic's kernels at 2^24: instruction mix (SASS opcodes), issue
 #      and memory throughput; Metropolis at 2^24: DRAM and L2 throughput.
-# Everything lands in $OUT (ncu_*.csv, bound.txt).
+#   3. Metropolis at 2^24 with batches of 16 iterations in place of 8
+#      (kernel_variants.sh): more loads in flight a thread.
+# Everything lands in $OUT: bound.txt, ncu_csv.tar.gz, base.csv, batch16.csv.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out=${OUT:-/tmp/bound_check}
+raw=$(mktemp -d)
 mkdir -p "$out"
 exec > >(tee "$out/bound.txt") 2>&1
 python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -2
@@ -22,7 +25,7 @@ for n in 4194304 16777216; do
         ours=${pair%%:*} theirs=${pair#*:}
         echo "== $ours, N = $n, $calls calls (${SECONDS} s)"
         "${NCU[@]}" --metrics gpu__time_duration.sum python3 - "$ours" "$n" "$calls" \
-            >"$out/ncu_ours_${ours}_$n.csv" <<'PY'
+            >"$raw/ncu_ours_${ours}_$n.csv" <<'PY'
 import sys
 import cupy
 import pfresample as pr
@@ -34,7 +37,7 @@ for seed in range(calls):
     pr.resample(w, method, seed=seed, **kw)
 cupy.cuda.Device().synchronize()
 PY
-        python3 bench/device/kernel_summary.py "$out/ncu_ours_${ours}_$n.csv" --calls $calls
+        python3 bench/device/kernel_summary.py "$raw/ncu_ours_${ours}_$n.csv" --calls $calls
         echo "-- the Megopolis repository's $theirs, $calls calls"
         tmp=$(mktemp -d)
         python3 - "$theirs" "$n" "$calls" "$tmp" <<'PY'
@@ -47,8 +50,8 @@ c["resample_methods"] = [m for m in c["resample_methods"] if m["type"] == theirs
 open(tmp + "/config.json", "w").write(json.dumps(c))
 PY
         (cd "$tmp" && "${NCU[@]}" --metrics gpu__time_duration.sum \
-            "$OLDPWD/peers/Megopolis/target/resample_test" config.json) >"$out/ncu_peer_${theirs}_$n.csv"
-        python3 bench/device/kernel_summary.py "$out/ncu_peer_${theirs}_$n.csv" --calls $calls
+            "$OLDPWD/peers/Megopolis/target/resample_test" config.json) >"$raw/ncu_peer_${theirs}_$n.csv"
+        python3 bench/device/kernel_summary.py "$raw/ncu_peer_${theirs}_$n.csv" --calls $calls
     done
 done
 echo "== Systematic's kernels at 2^24: instruction mix (${SECONDS} s)"
@@ -65,4 +68,8 @@ from pfresample.studies.dulger2017.weights import generate
 w = cupy.asarray(generate('eq233-y4', 1 << 24, 0, 1234))
 pr.resample(w, 'metropolis', seed=1, B=354)
 cupy.cuda.Device().synchronize()" 2>&1 | grep -vE "^==PROF==" | tail -14
+tar czf "$out/ncu_csv.tar.gz" -C "$raw" .
+echo "== Metropolis at 2^24, batches of 16 (${SECONDS} s)"
+OUT=$out bash bench/device/kernel_variants.sh metropolis "2^24" \
+    batch16 metropolis.cu 's/MODE_ONCE ? 4 : 8/MODE_ONCE ? 4 : 16/'
 echo "== done (${SECONDS} s)"

@@ -25,5 +25,5 @@ os.environ["PFRESAMPLE_GLOBAL_LOADS"] = args.loads
 from pfresample.studies.dulger2017 import profiler  # noqa: E402
 
 with open(args.plan) as f:
-    cells = profiler.cells_of(profiler.cells_from_json(json.load(f)), args.loads)
+    cells = profiler.cells_of(profiler.cells_from_json(json.load(f)["cells"]), args.loads)
 profiler.run_cells(cells, args.distribution, args.seed, log=lambda m: print(m, file=sys.stderr))

@@ -206,3 +206,37 @@ def test_dry_run_of_the_rule_and_not_in_all(tmp_path):
     proc = snakemake(tmp_path, "-n")
     assert proc.returncode == 0, proc.output
     assert "dulger2017_profiler" not in job_counts(proc.output)
+
+
+RECORDED = ROOT / "bench" / "results" / "dulger2017_profiler_h100"
+
+
+def test_the_recorded_h100_run_gives_its_tables():
+    """ncu 2025.3's own report (H100, bench/device/profiler.sh), not a
+    hand-written sample: it writes durations in "ns", which must come out in
+    seconds, and every profiled kernel must meet its cell."""
+    import pandas as pd
+
+    meta = json.loads((RECORDED / profiler.PLAN).read_text())
+    cells = profiler.cells_from_json(meta["cells"])
+    l2 = profiler.parse_ncu_csv((RECORDED / profiler.raw_name("l2")).read_text())
+    assert l2["duration"].iloc[0] == pytest.approx(21.12e-6)  # "21,120" ns
+    assert (l2["duration"] > 0).all() and (l2["duration"] < 1.0).all()
+    frames = [
+        profiler.join(
+            cells, profiler.parse_ncu_csv((RECORDED / profiler.raw_name(b)).read_text()), b
+        )
+        for b in profiler.builds(cells)
+    ]
+    tables = profiler.build_tables(pd.concat(frames, ignore_index=True))
+    t54 = tables["table5_4"]
+    first = t54[(t54["label"] == "M") & (t54["n"] == 1024) & (t54["source"] == "measured")]
+    assert first.set_index("config").loc["L1 off (ld.global.cg)", "time_ms"] == pytest.approx(
+        0.02112
+    )
+
+
+def test_an_unknown_time_unit_is_an_error():
+    text = _sample("nc").replace('"nsecond"', '"fortnight"')
+    with pytest.raises(ValueError, match="fortnight"):
+        profiler.parse_ncu_csv(text)

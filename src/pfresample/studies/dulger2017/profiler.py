@@ -70,7 +70,11 @@ KERNEL_REGEX = {
 # Scale of ncu's units to the base unit (seconds, bytes); --print-units base
 # asks for base units, the others are read in case a report has them.
 _UNITS = {
-    "nsecond": 1e-9,
+    "ns": 1e-9,  # what ncu 2025.3 writes with --print-units base
+    "us": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "nsecond": 1e-9,  # older releases' spelling
     "usecond": 1e-6,
     "msecond": 1e-3,
     "second": 1.0,
@@ -344,7 +348,10 @@ def parse_ncu_csv(text: str) -> pd.DataFrame:
         name = rec["Metric Name"]
         if name not in METRICS:
             continue
-        value = _number(rec["Metric Value"]) * _UNITS.get(rec.get("Metric Unit", "").strip(), 1.0)
+        unit = rec.get("Metric Unit", "").strip()
+        if name == "gpu__time_duration.sum" and unit not in _UNITS:
+            raise ValueError(f"ncu reports {name} in {unit!r}, a unit this parser does not know")
+        value = _number(rec["Metric Value"]) * _UNITS.get(unit, 1.0)
         row[METRICS[name]] = value
     frame = pd.DataFrame(sorted(rows.values(), key=lambda r: r["id"]))
     for column in METRICS.values():

@@ -8,7 +8,7 @@ python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -2
 [ -x peers/Megopolis/target/resample_test ] || bash bench/device/megopolis_build.sh >/dev/null
 M=gpu__time_duration.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,launch__registers_per_thread
 echo "== ours"
-ncu --clock-control none -k 'regex:metropolis<' -c 1 --metrics $M python3 -c "
+ncu --clock-control none -k 'regex:^metropolis' -c 1 --metrics $M python3 -c "
 import cupy, pfresample as pr
 from pfresample.studies.dulger2017.weights import generate
 w = cupy.asarray(generate('eq233-y4', 1 << 22, 0, 1234))

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# On the lent GPU machine: the cumulative family's GPU tests after the one-sync
-# call path (cuda.run.CHECKED_AFTER: parity, bad weights, weight properties),
-# its host time against the two-sync path (checked_after.py), then the
-# Megopolis repository side by side (megopolis_peer.sh; peers/Megopolis carried).
+# On the lent GPU machine: the cumulative family's GPU tests (parity, bad
+# weights, weight properties; TESTS picks others), then the Megopolis
+# repository side by side (megopolis_peer.sh; peers/Megopolis carried).
 # $OUT: log.txt, peer_raw.tar.gz, results/megopolis_repo.csv.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -15,8 +14,6 @@ echo "== GPU tests (${SECONDS} s)"
 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu.py tests/test_weight_properties.py \
     tests/test_interop.py -k "${TESTS:-systematic or stratified or multinomial or bad or repeated_calls}" \
     2>&1 | tail -4
-echo "== one sync against two (${SECONDS} s)"
-python3 bench/device/checked_after.py
 echo "== the Megopolis repository side by side (${SECONDS} s)"
 OUT=$out bash bench/device/megopolis_peer.sh --sizes 4194304 16777216
 (cd "$out/results" && tar czf ../peer_raw.tar.gz ./*_raw_* && rm -f ./*_raw_*)

@@ -14,23 +14,15 @@ from dataclasses import replace
 
 from ..backend import cuda_device
 from ..timing import Timing, cuda_event_times
-from .cumulative import multinomial, residual, stratified, systematic
+from .cumulative import residual
 from .rejection import rejection
-from .stats import check_stats, device_chooses_B, enqueue_checked_inputs, enqueue_inputs
+from .stats import device_chooses_B, enqueue_checked_inputs, enqueue_inputs
 from .workspace import make_call
 
 # Launchers whose kernels read the weight statistics (w_max; Residual's sum of
 # the weights); the statistics kernel is then part of their time (thesis
 # §6.5 counts it).
 READS_STATS = {rejection, residual}
-
-# Launchers that need nothing of the statistics on the host before they
-# launch: with the maximum unknown their prefix sum scales its tiles
-# (cumulative._scaled), which gives the same ancestors (sums.needs_scaling).
-# A call of theirs enqueues the statistics and its kernels back to back and
-# checks the weights once, at the end: one host synchronisation a call,
-# not two. Bad weights still raise before any ancestor is returned.
-CHECKED_AFTER = {systematic, stratified, multinomial}
 
 
 def needs_stats(m, kw: dict) -> bool:
@@ -44,11 +36,6 @@ def resample_many(m, w, seeds, kw: dict, params: dict):
     method's checked kernel arguments (``B`` may be None: chosen on the
     device)."""
     call = make_call(w, seeds)
-    if m.gpu in CHECKED_AFTER and not needs_stats(m, kw):
-        enqueue_inputs(m, call, kw, params)
-        m.gpu(call, **kw)
-        check_stats(call)
-        return call.out
     enqueue_checked_inputs(m, call, kw, params)
     m.gpu(call, **kw)
     return call.out

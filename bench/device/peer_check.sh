@@ -6,22 +6,32 @@
 # at 2^22 and 2^24, and the Megopolis repository side by side
 # (megopolis_peer.sh; needs the checkout in peers/Megopolis, carried).
 # Everything lands in $OUT: log.txt, the CSVs, ncu_systematic.txt.
+# TESTS: the tests' -k expression; SKIP: steps left out, of "tests variants
+# host ncu" (SKIP="variants host ncu" gives the tests and the side by side).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out=${OUT:-/tmp/peer_check}
 mkdir -p "$out"
 exec > >(tee "$out/log.txt") 2>&1
+want() { [[ " ${SKIP:-} " != *" $1 "* ]]; }
 python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -2
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-echo "== GPU tests (${SECONDS} s)"
-python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu.py tests/test_philox_cuda.py \
-    -k "${TESTS:-metropolis or megopolis or philox or repeated_calls}" 2>&1 | tail -4
-echo "== C1 variants (${SECONDS} s)"
-OUT=$out bash bench/device/kernel_variants.sh "metropolis-c1 metropolis-c2 megopolis" "2^22 2^24" \
-    c1-from-memory metropolis.cu 's/cand.packed \&\& dc <= WARP_SIZE/false/'
-echo "== Systematic's host share (${SECONDS} s)"
-python3 bench/device/resample_host_profile.py systematic 4194304 2>&1 | head -30
-if command -v ncu >/dev/null; then
+if want tests; then
+    echo "== GPU tests (${SECONDS} s)"
+    python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu.py tests/test_philox_cuda.py \
+        tests/test_weight_properties.py tests/test_interop.py \
+        -k "${TESTS:-metropolis or megopolis or philox or repeated_calls}" 2>&1 | tail -4
+fi
+if want variants; then
+    echo "== C1 variants (${SECONDS} s)"
+    OUT=$out bash bench/device/kernel_variants.sh "metropolis-c1 metropolis-c2 megopolis" \
+        "2^22 2^24" c1-from-memory metropolis.cu 's/cand.packed \&\& dc <= WARP_SIZE/false/'
+fi
+if want host; then
+    echo "== Systematic's host share (${SECONDS} s)"
+    python3 bench/device/resample_host_profile.py systematic 4194304 2>&1 | head -30
+fi
+if want ncu && command -v ncu >/dev/null; then
     echo "== ncu, cumulative kernels (${SECONDS} s)"
     for n in 4194304 16777216; do
         ncu --clock-control none -k 'regex:scan_tiles|systematic' -c 4 \

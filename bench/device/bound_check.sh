@@ -6,9 +6,7 @@
 #      Systematic and Metropolis at 2^22 and 2^24 (kernel_summary.py);
 #   2. Systematic's kernels at 2^24: instruction mix (SASS opcodes), issue
 #      and memory throughput; Metropolis at 2^24: DRAM and L2 throughput.
-#   3. Metropolis at 2^24 with batches of 16 iterations in place of 8
-#      (kernel_variants.sh): more loads in flight a thread.
-# Everything lands in $OUT: bound.txt, ncu_csv.tar.gz, base.csv, batch16.csv.
+# Everything lands in $OUT: bound.txt, ncu_csv.tar.gz.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out=${OUT:-/tmp/bound_check}
@@ -69,7 +67,4 @@ w = cupy.asarray(generate('eq233-y4', 1 << 24, 0, 1234))
 pr.resample(w, 'metropolis', seed=1, B=354)
 cupy.cuda.Device().synchronize()" 2>&1 | grep -vE "^==PROF==" | tail -14
 tar czf "$out/ncu_csv.tar.gz" -C "$raw" .
-echo "== Metropolis at 2^24, batches of 16 (${SECONDS} s)"
-OUT=$out bash bench/device/kernel_variants.sh metropolis "2^24" \
-    batch16 metropolis.cu 's/MODE_ONCE ? 4 : 8/MODE_ONCE ? 4 : 16/'
 echo "== done (${SECONDS} s)"

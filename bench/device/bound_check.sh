@@ -38,15 +38,7 @@ PY
         python3 bench/device/kernel_summary.py "$raw/ncu_ours_${ours}_$n.csv" --calls $calls
         echo "-- the Megopolis repository's $theirs, $calls calls"
         tmp=$(mktemp -d)
-        python3 - "$theirs" "$n" "$calls" "$tmp" <<'PY'
-import json, sys
-sys.path.insert(0, "bench/peers")
-from megopolis_repo import peer_config
-theirs, n, calls, tmp = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-c = peer_config(n, 354, 4.0, calls, 1, 32, 1234, tmp + "/")
-c["resample_methods"] = [m for m in c["resample_methods"] if m["type"] == theirs]
-open(tmp + "/config.json", "w").write(json.dumps(c))
-PY
+        python3 bench/device/peer_config.py "$n" "$ours" "$calls" "$tmp"
         (cd "$tmp" && "${NCU[@]}" --metrics gpu__time_duration.sum \
             "$OLDPWD/peers/Megopolis/target/resample_test" config.json) >"$raw/ncu_peer_${theirs}_$n.csv"
         python3 bench/device/kernel_summary.py "$raw/ncu_peer_${theirs}_$n.csv" --calls $calls

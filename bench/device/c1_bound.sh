@@ -16,13 +16,6 @@ pr.resample(w, 'metropolis-c1', seed=1, B=354, segment_bytes=128)
 cupy.cuda.Device().synchronize()" 2>&1 | grep -E "metropolis<|\.sum|pct|registers"
 echo "== the Megopolis repository's"
 tmp=$(mktemp -d)
-python3 - "$tmp" <<'PY'
-import json, sys
-sys.path.insert(0, "bench/peers")
-from megopolis_repo import peer_config
-c = peer_config(1 << 22, 354, 4.0, 1, 1, 32, 1234, sys.argv[1] + "/")
-c["resample_methods"] = [m for m in c["resample_methods"] if m["type"] == "MetropolisC1"]
-open(sys.argv[1] + "/config.json", "w").write(json.dumps(c))
-PY
+python3 bench/device/peer_config.py 4194304 metropolis-c1 1 "$tmp"
 (cd "$tmp" && ncu --clock-control none -k 'regex:metropolis_c1' -c 1 --metrics $M \
     "$OLDPWD/peers/Megopolis/target/resample_test" config.json 2>&1 | grep -E "metropolis_c1|\.sum|pct|registers")

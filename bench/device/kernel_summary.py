@@ -14,6 +14,8 @@ import csv
 import statistics
 from collections import defaultdict
 
+from pfresample.studies.dulger2017.profiler import UNITS
+
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -22,14 +24,15 @@ def main() -> None:
     args = p.parse_args()
     with open(args.csv, newline="") as f:
         lines = [line for line in f if line.startswith('"')]  # ncu's own lines first
-    rows = list(csv.DictReader(lines))
+    units, *rows = csv.DictReader(lines)  # the first row gives each column's unit
+    unit = units["gpu__time_duration.sum"]
+    if unit not in UNITS:
+        raise SystemExit(f"{args.csv}: gpu__time_duration.sum in {unit!r}, a unit not known")
+    to_us = UNITS[unit] * 1e6
     times = defaultdict(list)
     for r in rows:
-        value = r.get("gpu__time_duration.sum", "")
-        if not value or not value.replace(",", "").replace(".", "").isdigit():
-            continue  # the units row
         name = r["Kernel Name"].split("(")[0]
-        times[name].append(float(value.replace(",", "")) / 1e3)  # ns -> us
+        times[name].append(float(r["gpu__time_duration.sum"].replace(",", "")) * to_us)
     total = 0.0
     print(f"{'kernel':<60} {'launches':>8} {'total us':>10} {'median us':>10} {'per call':>10}")
     for name, t in sorted(times.items(), key=lambda kv: -sum(kv[1])):

@@ -60,11 +60,14 @@ FIELDS = ["date", "device", "library", "method", "n", "y", "B", "segment", "call
 
 
 def peer_config(n: int, B: int, y: float, runs: int, sequences: int, segment: int,
-                seed: int, prefix: str) -> dict:  # fmt: skip
+                seed: int, prefix: str, only=None) -> dict:  # fmt: skip
     """The peer's JSON configuration (configs/resample_config.json's fields)
-    for one N: every method of METHODS with B constant iterations."""
+    for one N: every method of METHODS (or those of ``only``, our names) with
+    B constant iterations."""
     methods = []
     for ours, theirs in METHODS.items():
+        if only is not None and ours not in only:
+            continue
         m = {"type": theirs}
         if ours != "systematic":
             m.update(mode="Constant", iters=int(B))

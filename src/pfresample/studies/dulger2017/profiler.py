@@ -68,8 +68,9 @@ KERNEL_REGEX = {
 }
 
 # Scale of ncu's units to the base unit (seconds, bytes); --print-units base
-# asks for base units, the others are read in case a report has them.
-_UNITS = {
+# asks for base units, the others are read in case a report has them
+# (bench/device/kernel_summary.py reads them too).
+UNITS = {
     "ns": 1e-9,  # what ncu 2025.3 writes with --print-units base
     "us": 1e-6,
     "ms": 1e-3,
@@ -349,9 +350,9 @@ def parse_ncu_csv(text: str) -> pd.DataFrame:
         if name not in METRICS:
             continue
         unit = rec.get("Metric Unit", "").strip()
-        if name == "gpu__time_duration.sum" and unit not in _UNITS:
+        if name == "gpu__time_duration.sum" and unit not in UNITS:
             raise ValueError(f"ncu reports {name} in {unit!r}, a unit this parser does not know")
-        value = _number(rec["Metric Value"]) * _UNITS.get(unit, 1.0)
+        value = _number(rec["Metric Value"]) * UNITS.get(unit, 1.0)
         row[METRICS[name]] = value
     frame = pd.DataFrame(sorted(rows.values(), key=lambda r: r["id"]))
     for column in METRICS.values():

@@ -196,22 +196,26 @@ __device__ __forceinline__ unsigned int c1_in_registers(const T* __restrict__ w,
                                                         int m, int B, unsigned int t, T wt) {
     const unsigned int base = segment * dc, mask = dc - 1u;
     const T held = w[base + (threadIdx.x & mask)];
-    // One iteration from its packed draw: the offset in the low bits names
-    // the lane holding the candidate's weight.
-    const auto step = [&](unsigned int draw) {
+    for (; (m & 3) != 0 && m < B; ++m) {  // a continued chain's first few
+        const unsigned int draw = draw_at(lane.key, DOMAIN_PARTICLE, lane.particle, m);
         const T wj = __shfl_sync(0xFFFFFFFFu, held, (int)(draw & mask));
         metropolis_step(draw, base | (draw & mask), wj, t, wt);
-    };
-    for (; (m & 3) != 0 && m < B; ++m) {  // a continued chain's first few
-        step(draw_at(lane.key, DOMAIN_PARTICLE, lane.particle, m));
     }
 #pragma unroll 2
     for (; m + 4 <= B; m += 4) {  // one Philox block: iterations m .. m+3
         const Philox4x32 a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, m >> 2);
 #pragma unroll
-        for (int i = 0; i < 4; ++i) step(a.word((unsigned int)i));
+        for (int i = 0; i < 4; ++i) {
+            const unsigned int draw = a.word((unsigned int)i);
+            const T wj = __shfl_sync(0xFFFFFFFFu, held, (int)(draw & mask));
+            metropolis_step(draw, base | (draw & mask), wj, t, wt);
+        }
     }
-    for (; m < B; ++m) step(draw_at(lane.key, DOMAIN_PARTICLE, lane.particle, m));  // the last few
+    for (; m < B; ++m) {  // the last few
+        const unsigned int draw = draw_at(lane.key, DOMAIN_PARTICLE, lane.particle, m);
+        const T wj = __shfl_sync(0xFFFFFFFFu, held, (int)(draw & mask));
+        metropolis_step(draw, base | (draw & mask), wj, t, wt);
+    }
     return t;
 }
 

@@ -78,6 +78,7 @@ def run_sir(
     ssd_table=None,
     backend="cpu",
     stage_times=True,
+    normalised=None,
 ) -> SirResult:
     """Run Algorithm 2.4 with ``n`` particles over the measurements ``y``
     (``y[k - 1]`` = z_k, k = 1 ... T), resampling at every step with the
@@ -96,11 +97,15 @@ def run_sir(
     device time of the whole run -- except for the growth model with
     Systematic, which then runs as one kernel (``filters/sir_fused.py``: the
     same numbers, faster at small N) that times its own phases. The CPU
-    filter always times its stages.
+    filter always times its stages. ``normalised`` overrides §6.9's choice of
+    stage 4's weights for every method (True: w, False: w~; CPU only), an
+    ablation of the thesis's filter (bench/dulger_ablations.py).
     """
     m = get_method(method)
     if B is not None and m.B_rule is None:
         raise TypeError(f"method {m.name!r} takes no B")
+    if normalised is not None and backend != "cpu":
+        raise NotImplementedError("normalised= is an option of the CPU filter; use backend='cpu'")
     if backend != "cpu":
         from .sir_gpu import device_twin, run_sir_gpu
 
@@ -139,7 +144,8 @@ def run_sir(
         w = w_tilde / np.float32(total)
         estimates[k] = w @ x
         t3 = time.perf_counter()
-        w_in = w_tilde if m.comparison_based else w
+        unnormalised = m.comparison_based if normalised is None else not normalised
+        w_in = w_tilde if unnormalised else w
         b = _stage4_B(w_in, m.name, m.B_rule, B, epsilon, ssd_table)
         ancestors = resample(
             w_in, m.name, seed=int(draw_seeds[k]), B=b, segment_bytes=segment_bytes, backend="cpu"

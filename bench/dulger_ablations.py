@@ -1,0 +1,275 @@
+"""Ablations of the Dülger filter tables: what moves a method's RMSE against
+Systematic's (issue: where our Tables 5.2, 6.3, 7.3, 7.6 differ from the thesis).
+
+Every variant of one ablation runs the SIR filter (Algorithm 2.4) on the same
+trajectories with the same run seeds as the pipeline's tables
+(``filter_experiments.run_seed``: common random numbers), so a variant's RMSE
+minus its reference's, run by run, has a paired interval:
+``runs_half_width`` of the (J, R) differences, the trajectories fixed and the
+runs random (docs/dulger2017.md, "RMSE and its interval").
+
+An ablation is a reference and a set of variants; a variant is ``run_sir``'s
+method and keywords plus, for the CPU, two things the library does not offer:
+
+* ``segment_rule`` (C1 methods): which s-segment a warp searches. ``random``
+  is Algorithms 5.1/6.3 and the library (s ~ U{1..SC}, drawn anew at every
+  time step); ``fixed`` draws s once per warp and keeps it at every time step
+  (what a generator re-initialised with the same seed before each step
+  gives); ``own`` is the warp's own segment, so that with SS = 128 (32
+  weights, one warp) every lineage stays in its 32 particles: islands.
+* ``states: float32``: the growth model's states and arithmetic in float32,
+  as the GPU filter's, on the CPU filter.
+
+Usage::
+
+    python bench/dulger_ablations.py uc1_segments --log2n 12 14 --runs 10
+    python bench/dulger_ablations.py b_rule --backend cuda --log2n 14 18 22 --runs 20
+
+Writes ``<out>/<ablation>_runs.csv`` (one row per run) and
+``<out>/<ablation>.md`` (per variant and N: mean RMSE, paired difference from
+the reference with its 99% half-width, mean B).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from pfresample.constants import WARP_SIZE, CandidateScope
+from pfresample.filters import run_sir
+from pfresample.models.growth import GrowthModel
+from pfresample.resampling import lanes
+from pfresample.rng import DOMAIN_WARP, StreamBlocks, uniform_int
+from pfresample.studies.dulger2017.filter_experiments import (
+    make_model,
+    make_trajectories,
+    run_rmse,
+    run_seed,
+)
+from pfresample.studies.dulger2017.filter_tables import mean_of_means, runs_half_width
+
+SEED = 2017  # config/config.yaml's seed: the tables' trajectories and runs
+STUDY_CONFIG = Path(__file__).resolve().parents[1] / "config/studies/dulger2017.yaml"
+FIXED_SEGMENT_KEY = (np.uint32(0x5EED), np.uint32(2017))  # the `fixed` rule's warp key
+
+ABLATIONS = {
+    # How the C1 methods' warps pick their s-segment over the time steps.
+    "uc1_segments": {
+        "model": "growth",
+        "reference": "uphill",
+        "variants": {
+            "uphill": {"method": "uphill"},
+            "uc1-128": {"method": "uphill-c1", "segment_bytes": 128},
+            "uc1-128-fixed": {"method": "uphill-c1", "segment_bytes": 128, "segment_rule": "fixed"},
+            "uc1-128-own": {"method": "uphill-c1", "segment_bytes": 128, "segment_rule": "own"},
+            "metropolis": {"method": "metropolis"},
+            "c1-128": {"method": "metropolis-c1", "segment_bytes": 128},
+            "c1-128-fixed": {
+                "method": "metropolis-c1",
+                "segment_bytes": 128,
+                "segment_rule": "fixed",
+            },
+            "c1-128-own": {"method": "metropolis-c1", "segment_bytes": 128, "segment_rule": "own"},
+        },
+    },
+    # Stage 4's weights: §6.9 gives w~ to the comparison-based methods, w to Systematic.
+    "stage4": {
+        "model": "growth",
+        "reference": "systematic",
+        "variants": {
+            "systematic": {"method": "systematic"},
+            "systematic-w~": {"method": "systematic", "normalised": False},
+            "metropolis": {"method": "metropolis"},
+            "metropolis-w": {"method": "metropolis", "normalised": True},
+            "uphill": {"method": "uphill"},
+            "uphill-w": {"method": "uphill", "normalised": True},
+        },
+    },
+    # float64 states (our CPU filter) against float32 (the GPU's and the thesis's).
+    "precision": {
+        "model": "growth",
+        "reference": "systematic",
+        "variants": {
+            "systematic": {"method": "systematic"},
+            "systematic-f32": {"method": "systematic", "states": "float32"},
+            "metropolis": {"method": "metropolis"},
+            "metropolis-f32": {"method": "metropolis", "states": "float32"},
+            "uphill": {"method": "uphill"},
+            "uphill-f32": {"method": "uphill", "states": "float32"},
+        },
+    },
+    # B: Murray's epsilon for Metropolis (B grows with log 1/epsilon), a fixed B for
+    # Uphill against its SSD rule, and the unbiased methods around them.
+    "b_rule": {
+        "model": "growth",
+        "reference": "systematic",
+        "variants": {
+            "systematic": {"method": "systematic"},
+            "multinomial": {"method": "multinomial"},
+            "rejection": {"method": "rejection"},
+            "metropolis": {"method": "metropolis"},
+            "metropolis-eps0.01": {"method": "metropolis", "epsilon": 0.01},
+            "metropolis-eps0.001": {"method": "metropolis", "epsilon": 0.001},
+            "metropolis-B2": {"method": "metropolis", "B": 2},
+            "metropolis-B4": {"method": "metropolis", "B": 4},
+            "uphill": {"method": "uphill"},
+            "uphill-B2": {"method": "uphill", "B": 2},
+            "uphill-B4": {"method": "uphill", "B": 4},
+            "uphill-B16": {"method": "uphill", "B": 16},
+            "uphill-B32": {"method": "uphill", "B": 32},
+        },
+    },
+}
+LIBRARY_KEYS = ("method", "segment_bytes", "epsilon", "B", "normalised")
+
+
+class Float32Growth(GrowthModel):
+    """Eqs. 2.34-2.35 with float32 states and arithmetic (the GPU filter's
+    precision) on the CPU filter; the noise is NumPy's, drawn in float64."""
+
+    def transition(self, x, k, rng):
+        x = np.asarray(x, dtype=np.float32)
+        f = np.float32
+        mean = x / f(2) + f(25) * x / (f(1) + x * x) + f(8.0 * math.cos(1.2 * k))
+        noise = (math.sqrt(self.sigma_v2) * rng.standard_normal(x.shape)).astype(np.float32)
+        return mean + noise
+
+    def log_likelihood(self, y, x):
+        x = np.asarray(x, dtype=np.float32)
+        r = np.float32(y) - x * x / np.float32(20)
+        return (np.float32(-0.5) * r * r / np.float32(self.sigma_n2)).astype(np.float64)
+
+    def init_particles(self, n, rng):
+        return super().init_particles(n, rng).astype(np.float32)
+
+
+@contextlib.contextmanager
+def segment_rule(rule: str | None):
+    """The C1 methods' s-segment of each warp under ``rule`` (module
+    docstring), by replacing ``lanes.Candidates``'s draw while it is active."""
+    if rule in (None, "random"):
+        yield
+        return
+    if rule not in ("fixed", "own"):
+        raise ValueError(f"unknown segment_rule {rule!r}; expected random, fixed or own")
+    original = lanes.Candidates.__init__
+
+    def init(self, chunk, scope, per_segment, segments):
+        original(self, chunk, scope, per_segment, segments)
+        if scope != CandidateScope.FIXED_SEGMENT:
+            return
+        warp = chunk.particle // WARP_SIZE
+        if rule == "own":  # the segment that holds the warp's first particle
+            self.segment = ((warp * WARP_SIZE) // per_segment).astype(np.uint64)
+        else:
+            words = StreamBlocks(FIXED_SEGMENT_KEY, warp.astype(np.uint64), DOMAIN_WARP)(0)
+            self.segment = uniform_int(words[0], segments)
+
+    lanes.Candidates.__init__ = init
+    try:
+        yield
+    finally:
+        lanes.Candidates.__init__ = original
+
+
+def model_for(spec, variant):
+    model = make_model(spec)
+    if variant.get("states") == "float32":
+        if spec["model"] != "growth":
+            raise ValueError("states: float32 is written for the growth model only")
+        return Float32Growth()
+    return model
+
+
+def run_ablation(name, log2ns, trajectories, runs, backend, out: Path) -> None:
+    ablation = ABLATIONS[name]
+    study = yaml.safe_load(STUDY_CONFIG.read_text())
+    spec = study["filter_models"][ablation["model"]]
+    arrays, _ = make_trajectories(spec, trajectories, SEED)
+    truth, y = arrays["truth"], arrays["y"]
+    rows, summary = [], []
+    for log2n in log2ns:
+        n = 2**log2n
+        rmse = {}
+        for label, variant in ablation["variants"].items():
+            if backend == "cpu" or "segment_rule" in variant or "states" in variant:
+                where = "cpu"
+            else:
+                where = backend
+            kw = {k: variant[k] for k in LIBRARY_KEYS if k in variant and k != "method"}
+            model = model_for(spec, variant)
+            values = np.empty((trajectories, runs))
+            bs, start = [], time.perf_counter()
+            with segment_rule(variant.get("segment_rule")):
+                for j in range(trajectories):
+                    for r in range(runs):
+                        seed = run_seed(SEED, ablation["model"], n, j, r)
+                        result = run_sir(
+                            model, y[j], n, variant["method"], seed, backend=where,
+                            stage_times=False, **kw,
+                        )  # fmt: skip
+                        values[j, r] = run_rmse(spec["model"], result.estimates, truth[j])
+                        bs.append(float(np.mean(result.B)))
+                        rows.append((name, label, where, log2n, j, r, values[j, r], bs[-1]))
+            rmse[label] = values
+            seconds = time.perf_counter() - start
+            print(
+                f"{name} 2^{log2n} {label:22s} {where}: RMSE {mean_of_means(values):.5f} "
+                f"+- {runs_half_width(values):.5f}, mean B {np.mean(bs):.2f}, {seconds:.1f} s",
+                flush=True,
+            )
+            summary.append([log2n, label, where, values, float(np.mean(bs))])
+        ref = rmse[ablation["reference"]]
+        for item in summary:
+            if item[0] == log2n:
+                item.append(ref)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / f"{name}_runs.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(
+            ["ablation", "variant", "backend", "log2n", "trajectory", "run", "rmse", "mean_B"]
+        )
+        writer.writerows(rows)
+    lines = [
+        f"# Ablation `{name}` ({ablation['model']}): {trajectories} trajectories x {runs} runs",
+        "",
+        f"`python {' '.join(sys.argv)}`. Differences are the variant's RMSE minus "
+        f"`{ablation['reference']}`'s, run by run (same seeds), in units of 1e-3, with the 99% "
+        "half-width of their mean (`runs_half_width`).",
+        "",
+        "| log2 N | variant | backend | RMSE | ± | diff (1e-3) | ± (1e-3) | mean B |",
+        "|---:|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for log2n, label, where, values, mean_b, ref in summary:
+        d = values - ref
+        lines.append(
+            f"| {log2n} | {label} | {where} | {mean_of_means(values):.5f} | "
+            f"{runs_half_width(values):.5f} | {1e3 * mean_of_means(d):+.2f} | "
+            f"{1e3 * runs_half_width(d):.2f} | {mean_b:.2f} |"
+        )
+    (out / f"{name}.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("ablation", choices=sorted(ABLATIONS))
+    parser.add_argument("--log2n", type=int, nargs="+", default=[14])
+    parser.add_argument("--trajectories", type=int, default=16)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--out", type=Path, default=Path("bench/results/dulger2017_ablations"))
+    a = parser.parse_args(argv)
+    run_ablation(a.ablation, a.log2n, a.trajectories, a.runs, a.backend, a.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from pfresample.constants import WARP_SIZE, CandidateScope
+from pfresample.constants import CONFIDENCE_Z, WARP_SIZE, CandidateScope
 from pfresample.filters import run_sir
 from pfresample.models.growth import GrowthModel
 from pfresample.resampling import lanes
@@ -93,6 +93,21 @@ ABLATIONS = {
             "uphill-w": {"method": "uphill", "normalised": True},
         },
     },
+    # Table 6.3's six methods: with many trajectories, how much of a difference from
+    # Systematic depends on which trajectories were drawn.
+    "methods": {
+        "model": "growth",
+        "reference": "systematic",
+        "variants": {
+            "systematic": {"method": "systematic"},
+            "metropolis": {"method": "metropolis"},
+            "rejection": {"method": "rejection"},
+            "uphill": {"method": "uphill"},
+            "uca-128": {"method": "uphill-ca", "segment_bytes": 128},
+            "uc1-128": {"method": "uphill-c1", "segment_bytes": 128},
+            "c1-128": {"method": "metropolis-c1", "segment_bytes": 128},
+        },
+    },
     # float64 states (our CPU filter) against float32 (the GPU's and the thesis's).
     "precision": {
         "model": "growth",
@@ -128,6 +143,7 @@ ABLATIONS = {
         },
     },
 }
+RUN_COLUMNS = ("ablation", "variant", "backend", "log2n", "trajectory", "run", "rmse", "mean_B")
 LIBRARY_KEYS = ("method", "segment_bytes", "epsilon", "B", "normalised")
 
 
@@ -180,6 +196,13 @@ def segment_rule(rule: str | None):
         lanes.Candidates.__init__ = original
 
 
+def trajectories_half_width(values, z: float = CONFIDENCE_Z) -> float:
+    """99% half-width of the mean of (J, R) ``values`` over trajectories
+    drawn at random: z * sd(trajectory means) / sqrt(J)."""
+    means = np.asarray(values, dtype=np.float64).mean(axis=1)
+    return float(z * means.std(ddof=1) / math.sqrt(means.size)) if means.size > 1 else math.nan
+
+
 def model_for(spec, variant):
     model = make_model(spec)
     if variant.get("states") == "float32":
@@ -189,25 +212,22 @@ def model_for(spec, variant):
     return model
 
 
-def run_ablation(name, log2ns, trajectories, runs, backend, out: Path) -> None:
+def run_ablation(name, log2ns, trajectories, runs, backend, out: Path) -> Path:
+    """Run every variant of ``name`` at each N; write and return its runs CSV."""
     ablation = ABLATIONS[name]
     study = yaml.safe_load(STUDY_CONFIG.read_text())
     spec = study["filter_models"][ablation["model"]]
     arrays, _ = make_trajectories(spec, trajectories, SEED)
     truth, y = arrays["truth"], arrays["y"]
-    rows, summary = [], []
+    rows = []
     for log2n in log2ns:
         n = 2**log2n
-        rmse = {}
         for label, variant in ablation["variants"].items():
-            if backend == "cpu" or "segment_rule" in variant or "states" in variant:
-                where = "cpu"
-            else:
-                where = backend
+            cpu_only = "segment_rule" in variant or "states" in variant
+            where = "cpu" if cpu_only else backend
             kw = {k: variant[k] for k in LIBRARY_KEYS if k in variant and k != "method"}
             model = model_for(spec, variant)
-            values = np.empty((trajectories, runs))
-            bs, start = [], time.perf_counter()
+            values, bs, start = [], [], time.perf_counter()
             with segment_rule(variant.get("segment_rule")):
                 for j in range(trajectories):
                     for r in range(runs):
@@ -216,59 +236,91 @@ def run_ablation(name, log2ns, trajectories, runs, backend, out: Path) -> None:
                             model, y[j], n, variant["method"], seed, backend=where,
                             stage_times=False, **kw,
                         )  # fmt: skip
-                        values[j, r] = run_rmse(spec["model"], result.estimates, truth[j])
+                        values.append(run_rmse(spec["model"], result.estimates, truth[j]))
                         bs.append(float(np.mean(result.B)))
-                        rows.append((name, label, where, log2n, j, r, values[j, r], bs[-1]))
-            rmse[label] = values
-            seconds = time.perf_counter() - start
+                        rows.append((name, label, where, log2n, j, r, values[-1], bs[-1]))
+            v = np.reshape(values, (trajectories, runs))
             print(
-                f"{name} 2^{log2n} {label:22s} {where}: RMSE {mean_of_means(values):.5f} "
-                f"+- {runs_half_width(values):.5f}, mean B {np.mean(bs):.2f}, {seconds:.1f} s",
+                f"{name} 2^{log2n} {label:22s} {where}: RMSE {mean_of_means(v):.5f} "
+                f"+- {runs_half_width(v):.5f}, mean B {np.mean(bs):.2f}, "
+                f"{time.perf_counter() - start:.1f} s",
                 flush=True,
             )
-            summary.append([log2n, label, where, values, float(np.mean(bs))])
-        ref = rmse[ablation["reference"]]
-        for item in summary:
-            if item[0] == log2n:
-                item.append(ref)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / f"{name}_runs.csv", "w", newline="") as f:
+    path = out / f"{name}_runs.csv"
+    with open(path, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(
-            ["ablation", "variant", "backend", "log2n", "trajectory", "run", "rmse", "mean_B"]
-        )
+        writer.writerow(RUN_COLUMNS)
         writer.writerows(rows)
+    return path
+
+
+def summarise(path: Path, command: str) -> str:
+    """The Markdown summary of a runs CSV (module docstring), written beside it."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    name = rows[0]["ablation"]
+    ablation = ABLATIONS[name]
+    cells: dict = {}
+    for row in rows:
+        key = (int(row["log2n"]), row["variant"], row["backend"])
+        cells.setdefault(key, {})[(int(row["trajectory"]), int(row["run"]))] = (
+            float(row["rmse"]), float(row["mean_B"]),
+        )  # fmt: skip
+
+    def grid(cell):
+        J = 1 + max(j for j, _ in cell)
+        R = 1 + max(r for _, r in cell)
+        v = np.array([[cell[(j, r)][0] for r in range(R)] for j in range(J)])
+        return v, float(np.mean([b for _, b in cell.values()]))
+
+    first = grid(next(iter(cells.values())))[0]
     lines = [
-        f"# Ablation `{name}` ({ablation['model']}): {trajectories} trajectories x {runs} runs",
+        f"# Ablation `{name}` ({ablation['model']}): {first.shape[0]} trajectories x "
+        f"{first.shape[1]} runs",
         "",
-        f"`python {' '.join(sys.argv)}`. Differences are the variant's RMSE minus "
+        f"`{command}`. Differences are the variant's RMSE minus "
         f"`{ablation['reference']}`'s, run by run (same seeds), in units of 1e-3, with the 99% "
-        "half-width of their mean (`runs_half_width`).",
+        "half-width of their mean: `± runs` with the trajectories fixed (`runs_half_width`, "
+        "as the tables), `± trajectories` with the trajectories drawn too (the spread of the "
+        "J trajectory means), the interval within which another set of trajectories -- the "
+        "thesis's -- would put the difference.",
         "",
-        "| log2 N | variant | backend | RMSE | ± | diff (1e-3) | ± (1e-3) | mean B |",
-        "|---:|---|---|---:|---:|---:|---:|---:|",
+        "| log2 N | variant | backend | RMSE | ± | diff (1e-3) | ± runs (1e-3) "
+        "| ± trajectories (1e-3) | mean B |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for log2n, label, where, values, mean_b, ref in summary:
-        d = values - ref
+    for (log2n, label, where), cell in cells.items():
+        values, mean_b = grid(cell)
+        refs = [
+            c for (n2, lab, _), c in cells.items() if n2 == log2n and lab == ablation["reference"]
+        ]
+        d = values - grid(refs[0])[0]
         lines.append(
             f"| {log2n} | {label} | {where} | {mean_of_means(values):.5f} | "
             f"{runs_half_width(values):.5f} | {1e3 * mean_of_means(d):+.2f} | "
-            f"{1e3 * runs_half_width(d):.2f} | {mean_b:.2f} |"
+            f"{1e3 * runs_half_width(d):.2f} | {1e3 * trajectories_half_width(d):.2f} | "
+            f"{mean_b:.2f} |"
         )
-    (out / f"{name}.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    text = "\n".join(lines) + "\n"
+    path.with_name(f"{name}.md").write_text(text)
+    return text
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("ablation", choices=sorted(ABLATIONS))
+    parser.add_argument("--summarise", type=Path, help="only summarise this runs CSV")
     parser.add_argument("--log2n", type=int, nargs="+", default=[14])
     parser.add_argument("--trajectories", type=int, default=16)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--out", type=Path, default=Path("bench/results/dulger2017_ablations"))
     a = parser.parse_args(argv)
-    run_ablation(a.ablation, a.log2n, a.trajectories, a.runs, a.backend, a.out)
+    path = a.summarise or run_ablation(
+        a.ablation, a.log2n, a.trajectories, a.runs, a.backend, a.out
+    )
+    print(summarise(path, "python " + " ".join(sys.argv)))
 
 
 if __name__ == "__main__":

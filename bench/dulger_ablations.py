@@ -143,7 +143,17 @@ ABLATIONS = {
         },
     },
 }
-RUN_COLUMNS = ("ablation", "variant", "backend", "log2n", "trajectory", "run", "rmse", "mean_B")
+RUN_COLUMNS = (
+    "ablation",
+    "model",
+    "variant",
+    "backend",
+    "log2n",
+    "trajectory",
+    "run",
+    "rmse",
+    "mean_B",
+)
 LIBRARY_KEYS = ("method", "segment_bytes", "epsilon", "B", "normalised")
 
 
@@ -212,11 +222,13 @@ def model_for(spec, variant):
     return model
 
 
-def run_ablation(name, log2ns, trajectories, runs, backend, out: Path) -> Path:
-    """Run every variant of ``name`` at each N; write and return its runs CSV."""
+def run_ablation(name, log2ns, trajectories, runs, backend, out: Path, model=None) -> Path:
+    """Run every variant of ``name`` at each N on its model or ``model`` (a
+    ``filter_models`` entry); write and return its runs CSV."""
     ablation = ABLATIONS[name]
+    model_name = model or ablation["model"]
     study = yaml.safe_load(STUDY_CONFIG.read_text())
-    spec = study["filter_models"][ablation["model"]]
+    spec = study["filter_models"][model_name]
     arrays, _ = make_trajectories(spec, trajectories, SEED)
     truth, y = arrays["truth"], arrays["y"]
     rows = []
@@ -231,14 +243,15 @@ def run_ablation(name, log2ns, trajectories, runs, backend, out: Path) -> Path:
             with segment_rule(variant.get("segment_rule")):
                 for j in range(trajectories):
                     for r in range(runs):
-                        seed = run_seed(SEED, ablation["model"], n, j, r)
+                        seed = run_seed(SEED, model_name, n, j, r)
                         result = run_sir(
                             model, y[j], n, variant["method"], seed, backend=where,
                             stage_times=False, **kw,
                         )  # fmt: skip
                         values.append(run_rmse(spec["model"], result.estimates, truth[j]))
                         bs.append(float(np.mean(result.B)))
-                        rows.append((name, label, where, log2n, j, r, values[-1], bs[-1]))
+                        row = (name, model_name, label, where, log2n, j, r, values[-1], bs[-1])
+                        rows.append(row)
             v = np.reshape(values, (trajectories, runs))
             print(
                 f"{name} 2^{log2n} {label:22s} {where}: RMSE {mean_of_means(v):.5f} "
@@ -261,6 +274,7 @@ def summarise(path: Path, command: str) -> str:
         rows = list(csv.DictReader(f))
     name = rows[0]["ablation"]
     ablation = ABLATIONS[name]
+    model = rows[0].get("model", ablation["model"])
     cells: dict = {}
     for row in rows:
         key = (int(row["log2n"]), row["variant"], row["backend"])
@@ -276,8 +290,7 @@ def summarise(path: Path, command: str) -> str:
 
     first = grid(next(iter(cells.values())))[0]
     lines = [
-        f"# Ablation `{name}` ({ablation['model']}): {first.shape[0]} trajectories x "
-        f"{first.shape[1]} runs",
+        f"# Ablation `{name}` ({model}): {first.shape[0]} trajectories x {first.shape[1]} runs",
         "",
         f"`{command}`. Differences are the variant's RMSE minus "
         f"`{ablation['reference']}`'s, run by run (same seeds), in units of 1e-3, with the 99% "
@@ -310,6 +323,7 @@ def summarise(path: Path, command: str) -> str:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("ablation", choices=sorted(ABLATIONS))
+    parser.add_argument("--model", help="a filter_models entry instead of the ablation's")
     parser.add_argument("--summarise", type=Path, help="only summarise this runs CSV")
     parser.add_argument("--log2n", type=int, nargs="+", default=[14])
     parser.add_argument("--trajectories", type=int, default=16)
@@ -318,7 +332,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, default=Path("bench/results/dulger2017_ablations"))
     a = parser.parse_args(argv)
     path = a.summarise or run_ablation(
-        a.ablation, a.log2n, a.trajectories, a.runs, a.backend, a.out
+        a.ablation, a.log2n, a.trajectories, a.runs, a.backend, a.out, a.model
     )
     print(summarise(path, "python " + " ".join(sys.argv)))
 

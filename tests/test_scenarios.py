@@ -4,12 +4,14 @@ cached trajectory sets of §5.4/§6.9/§7.1."""
 import copy
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
-from pfresample.models.scenarios import validate_spec
+from pfresample.models.scenarios import STEPS_SCENARIO1, STEPS_SCENARIO2, validate_spec
 from pfresample.pipeline import artifacts as io
 from pfresample.studies.dulger2017.trajectories import (
     growth_trajectories,
@@ -22,6 +24,7 @@ from pfresample.studies.dulger2017.trajectories import (
 X0 = np.array([1000.0, 1000.0, 0.0, 0.0])  # Tables 7.1/7.4
 SQRT_Q = math.sqrt(10.0)  # Table 7.1: Q = diag[10, 10], in (m/s^2)^2
 R_DIAG = (10.0**2, (0.1 * math.pi / 180.0) ** 2)  # Table 7.1
+CATALOG = Path(__file__).resolve().parents[1] / "config" / "studies" / "dulger2017.yaml"
 
 
 def segment_rows(spec):
@@ -45,7 +48,7 @@ def headings(truth):
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_truth_starts_at_x0(name):
     truth = truth_trajectory(SCENARIOS[name])
-    assert truth.shape == (101, 4) and truth.dtype == np.float64
+    assert truth.shape == (SCENARIOS[name]["steps"] + 1, 4) and truth.dtype == np.float64
     np.testing.assert_array_equal(truth[0], X0)
 
 
@@ -57,7 +60,10 @@ def test_segments_move_as_commanded(name):
         dv = np.diff(part[:, 2:], axis=0)
         if segment["kind"] == "straight":
             np.testing.assert_allclose(dv, 0.0, atol=1e-12)
-            np.testing.assert_allclose(np.diff(part[:, :2], axis=0), part[1:, 2:], rtol=1e-12)
+            # atol: after whole half-turns a velocity component is zero up to rounding (1e-16)
+            np.testing.assert_allclose(
+                np.diff(part[:, :2], axis=0), part[1:, 2:], rtol=1e-12, atol=1e-9
+            )
         elif segment["kind"] == "accelerate":
             np.testing.assert_allclose(dv, np.broadcast_to(segment["accel"], dv.shape), atol=1e-12)
         else:
@@ -78,13 +84,25 @@ def test_turn_position_is_the_exact_arc():
     )
 
 
-def test_scenario1_turns_one_way_and_scenario2_is_an_s():
+def test_step_counts():
+    # Scenario 1: 100 steps (§7.1). Scenario 2: 214, as Table 7.5's times are
+    # about 2.14x Table 7.2's under identical parameters (see the module docstring).
+    assert (STEPS_SCENARIO1, STEPS_SCENARIO2) == (100, 214)
+    assert SCENARIOS["scenario1"]["steps"] == STEPS_SCENARIO1
+    assert SCENARIOS["scenario2"]["steps"] == STEPS_SCENARIO2
+
+
+def test_scenario1_turns_one_way_and_scenario2_is_a_double_s():
     turn1 = np.diff(headings(truth_trajectory(SCENARIOS["scenario1"])[1:]))
     assert turn1.min() > -1e-9 and turn1.sum() > 90.0  # left only
     turn2 = np.diff(headings(truth_trajectory(SCENARIOS["scenario2"])[1:]))
-    left, right = np.flatnonzero(turn2 > 1e-9), np.flatnonzero(turn2 < -1e-9)
-    assert left.size and right.size and left.max() < right.min()  # left, then right
-    assert turn2[left].sum() > 90.0 and turn2[right].sum() < -90.0
+    sign = np.sign(np.where(np.abs(turn2) > 1e-9, turn2, 0.0))
+    turning = np.flatnonzero(sign)
+    # the turning steps fall into runs of one sign: left, right, left, right
+    runs = np.split(turning, np.flatnonzero(np.diff(sign[turning])) + 1)
+    assert [int(sign[run[0]]) for run in runs] == [1, -1, 1, -1]
+    for run in runs:
+        assert abs(turn2[run].sum()) == pytest.approx(180.0, abs=1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -92,8 +110,10 @@ def test_truth_stays_plausible(name):
     truth = truth_trajectory(SCENARIOS[name])
     pos = truth[:, :2]
     assert pos.min() > 500.0 and pos.max() < 5000.0
-    # eq. 7.2's bearing is ill-conditioned near the sensor at the origin
-    assert np.hypot(pos[:, 0], pos[:, 1]).min() > 100.0
+    # eq. 7.2's bearing is ill-conditioned near the sensor at the origin, and its
+    # arctan(p_y / p_x) agrees with our arctan2 only away from p_x = 0 (module comment)
+    assert np.hypot(pos[:, 0], pos[:, 1]).min() > 1400.0
+    assert pos[:, 0].min() > 900.0
     # accelerations of the order of the filter's process noise (Table 7.1)
     assert np.abs(np.diff(truth[:, 2:], axis=0)).max() < SQRT_Q
     assert np.linalg.norm(np.diff(truth[:, 2:], axis=0), axis=1).max() < SQRT_Q
@@ -103,6 +123,13 @@ def test_config_copies_of_the_specs_are_valid():
     for spec in SCENARIOS.values():
         copied = json.loads(json.dumps(spec))  # what a YAML/JSON config holds
         np.testing.assert_array_equal(truth_trajectory(copied), truth_trajectory(spec))
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_catalog_specs_equal_scenarios(name):
+    # The pipeline reads the catalog's copy: it must not drift from SCENARIOS.
+    models = yaml.safe_load(CATALOG.read_text())["filter_models"]
+    assert models[f"radar-{name}"] == {"model": "radar", "scenario": SCENARIOS[name]}
 
 
 def _broken(change):
@@ -182,7 +209,7 @@ def test_growth_set_is_deterministic_and_prefix_stable():
 def test_radar_set_shapes_and_shared_truth():
     spec = SCENARIOS["scenario2"]
     a = radar_trajectories(spec, 3, seed=1)
-    assert a["truth"].shape == (3, 101, 4) and a["y"].shape == (3, 100, 2)
+    assert a["truth"].shape == (3, 215, 4) and a["y"].shape == (3, 214, 2)
     assert a["truth"].dtype == a["y"].dtype == np.float64
     for j in range(3):
         np.testing.assert_array_equal(a["truth"][j], truth_trajectory(spec))

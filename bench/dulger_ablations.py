@@ -16,7 +16,11 @@ method and keywords plus, for the CPU, two things the library does not offer:
   time step); ``fixed`` draws s once per warp and keeps it at every time step
   (what a generator re-initialised with the same seed before each step
   gives); ``own`` is the warp's own segment, so that with SS = 128 (32
-  weights, one warp) every lineage stays in its 32 particles: islands.
+  weights, one warp) every lineage stays in its 32 particles: islands;
+  ``shared`` (C1 and CA methods) keeps Algorithms 5.1/6.2/6.3's segments but
+  gives every lane of a warp the same candidate offset at each iteration
+  (what one generator per warp, seeded by the warp index, would give, if it
+  served the offsets too).
 * ``states: float32``: the growth model's states and arithmetic in float32,
   as the GPU filter's, on the CPU filter.
 
@@ -58,6 +62,8 @@ from pfresample.studies.dulger2017.filter_tables import mean_of_means, runs_half
 
 SEED = 2017  # config/config.yaml's seed: the tables' trajectories and runs
 STUDY_CONFIG = Path(__file__).resolve().parents[1] / "config/studies/dulger2017.yaml"
+SEGMENT_RULES = ("random", "fixed", "own", "shared")
+SHARED_OFFSET = 1 << 20  # warp-stream counters of the `shared` rule's offsets (past the segments')
 FIXED_SEGMENT_KEY = (np.uint32(0x5EED), np.uint32(2017))  # the `fixed` rule's warp key
 
 ABLATIONS = {
@@ -70,6 +76,17 @@ ABLATIONS = {
             "uc1-128": {"method": "uphill-c1", "segment_bytes": 128},
             "uc1-128-fixed": {"method": "uphill-c1", "segment_bytes": 128, "segment_rule": "fixed"},
             "uc1-128-own": {"method": "uphill-c1", "segment_bytes": 128, "segment_rule": "own"},
+            "uc1-128-shared": {
+                "method": "uphill-c1",
+                "segment_bytes": 128,
+                "segment_rule": "shared",
+            },
+            "uca-128": {"method": "uphill-ca", "segment_bytes": 128},
+            "uca-128-shared": {
+                "method": "uphill-ca",
+                "segment_bytes": 128,
+                "segment_rule": "shared",
+            },
             "metropolis": {"method": "metropolis"},
             "c1-128": {"method": "metropolis-c1", "segment_bytes": 128},
             "c1-128-fixed": {
@@ -78,6 +95,11 @@ ABLATIONS = {
                 "segment_rule": "fixed",
             },
             "c1-128-own": {"method": "metropolis-c1", "segment_bytes": 128, "segment_rule": "own"},
+            "c1-128-shared": {
+                "method": "metropolis-c1",
+                "segment_bytes": 128,
+                "segment_rule": "shared",
+            },
         },
     },
     # Stage 4's weights: §6.9 gives w~ to the comparison-based methods, w to Systematic.
@@ -184,13 +206,26 @@ def segment_rule(rule: str | None):
     if rule in (None, "random"):
         yield
         return
-    if rule not in ("fixed", "own"):
-        raise ValueError(f"unknown segment_rule {rule!r}; expected random, fixed or own")
-    original = lanes.Candidates.__init__
+    if rule not in SEGMENT_RULES:
+        raise ValueError(f"unknown segment_rule {rule!r}; expected one of {SEGMENT_RULES}")
+    original, original_pick = lanes.Candidates.__init__, lanes.Candidates.pick
+    original_packed = lanes.Candidates.pick_packed
+
+    def pick(self, m, offset_word):
+        # `shared`: the offset from the warp stream (counters SHARED_OFFSET + m), so
+        # that every lane of a warp tries the same candidate at iteration m.
+        if self.scope == CandidateScope.ARRAY:
+            return original_pick(self, m, offset_word)
+        return original_pick(self, m, self.warp.word(SHARED_OFFSET + m))
+
+    def pick_packed(self, m, word):  # Metropolis-C1/C2: the lane's own u, the warp's offset
+        if self.scope == CandidateScope.ARRAY:
+            return original_packed(self, m, word)
+        return original_packed(self, m, self.warp.word(SHARED_OFFSET + m))
 
     def init(self, chunk, scope, per_segment, segments):
         original(self, chunk, scope, per_segment, segments)
-        if scope != CandidateScope.FIXED_SEGMENT:
+        if scope != CandidateScope.FIXED_SEGMENT or rule == "shared":
             return
         warp = chunk.particle // WARP_SIZE
         if rule == "own":  # the segment that holds the warp's first particle
@@ -200,10 +235,13 @@ def segment_rule(rule: str | None):
             self.segment = uniform_int(words[0], segments)
 
     lanes.Candidates.__init__ = init
+    if rule == "shared":
+        lanes.Candidates.pick, lanes.Candidates.pick_packed = pick, pick_packed
     try:
         yield
     finally:
-        lanes.Candidates.__init__ = original
+        lanes.Candidates.__init__, lanes.Candidates.pick = original, original_pick
+        lanes.Candidates.pick_packed = original_packed
 
 
 def trajectories_half_width(values, z: float = CONFIDENCE_Z) -> float:
@@ -222,9 +260,12 @@ def model_for(spec, variant):
     return model
 
 
-def run_ablation(name, log2ns, trajectories, runs, backend, out: Path, model=None) -> Path:
+def run_ablation(
+    name, log2ns, trajectories, runs, backend, out: Path, model=None, only=None
+) -> Path:
     """Run every variant of ``name`` at each N on its model or ``model`` (a
-    ``filter_models`` entry); write and return its runs CSV."""
+    ``filter_models`` entry), or only the variants ``only``; write and
+    return its runs CSV (``<name>[_<variants>]_runs.csv``)."""
     ablation = ABLATIONS[name]
     model_name = model or ablation["model"]
     study = yaml.safe_load(STUDY_CONFIG.read_text())
@@ -235,6 +276,8 @@ def run_ablation(name, log2ns, trajectories, runs, backend, out: Path, model=Non
     for log2n in log2ns:
         n = 2**log2n
         for label, variant in ablation["variants"].items():
+            if only and label not in only:
+                continue
             cpu_only = "segment_rule" in variant or "states" in variant
             where = "cpu" if cpu_only else backend
             kw = {k: variant[k] for k in LIBRARY_KEYS if k in variant and k != "method"}
@@ -260,7 +303,7 @@ def run_ablation(name, log2ns, trajectories, runs, backend, out: Path, model=Non
                 flush=True,
             )
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{name}_runs.csv"
+    path = out / (f"{name}_{'+'.join(only)}_runs.csv" if only else f"{name}_runs.csv")
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(RUN_COLUMNS)
@@ -268,10 +311,14 @@ def run_ablation(name, log2ns, trajectories, runs, backend, out: Path, model=Non
     return path
 
 
-def summarise(path: Path, command: str) -> str:
-    """The Markdown summary of a runs CSV (module docstring), written beside it."""
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+def summarise(paths, command: str) -> str:
+    """The Markdown summary of runs CSVs of one ablation (module docstring),
+    written beside the first as ``<ablation>.md``."""
+    rows = []
+    for path in paths:
+        with open(path, newline="") as f:
+            rows += list(csv.DictReader(f))
+    path = Path(paths[0])
     name = rows[0]["ablation"]
     ablation = ABLATIONS[name]
     model = rows[0].get("model", ablation["model"])
@@ -324,17 +371,22 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("ablation", choices=sorted(ABLATIONS))
     parser.add_argument("--model", help="a filter_models entry instead of the ablation's")
-    parser.add_argument("--summarise", type=Path, help="only summarise this runs CSV")
+    parser.add_argument("--variants", nargs="+", help="run only these variants")
+    parser.add_argument(
+        "--summarise", type=Path, nargs="+", help="only summarise these runs CSVs (one ablation)"
+    )
     parser.add_argument("--log2n", type=int, nargs="+", default=[14])
     parser.add_argument("--trajectories", type=int, default=16)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--out", type=Path, default=Path("bench/results/dulger2017_ablations"))
     a = parser.parse_args(argv)
-    path = a.summarise or run_ablation(
-        a.ablation, a.log2n, a.trajectories, a.runs, a.backend, a.out, a.model
-    )
-    print(summarise(path, "python " + " ".join(sys.argv)))
+    paths = a.summarise or [
+        run_ablation(
+            a.ablation, a.log2n, a.trajectories, a.runs, a.backend, a.out, a.model, a.variants
+        )
+    ]
+    print(summarise(paths, "python " + " ".join(sys.argv)))
 
 
 if __name__ == "__main__":

@@ -215,3 +215,26 @@ def test_graph_inputs_lay_out_the_noise_key_the_step_keys_and_the_measurements()
         k0, k1 = seed_keys(draw_seeds)
         assert list(got[2:8:2]) == list(k0) and list(got[3:8:2]) == list(k1)
         np.testing.assert_array_equal(got[8:].view(np.float32), y.astype(np.float32))
+
+
+def test_normalised_overrides_stage_4_weights(monkeypatch):
+    """``normalised`` (an ablation of §6.9's choice) hands every method w or w~;
+    the GPU filter does not take it."""
+    seen = []
+    real = sir_module.resample
+
+    def spy(w, method, **kw):
+        seen.append((method, float(w.sum(dtype=np.float64)), float(w.max())))
+        return real(w, method, **kw)
+
+    monkeypatch.setattr(sir_module, "resample", spy)
+    x, y = TRAJECTORIES[2]
+    run_sir(MODEL, y[:3], 128, "uphill", seed=3, normalised=True)
+    run_sir(MODEL, y[:3], 128, "systematic", seed=3, normalised=False)
+    for method, total, w_max in seen:
+        if method == "uphill":
+            assert total == pytest.approx(1.0, rel=1e-5) and w_max < 1.0
+        else:
+            assert w_max == 1.0 and total > 1.0
+    with pytest.raises(NotImplementedError, match="normalised"):
+        run_sir(MODEL, y[:3], 128, "uphill", seed=3, normalised=True, backend="cuda")

@@ -311,9 +311,10 @@ def run_ablation(
     return path
 
 
-def summarise(paths, command: str) -> str:
+def summarise(paths, command: str, subsets: int = 0) -> str:
     """The Markdown summary of runs CSVs of one ablation (module docstring),
-    written beside the first as ``<ablation>.md``."""
+    written beside the first as ``<ablation>.md``; with ``subsets`` K, also
+    each variant's difference over disjoint sets of K trajectories."""
     rows = []
     for path in paths:
         with open(path, newline="") as f:
@@ -362,6 +363,29 @@ def summarise(paths, command: str) -> str:
             f"{1e3 * runs_half_width(d):.2f} | {1e3 * trajectories_half_width(d):.2f} | "
             f"{mean_b:.2f} |"
         )
+    if subsets:
+        lines += [
+            "",
+            f"Differences (1e-3) over disjoint sets of {subsets} trajectories -- as many as the "
+            "thesis used -- each the mean over its trajectories and their runs:",
+            "",
+            "| log2 N | variant | sets | min | max | sets below 0 |",
+            "|---:|---|---:|---:|---:|---:|",
+        ]
+        for (log2n, label, _), cell in cells.items():
+            if label == ablation["reference"]:
+                continue
+            refs = [
+                c
+                for (n2, lab, _), c in cells.items()
+                if n2 == log2n and lab == ablation["reference"]
+            ]
+            d = (grid(cell)[0] - grid(refs[0])[0]).mean(axis=1)
+            sets = 1e3 * d[: d.size // subsets * subsets].reshape(-1, subsets).mean(axis=1)
+            lines.append(
+                f"| {log2n} | {label} | {sets.size} | {sets.min():+.2f} | {sets.max():+.2f} | "
+                f"{int((sets < 0).sum())} |"
+            )
     text = "\n".join(lines) + "\n"
     path.with_name(f"{name}.md").write_text(text)
     return text
@@ -372,6 +396,12 @@ def main(argv=None) -> None:
     parser.add_argument("ablation", choices=sorted(ABLATIONS))
     parser.add_argument("--model", help="a filter_models entry instead of the ablation's")
     parser.add_argument("--variants", nargs="+", help="run only these variants")
+    parser.add_argument(
+        "--subsets",
+        type=int,
+        default=0,
+        help="also the differences over disjoint sets of K trajectories",
+    )
     parser.add_argument(
         "--summarise", type=Path, nargs="+", help="only summarise these runs CSVs (one ablation)"
     )
@@ -386,7 +416,7 @@ def main(argv=None) -> None:
             a.ablation, a.log2n, a.trajectories, a.runs, a.backend, a.out, a.model, a.variants
         )
     ]
-    print(summarise(paths, "python " + " ".join(sys.argv)))
+    print(summarise(paths, "python " + " ".join(sys.argv), a.subsets))
 
 
 if __name__ == "__main__":

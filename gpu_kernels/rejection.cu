@@ -24,6 +24,15 @@
 // of its chunk. A thread makes its lane's attempts in pairs, as a group of
 // one would, so that two loads are in flight at once. A lane keeps its own
 // stream whichever thread runs it, so the ancestors are the same.
+//
+// The tail pass, for lanes that fit the device about once (gpu.py,
+// tail_factor): there the step waits for its slowest lane, whose attempts
+// are about M (ln N + 0.58) for M = N w_max / sum(w), the mean -- ln N / ln 10
+// times Metropolis's B at epsilon = 1/10. So both kernels above stop a lane
+// after `cap` pairs (cap_pairs: about factor x M / 2, a multiple of the
+// group) and append it to a queue; rejection_tail then gives each queued lane
+// a whole warp, which goes on from pair `cap` in rounds of 64 attempts. The
+// first accepted attempt in attempt order still wins: the same ancestors.
 
 #include "lanes.cuh"
 #include "stats.cuh"
@@ -55,17 +64,42 @@ __device__ __forceinline__ Pair test_pair(const Philox4x32& a, const Philox4x32&
     return Pair{ok1 || ok2, ok1 ? j1 : j2};
 }
 
-// A group of threads a lane: rounds of 2 x group attempts (see above).
+constexpr unsigned int NOT_YET = 0xFFFFFFFFu;  // a lane stopped at its cap: no ancestor yet
+constexpr unsigned long long NO_CAP = ~0ull;
+
+// The pairs a lane makes before the tail pass takes it over: ceil(factor x
+// M / 2) with M = n w_max / sum, the mean number of attempts, rounded up to a
+// multiple of `group` (so that a group's rounds end exactly there); NO_CAP
+// when factor is 0 or M is not a moderate number. Every kernel of a call
+// computes it from the same statistics, so they agree on where the tail starts.
+__device__ __forceinline__ unsigned long long cap_pairs(const double* __restrict__ stats,
+                                                        unsigned int n, float factor,
+                                                        unsigned int group) {
+    const double m = stats[STAT_MAX] * (double)n / stats[STAT_SUM];
+    if (!(factor > 0.f) || !(m < 1e12)) return NO_CAP;
+    const unsigned long long pairs = (unsigned long long)ceil((double)factor * m / 2.0);
+    return max((pairs + group - 1) / group * group, (unsigned long long)group);
+}
+
+// A group of threads a lane: rounds of 2 x group attempts (see above), from
+// pair q0 (0: the lane's own test first) up to pair `cap` (exclusive;
+// NOT_YET when none of them accepted).
 template <typename T>
 __device__ __forceinline__ unsigned int rejection_group(const Lane& lane, const Group& g,
                                                         unsigned int group,
                                                         const T* __restrict__ w, unsigned int n,
-                                                        T w_max) {
-    const Philox4x32 first = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, 0ull);
-    if (accepts(first.x, w[lane.particle], w_max)) return lane.particle;  // the same in every rank
-    unsigned long long q = g.rank;
-    Philox4x32 a = q == 0 ? first : philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, q);
-    for (;; q += group) {
+                                                        T w_max, unsigned long long q0,
+                                                        unsigned long long cap) {
+    Philox4x32 a;
+    if (q0 == 0) {
+        const Philox4x32 first = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, 0ull);
+        if (accepts(first.x, w[lane.particle], w_max)) return lane.particle;  // same in every rank
+        a = g.rank == 0 ? first : philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, g.rank);
+    } else {
+        a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, q0 + g.rank);
+    }
+    for (unsigned long long base = q0; base < cap; base += group) {
+        const unsigned long long q = base + g.rank;
         const Philox4x32 b = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, q + 1);
         const Pair p = test_pair(a, b, w, n, w_max);
         const unsigned int hits = __ballot_sync(g.mask, p.accepted) & g.mask;
@@ -75,6 +109,12 @@ __device__ __forceinline__ unsigned int rejection_group(const Lane& lane, const 
         }
         a = philox_block(lane.key, DOMAIN_PARTICLE, lane.particle, q + group);
     }
+    return NOT_YET;
+}
+
+// Lane `id` into the tail pass's queue (queue[0] counts them, queue[1 ...] holds them).
+__device__ __forceinline__ void defer(int* __restrict__ queue, long long id) {
+    queue[1 + atomicAdd(queue, 1)] = (int)id;
 }
 
 // A lane in a thread of rejection_queued: its key and particle, the Philox
@@ -106,14 +146,21 @@ __global__ void rejection_grouped(const T* __restrict__ w, unsigned int n, long 
                                   const unsigned int* __restrict__ keys, int n_keys,
                                   unsigned int k0, unsigned int k1,
                                   const double* __restrict__ stats, unsigned int group,
+                                  float tail_factor, int* __restrict__ queue,
                                   int* __restrict__ out) {
     using namespace pfr;
     const Group g = make_group(group);
     if (g.lane >= lanes) return;  // whole groups leave
     const Lane lane = make_lane(g.lane, n, keys, n_keys, k0, k1);
     const T w_max = (T)stats[STAT_MAX];  // a weight converted to double: exact back
-    const unsigned int j = rejection_group(lane, g, group, w, n, w_max);
-    if (g.rank == 0) out[g.lane] = (int)j;
+    const unsigned long long cap = cap_pairs(stats, n, tail_factor, group);
+    const unsigned int j = rejection_group(lane, g, group, w, n, w_max, 0ull, cap);
+    if (g.rank != 0) return;
+    if (j == NOT_YET) {
+        defer(queue, g.lane);
+    } else {
+        out[g.lane] = (int)j;
+    }
 }
 
 // Warp `warp` of the launch (blocks hold ceil(blockDim / 32) warps; the last
@@ -124,6 +171,7 @@ __global__ void rejection_queued(const T* __restrict__ w, unsigned int n, long l
                                  const unsigned int* __restrict__ keys, int n_keys,
                                  unsigned int k0, unsigned int k1,
                                  const double* __restrict__ stats, unsigned int chunk,
+                                 float tail_factor, int* __restrict__ queue,
                                  int* __restrict__ out) {
     using namespace pfr;
     const unsigned int rank = threadIdx.x & (WARP_SIZE - 1u);
@@ -136,6 +184,7 @@ __global__ void rejection_queued(const T* __restrict__ w, unsigned int n, long l
     if (begin >= lanes) return;  // whole warps leave
     const long long end = min(begin + (long long)chunk, lanes);
     const T w_max = (T)stats[STAT_MAX];
+    const unsigned long long cap = cap_pairs(stats, n, tail_factor, 1u);
 
     QueuedLane q;
     long long next = begin + size;  // the first lane no thread has taken yet
@@ -145,8 +194,12 @@ __global__ void rejection_queued(const T* __restrict__ w, unsigned int n, long l
         // Threads whose lane accepted write it and take the next lanes; a new
         // lane's first test can accept at once, so repeat until none did.
         for (unsigned int done; (done = __ballot_sync(mask, accepted));) {
-            if (accepted) {
-                out[q.lane.id] = (int)q.j;
+            if (accepted) {  // accepted, or stopped at the cap (q.j NOT_YET)
+                if (q.j == NOT_YET) {
+                    defer(queue, q.lane.id);
+                } else {
+                    out[q.lane.id] = (int)q.j;
+                }
                 const long long id = next + __popc(done & ((1u << rank) - 1u));
                 live = id < end;
                 accepted = live && q.start(id, w, n, keys, n_keys, k0, k1, w_max);
@@ -161,7 +214,34 @@ __global__ void rejection_queued(const T* __restrict__ w, unsigned int n, long l
             accepted = p.accepted;
             q.j = p.j;
             q.a = b;
-            ++q.q;
+            if (++q.q >= cap && !accepted) {  // the rest of this lane is the tail pass's
+                accepted = true;
+                q.j = NOT_YET;
+            }
         }
+    }
+}
+
+// The tail pass: a warp a queued lane (the lanes the kernels above stopped
+// at their cap), going on from that pair; the warps stride over the queue.
+// `first_group`: the lane group of the first pass, so that cap_pairs gives
+// the same cap as there.
+template <typename T>
+__global__ void rejection_tail(const T* __restrict__ w, unsigned int n,
+                               const unsigned int* __restrict__ keys, int n_keys,
+                               unsigned int k0, unsigned int k1,
+                               const double* __restrict__ stats, unsigned int first_group,
+                               float tail_factor, const int* __restrict__ queue,
+                               int* __restrict__ out) {
+    using namespace pfr;
+    const Group g = make_group(WARP_SIZE);
+    const long long warps = (long long)gridDim.x * blockDim.x / WARP_SIZE;
+    const long long count = queue[0];
+    const unsigned long long q0 = cap_pairs(stats, n, tail_factor, first_group);
+    const T w_max = (T)stats[STAT_MAX];
+    for (long long i = g.lane; i < count; i += warps) {
+        const Lane lane = make_lane(queue[1 + i], n, keys, n_keys, k0, k1);
+        const unsigned int j = rejection_group(lane, g, WARP_SIZE, w, n, w_max, q0, NO_CAP);
+        if (g.rank == 0) out[lane.id] = (int)j;
     }
 }

@@ -207,6 +207,23 @@ def test_rejection_parity_for_any_queue_chunk(block, monkeypatch):
         assert_same_ancestors(weights_of("eq233", n), "rejection", [SEED, 6, 7])
 
 
+@pytest.mark.parametrize("group", [1, 2, 8, 32])
+def test_rejection_parity_through_the_tail_pass(group, monkeypatch):
+    # Lanes stopped at their cap (rejection.cu, cap_pairs) and finished by
+    # the tail pass, a warp a lane, get the CPU's ancestors: a cap of a
+    # quarter of the mean attempts sends most lanes there, 8 means few; group
+    # 1 is the queued kernel's cap, the others the grouped kernel's; three
+    # seeds make three replicas.
+    monkeypatch.setattr(geometry, "lane_group", lambda *_, g=group: g)
+    n = 1 << 10
+    heavy = np.full(n, 1e-3, dtype=np.float32)
+    heavy[5] = 1.0
+    for factor in (0.25, 2.0, 8.0):
+        monkeypatch.setattr(geometry, "tail_factor", lambda *_, f=factor: f)
+        assert_same_ancestors(heavy, "rejection", [SEED, 4, 5])
+        assert_same_ancestors(weights_of("eq233", n), "rejection", [SEED, 6])
+
+
 @pytest.mark.parametrize("method", ["metropolis-c1", "metropolis-c2", "uphill-ca", "uphill-c1"])
 def test_whole_array_segment_gives_the_parent(method):
     n = 1 << 12

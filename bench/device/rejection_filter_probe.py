@@ -4,9 +4,11 @@ For the growth model (eqs. 2.34-2.35, T = 100) on the GPU filter, with stage tim
 
 1. per step k of the first runs: w~'s M_k = max / mean = N / sum(w~) (the
    maximum is 1), Metropolis's B_k, and each method's stage-4 time;
-2. Rejection's stage 4 with the lane group forced to 1 (the queued kernel),
-   2, 4, 8, 16, 32, against the launcher's own choice (``auto``) and Metropolis.
-   The group never changes the ancestors (tests/test_gpu.py), only the time.
+2. Rejection's stage 4 with the lane group forced to 1 (the queued kernel)
+   or 4, or the launcher's own choice (``auto``), each with the tail pass's
+   cap factor forced to 0 (no tail pass), 1, 2, 4, or the launcher's own
+   choice (``auto``), against Metropolis. Neither changes the ancestors
+   (tests/test_gpu.py), only the time.
 
 Writes $OUT/rejection_steps.csv and $OUT/rejection_groups.csv and prints a summary.
 Usage on the device: python bench/device/rejection_filter_probe.py [log2 N ...]
@@ -32,7 +34,12 @@ from pfresample.studies.dulger2017.trajectories import growth_trajectories
 from pfresample.validation import check_params, kernel_arguments
 
 SEED, STEPS, TRAJECTORIES, RUNS = 2017, 100, 4, 5
-GROUPS = ("auto", 1, 2, 4, 8, 16, 32)
+GROUPS = ("auto", 1, 4)
+FACTORS = (0.0, 1.0, 2.0, 4.0)  # the tail pass's cap factor (geometry.tail_factor); 0: none
+GROUP_COLUMNS = (
+    "log2n", "group", "tail_factor", "auto_group", "auto_tail_factor",
+    "rejection_stage4_ms", "metropolis_stage4_ms", "metropolis_over_rejection",
+)  # fmt: skip
 OUT = Path(os.environ.get("OUT", "."))
 
 
@@ -57,40 +64,45 @@ def runs(g, y, n):
 
 def main(log2ns) -> None:
     y = growth_trajectories(TRAJECTORIES, STEPS, SEED)["y"]
-    original = geometry.lane_group
+    original, original_tail = geometry.lane_group, geometry.tail_factor
     steps_rows, group_rows = [], []
     for log2n in log2ns:
         n = 2**log2n
         met = runs(graph("metropolis", n), y, n)
         t_met = np.median([s.sum() for s, *_ in met])
         for group in GROUPS:
-            if group == "auto":
-                geometry.lane_group = original
-            else:
-                geometry.lane_group = lambda lanes, block, capacity, g=group: g
-            start = time.perf_counter()
-            rej = runs(graph("rejection", n), y, n)
-            geometry.lane_group = original
-            t_rej = np.median([s.sum() for s, *_ in rej])
-            chosen = original(
-                n,
-                geometry.block_size(n),
-                geometry.resident_threads(
-                    "rejection.cu", "rejection_grouped<float>", geometry.block_size(n)
-                ),
-            )
-            group_rows.append((log2n, group, chosen, 1e3 * t_rej, 1e3 * t_met, t_met / t_rej))
-            print(f"2^{log2n} group {group!s:4s} (auto = {chosen}): stage 4 {1e3 * t_rej:8.3f} ms "
-                  f"a run, Metropolis {1e3 * t_met:8.3f} ms ({time.perf_counter() - start:.1f} s)",
-                  flush=True)  # fmt: skip
-            if group == "auto":
-                for (s_r, m_k, _, _), (s_m, _, b_k, _) in zip(rej[:2], met[:2], strict=True):
-                    for k in range(STEPS):
-                        steps_rows.append((log2n, k, m_k[k], b_k[k], 1e6 * s_r[k], 1e6 * s_m[k]))
+            for factor in ("auto", *FACTORS):
+                if group != "auto":
+                    geometry.lane_group = lambda lanes, block, capacity, g=group: g
+                if factor != "auto":
+                    geometry.tail_factor = lambda lanes, capacity, f=factor: f
+                start = time.perf_counter()
+                rej = runs(graph("rejection", n), y, n)
+                geometry.lane_group, geometry.tail_factor = original, original_tail
+                t_rej = np.median([s.sum() for s, *_ in rej])
+                block = geometry.block_size(n)
+                capacity = geometry.resident_threads(
+                    "rejection.cu", "rejection_grouped<float>", block
+                )
+                chosen = (original(n, block, capacity), original_tail(n, capacity))
+                group_rows.append(
+                    (log2n, group, factor, *chosen, 1e3 * t_rej, 1e3 * t_met, t_met / t_rej)
+                )
+                print(
+                    f"2^{log2n} group {group!s:4s} factor {factor!s:4s} (auto = {chosen}): "
+                    f"stage 4 {1e3 * t_rej:8.3f} ms a run, Metropolis {1e3 * t_met:8.3f} ms "
+                    f"({time.perf_counter() - start:.1f} s)",
+                    flush=True,
+                )
+                if group == "auto" and factor == "auto":
+                    for (s_r, m_k, _, _), (s_m, _, b_k, _) in zip(rej[:2], met[:2], strict=True):
+                        for k in range(STEPS):
+                            steps_rows.append(
+                                (log2n, k, m_k[k], b_k[k], 1e6 * s_r[k], 1e6 * s_m[k])
+                            )
     with open(OUT / "rejection_groups.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["log2n", "group", "auto_group", "rejection_stage4_ms", "metropolis_stage4_ms",
-                    "metropolis_over_rejection"])  # fmt: skip
+        w.writerow(GROUP_COLUMNS)
         w.writerows(group_rows)
     with open(OUT / "rejection_steps.csv", "w", newline="") as f:
         w = csv.writer(f)

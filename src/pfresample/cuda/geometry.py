@@ -165,6 +165,22 @@ def lane_group(lanes: int, block: int, capacity: int) -> int:
     return g
 
 
+# Rejection's tail pass (rejection.cu): where the lanes fit the device at most
+# TAIL_WAVES times (the step waits for its slowest lane there), a lane stops
+# after about TAIL_FACTOR x M / 2 pairs of attempts, M the mean number of
+# attempts, and a warp of the tail pass finishes it. Both chosen by measurement
+# on the growth filter (bench/device/rejection_filter_probe.py).
+REJECTION_TAIL_FACTOR = 2.0
+REJECTION_TAIL_WAVES = 2
+
+
+def tail_factor(lanes: int, capacity: int) -> float:
+    """Rejection's cap factor for ``lanes`` lanes on a device holding
+    ``capacity`` threads of the first pass; 0 (no tail pass) for more lanes.
+    Same ancestors either way."""
+    return REJECTION_TAIL_FACTOR if lanes <= REJECTION_TAIL_WAVES * capacity else 0.0
+
+
 def queue_chunk(lanes: int, block: int, capacity: int) -> int:
     """Lanes each warp of rejection_queued works through: an equal share of
     the lanes for every warp the device holds at once (``capacity``: the

@@ -115,7 +115,9 @@ _TEMPLATES = {
     ],
     # geometry.fused_slice_items's two sizes (geometry imports this module)
     "fused.cu": ["growth_systematic_run<4>", "growth_systematic_run<16>"],
-    "rejection.cu": [f"rejection_{k}<{t}>" for t in CTYPES.values() for k in ("grouped", "queued")],
+    "rejection.cu": [
+        f"rejection_{k}<{t}>" for t in CTYPES.values() for k in ("grouped", "queued", "tail")
+    ],
     "cumulative.cu": [
         f"{k}<{pair}>"
         for k in ("residual_tile_counts", "residual_fractions", "residual_copies")

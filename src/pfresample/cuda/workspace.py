@@ -44,9 +44,15 @@ class Workspace:
         graph never holds memory that the pool has handed back."""
         import cupy
 
-        if shape not in self._spares:
-            self._spares[shape] = cupy.empty(shape, dtype=np.int32)
+        if shape not in self._spares:  # a leading name keeps users apart
+            size = shape[1:] if shape and isinstance(shape[0], str) else shape
+            self._spares[shape] = cupy.empty(size, dtype=np.int32)
         return self._spares[shape]
+
+    def rejection_queue(self, lanes: int):
+        """Rejection's queue of lanes for the tail pass (rejection.cu): a
+        count, then up to ``lanes`` lane ids; kept per size, as :meth:`spare`."""
+        return self.spare(("rejection queue", lanes + 1))
 
     def scan(self, dtype) -> ScanBuffers:
         """The prefix-sum buffers in precision ``dtype`` (made on first use)."""

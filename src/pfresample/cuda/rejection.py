@@ -40,8 +40,9 @@ def rejection(call):
         grid = blocks(warps, -(-block // WARP_SIZE))  # a block holds ceil(block / 32) warps
         kernel("rejection.cu", queued)((grid,), (block,), args)
     if factor:
-        name = f"rejection_tail<{call.ctype}>"
-        warps = resident_threads("rejection.cu", name, block) // WARP_SIZE
+        # A warp a queued lane: whole warps a block, so that none straddles two.
+        name, tail_block = f"rejection_tail<{call.ctype}>", max(WARP_SIZE, block & -WARP_SIZE)
+        warps = resident_threads("rejection.cu", name, tail_block) // WARP_SIZE
         args = (call.w, np.uint32(call.n), call.keys, np.int32(call.n_keys), call.k0, call.k1)
         args += (call.ws.stats, np.uint32(group), *tail)
-        kernel("rejection.cu", name)((blocks(warps * WARP_SIZE, block),), (block,), args)
+        kernel("rejection.cu", name)((blocks(warps * WARP_SIZE, tail_block),), (tail_block,), args)

@@ -157,6 +157,17 @@ def test_lane_group_fills_the_device_once_and_divides_the_block():
     assert geometry.lane_group(16, 16, h200) == 16
 
 
+def test_rejection_tail_pass_only_where_a_lane_has_one_or_two_threads_and_fits():
+    device = 132 * 3 * 512  # resident threads of the first pass
+    factor = geometry.REJECTION_TAIL_FACTOR
+    assert geometry.tail_factor(2**18, device, 1) == factor  # about one wave: the tail waits
+    assert geometry.tail_factor(2**16, device, 2) == factor
+    assert geometry.tail_factor(2**14, device, 8) == 0.0  # 8 threads a lane: no gain measured
+    assert geometry.tail_factor(2**20, device, 1) == 0.0  # 5 waves: throughput-bound
+    assert geometry.tail_factor(2 * device, device, 1) == factor
+    assert geometry.tail_factor(2 * device + 1, device, 1) == 0.0
+
+
 def test_queue_chunk_shares_the_lanes_among_the_resident_warps():
     h200 = 132 * 2 * 512  # SMs x blocks of 512 an SM holds x 512: 4224 warps
     assert geometry.queue_chunk(2**22, 512, h200) == 993  # ceil(2^22 / 4224)

@@ -75,7 +75,7 @@ def main(log2ns) -> None:
                 if group != "auto":
                     geometry.lane_group = lambda lanes, block, capacity, g=group: g
                 if factor != "auto":
-                    geometry.tail_factor = lambda lanes, capacity, f=factor: f
+                    geometry.tail_factor = lambda lanes, capacity, group, f=factor: f
                 start = time.perf_counter()
                 rej = runs(graph("rejection", n), y, n)
                 geometry.lane_group, geometry.tail_factor = original, original_tail
@@ -84,7 +84,8 @@ def main(log2ns) -> None:
                 capacity = geometry.resident_threads(
                     "rejection.cu", "rejection_grouped<float>", block
                 )
-                chosen = (original(n, block, capacity), original_tail(n, capacity))
+                g_auto = original(n, block, capacity)
+                chosen = (g_auto, original_tail(n, capacity, g_auto))
                 group_rows.append(
                     (log2n, group, factor, *chosen, 1e3 * t_rej, 1e3 * t_met, t_met / t_rej)
                 )

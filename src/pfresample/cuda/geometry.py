@@ -166,19 +166,24 @@ def lane_group(lanes: int, block: int, capacity: int) -> int:
 
 
 # Rejection's tail pass (rejection.cu): where the lanes fit the device at most
-# TAIL_WAVES times (the step waits for its slowest lane there), a lane stops
-# after about TAIL_FACTOR x M / 2 pairs of attempts, M the mean number of
-# attempts, and a warp of the tail pass finishes it. Both chosen by measurement
-# on the growth filter (bench/device/rejection_filter_probe.py).
+# TAIL_WAVES times and at most TAIL_MAX_GROUP threads share a lane (the step
+# waits for its slowest lane there), a lane stops after about TAIL_FACTOR x M / 2
+# pairs of attempts, M the mean number of attempts, and a warp of the tail pass
+# finishes it. Chosen by measurement on the growth filter (H100, 2026-11-25,
+# bench/device/rejection_filter_probe.py; docs/dulger2017.md): stage 4 of a
+# 100-step run fell from 6.22 to 5.06 ms at N = 2^18 (group 1) and from 2.46 to
+# 2.28 ms at 2^16 (group 2), but rose from 1.00 to 1.42 ms at 2^14 (group 8).
 REJECTION_TAIL_FACTOR = 2.0
 REJECTION_TAIL_WAVES = 2
+REJECTION_TAIL_MAX_GROUP = 2
 
 
-def tail_factor(lanes: int, capacity: int) -> float:
-    """Rejection's cap factor for ``lanes`` lanes on a device holding
-    ``capacity`` threads of the first pass; 0 (no tail pass) for more lanes.
-    Same ancestors either way."""
-    return REJECTION_TAIL_FACTOR if lanes <= REJECTION_TAIL_WAVES * capacity else 0.0
+def tail_factor(lanes: int, capacity: int, group: int) -> float:
+    """Rejection's cap factor for ``lanes`` lanes of ``group`` threads each on
+    a device holding ``capacity`` threads of the first pass; 0 (no tail pass)
+    for more lanes or larger groups. Same ancestors either way."""
+    fits = lanes <= REJECTION_TAIL_WAVES * capacity and group <= REJECTION_TAIL_MAX_GROUP
+    return REJECTION_TAIL_FACTOR if fits else 0.0
 
 
 def queue_chunk(lanes: int, block: int, capacity: int) -> int:

@@ -15,14 +15,14 @@ def rejection(call):
     lanes a group of threads shares each lane; with many, each warp works
     through a chunk of lanes, a thread starting the next as soon as its lane
     has accepted (rejection.cu, :func:`geometry.queue_chunk`). Where the lanes
-    fit the device about once, a lane that has not accepted after about
-    twice the mean number of attempts goes to the tail pass, a warp a lane
-    (:func:`geometry.tail_factor`)."""
+    fit the device about once and one or two threads share a lane, a lane
+    that has not accepted after about twice the mean number of attempts goes
+    to the tail pass, a warp a lane (:func:`geometry.tail_factor`)."""
     block = block_size(call.n)
     grouped = f"rejection_grouped<{call.ctype}>"
     capacity = resident_threads("rejection.cu", grouped, block)
     group = geometry.lane_group(call.lanes, block, capacity)
-    factor = geometry.tail_factor(call.lanes, capacity)
+    factor = geometry.tail_factor(call.lanes, capacity, group)
     queue = call.ws.rejection_queue(call.lanes) if factor else NULL
     if factor:
         queue[:1].fill(0)

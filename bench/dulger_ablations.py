@@ -71,6 +71,12 @@ ABLATIONS = {
     "uc1_segments": {
         "model": "growth",
         "reference": "uphill",
+        "pairs": {
+            **{f"uc1-128-{r}": "uc1-128" for r in SEGMENT_RULES[1:]},
+            **{f"c1-128-{r}": "c1-128" for r in SEGMENT_RULES[1:]},
+            "uca-128-shared": "uca-128",
+            "c1-128": "metropolis",
+        },
         "variants": {
             "uphill": {"method": "uphill"},
             "uc1-128": {"method": "uphill-c1", "segment_bytes": 128},
@@ -106,6 +112,11 @@ ABLATIONS = {
     "stage4": {
         "model": "growth",
         "reference": "systematic",
+        "pairs": {
+            "systematic-w~": "systematic",
+            "metropolis-w": "metropolis",
+            "uphill-w": "uphill",
+        },
         "variants": {
             "systematic": {"method": "systematic"},
             "systematic-w~": {"method": "systematic", "normalised": False},
@@ -134,6 +145,7 @@ ABLATIONS = {
     "precision": {
         "model": "growth",
         "reference": "systematic",
+        "pairs": {f"{m}-f32": m for m in ("systematic", "metropolis", "uphill")},
         "variants": {
             "systematic": {"method": "systematic"},
             "systematic-f32": {"method": "systematic", "states": "float32"},
@@ -313,7 +325,7 @@ def run_ablation(
 
 def summarise(paths, command: str, subsets: int = 0) -> str:
     """The Markdown summary of runs CSVs of one ablation (module docstring),
-    written beside the first as ``<ablation>.md``; with ``subsets`` K, also
+    written beside the first as ``<ablation>[_<model>].md``; with ``subsets`` K, also
     each variant's difference over disjoint sets of K trajectories."""
     rows = []
     for path in paths:
@@ -336,12 +348,20 @@ def summarise(paths, command: str, subsets: int = 0) -> str:
         v = np.array([[cell[(j, r)][0] for r in range(R)] for j in range(J)])
         return v, float(np.mean([b for _, b in cell.values()]))
 
+    def reference(log2n, label):  # the cell a variant's differences are taken from
+        against = ablation.get("pairs", {}).get(label, ablation["reference"])
+        found = [c for (n2, lab, _), c in cells.items() if n2 == log2n and lab == against]
+        if not found:
+            raise ValueError(f"{name}: no runs of {against!r} to take differences from")
+        return found[0]
+
     first = grid(next(iter(cells.values())))[0]
     lines = [
         f"# Ablation `{name}` ({model}): {first.shape[0]} trajectories x {first.shape[1]} runs",
         "",
-        f"`{command}`. Differences are the variant's RMSE minus "
-        f"`{ablation['reference']}`'s, run by run (same seeds), in units of 1e-3, with the 99% "
+        f"`{command}`. Differences are the variant's RMSE minus `{ablation['reference']}`'s "
+        f"or its pair's ({ablation.get('pairs', {})}), run by run (same seeds), in units of "
+        "1e-3, with the 99% "
         "half-width of their mean: `± runs` with the trajectories fixed (`runs_half_width`, "
         "as the tables), `± trajectories` with the trajectories drawn too (the spread of the "
         "J trajectory means), the interval within which another set of trajectories -- the "
@@ -353,10 +373,7 @@ def summarise(paths, command: str, subsets: int = 0) -> str:
     ]
     for (log2n, label, where), cell in cells.items():
         values, mean_b = grid(cell)
-        refs = [
-            c for (n2, lab, _), c in cells.items() if n2 == log2n and lab == ablation["reference"]
-        ]
-        d = values - grid(refs[0])[0]
+        d = values - grid(reference(log2n, label))[0]
         lines.append(
             f"| {log2n} | {label} | {where} | {mean_of_means(values):.5f} | "
             f"{runs_half_width(values):.5f} | {1e3 * mean_of_means(d):+.2f} | "
@@ -375,19 +392,15 @@ def summarise(paths, command: str, subsets: int = 0) -> str:
         for (log2n, label, _), cell in cells.items():
             if label == ablation["reference"]:
                 continue
-            refs = [
-                c
-                for (n2, lab, _), c in cells.items()
-                if n2 == log2n and lab == ablation["reference"]
-            ]
-            d = (grid(cell)[0] - grid(refs[0])[0]).mean(axis=1)
+            d = (grid(cell)[0] - grid(reference(log2n, label))[0]).mean(axis=1)
             sets = 1e3 * d[: d.size // subsets * subsets].reshape(-1, subsets).mean(axis=1)
             lines.append(
                 f"| {log2n} | {label} | {sets.size} | {sets.min():+.2f} | {sets.max():+.2f} | "
                 f"{int((sets < 0).sum())} |"
             )
     text = "\n".join(lines) + "\n"
-    path.with_name(f"{name}.md").write_text(text)
+    stem = name if model == ablation["model"] else f"{name}_{model}"
+    path.with_name(f"{stem}.md").write_text(text)
     return text
 
 

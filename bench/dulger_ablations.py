@@ -223,17 +223,16 @@ def segment_rule(rule: str | None):
     original, original_pick = lanes.Candidates.__init__, lanes.Candidates.pick
     original_packed = lanes.Candidates.pick_packed
 
-    def pick(self, m, offset_word):
+    def from_warp(original_pick):
         # `shared`: the offset from the warp stream (counters SHARED_OFFSET + m), so
-        # that every lane of a warp tries the same candidate at iteration m.
-        if self.scope == CandidateScope.ARRAY:
-            return original_pick(self, m, offset_word)
-        return original_pick(self, m, self.warp.word(SHARED_OFFSET + m))
+        # that every lane of a warp tries the same candidate at iteration m; a packed
+        # Metropolis draw keeps the lane's own u.
+        def pick(self, m, word):
+            if self.scope != CandidateScope.ARRAY:
+                word = self.warp.word(SHARED_OFFSET + m)
+            return original_pick(self, m, word)
 
-    def pick_packed(self, m, word):  # Metropolis-C1/C2: the lane's own u, the warp's offset
-        if self.scope == CandidateScope.ARRAY:
-            return original_packed(self, m, word)
-        return original_packed(self, m, self.warp.word(SHARED_OFFSET + m))
+        return pick
 
     def init(self, chunk, scope, per_segment, segments):
         original(self, chunk, scope, per_segment, segments)
@@ -248,7 +247,8 @@ def segment_rule(rule: str | None):
 
     lanes.Candidates.__init__ = init
     if rule == "shared":
-        lanes.Candidates.pick, lanes.Candidates.pick_packed = pick, pick_packed
+        lanes.Candidates.pick = from_warp(original_pick)
+        lanes.Candidates.pick_packed = from_warp(original_packed)
     try:
         yield
     finally:
@@ -264,12 +264,11 @@ def trajectories_half_width(values, z: float = CONFIDENCE_Z) -> float:
 
 
 def model_for(spec, variant):
-    model = make_model(spec)
-    if variant.get("states") == "float32":
-        if spec["model"] != "growth":
-            raise ValueError("states: float32 is written for the growth model only")
-        return Float32Growth()
-    return model
+    if variant.get("states") != "float32":
+        return make_model(spec)
+    if spec["model"] != "growth":
+        raise ValueError("states: float32 is written for the growth model only")
+    return Float32Growth()
 
 
 def run_ablation(
@@ -342,20 +341,22 @@ def summarise(paths, command: str, subsets: int = 0) -> str:
             float(row["rmse"]), float(row["mean_B"]),
         )  # fmt: skip
 
-    def grid(cell):
+    def grid(cell):  # (J, R) RMSEs of a cell and its mean B
         J = 1 + max(j for j, _ in cell)
         R = 1 + max(r for _, r in cell)
         v = np.array([[cell[(j, r)][0] for r in range(R)] for j in range(J)])
         return v, float(np.mean([b for _, b in cell.values()]))
 
-    def reference(log2n, label):  # the cell a variant's differences are taken from
+    grids = {key: grid(cell) for key, cell in cells.items()}
+
+    def reference(log2n, label):  # the RMSEs a variant's differences are taken from
         against = ablation.get("pairs", {}).get(label, ablation["reference"])
-        found = [c for (n2, lab, _), c in cells.items() if n2 == log2n and lab == against]
+        found = [g for (n2, lab, _), (g, _) in grids.items() if n2 == log2n and lab == against]
         if not found:
             raise ValueError(f"{name}: no runs of {against!r} to take differences from")
         return found[0]
 
-    first = grid(next(iter(cells.values())))[0]
+    first = next(iter(grids.values()))[0]
     lines = [
         f"# Ablation `{name}` ({model}): {first.shape[0]} trajectories x {first.shape[1]} runs",
         "",
@@ -371,9 +372,8 @@ def summarise(paths, command: str, subsets: int = 0) -> str:
         "| ± trajectories (1e-3) | mean B |",
         "|---:|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for (log2n, label, where), cell in cells.items():
-        values, mean_b = grid(cell)
-        d = values - grid(reference(log2n, label))[0]
+    for (log2n, label, where), (values, mean_b) in grids.items():
+        d = values - reference(log2n, label)
         lines.append(
             f"| {log2n} | {label} | {where} | {mean_of_means(values):.5f} | "
             f"{runs_half_width(values):.5f} | {1e3 * mean_of_means(d):+.2f} | "
@@ -389,10 +389,10 @@ def summarise(paths, command: str, subsets: int = 0) -> str:
             "| log2 N | variant | sets | min | max | sets below 0 |",
             "|---:|---|---:|---:|---:|---:|",
         ]
-        for (log2n, label, _), cell in cells.items():
+        for (log2n, label, _), (values, _) in grids.items():
             if label == ablation["reference"]:
                 continue
-            d = (grid(cell)[0] - grid(reference(log2n, label))[0]).mean(axis=1)
+            d = (values - reference(log2n, label)).mean(axis=1)
             sets = 1e3 * d[: d.size // subsets * subsets].reshape(-1, subsets).mean(axis=1)
             lines.append(
                 f"| {log2n} | {label} | {sets.size} | {sets.min():+.2f} | {sets.max():+.2f} | "

@@ -23,9 +23,10 @@ def rejection(call):
     capacity = resident_threads("rejection.cu", grouped, block)
     group = geometry.lane_group(call.lanes, block, capacity)
     factor = geometry.tail_factor(call.lanes, capacity, group)
-    queue = call.ws.rejection_queue(call.lanes) if factor else NULL
+    queue = NULL
     if factor:
-        queue[:1].fill(0)
+        queue = call.ws.rejection_queue(call.lanes)
+        queue[:1].fill(0)  # the count; the first pass appends to it
     tail = (np.float32(factor), queue, call.out)
     if group > 1:
         args = (*call.lane_args(), call.ws.stats, np.uint32(group), *tail)

@@ -38,21 +38,22 @@ class Workspace:
         self.tickets = cupy.zeros(2, dtype=np.uint32)  # the statistics', the SSD's last block
         self._spares: dict = {}
 
-    def spare(self, shape: tuple):
+    def spare(self, shape: tuple, owner: str = ""):
         """A kept int32 array of ``shape`` (the butterfly's ancestors between
         stages): kept rather than made per call, so that a captured CUDA
-        graph never holds memory that the pool has handed back."""
+        graph never holds memory that the pool has handed back. ``owner``
+        keeps one user's arrays apart from another's of the same shape."""
         import cupy
 
-        if shape not in self._spares:  # a leading name keeps users apart
-            size = shape[1:] if shape and isinstance(shape[0], str) else shape
-            self._spares[shape] = cupy.empty(size, dtype=np.int32)
-        return self._spares[shape]
+        key = (owner, shape)
+        if key not in self._spares:
+            self._spares[key] = cupy.empty(shape, dtype=np.int32)
+        return self._spares[key]
 
     def rejection_queue(self, lanes: int):
         """Rejection's queue of lanes for the tail pass (rejection.cu): a
-        count, then up to ``lanes`` lane ids; kept per size, as :meth:`spare`."""
-        return self.spare(("rejection queue", lanes + 1))
+        count, then up to ``lanes`` lane ids (a :meth:`spare`)."""
+        return self.spare((lanes + 1,), owner="rejection queue")
 
     def scan(self, dtype) -> ScanBuffers:
         """The prefix-sum buffers in precision ``dtype`` (made on first use)."""

@@ -130,6 +130,7 @@ def run_sir(
     estimates = np.empty((steps,) + x.shape[1:])
     stage_seconds = np.empty((steps, len(STAGES)))
     used_B = np.full(steps, NO_B, dtype=np.int64)
+    unnormalised = m.comparison_based if normalised is None else not normalised  # stage 4's w~
     wall_start = time.perf_counter()
     for k in range(steps):
         t0 = time.perf_counter()
@@ -144,7 +145,6 @@ def run_sir(
         w = w_tilde / np.float32(total)
         estimates[k] = w @ x
         t3 = time.perf_counter()
-        unnormalised = m.comparison_based if normalised is None else not normalised
         w_in = w_tilde if unnormalised else w
         b = _stage4_B(w_in, m.name, m.B_rule, B, epsilon, ssd_table)
         ancestors = resample(

@@ -168,6 +168,54 @@ def test_run_filter_cell_small_growth_cell():
     assert np.array_equal(small["rmse"][:, 0], cell["rmse"][:, 0])
 
 
+def test_part_runs_cover_each_run_once():
+    for parts in (1, 2, 5, 7, 12):
+        runs = [run for p in range(parts) for run in fe.part_runs(3, 4, p, parts)]
+        assert runs == [(j, r) for j in range(3) for r in range(4)]
+    assert [len(fe.part_runs(3, 4, p, 5)) for p in range(5)] == [2, 2, 3, 2, 3]
+    with pytest.raises(ValueError, match="parts must be 1 ... 12"):
+        fe.part_runs(3, 4, 0, 13)
+    with pytest.raises(ValueError, match="part must be 0 ... 4"):
+        fe.part_runs(3, 4, 5, 5)
+    # One job per 2^15 particles of N, at least one, at most one per run.
+    assert [fe.cpu_cell_parts(2**e, 16, 10, 2**15) for e in (10, 15, 18, 22, 24)] == [
+        1,
+        1,
+        8,
+        128,
+        160,
+    ]
+
+
+def test_cell_in_parts_equals_the_whole_cell():
+    """A CPU cell run as P parts and merged holds the same runs as the cell run
+    whole: every array but the timings is identical."""
+    arrays, _ = fe.make_trajectories({**GROWTH, "steps": 12}, 3, seed=5)
+    variant = Variant("uphill", "uphill")
+    settings = fe.FilterSettings(runs=3, seed=7, backend="cpu")
+    whole, meta = fe.run_filter_cell("growth", GROWTH, variant, 64, arrays, settings)
+    parts = [
+        fe.run_filter_cell("growth", GROWTH, variant, 64, arrays, settings, part=(p, 4))
+        for p in (2, 0, 3, 1)  # any order
+    ]
+    assert [len(a["rmse"]) for a, _ in parts] == [2, 2, 3, 2]
+    merged, merged_meta = fe.merge_filter_parts(parts)
+    for key in ("rmse", "B", "seeds", "estimates"):
+        assert np.array_equal(merged[key], whole[key]), key
+    for key in ("stage_seconds", "total_seconds", "wall_seconds"):
+        assert merged[key].shape == whole[key].shape and (merged[key] > 0).all()
+    assert merged_meta["parts"] == 4 and len(merged_meta["warmup_seconds"]) == 4
+    assert "part" not in merged_meta and merged_meta["runs"] == meta["runs"]
+    # Negative controls: a part missing, a part twice, a part of another cell.
+    with pytest.raises(ValueError, match="expected parts 0 ... 3 of 4"):
+        fe.merge_filter_parts(parts[:3])
+    with pytest.raises(ValueError, match="expected parts 0 ... 3 of 4"):
+        fe.merge_filter_parts(parts[:3] + parts[:1])
+    other = fe.run_filter_cell("growth", GROWTH, variant, 32, arrays, settings, part=(1, 4))
+    with pytest.raises(ValueError, match=r"differ in \['n'\]"):
+        fe.merge_filter_parts([*parts[:3], other])  # other replaces part 1
+
+
 def test_run_filter_cell_radar_and_common_random_numbers():
     spec = {
         "model": "radar",

@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from pfresample.pipeline import artifacts as io
+from pfresample.studies.dulger2017 import filter_experiments as fe
 from pfresample.studies.dulger2017.experiments import expand_variants
 from pfresample.studies.dulger2017.tables import TIME_COLUMNS
 from pfresample.studies.guldas2015 import catalog as guldas2015_catalog
@@ -180,16 +181,32 @@ def filter_cells(grid) -> set[tuple[str, str]]:
 
 def filter_jobs(grid, gpu: bool) -> dict[str, int]:
     """Filter jobs by rule for a grid: per_cell, one per (model, variant, N);
-    per_variant, one per (model, variant). Fig 6.23 needs CPU and GPU cells."""
+    per_variant, one per (model, variant). Fig 6.23 needs CPU and GPU cells; per_cell,
+    its CPU cells run in parts (one per filter_cpu_part_particles of N) and a merge."""
     n = len(grid["filter_log2_n"])
     cells = len(filter_cells(grid))
-    speedup = 2 if gpu else 1  # backends of Fig 6.23's cells
     per_cell = grid["filter_jobs"] == "per_cell"
+    if per_cell:
+        parts = [
+            fe.cpu_cell_parts(
+                2**e,
+                grid["filter_trajectories"],
+                grid["filter_speedup_runs"],
+                grid["filter_cpu_part_particles"],
+            )
+            for e in grid["filter_log2_n"]
+        ]
+        speedup = {
+            "filter_cell": cells * n,
+            "filter_speedup_cell": n if gpu else 0,
+            "filter_speedup_part": sum(parts),
+            "filter_speedup_merge": n,
+        }
+    else:
+        speedup = {"filter_cells": cells, "filter_speedup_cells": 2 if gpu else 1}
     return {
         "filter_trajectories": len(CATALOG["filter_models"]),
-        "filter_cell" if per_cell else "filter_cells": cells * n if per_cell else cells,
-        "filter_speedup_cell" if per_cell else "filter_speedup_cells": speedup
-        * (n if per_cell else 1),
+        **speedup,
         "dulger2017_filter_table": len(FILTER_TABLES),
         "dulger2017_filter_trajectory_figure": 2,
         "dulger2017_filter_speedup_figure": 1,
@@ -272,7 +289,9 @@ def test_dry_run_thesis_scale_and_overrides(tmp_path):
     proc = snakemake(tmp_path, "-n", config=["scale=thesis", "backend=cuda"])
     assert proc.returncode == 0, proc.output
     counts = job_counts(proc.output)
-    assert counts["filter_speedup_cell"] == 10  # Fig 6.23: CPU and GPU cells, 5 N each
+    # Fig 6.23: GPU cells, 5 N; CPU cells in 1 + 2 + 8 + 32 + 128 parts (2^15 particles a part)
+    assert counts["filter_speedup_cell"] == 5 and counts["filter_speedup_merge"] == 5
+    assert counts["filter_speedup_part"] == 171
     assert "results/filter_speedup/cuda/growth/uphill/n4194304.npz" in proc.output
     # Güldaş (2015) at thesis scale: N = 2 ... 2^20 radix 2, 2 x 12 speed cells; the
     # filter figures (CPU filters) only through their own target.

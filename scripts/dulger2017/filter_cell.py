@@ -1,6 +1,7 @@
 """Snakemake entry point: filter cells results/filter/{model}/{variant}/n{n}.npz
-(or Fig 6.23's results/filter_speedup/{backend}/...), one per N of params.n, in
-the order of the outputs; pfresample.studies.dulger2017.filter_experiments.run_filter_cell does
+(or Fig 6.23's results/filter_speedup/{backend}/..., or one part of a CPU cell
+of Fig 6.23 when params.part = [p, P]), one per N of params.n, in the order of
+the outputs; pfresample.studies.dulger2017.filter_experiments.run_filter_cell does
 the work, pfresample.pipeline.artifacts.save_npz writes each file atomically."""
 
 import os
@@ -29,9 +30,10 @@ def main(snakemake, log):
     variant = experiments.Variant(**p.variant)
     settings = filter_experiments.FilterSettings(**p.settings)
     model = snakemake.wildcards.model
+    part = tuple(p.part) if "part" in p.keys() else (0, 1)
     for n, path in zip(p.n, snakemake.output, strict=True):
         arrays, metadata = filter_experiments.run_filter_cell(
-            model, p.spec, variant, n, trajectories, settings
+            model, p.spec, variant, n, trajectories, settings, part=part
         )
         metadata.update(scale=p.scale, **provenance(snakemake))
         io.save_npz(path, arrays, metadata)

@@ -49,10 +49,15 @@ def speedup(snakemake, log):
         )
     frame = filter_tables.speedup_frame(rows["cpu"], rows["cuda"])
     pipeline_tables.write_csv(frame, snakemake.output.table)
-    _, meta = io.load_npz(snakemake.input.cpu[0])
+    metas = [io.load_npz(path)[1] for path in snakemake.input.cpu]
+    meta = metas[0]
     threads = meta["threads"] or "all"
     cpu = f"{BACKEND_LABELS['cpu']} on {meta['cpu']}, {threads} thread(s)"
     cpu += f" of {meta['cpu_count']} logical CPUs"
+    parts = max(m.get("parts", 1) for m in metas)
+    if parts > 1:  # runs timed beside other jobs: say how loaded the host was
+        load = max(max(m.get("load_average", [0.0])) for m in metas)
+        cpu += f", runs split over up to {parts} jobs side by side (load average up to {load:.0f})"
     gpu = f"GPU: {frame['gpu_device'].iloc[0]}" if p.note is None else p.note
     first = frame.iloc[0]
     caption = plots.caption(

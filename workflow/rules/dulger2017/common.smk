@@ -6,7 +6,7 @@ each job. No rules live here; the catalog's checks are Python
 
 import math
 
-from pfresample.studies.dulger2017 import catalog
+from pfresample.studies.dulger2017 import catalog, filter_experiments, schedule
 
 VARIANTS = catalog.variants(config)
 LADDERS = catalog.ladders(VARIANTS)
@@ -101,6 +101,22 @@ def cell_settings() -> dict:
     return settings
 
 
+# The first chapter whose figures the resampling cells draw (schedule: earlier
+# chapters first).
+RESAMPLING_CHAPTER = 5
+
+
+def cell_band(on_gpu) -> int:
+    """The priority band of a cell job (schedule): GPU cells before CPU cells."""
+    return schedule.GPU if on_gpu else schedule.CPU
+
+
+def resample_priority(variant_names) -> float:
+    """Priority of a resampling cell or ladder job: its expected seconds."""
+    seconds = max(schedule.resample_seconds(VARIANTS[v].method) for v in variant_names)
+    return schedule.priority(seconds, cell_band(CELL_GPUS), RESAMPLING_CHAPTER)
+
+
 def resampling_artifacts() -> set[str]:
     """Every .npz artifact the resampling targets read."""
     out = set(uphill_ssd_tables()) | set(fig2_3_weights())
@@ -177,6 +193,60 @@ def filter_params(runs, backend) -> dict:
     return {"runs": runs, "seed": config["seed"], "backend": backend}
 
 
+def filter_priority(wildcards, runs, on_gpu, share=1.0) -> float:
+    """Priority of a filter job: the expected seconds (schedule) of ``share`` of
+    the filter_trajectories x ``runs`` runs of the job's N (wildcard ``n``, or
+    every N of the grid for a per_variant job), in the GPU or the CPU band."""
+    spec = FILTER_MODELS[wildcards.model]
+    steps = filter_experiments.model_steps(spec)
+    method = VARIANTS[wildcards.variant].method
+    total = share * runs * config["filter_trajectories"]
+    n_values = [int(wildcards.n)] if "n" in wildcards.keys() else filter_n_grid()
+    seconds = sum(
+        schedule.filter_seconds(
+            method, spec["model"], n, steps, total, "cuda" if on_gpu else "cpu"
+        )
+        for n in n_values
+    )
+    return schedule.priority(seconds, cell_band(on_gpu), FILTER_CHAPTERS[wildcards.model])
+
+
+def filter_cell_priority(wildcards) -> float:
+    """Priority of a table cell job (filter_cell, filter_cells)."""
+    return filter_priority(wildcards, config["filter_runs"], CELL_GPUS)
+
+
+def speedup_cell_priority(wildcards) -> float:
+    """Priority of a Fig 6.23 cell job (filter_speedup_cell, filter_speedup_cells)."""
+    return filter_priority(wildcards, config["filter_speedup_runs"], wildcards.backend == "cuda")
+
+
+def speedup_part_priority(wildcards) -> float:
+    """Priority of one part of a CPU cell of Fig 6.23."""
+    share = 1 / int(wildcards.parts)
+    return filter_priority(wildcards, config["filter_speedup_runs"], False, share)
+
+
+def speedup_parts(n) -> int:
+    """How many jobs one CPU cell of Fig 6.23 is split into (one per
+    filter_cpu_part_particles of N; filter_experiments.cpu_cell_parts)."""
+    return filter_experiments.cpu_cell_parts(
+        int(n),
+        config["filter_trajectories"],
+        config["filter_speedup_runs"],
+        config["filter_cpu_part_particles"],
+    )
+
+
+def speedup_part_paths(model, variant, n) -> list[str]:
+    """The part files of one CPU cell of Fig 6.23."""
+    parts = speedup_parts(n)
+    return [
+        f"results/filter_speedup_parts/cpu/{model}/{variant}/n{n}/part{p}of{parts}.npz"
+        for p in range(parts)
+    ]
+
+
 def filter_mem_mb(model, n) -> int:
     """Memory of a filter job at N particles: a few float64 copies of the
     particles (4 columns for the radar) and the weights, at most 16 of them."""
@@ -199,6 +269,16 @@ def filter_artifacts() -> set[str]:
 FILTER_MODELS = config["filter_models"]
 FILTER_TABLES = config["dulger2017_filter_tables"]
 FILTER_FIGURES = config["dulger2017_filter_figures"]
+
+
+def first_chapter(model) -> int:
+    """The first chapter of the thesis whose filter tables or figures use ``model``."""
+    names = [n for n, s in {**FILTER_TABLES, **FILTER_FIGURES}.items() if s["model"] == model]
+    chapters = [int(n.split("_")[0].removeprefix("table").removeprefix("fig")) for n in names]
+    return min(chapters, default=schedule.LAST_CHAPTER)
+
+
+FILTER_CHAPTERS = {model: first_chapter(model) for model in FILTER_MODELS}
 TRAJECTORY_FIGURES = [f for f, s in FILTER_FIGURES.items() if s["kind"] == "trajectory"]
 SPEEDUP_FIGURES = [f for f, s in FILTER_FIGURES.items() if s["kind"] == "speedup"]
 # The thesis's names of the variants (Table 5.1: "M", Table 6.2: "Metropolis").

@@ -42,6 +42,7 @@ rule filter_trajectories:
     threads: 1
     resources:
         mem_mb=512,
+    priority: schedule.INPUTS
     conda:
         CONDA_ENV
     script:
@@ -70,24 +71,26 @@ if config["filter_jobs"] == "per_cell":
         resources:
             mem_mb=lambda wildcards: filter_mem_mb(wildcards.model, wildcards.n),
             gpu=CELL_GPUS,
+        priority: filter_cell_priority
         conda:
             CONDA_ENV
         script:
             "../../../scripts/dulger2017/filter_cell.py"
 
     rule filter_speedup_cell:
+        """Fig 6.23's GPU cells; its CPU cells run in parts (below)."""
         input:
             trajectories=trajectory_path("{model}"),
         output:
             filter_speedup_path("{backend}", "{model}", "{variant}", "{n}"),
+        wildcard_constraints:
+            backend="cuda",
         params:
             spec=lambda wildcards: FILTER_MODELS[wildcards.model],
             variant=lambda wildcards: VARIANTS[wildcards.variant].as_dict(),
             n=lambda wildcards: [int(wildcards.n)],
-            settings=lambda wildcards: filter_params(
-                config["filter_speedup_runs"], wildcards.backend
-            ),
-            devices=lambda wildcards: GPU_DEVICES if wildcards.backend == "cuda" else [],
+            settings=filter_params(config["filter_speedup_runs"], "cuda"),
+            devices=GPU_DEVICES,
             scale=SCALE_NOTE,
         log:
             "results/logs/filter_speedup/{backend}/{model}/{variant}/n{n}.log",
@@ -96,11 +99,62 @@ if config["filter_jobs"] == "per_cell":
         threads: config["cell_threads"]
         resources:
             mem_mb=lambda wildcards: filter_mem_mb(wildcards.model, wildcards.n),
-            gpu=lambda wildcards: int(wildcards.backend == "cuda"),
+            gpu=1,
+        priority: speedup_cell_priority
         conda:
             CONDA_ENV
         script:
             "../../../scripts/dulger2017/filter_cell.py"
+
+    rule filter_speedup_part:
+        """Part p of P of one CPU cell of Fig 6.23 (filter_experiments.part_runs):
+        a CPU run takes minutes at N = 2^22, so the cell's runs are spread over
+        jobs that run side by side, one core each."""
+        input:
+            trajectories=trajectory_path("{model}"),
+        output:
+            "results/filter_speedup_parts/cpu/{model}/{variant}/n{n}/part{part}of{parts}.npz",
+        wildcard_constraints:
+            part=r"[0-9]+",
+            parts=r"[1-9][0-9]*",
+        params:
+            spec=lambda wildcards: FILTER_MODELS[wildcards.model],
+            variant=lambda wildcards: VARIANTS[wildcards.variant].as_dict(),
+            n=lambda wildcards: [int(wildcards.n)],
+            part=lambda wildcards: [int(wildcards.part), int(wildcards.parts)],
+            settings=filter_params(config["filter_speedup_runs"], "cpu"),
+            devices=[],
+            scale=SCALE_NOTE,
+        log:
+            "results/logs/filter_speedup_parts/cpu/{model}/{variant}/n{n}/part{part}of{parts}.log",
+        benchmark:
+            "results/benchmarks/filter_speedup_parts/cpu/{model}/{variant}/n{n}/part{part}of{parts}.tsv"
+        threads: config["cell_threads"]
+        resources:
+            mem_mb=lambda wildcards: filter_mem_mb(wildcards.model, wildcards.n),
+        priority: speedup_part_priority
+        conda:
+            CONDA_ENV
+        script:
+            "../../../scripts/dulger2017/filter_cell.py"
+
+    rule filter_speedup_merge:
+        """One CPU cell of Fig 6.23 from its parts (filter_experiments.merge_filter_parts)."""
+        input:
+            parts=lambda wildcards: speedup_part_paths(wildcards.model, wildcards.variant, wildcards.n),
+        output:
+            filter_speedup_path("cpu", "{model}", "{variant}", "{n}"),
+        log:
+            "results/logs/filter_speedup/cpu/{model}/{variant}/n{n}.log",
+        benchmark:
+            "results/benchmarks/filter_speedup/cpu/{model}/{variant}/n{n}.tsv"
+        threads: 1
+        resources:
+            mem_mb=lambda wildcards: filter_mem_mb(wildcards.model, wildcards.n),
+        conda:
+            CONDA_ENV
+        script:
+            "../../../scripts/dulger2017/filter_merge.py"
 
 else:
 
@@ -124,6 +178,7 @@ else:
         resources:
             mem_mb=lambda wildcards: filter_mem_mb(wildcards.model, max(filter_n_grid())),
             gpu=CELL_GPUS,
+        priority: filter_cell_priority
         conda:
             CONDA_ENV
         script:
@@ -151,6 +206,7 @@ else:
         resources:
             mem_mb=lambda wildcards: filter_mem_mb(wildcards.model, max(filter_n_grid())),
             gpu=lambda wildcards: int(wildcards.backend == "cuda"),
+        priority: speedup_cell_priority
         conda:
             CONDA_ENV
         script:

@@ -46,6 +46,7 @@ rule weight_datasets:
     threads: 1
     resources:
         mem_mb=lambda wildcards: weights_mem_mb(max(n_grid())),
+    priority: schedule.INPUTS
     conda:
         CONDA_ENV
     script:
@@ -69,6 +70,7 @@ if config["fig2_3_n"] not in n_grid():
         threads: 1
         resources:
             mem_mb=lambda wildcards: weights_mem_mb(config["fig2_3_n"]),
+        priority: schedule.INPUTS
         conda:
             CONDA_ENV
         script:
@@ -90,6 +92,7 @@ rule uphill_ssd_tables:
     threads: 1
     resources:
         mem_mb=lambda wildcards: ssd_mem_mb(max(n_grid())),
+    priority: schedule.INPUTS
     conda:
         CONDA_ENV
     script:
@@ -121,6 +124,7 @@ rule resample_cell:
     resources:
         mem_mb=cell_mem_mb,
         gpu=CELL_GPUS,
+    priority: lambda wildcards: resample_priority([wildcards.variant])
     conda:
         CONDA_ENV
     script:
@@ -151,6 +155,7 @@ for ladder, rungs in LADDERS.items():
         resources:
             mem_mb=lambda wildcards, rungs=rungs: cell_mem_mb(wildcards, len(rungs)),
             gpu=CELL_GPUS,
+        priority: resample_priority(rungs)
         conda:
             CONDA_ENV
         script:

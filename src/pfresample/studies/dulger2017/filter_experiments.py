@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,6 +138,29 @@ def _sir(model, y, n, variant, seed, settings, backend):
     )  # fmt: skip
 
 
+def part_runs(trajectories: int, runs: int, part: int, parts: int) -> list[tuple[int, int]]:
+    """The runs ``(j, r)`` of part ``part`` of ``parts`` of a cell with
+    ``trajectories`` x ``runs`` runs: contiguous near-equal slices of the runs
+    in the order j = 0 ... J-1, r = 0 ... R-1, so the parts of a cell hold each
+    run exactly once whatever ``parts`` is (at most J x R)."""
+    total = trajectories * runs
+    if not 1 <= parts <= total:
+        raise ValueError(f"parts must be 1 ... {total} (trajectories x runs), got {parts}")
+    if not 0 <= part < parts:
+        raise ValueError(f"part must be 0 ... {parts - 1}, got {part}")
+    start, stop = part * total // parts, (part + 1) * total // parts
+    return [divmod(k, runs) for k in range(start, stop)]
+
+
+def cpu_cell_parts(n: int, trajectories: int, runs: int, part_particles: int) -> int:
+    """How many jobs a CPU filter cell of ``n`` particles is split into: one per
+    ``part_particles`` of N, at least one and at most one per run. A CPU run
+    costs about N times a constant, so every part does about the same work
+    (one core, about a minute and a half a part on the 2-core AMD EPYC at
+    part_particles = 2^15)."""
+    return max(1, min(trajectories * runs, int(n) // int(part_particles)))
+
+
 def run_filter_cell(
     name: str,
     spec: Mapping,
@@ -145,6 +168,7 @@ def run_filter_cell(
     n: int,
     trajectories: Mapping[str, np.ndarray],
     settings: FilterSettings,
+    part: tuple[int, int] = (0, 1),
 ) -> tuple[dict, dict]:
     """Run one filter cell: model ``name`` (catalog entry ``spec``), method
     variant ``variant`` (:class:`pfresample.experiments.Variant`, its own B
@@ -157,6 +181,12 @@ def run_filter_cell(
     ``wall_seconds`` (J, R), ``B`` (J, R, T; -1 for methods without B),
     ``seeds`` (J, R, uint64) and ``estimates`` (T,) or (T, 4) of run 0 of
     trajectory 0.
+
+    ``part = (p, P)`` runs only part p of P of the runs (:func:`part_runs`),
+    each run as in the whole cell (its seed is run_seed's): the per-run arrays
+    are then flat, one entry per run of the part, with ``run_index`` (the
+    runs' j x R + r), and :func:`merge_filter_parts` puts the P parts back
+    into the whole cell's arrays.
     """
     if not variant.own_B:
         raise ValueError(f"{variant.name}: filter cells use the method's own B rule")
@@ -170,30 +200,36 @@ def run_filter_cell(
         name, variant.name, n, J, R, T, backend, device,
     )  # fmt: skip
     warm = _sir(model, y[0, : settings.warmup_steps], n, variant, 0, settings, backend)
+    runs = part_runs(J, R, *part)
+    count = len(runs)
     arrays = {
-        "rmse": np.empty((J, R)),
-        "stage_seconds": np.empty((J, R, len(STAGES))),
-        "total_seconds": np.empty((J, R)),
-        "wall_seconds": np.empty((J, R)),
-        "B": np.empty((J, R, T), dtype=np.int32),
-        "seeds": np.empty((J, R), dtype=np.uint64),
+        "rmse": np.empty(count),
+        "stage_seconds": np.empty((count, len(STAGES))),
+        "total_seconds": np.empty(count),
+        "wall_seconds": np.empty(count),
+        "B": np.empty((count, T), dtype=np.int32),
+        "seeds": np.empty(count, dtype=np.uint64),
+        "run_index": np.array([j * R + r for j, r in runs], dtype=np.int64),
     }
-    for j in range(J):
-        for r in range(R):
-            seed = run_seed(settings.seed, name, n, j, r)
-            result = _sir(model, y[j], n, variant, seed, settings, backend)
-            arrays["rmse"][j, r] = run_rmse(spec["model"], result.estimates, truth[j])
-            arrays["stage_seconds"][j, r] = result.stage_seconds.sum(axis=0)
-            arrays["total_seconds"][j, r] = result.total_seconds
-            arrays["wall_seconds"][j, r] = result.wall_seconds
-            arrays["B"][j, r] = result.B
-            arrays["seeds"][j, r] = seed
-            if j == 0 and r == 0:
-                arrays["estimates"] = np.asarray(result.estimates, dtype=np.float64)
-        log.info(
-            "trajectory %d: mean RMSE %.4f, mean %.4f s per run",
-            j, arrays["rmse"][j].mean(), arrays["total_seconds"][j].mean(),
-        )  # fmt: skip
+    load_start = os.getloadavg()[0]
+    for i, (j, r) in enumerate(runs):
+        seed = run_seed(settings.seed, name, n, j, r)
+        result = _sir(model, y[j], n, variant, seed, settings, backend)
+        arrays["rmse"][i] = run_rmse(spec["model"], result.estimates, truth[j])
+        arrays["stage_seconds"][i] = result.stage_seconds.sum(axis=0)
+        arrays["total_seconds"][i] = result.total_seconds
+        arrays["wall_seconds"][i] = result.wall_seconds
+        arrays["B"][i] = result.B
+        arrays["seeds"][i] = seed
+        if j == 0 and r == 0:
+            arrays["estimates"] = np.asarray(result.estimates, dtype=np.float64)
+        if r == R - 1 or i == count - 1:
+            done = arrays["run_index"][: i + 1] // R == j
+            log.info(
+                "trajectory %d: mean RMSE %.4f, mean %.4f s per run (%d runs of this job)",
+                j, arrays["rmse"][: i + 1][done].mean(),
+                arrays["total_seconds"][: i + 1][done].mean(), done.sum(),
+            )  # fmt: skip
     metadata = {
         "what": "filter cell",
         "model": name,
@@ -215,5 +251,65 @@ def run_filter_cell(
         "cpu_count": os.cpu_count(),
         "threads": os.environ.get("PFRESAMPLE_THREADS"),
         "warmup_seconds": warm.total_seconds,
+        # The host's 1-minute load average when the runs started and ended:
+        # CPU times measured beside other jobs say so (Fig 6.23's caption).
+        "load_average": [load_start, os.getloadavg()[0]],
+        "part": list(part),
     }
+    if part == (0, 1):
+        return _whole(arrays, J, R), metadata
     return arrays, metadata
+
+
+# Arrays of a cell with one entry per run: (J, R, ...) in a whole cell, flat
+# (runs of the part, ...) in a part.
+_PER_RUN = ("rmse", "stage_seconds", "total_seconds", "wall_seconds", "B", "seeds")
+
+
+def _whole(flat: Mapping, J: int, R: int) -> dict:
+    """The whole cell's arrays from flat per-run arrays covering every run
+    once, in any order (``run_index``)."""
+    index = np.asarray(flat["run_index"])
+    if np.sort(index).tolist() != list(range(J * R)):
+        raise ValueError(f"the parts do not hold each of the {J} x {R} runs exactly once")
+    out = {}
+    for key in _PER_RUN:
+        values = np.asarray(flat[key])
+        whole = np.empty((J * R,) + values.shape[1:], dtype=values.dtype)
+        whole[index] = values
+        out[key] = whole.reshape((J, R) + values.shape[1:])
+    out["estimates"] = flat["estimates"]
+    return out
+
+
+def merge_filter_parts(parts: Sequence[tuple[Mapping, Mapping]]) -> tuple[dict, dict]:
+    """The whole filter cell from the ``(arrays, metadata)`` of its P parts
+    (:func:`run_filter_cell` with ``part``): the arrays of the whole cell, and
+    part 0's metadata with ``part`` dropped, ``parts`` = P, the warm-up
+    seconds of every part and the highest load average any part saw."""
+    if not parts:
+        raise ValueError("no parts to merge")
+    metas = [meta for _, meta in parts]
+    count = metas[0]["part"][1]
+    if sorted(meta["part"][0] for meta in metas) != list(range(count)) or any(
+        meta["part"][1] != count for meta in metas
+    ):
+        raise ValueError(
+            f"expected parts 0 ... {count - 1} of {count}, got {[m['part'] for m in metas]}"
+        )
+    same = ("model", "variant", "n", "trajectories", "runs", "steps", "seed", "backend", "device")
+    for meta in metas[1:]:
+        differ = [k for k in same if meta[k] != metas[0][k]]
+        if differ:
+            raise ValueError(f"the parts differ in {differ}: not parts of one cell")
+    flat = {key: np.concatenate([np.asarray(a[key]) for a, _ in parts]) for key in _PER_RUN}
+    flat["run_index"] = np.concatenate([np.asarray(a["run_index"]) for a, _ in parts])
+    first = [a for a, m in parts if m["part"][0] == 0][0]
+    flat["estimates"] = first["estimates"]
+    metadata = {k: v for k, v in metas[0].items() if k != "part"}
+    metadata.update(
+        parts=count,
+        warmup_seconds=[m["warmup_seconds"] for m in sorted(metas, key=lambda m: m["part"][0])],
+        load_average=[max(max(m["load_average"]) for m in metas)],
+    )
+    return _whole(flat, metas[0]["trajectories"], metas[0]["runs"]), metadata

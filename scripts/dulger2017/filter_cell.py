@@ -22,8 +22,10 @@ if P.settings["backend"] != "cpu":
 
 
 def main(snakemake, log):
-    os.environ["PFRESAMPLE_THREADS"] = str(snakemake.threads)
     p = snakemake.params
+    # A CPU part may reserve more cores than it computes on (filter.smk).
+    threads = p.compute_threads if "compute_threads" in p.keys() else snakemake.threads
+    os.environ["PFRESAMPLE_THREADS"] = str(threads)
     if CLAIM is not None:
         log.info("GPU: device %s of %s (waited %.1f s)", CLAIM.device, p.devices, CLAIM.waited_s)
     trajectories, _ = load_trajectories(snakemake.input.trajectories)

@@ -122,6 +122,7 @@ if config["filter_jobs"] == "per_cell":
             variant=lambda wildcards: VARIANTS[wildcards.variant].as_dict(),
             n=lambda wildcards: [int(wildcards.n)],
             part=lambda wildcards: [int(wildcards.part), int(wildcards.parts)],
+            compute_threads=config["cell_threads"],
             settings=filter_params(config["filter_speedup_runs"], "cpu"),
             devices=[],
             scale=SCALE_NOTE,
@@ -129,7 +130,10 @@ if config["filter_jobs"] == "per_cell":
             "results/logs/filter_speedup_parts/cpu/{model}/{variant}/n{n}/part{part}of{parts}.log",
         benchmark:
             "results/benchmarks/filter_speedup_parts/cpu/{model}/{variant}/n{n}/part{part}of{parts}.tsv"
-        threads: config["cell_threads"]
+        # Each part reserves filter_cpu_part_cpus logical CPUs and computes on
+        # cell_threads: fewer parts side by side leave the GPU jobs' host threads
+        # and the memory bandwidth free.
+        threads: max(config["cell_threads"], config["filter_cpu_part_cpus"])
         resources:
             mem_mb=lambda wildcards: filter_mem_mb(wildcards.model, wildcards.n),
         priority: speedup_part_priority

@@ -4,7 +4,7 @@
 
 T0 and T1 are the run's start and end in epoch seconds. Writes to DIR:
 ``jobs.csv`` (every job that started: start and end in seconds from T0, seconds,
-GPU, peak memory, finished or still running at T1),
+GPU, peak memory, finished or still running at T1, seconds its GPU was busy),
 ``gpus.csv`` (per GPU: wall, busy, held, and the idle time split into held
 but idle, before the first job, between jobs and after the last job) and
 prints both summaries (pfresample.pipeline.busy).
@@ -33,6 +33,7 @@ def main():
     # A job still running at the end holds its GPU until then.
     timeline["end"] = timeline["end"].fillna(args.end)
     timeline["seconds"] = timeline["end"] - timeline["start"]
+    timeline["busy_s"] = busy.job_busy_seconds(timeline, trace)
     relative = timeline.assign(
         start=timeline["start"] - args.start, end=timeline["end"] - args.start
     )
@@ -50,7 +51,11 @@ def main():
         f"largest job {timeline['max_rss_mb'].max():.0f} MB (max_rss)"
     )
     print(gpus.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
-    print(timeline[done].groupby("kind")["seconds"].agg(["count", "sum", "max"]).to_string())
+    kinds = timeline[done].groupby("kind").agg(
+        jobs=("job", "size"), seconds=("seconds", "sum"), longest=("seconds", "max"),
+        gpu_busy_s=("busy_s", "sum"),
+    )  # fmt: skip
+    print(kinds.to_string(float_format=lambda x: f"{x:.1f}"))
 
 
 if __name__ == "__main__":

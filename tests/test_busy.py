@@ -31,6 +31,10 @@ def test_busy_seconds_by_hand():
     assert busy.busy_seconds(trace, 0, 10) == pytest.approx({"0": 3.0, "1": 1.8})
     # A window clips the samples: from 1 to 3, 1 s at 100 % and 1 s at 50 %.
     assert busy.busy_seconds(trace, 1, 3)["0"] == pytest.approx(1.5)
+    # Per job: a job on GPU 0 from 1 to 3 kept it busy 1.5 s; one on no GPU, NaN.
+    jobs = pd.DataFrame({"start": [1.0, 0.0], "end": [3.0, 10.0], "device": ["0", ""]})
+    per_job = busy.job_busy_seconds(jobs, trace)
+    assert per_job[0] == pytest.approx(1.5) and pd.isna(per_job[1])
 
 
 def test_idle_report_splits_the_wall_time():
@@ -97,5 +101,9 @@ def test_list_schedule_longest_first():
     # A start offset and a gap between jobs on a GPU.
     end, _ = busy.list_schedule([("a", 1, 1), ("b", 1, 1)], gpus=1, start=5, gap=0.5)
     assert end == 7.5
+    # GPUs free at different times: the job goes to the one free first.
+    end, rows = busy.list_schedule([("a", 2, 1)], gpus=2, start=[4, 1])
+    assert end == 3.0 and rows["gpu"].tolist() == [1]
+    assert busy.list_schedule([], gpus=2, start=[4, 1])[0] == 4.0
     with pytest.raises(ValueError, match="gpus must be >= 1"):
         busy.list_schedule(jobs, gpus=0)

@@ -16,14 +16,16 @@ import time
 from collections.abc import Mapping
 
 import numpy as np
-import pandas as pd
 
 from pfresample import backend, tuning
 from pfresample.backend import BACKEND_LABELS
-from pfresample.pipeline import artifacts, devices, plots
-from pfresample.pipeline import tables as pipeline_tables
+from pfresample.pipeline import artifacts, devices
 from pfresample.pipeline.jobs import provenance, run
-from pfresample.studies.dulger2017 import experiments, figures, tables, weights
+from pfresample.studies.dulger2017 import experiments, weights
+
+# The tables' and figures' modules (pandas, matplotlib, seaborn: about 1.3 s on the
+# 2-core machine, 2.6 s of each GPU cell's start on the four-H100 host) are imported
+# by the table and figure jobs alone: a cell holds its GPU from its first line.
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 CLAIM = None
@@ -115,6 +117,9 @@ def resample_cell(snakemake, log):
 
 def table(snakemake, log):
     """A figure's tidy table: per weight sequence and averaged over them."""
+    from pfresample.pipeline import tables as pipeline_tables
+    from pfresample.studies.dulger2017 import tables
+
     cells = [tables.cell_frame(*artifacts.load_npz(path)) for path in snakemake.input.cells]
     per_sequence, summary = tables.figure_tables(
         cells, snakemake.params.spec, snakemake.params.members
@@ -126,6 +131,11 @@ def table(snakemake, log):
 
 def figure(snakemake, log):
     """Figs 5.3-5.14, 6.2-6.22, 6.27 and Table 6.1 (drawn as a table) from its tidy table."""
+    import pandas as pd
+
+    from pfresample.pipeline import plots
+    from pfresample.studies.dulger2017 import figures
+
     p = snakemake.params
     frame = pd.read_csv(snakemake.input.table)
     devices_used = ", ".join(sorted(set(frame["device"].dropna().astype(str)))) or "unknown"
@@ -142,6 +152,9 @@ def figure(snakemake, log):
 
 def weight_histograms(snakemake, log):
     """Fig 2.3: histograms of one weight sequence of each gamma distribution."""
+    from pfresample.pipeline import plots
+    from pfresample.studies.dulger2017 import figures
+
     p = snakemake.params
     samples = {}
     for dist, path in zip(p.distributions, snakemake.input.weights, strict=True):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import heapq
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -113,6 +113,17 @@ def job_timeline(results, running: bool = False) -> pd.DataFrame:
     )
 
 
+def job_busy_seconds(timeline: pd.DataFrame, trace: pd.DataFrame) -> pd.Series:
+    """Seconds each GPU job of ``timeline`` kept its GPU busy (its device's
+    :func:`busy_seconds` over the job's span); NaN for jobs without a GPU."""
+    out = pd.Series(np.nan, index=timeline.index)
+    for i, row in timeline.iterrows():
+        if row["device"] != "" and row["device"] in set(trace["gpu"].astype(str)):
+            mine = trace[trace["gpu"].astype(str) == row["device"]]
+            out[i] = busy_seconds(mine, row["start"], row["end"])[row["device"]]
+    return out
+
+
 def idle_report(
     timeline: pd.DataFrame, busy: Mapping[str, float], start: float, end: float
 ) -> pd.DataFrame:
@@ -123,10 +134,13 @@ def idle_report(
     rows = []
     for gpu, busy_s in sorted(busy.items()):
         jobs = timeline[timeline["device"] == gpu].sort_values("start")
-        spans = [
-            (max(s, start), min(e, end)) for s, e in zip(jobs["start"], jobs["end"], strict=True)
-        ]
-        held = sum(max(0.0, e - s) for s, e in spans)
+        spans = []
+        for s, e in zip(jobs["start"], jobs["end"], strict=True):
+            # A job's start is its end minus its benchmark seconds: it may reach
+            # back a fraction of a second into the previous job's span.
+            s = max(s, start, spans[-1][1] if spans else start)
+            spans.append((s, max(s, min(e, end))))
+        held = sum(e - s for s, e in spans)
         before = spans[0][0] - start if spans else wall
         after = end - spans[-1][1] if spans else 0.0
         rows.append(
@@ -147,17 +161,24 @@ def idle_report(
 
 
 def list_schedule(
-    jobs: Iterable[tuple[str, float, float]], gpus: int, start: float = 0.0, gap: float = 0.0
+    jobs: Iterable[tuple[str, float, float]],
+    gpus: int,
+    start: float | Sequence[float] = 0.0,
+    gap: float = 0.0,
 ) -> tuple[float, pd.DataFrame]:
     """Simulate ``gpus`` GPUs taking ``jobs`` (name, seconds, priority) in
     order of priority (highest first), each the next time one is free, as
     Snakemake does with ``--resources gpu=N`` when every job is ready. ``start``
-    is when the first jobs can start, ``gap`` the seconds a GPU stays free
-    between two jobs. Returns the time the last job ends and one row per job
+    is when the GPUs can take their first jobs (one time, or one per GPU),
+    ``gap`` the seconds a GPU stays free between two jobs. Returns the time the
+    last job ends (or the latest start, without jobs) and one row per job
     (name, gpu, start, end)."""
     if gpus < 1:
         raise ValueError(f"gpus must be >= 1, got {gpus}")
-    free = [(start, g) for g in range(gpus)]
+    starts = [float(start)] * gpus if np.isscalar(start) else [float(s) for s in start]
+    if len(starts) != gpus:
+        raise ValueError(f"{len(starts)} start times for {gpus} GPUs")
+    free = [(t, g) for g, t in enumerate(starts)]
     heapq.heapify(free)
     rows = []
     for name, seconds, _ in sorted(jobs, key=lambda job: -job[2]):
@@ -165,4 +186,4 @@ def list_schedule(
         rows.append({"job": name, "gpu": g, "start": t, "end": t + seconds})
         heapq.heappush(free, (t + seconds + gap, g))
     schedule = pd.DataFrame(rows, columns=["job", "gpu", "start", "end"])
-    return (float(schedule["end"].max()) if rows else start), schedule
+    return (float(schedule["end"].max()) if rows else max(starts)), schedule

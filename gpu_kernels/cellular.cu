@@ -13,7 +13,8 @@
 // the paper's Fig 5 does. In the resampler every thread scans its whole
 // neighbourhood twice (W, then the running sums) without early exit, as the
 // paper's kernel does; the filter's step searches its tile's prefix sums
-// instead, or scans on request (cpf_step). The ancestors go to another
+// instead, or scans on request, with the contract's comparison or the
+// paper's running quotients (cpf_step). The ancestors go to another
 // buffer than the weights: the paper's in-place write-back races with the
 // halos other blocks are still reading.
 //
@@ -24,7 +25,8 @@
 // the grid by the last block), and the prediction of the next step into the
 // other state buffer. cpf_*_init: the initial particles and their first
 // prediction. The weights of a tile are exp(log w - the tile's largest log w)
-// in float64: a neighbourhood's probabilities depend only on the ratios of its
+// in float64, or on request in float32 with float32 sums, the paper's
+// precision: a neighbourhood's probabilities depend only on the ratios of its
 // weights, which any common factor keeps, and the tile's own maximum keeps
 // them away from underflow.
 
@@ -35,45 +37,52 @@ namespace pfr {
 
 // The choice of one particle: neighbour d* in [0, r], r + 1 when every running
 // sum is <= u W (u W rounded up to W), -1 when W = 0. weight(d) is the
-// scaled float64 weight of neighbour d. The sums add in the order d = 0 ... r;
-// the weights are read BATCH at a time ahead of their additions, so that
-// the loads overlap and only the additions' latency is serial.
+// scaled weight of neighbour d, of type Real (float64, or float32 in the
+// paper's precision; u and every sum in the same). The sums add in the order
+// d = 0 ... r; the weights are read BATCH at a time ahead of their additions,
+// so that the loads overlap and only the additions' latency is serial.
+// DIVIDE: the paper's rule (Fig 6, III.5): the running sum of the quotients
+// w_d / W against u, one division a neighbour (which --use_fast_math makes
+// approximate in float32); otherwise the running sums of w_d against u W.
 constexpr unsigned int BATCH = 8u;
 
-template <typename Weight>
-__device__ __forceinline__ int cellular_choice(Weight weight, unsigned int radius, double u) {
+__device__ __forceinline__ double exp_real(double x) { return exp(x); }
+__device__ __forceinline__ float exp_real(float x) { return expf(x); }
+
+template <bool DIVIDE = false, typename Real, typename Weight>
+__device__ __forceinline__ int cellular_choice(Weight weight, unsigned int radius, Real u) {
     const unsigned int count_all = radius + 1u, whole = count_all / BATCH * BATCH;
-    double total = 0.0;
+    Real total = Real(0);
     for (unsigned int d = 0; d < whole; d += BATCH) {
-        double v[BATCH];
+        Real v[BATCH];
 #pragma unroll
         for (unsigned int j = 0; j < BATCH; ++j) v[j] = weight(d + j);
 #pragma unroll
         for (unsigned int j = 0; j < BATCH; ++j) total += v[j];
     }
     for (unsigned int d = whole; d < count_all; ++d) total += weight(d);
-    if (!(total > 0.0)) return -1;
-    const double t = u * total;
-    double s = 0.0;
+    if (!(total > Real(0))) return -1;
+    const Real t = DIVIDE ? u : u * total;  // the bound of the running sums
+    Real s = Real(0);
     unsigned int count = 0;
     for (unsigned int d = 0; d < whole; d += BATCH) {
-        double v[BATCH];
+        Real v[BATCH];
 #pragma unroll
         for (unsigned int j = 0; j < BATCH; ++j) v[j] = weight(d + j);
 #pragma unroll
         for (unsigned int j = 0; j < BATCH; ++j) {
-            s += v[j];
+            s += DIVIDE ? v[j] / total : v[j];
             count += s <= t;
         }
     }
     for (unsigned int d = whole; d < count_all; ++d) {
-        s += weight(d);
+        s += DIVIDE ? weight(d) / total : weight(d);
         count += s <= t;
     }
     if (count <= radius) return (int)count;
     int last = 0;  // the farthest neighbour with positive weight
     for (unsigned int d = 0; d <= radius; ++d)
-        if (weight(d) > 0.0) last = (int)d;
+        if (weight(d) > Real(0)) last = (int)d;
     return last;
 }
 
@@ -201,25 +210,72 @@ __device__ double block_sum(double v, double* scratch) {
     return v;
 }
 
+// The largest of the block's values, in every thread; `scratch` holds one value a warp.
+__device__ double block_max_all(double v, double* scratch) {
+    __shared__ double result;
+    const unsigned int warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
+    for (int mask = 16; mask > 0; mask >>= 1) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, mask));
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < blockDim.x / 32u ? scratch[lane] : v;
+        for (int mask = 16; mask > 0; mask >>= 1)
+            v = fmax(v, __shfl_xor_sync(0xffffffffu, v, mask));
+        if (lane == 0) result = v;
+    }
+    __syncthreads();
+    return result;
+}
+
 // ROWS float64 sums over the grid in an order fixed by the grid's size: each
 // block's sums into parts[row * gridDim.x + block], then the last block to
 // finish adds them and thread 0 of it writes sum / n into out[row].
+// `weighted`: also the weighted mean sum_i w_i x_i / sum_i w_i (the SIR
+// filter's estimate) into out_weighted[row]: wx holds a thread's w x (ROWS
+// values) and w, with w = exp(log w - `shift`), the block's own shift; the
+// block's ROWS + 1 sums and its shift go to parts after the plain sums
+// (parts holds (2 ROWS + 2) gridDim.x values), and the last block brings
+// every block's sums to the largest shift, exp(shift_b - max) each, before
+// adding them (a block whose shift is -inf has no weight).
 template <int ROWS>
-__device__ void grid_means(double v[ROWS], double* parts, unsigned int* ticket, unsigned int n,
-                           double* out) {
+__device__ void grid_means(double v[ROWS], double wx[ROWS + 1], double shift, int weighted,
+                           double* parts, unsigned int* ticket, unsigned int n, double* out,
+                           double* out_weighted) {
     __shared__ double scratch[32];
+    const unsigned int grid = gridDim.x;
     for (int row = 0; row < ROWS; ++row) {
         const double s = block_sum(v[row], scratch);
-        if (threadIdx.x == 0) parts[row * gridDim.x + blockIdx.x] = s;
+        if (threadIdx.x == 0) parts[row * grid + blockIdx.x] = s;
+    }
+    double* shifts = parts + (2 * ROWS + 1) * grid;
+    if (weighted) {
+        for (int row = 0; row <= ROWS; ++row) {
+            const double s = block_sum(wx[row], scratch);
+            if (threadIdx.x == 0) parts[(ROWS + row) * grid + blockIdx.x] = s;
+        }
+        if (threadIdx.x == 0) shifts[blockIdx.x] = shift;
     }
     if (!last_block_done(ticket)) return;
     for (int row = 0; row < ROWS; ++row) {
         double s = 0.0;
-        for (unsigned int p = threadIdx.x; p < gridDim.x; p += blockDim.x)
-            s += parts[row * gridDim.x + p];
+        for (unsigned int p = threadIdx.x; p < grid; p += blockDim.x) s += parts[row * grid + p];
         s = block_sum(s, scratch);
         if (threadIdx.x == 0) out[row] = s / (double)n;
     }
+    if (!weighted) return;
+    const double NEG_INF = __longlong_as_double(0xfff0000000000000ll);
+    double top = NEG_INF;
+    for (unsigned int p = threadIdx.x; p < grid; p += blockDim.x) top = fmax(top, shifts[p]);
+    top = block_max_all(top, scratch);
+    double total[ROWS + 1];
+    for (int row = 0; row <= ROWS; ++row) {
+        double s = 0.0;
+        for (unsigned int p = threadIdx.x; p < grid; p += blockDim.x)
+            if (shifts[p] > NEG_INF) s += exp(shifts[p] - top) * parts[(ROWS + row) * grid + p];
+        total[row] = block_sum(s, scratch);
+    }
+    if (threadIdx.x == 0)
+        for (int row = 0; row < ROWS; ++row) out_weighted[row] = total[row] / total[ROWS];
 }
 
 // A run's inputs (filters/cellular_gpu.py): the noise key, then two words of
@@ -298,36 +354,46 @@ __device__ __forceinline__ int prefix_choice(const double* P, unsigned int p, un
     return (int)count;
 }
 
+// The ways a particle of the filter finds its neighbour (cellular_gpu.py's
+// NEIGHBOURHOOD_MODES): a binary search in the tile's prefix sums (float64
+// only), the scan of the resampler's contract, the paper's running quotients.
+constexpr int CPF_SEARCH = 0, CPF_SCAN = 1, CPF_DIVIDE = 2;
+
 // Step k of Fig 6 (measurement z_k of x_{k+1}): x_in holds the predicted
 // x_{k+1}; x_out gets the prediction x_{k+2} of the resampled particles
 // (noise block k + 2, `drift` that of step k + 1) when `predict`, and
-// estimate[0 .. ROWS) the mean of the resampled particles. Dynamic shared
-// memory: the tile's float64 weights, with SEARCH their prefix sums (span +
-// 1), its float32 log-weights, then its ROWS rows of states.
+// estimate[0 .. ROWS) the mean of the resampled particles; with `weighted`
+// also weighted_estimate[0 .. ROWS), the weighted mean of the predicted
+// particles before resampling (grid_means). Dynamic shared memory: the tile's
+// weights (Real: float64, or the paper's float32), with CPF_SEARCH their
+// prefix sums (span + 1), its float32 log-weights, then its ROWS rows of states.
 //
-// The weights are exp(log w - the tile's largest log w). SEARCH: each
-// particle finds its neighbour in the tile's prefix sums (prefix_choice);
-// otherwise, and where the search declines, it scans its neighbourhood as
-// the paper's kernel does (cellular_choice, the resampler's contract). A
-// neighbourhood whose weights all underflow (a bearings-only one far from
-// the tile's best particle: 0.2 rad off is 800 nats down) is scanned again
-// with its own largest log-weight, so that it draws by its own ratios, as
-// the paper's local normalisation says; only a neighbourhood of -inf
-// log-weights (zero likelihood) takes the nearest finite one beyond it, as
-// the resampler does.
-template <typename Model, bool SEARCH>
+// The weights are exp(log w - the tile's largest log w), in Real. CPF_SEARCH:
+// each particle finds its neighbour in the tile's prefix sums (prefix_choice);
+// otherwise, and where the search declines, it scans its neighbourhood as the
+// paper's kernel does (cellular_choice: the resampler's contract, or with
+// CPF_DIVIDE the paper's quotients), in Real. A neighbourhood whose weights
+// all underflow (a bearings-only one far from the tile's best particle: 0.2
+// rad off is 800 nats down) is scanned again with its own largest
+// log-weight, so that it draws by its own ratios, as the paper's local
+// normalisation says; only a neighbourhood of -inf log-weights (zero
+// likelihood) takes the nearest finite one beyond it, as the resampler does.
+template <typename Model, int MODE, typename Real>
 __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
                          float* __restrict__ x_out, unsigned int n, unsigned int radius,
                          CpfInputs in, unsigned int k, float drift, int predict,
                          double* __restrict__ parts, unsigned int* __restrict__ ticket,
-                         double* __restrict__ estimate) {
+                         double* __restrict__ estimate, int weighted,
+                         double* __restrict__ weighted_estimate) {
     constexpr int ROWS = Model::ROWS;
+    constexpr bool SEARCH = MODE == CPF_SEARCH, DIVIDE = MODE == CPF_DIVIDE;
     const float NEG_INF = __uint_as_float(0xff800000u);
+    const double NAN_D = __longlong_as_double(0x7ff8000000000000ll);
     extern __shared__ double dyn[];
     __shared__ double scratch[32];
     const unsigned int span = blockDim.x + radius;
-    double* w = dyn;                           // span weights
-    double* P = SEARCH ? w + span : nullptr;   // span + 1 prefix sums
+    Real* w = (Real*)dyn;                    // span weights
+    Real* P = SEARCH ? w + span : nullptr;   // span + 1 prefix sums
     float* lw = (float*)(w + (SEARCH ? 2 * span + 1 : span));
     float* xs = lw + span;  // row r at xs[r * span + p]
     const unsigned int base = blockIdx.x * blockDim.x;
@@ -348,8 +414,8 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
     top = block_max(top);
     if (threadIdx.x == 0) tile_top = top;
     __syncthreads();
-    const double shift = (double)tile_top;
-    if (SEARCH) {  // w and P over the tile: a thread a run of consecutive positions
+    const Real shift = (Real)tile_top;
+    if constexpr (SEARCH) {  // w and P over the tile: a thread a run of consecutive positions
         const unsigned int run = (span + blockDim.x - 1) / blockDim.x;
         const unsigned int first = min(threadIdx.x * run, span), last = min(first + run, span);
         double local = 0.0;
@@ -359,26 +425,34 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
         if (threadIdx.x == 0) P[0] = 0.0;
     } else {
         for (unsigned int q = threadIdx.x; q < span; q += blockDim.x)
-            w[q] = exp((double)lw[q] - shift);
+            w[q] = exp_real((Real)lw[q] - shift);
     }
     __syncthreads();
 
     const unsigned int i = base + threadIdx.x;
-    double sums[ROWS];
+    double sums[ROWS], wx[ROWS + 1];
     for (int row = 0; row < ROWS; ++row) sums[row] = 0.0;
+    for (int row = 0; row <= ROWS; ++row) wx[row] = 0.0;
     if (i < n) {
-        const double u =
-            (double)uniform_float(philox_block(in.step_key(k), DOMAIN_PARTICLE, i, 0ull).x);
+        const Real u =
+            (Real)uniform_float(philox_block(in.step_key(k), DOMAIN_PARTICLE, i, 0ull).x);
         const unsigned int p = threadIdx.x + radius;  // this particle's tile position
-        int d = SEARCH ? prefix_choice(P, p, radius, u) : -2;
-        if (d == -2) d = cellular_choice([&](unsigned int e) { return w[p - e]; }, radius, u);
+        if (weighted && tile_top > NEG_INF) {  // the predicted particle's weight, before resampling
+            const double own = (double)w[p];
+            for (int row = 0; row < ROWS; ++row) wx[row] = own * (double)xs[row * span + p];
+            wx[ROWS] = own;
+        }
+        int d = -2;
+        if constexpr (SEARCH) d = prefix_choice(P, p, radius, u);
+        if (d == -2)
+            d = cellular_choice<DIVIDE>([&](unsigned int e) { return w[p - e]; }, radius, u);
         if (d < 0) {  // every weight underflowed: the neighbourhood's own maximum
             float local = NEG_INF;
             for (unsigned int e = 0; e <= radius; ++e) local = fmaxf(local, lw[p - e]);
-            const double own = (double)local;
+            const Real own = (Real)local;
             if (local > NEG_INF)
-                d = cellular_choice([&](unsigned int e) { return exp((double)lw[p - e] - own); },
-                                    radius, u);
+                d = cellular_choice<DIVIDE>(
+                    [&](unsigned int e) { return exp_real((Real)lw[p - e] - own); }, radius, u);
         }
         float s[ROWS];
         if (d >= 0) {
@@ -393,14 +467,16 @@ __device__ void cpf_step(const Model& model, const float* __restrict__ x_in,
             if (!found)  // no weight anywhere: the estimate becomes NaN, which the host reports
                 for (int row = 0; row < ROWS; ++row) s[row] = __uint_as_float(0x7fc00000u);
         }
-        for (int row = 0; row < ROWS; ++row)
-            sums[row] = bad ? __longlong_as_double(0x7ff8000000000000ll) : (double)s[row];
+        for (int row = 0; row < ROWS; ++row) sums[row] = bad ? NAN_D : (double)s[row];
+        if (bad)
+            for (int row = 0; row <= ROWS; ++row) wx[row] = NAN_D;
         if (predict) {
             model.predict(s, in.noise(), i, (unsigned long long)k + 2ull, drift);
             for (int row = 0; row < ROWS; ++row) x_out[row * n + i] = s[row];
         }
     }
-    grid_means<ROWS>(sums, parts, ticket, n, estimate);
+    grid_means<ROWS>(sums, wx, (double)tile_top, weighted, parts, ticket, n, estimate,
+                     weighted_estimate);
 }
 
 }  // namespace pfr
@@ -412,15 +488,18 @@ extern "C" __global__ void cpf_growth_init(float* x, unsigned int n, const unsig
     pfr::cpf_init(model, x, n, pfr::CpfInputs{inputs, steps}, drift);
 }
 
-template <bool SEARCH>
+template <int MODE, typename Real>
 __global__ void cpf_growth_step(const float* x_in, float* x_out, unsigned int n,
                                 unsigned int radius, const unsigned int* inputs,
                                 unsigned int steps, unsigned int k, float drift, int predict,
                                 float sigma_v, float inv_var_n, double* parts,
-                                unsigned int* ticket, double* estimate) {
+                                unsigned int* ticket, double* estimate, int weighted,
+                                double* weighted_estimate) {
     const pfr::GrowthCpf model{sigma_v, inv_var_n, 0.0f, 0.0f};
-    pfr::cpf_step<pfr::GrowthCpf, SEARCH>(model, x_in, x_out, n, radius, pfr::CpfInputs{inputs, steps}, k, drift, predict,
-                  parts, ticket, estimate);
+    pfr::cpf_step<pfr::GrowthCpf, MODE, Real>(model, x_in, x_out, n, radius,
+                                              pfr::CpfInputs{inputs, steps}, k, drift, predict,
+                                              parts, ticket, estimate, weighted,
+                                              weighted_estimate);
 }
 
 extern "C" __global__ void cpf_bot_init(float* x, unsigned int n, const unsigned int* inputs,
@@ -431,12 +510,14 @@ extern "C" __global__ void cpf_bot_init(float* x, unsigned int n, const unsigned
     pfr::cpf_init(model, x, n, pfr::CpfInputs{inputs, steps}, 0.0f);
 }
 
-template <bool SEARCH>
+template <int MODE, typename Real>
 __global__ void cpf_bot_step(const float* x_in, float* x_out, unsigned int n, unsigned int radius,
                              const unsigned int* inputs, unsigned int steps, unsigned int k,
                              float drift, int predict, float q_sd, float inv_var, double* parts,
-                             unsigned int* ticket, double* estimate) {
+                             unsigned int* ticket, double* estimate, int weighted,
+                             double* weighted_estimate) {
     const pfr::BotCpf model{q_sd, inv_var, {0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
-    pfr::cpf_step<pfr::BotCpf, SEARCH>(model, x_in, x_out, n, radius, pfr::CpfInputs{inputs, steps}, k, drift, predict,
-                  parts, ticket, estimate);
+    pfr::cpf_step<pfr::BotCpf, MODE, Real>(model, x_in, x_out, n, radius,
+                                           pfr::CpfInputs{inputs, steps}, k, drift, predict,
+                                           parts, ticket, estimate, weighted, weighted_estimate);
 }

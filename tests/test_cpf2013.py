@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 
 from pfresample.cuda.geometry import CPF_MAX_RADIUS
 from pfresample.metrics import confidence_interval
-from pfresample.studies.cpf2013 import catalog, experiments, figures, tables, targets
+from pfresample.studies.cpf2013 import catalog, experiments, figures, paired, tables, targets
 from pfresample.timing import cpu_name
 from snake_tools import job_counts, snakemake
 
@@ -47,6 +47,13 @@ def test_paper_grid():
     assert (catalog.trajectories(CONFIG, "growth"), catalog.steps(CONFIG, "growth")) == (1000, 100)
     assert (catalog.trajectories(CONFIG, "bot"), catalog.steps(CONFIG, "bot")) == (100, 24)
     assert catalog.trajectory_configuration(CONFIG) == (16384, 256)
+    # Beyond the paper: Fig 9's large N, Figs 11-12's N up to 2^22, the paper's start.
+    assert catalog.large_n(CONFIG) == [65536, 262144, 1048576]
+    assert len(catalog.growth_configurations(CONFIG)) == 16 + 12
+    assert catalog.model_configurations(CONFIG, "bot") == catalog.configurations(CONFIG)
+    assert catalog.timing_n_grid(CONFIG) == [2**k for k in range(11, 23)]
+    assert catalog.timing_kernels(CONFIG) == [("float64", "search"), ("float32", "divide")]
+    assert catalog.setup(CONFIG) == "paper"
     # Table 1 runs the paper's own configurations at paper scale ...
     assert [(c["model"], c["n"], c["radius"]) for c in catalog.table1_configurations(CONFIG)] == [
         ("bot", 2048, 256), ("bot", 16384, 256), ("growth", 16384, 256),
@@ -56,6 +63,8 @@ def test_paper_grid():
     quick = {**CONFIG, **QUICK}
     catalog.check_config(quick)
     assert catalog.configurations(quick) == [(2048, 32), (2048, 64), (4096, 32), (4096, 64)]
+    assert catalog.growth_configurations(quick) == catalog.configurations(quick)
+    assert catalog.timing_n_grid(quick) == [2048, 4096]
     assert [(c["model"], c["n"], c["radius"]) for c in catalog.table1_configurations(quick)] == [
         ("bot", 2048, 64), ("bot", 4096, 64), ("growth", 4096, 64),
     ]  # fmt: skip
@@ -71,7 +80,9 @@ def test_schema_knows_every_key_and_requires_them():
     for cfg in (CONFIG, {**CONFIG, **QUICK}):
         jsonschema.validate({k: cfg[k] for k in CPF_KEYS}, cpf_schema)
     for bad in ({"cpf2013_bot_trajectories": 1}, {"cpf2013_radii": [32, 32]},
-                {"cpf2013_n": []}, {"cpf2013_fast_math": "yes"}):  # fmt: skip
+                {"cpf2013_n": []}, {"cpf2013_fast_math": "yes"},
+                {"cpf2013_growth_setup": "both"}, {"cpf2013_timing_kernels": ["float32-search"]},
+                {"cpf2013_timing_n": []}):  # fmt: skip
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, cpf_schema)
 
@@ -87,6 +98,12 @@ def test_schema_knows_every_key_and_requires_them():
         ),
         ({"cpf2013_baselines": ["systematic", "cellular"]}, "cpf2013_baselines has ['cellular']"),
         ({"cpf2013_baselines": ["nonesuch"]}, "cpf2013_baselines has ['nonesuch']"),
+        ({"cpf2013_timing_baselines": ["cellular"]}, "cpf2013_timing_baselines has ['cellular']"),
+        ({"cpf2013_large_n": [128]}, "wider than the ring of the smallest cpf2013_large_n = 128"),
+        ({"cpf2013_timing_n": [64]}, "wider than the ring of the smallest cpf2013_timing_n = 64"),
+        ({"cpf2013_growth_setup": "both"}, "cpf2013_growth_setup must be one of"),
+        ({"cpf2013_timing_kernels": ["float32-search"]}, "'float32-search': neighbourhood="),
+        ({"cpf2013_timing_kernels": ["float16-scan"]}, "precision must be one of"),
     ],
 )
 def test_config_checks_name_the_key(override, message):
@@ -208,16 +225,27 @@ def test_error_and_baselines_tables_by_hand():
     assert b["wall_ratio"] == pytest.approx(4.0)
 
 
-def test_timing_table_takes_medians():
-    arrays = {"step_seconds": np.array([[1e-6, 5e-6, 2e-6], [1e-6, 1e-6, 1e-6]]),
+def test_timing_table_takes_medians_and_paired_fast_math_ratios():
+    """Medians and quartiles per variant; a fast-math row's ratio is the
+    geometric mean of its repeats' ratios to the default build's, by hand."""
+    arrays = {"step_seconds": np.array([[2e-6, 4e-6, 8e-6], [1e-6, 4e-6, 2e-6]]),
               "wall_seconds": np.array([[1e-3, 3e-3, 2e-3], [1e-3, 1e-3, 1e-3]])}  # fmt: skip
-    meta = {"model": "growth", "n": 64, "radius": 4, "builds": ["default", "fast-math"],
-            "repeats": 3, "steps": 100, "backend": "cuda", "device": "test GPU"}  # fmt: skip
+    kernel = {"radius": 4, "precision": "float32", "neighbourhood": "divide"}
+    meta = {"model": "growth", "n": 64, "repeats": 3, "steps": 100, "backend": "cuda",
+            "device": "test GPU", "variants": [kernel | {"build": "default"},
+                                               kernel | {"build": "fast-math"}]}  # fmt: skip
     t = tables.timing_table([(arrays, meta)])
     default = t[t["build"] == "default"].iloc[0]
-    assert default["step_us"] == pytest.approx(2.0) and default["wall_ms"] == pytest.approx(2.0)
-    assert default["step_us_q25"] == pytest.approx(1.5) and default["backend"] == "CUDA (CuPy)"
-    assert t[t["build"] == "fast-math"]["step_us"].iloc[0] == pytest.approx(1.0)
+    assert default["step_us"] == pytest.approx(4.0) and default["wall_ms"] == pytest.approx(2.0)
+    assert default["step_us_q25"] == pytest.approx(3.0) and default["backend"] == "CUDA (CuPy)"
+    assert default["kernel"] == "float32-divide" and np.isnan(default["fast_math_ratio"])
+    fast = t[t["build"] == "fast-math"].iloc[0]
+    assert fast["step_us"] == pytest.approx(2.0)
+    ratios = np.log([0.5, 1.0, 0.25])  # repeat by repeat
+    mean, half = confidence_interval(ratios)
+    assert fast["fast_math_ratio"] == pytest.approx(math.exp(mean))
+    assert fast["fast_math_ratio_low"] == pytest.approx(math.exp(mean - half))
+    assert fast["fast_math_ratio_high"] == pytest.approx(math.exp(mean + half))
 
 
 # --- the study end to end on the CPU ----------------------------------------------------
@@ -225,7 +253,8 @@ def test_timing_table_takes_medians():
 
 @pytest.fixture(scope="module")
 def tiny_study():
-    """Every cell kind on a tiny grid: N = 64, 128, r = 4, 8, 3 trajectories per model."""
+    """Every cell kind on a tiny grid: N = 64, 128, r = 4, 8, 3 trajectories per model;
+    the growth model also with the former start at N = 64."""
     sets = {"growth": targets.simulate("growth", 3, 12, 5), "bot": targets.simulate("bot", 3, 8, 5)}
     kw = {"seed": 5, "backend": "cpu"}
     cpf = {
@@ -233,41 +262,66 @@ def tiny_study():
                for n in (64, 128) for r in (4, 8)]
         for name in sets
     }  # fmt: skip
+    thesis = [experiments.cpf_cell("growth", sets["growth"], 64, r, setup="thesis", **kw)
+              for r in (4, 8)]  # fmt: skip
     sir = {
         name: [experiments.sir_cell(name, sets[name], n, m, **kw)
                for n in (64, 128) for m in ("systematic", "metropolis")]
         for name in sets
     }  # fmt: skip
-    timing = [experiments.timing_cell("growth", sets["growth"], n, r, repeats=2, **kw)
-              for n in (64, 128) for r in (4, 8)]  # fmt: skip
-    for cells in (*cpf.values(), *sir.values(), timing):
+    kernels = [("float64", "search"), ("float32", "divide")]
+    timing = [experiments.timing_cell("growth", sets["growth"], n, (4, 8), repeats=2,
+                                      kernels=kernels, baselines=["systematic"], **kw)
+              for n in (64, 128)]  # fmt: skip
+    for cells in (*cpf.values(), *sir.values(), timing, thesis):
         for _, meta in cells:
             meta["scale"] = "quick"
-    return sets, cpf, sir, timing
+    return sets, cpf, sir, timing, thesis
 
 
 def test_cells_record_what_ran(tiny_study):
-    sets, cpf, sir, timing = tiny_study
+    sets, cpf, sir, timing, thesis = tiny_study
     arrays, meta = cpf["bot"][0]
     assert meta["backend"] == "cpu" and meta["device"] == cpu_name()
     assert meta["fast_math"] is False  # an option of the GPU kernels only
+    assert (meta["setup"], meta["estimator"], meta["neighbourhood"]) == ("prior", "resampled",
+                                                                         "scan")  # fmt: skip
     assert arrays["estimates"].shape == (8, 4) and arrays["position_rmse"].shape == (3,)
     assert (arrays["step_seconds"] > 0).all() and (arrays["wall_seconds"] > 0).all()
     # The estimates of trajectory 0 give its error back.
     est, truth = arrays["estimates"], sets["bot"]["truth"][0, 1:]
     assert arrays["position_rmse"][0] == pytest.approx(targets.position_rmse(est, truth))
-    # Common random numbers: every r and method at N runs the same seeds.
+    # Both estimators, and the distinct ancestors (the CPU measures them).
+    np.testing.assert_array_equal(arrays["position_rmse_resampled"], arrays["position_rmse"])
+    assert np.isfinite(arrays["position_rmse_weighted"]).all()
+    assert ((arrays["distinct_fraction"] > 0) & (arrays["distinct_fraction"] <= 1)).all()
+    sir_arrays = sir["bot"][0][0]
+    np.testing.assert_array_equal(sir_arrays["position_rmse_weighted"], sir_arrays["position_rmse"])
+    assert np.isfinite(sir_arrays["position_rmse_resampled"]).all()
+    assert sir["bot"][0][1]["estimator"] == "weighted"
+    # Common random numbers: every r, method and start at N runs the same seeds.
     np.testing.assert_array_equal(cpf["bot"][0][0]["seeds"], sir["bot"][0][0]["seeds"])
+    np.testing.assert_array_equal(cpf["growth"][0][0]["seeds"], thesis[0][0]["seeds"])
+    assert (cpf["growth"][0][1]["setup"], thesis[0][1]["setup"]) == ("paper", "thesis")
+    assert not np.array_equal(cpf["growth"][0][0]["mse"], thesis[0][0]["mse"])
     assert np.isnan(sir["growth"][0][0]["mean_B"]).all()  # systematic has no B
     assert (sir["growth"][1][0]["mean_B"] >= 1).all()  # metropolis does
-    assert timing[0][1]["builds"] == ["default"] and timing[0][0]["step_seconds"].shape == (1, 2)
+    # Timing: one cell per N, each radius with the CPU's kernel (the first; its search
+    # scans), the default build; the SIR baseline beside it.
+    t_arrays, t_meta = timing[0]
+    assert t_meta["builds"] == ["default"] and t_arrays["step_seconds"].shape == (2, 2)
+    assert [v["radius"] for v in t_meta["variants"]] == [4, 8]
+    assert {v["precision"] + "-" + v["neighbourhood"] for v in t_meta["variants"]} == {
+        "float64-scan"
+    }
+    assert t_arrays["sir_step_seconds"].shape == (1, 2) and (t_arrays["sir_wall_seconds"] > 0).all()
     # Rerunning a cell gives the same errors (seeded); its times are measurements.
     again, _ = experiments.cpf_cell("bot", sets["bot"], 64, 4, seed=5, backend="cpu")
     np.testing.assert_array_equal(again["position_rmse"], arrays["position_rmse"])
 
 
 def test_tables_and_figures_of_the_tiny_study(tiny_study):
-    sets, cpf, sir, timing = tiny_study
+    sets, cpf, sir, timing, thesis = tiny_study
     frames = {}
     for figure in catalog.FIGURES:
         if figure in catalog.TRAJECTORY_FIGURES:
@@ -278,16 +332,19 @@ def test_tables_and_figures_of_the_tiny_study(tiny_study):
             name = catalog.ERROR_FIGURES[figure]
             frame = tables.figure_table(figure, cpf=cpf[name], sir=sir[name])
         else:
-            extra = sir["growth"] if figure == "fig12" else []
-            frame = tables.figure_table(figure, cpf=timing, sir=extra)
+            frame = tables.figure_table(figure, cpf=timing)
         frames[figure] = frame
         fig = figures.draw(figure, frame.assign(scale="quick"), "quick (test)")
         assert isinstance(fig, Figure) and "Backend: CPU (NumPy)" in fig.texts[-1].get_text()
     assert len(frames["fig7"]) == 13 and np.isnan(frames["fig7"]["estimate"].iloc[0])
     assert len(frames["fig9"]) == 4 + 4 and frames["fig9"]["best_radius"].sum() == 2
     assert set(frames["fig10"]["error_measure"]) == {"position_rmse"}
+    bot = frames["fig10"]
+    assert bot["error_weighted"].notna().all() and bot["error_resampled"].notna().all()
+    cpf_rows = bot[bot["filter"] == "CPF"]
+    np.testing.assert_allclose(cpf_rows["error_resampled"], cpf_rows["error"])
     assert len(frames["fig11"]) == 4 and set(frames["fig11"]["build"]) == {"default"}
-    assert set(frames["fig12"]["filter"]) == {"CPF", "SIR"} and len(frames["fig12"]) == 4 + 4
+    assert set(frames["fig12"]["filter"]) == {"CPF", "SIR"} and len(frames["fig12"]) == 4 + 2
     configs = catalog.table1_configurations({"cpf2013_n": [64, 128], "cpf2013_radii": [4, 8]})
     t1 = tables.table1(catalog.PUBLISHED_TABLE1, cpf["growth"] + cpf["bot"], configs)
     measured = t1[t1["source"] == tables.MEASURED]
@@ -302,7 +359,92 @@ def test_tables_and_figures_of_the_tiny_study(tiny_study):
     assert markdown.count("\n| published") == len(catalog.PUBLISHED_TABLE1)
     assert "0.078 - 0.083" in markdown
     errors = pd.concat([frames["fig9"], frames["fig10"]], ignore_index=True)
-    assert len(tables.baselines_table(errors)) == 2 * 2 * 2  # models x N x methods
+    base = tables.baselines_table(errors)
+    assert len(base) == 2 * 2 * 2  # models x N x methods
+    assert np.isfinite(base["error_ratio_weighted"]).all()
+    assert np.isfinite(base["error_ratio_resampled"]).all()
+    # Paired statistics over every cell, and the claims judged on them.
+    cells = cpf["growth"] + cpf["bot"] + sir["growth"] + sir["bot"] + thesis
+    p = paired.paired_table(cells)
+    assert set(p["comparison"]) == {"radius", "N", "setup", "CPF - SIR"}
+    radius = p[(p["comparison"] == "radius") & (p["model"] == "bot")]
+    assert len(radius) == 2 and set(radius["pairing"]) == {"trajectory and run seed"}
+    assert set(p.loc[p["comparison"] == "N", "pairing"]) == {"trajectory"}
+    setup = p[p["comparison"] == "setup"]
+    assert len(setup) == 2 and set(setup["setup_a"]) == {"thesis"}
+    vs = p[(p["comparison"] == "CPF - SIR") & (p["model"] == "bot")]
+    assert set(vs["estimator"]) == {"own", "weighted", "resampled", ""}
+    assert len(vs) == 2 * 2 * 2 * 4  # N x r x methods x (3 estimators, distinct ancestors)
+    c = paired.claims_table(p)
+    assert set(c["claim"]) <= {claim for claim, *_ in paired.CLAIMS}
+    assert set(c["verdict"]) <= {paired.REPRODUCED, paired.NOT_REPRODUCED, paired.NOT_RESOLVED}
+    assert "cpf-vs-sir-bot" in set(c["claim"]) and "fig9-n" not in set(c["claim"])  # no N > 4096
+
+
+# --- paired statistics by hand ----------------------------------------------------------
+
+
+def _paired_cell(name, n, radius, errors, seeds=None, filt="CPF", method="cellular", **extra):
+    measure = targets.ERROR_MEASURES[name]
+    errors = np.asarray(errors, dtype=np.float64)
+    arrays = {measure: errors, f"{measure}_weighted": errors, f"{measure}_resampled": errors,
+              "seeds": np.arange(len(errors)) if seeds is None else seeds,
+              "distinct_fraction": np.full(len(errors), np.nan)}  # fmt: skip
+    meta = {"model": name, "filter": filt, "method": method, "n": n, "radius": radius,
+            "fast_math": False, "backend": "cpu", "setup": "paper", "precision": "float64",
+            "neighbourhood": "scan"} | extra  # fmt: skip
+    return arrays, meta
+
+
+def test_paired_difference_by_hand():
+    a, b = [1.0, 2.0, 3.0, 4.0], [1.5, 2.0, 3.5, 4.0]
+    d = np.array(b) - np.array(a)  # 0.5, 0, 0.5, 0
+    mean, half = confidence_interval(d)
+    got = paired.paired_difference(a, b)
+    assert got["difference"] == pytest.approx(0.25) == pytest.approx(mean)
+    assert (got["ci_low"], got["ci_high"]) == (
+        pytest.approx(mean - half),
+        pytest.approx(mean + half),
+    )
+    assert got["verdict"] == paired.OPEN and got["relative"] == pytest.approx(0.25 / 2.5)
+    assert paired.paired_difference([0.0, 1.0, 2.0], [1.0, 2.01, 3.0])["verdict"] == paired.HIGHER
+    assert paired.paired_difference([1.0, 2.0, 3.0], [0.0, 0.99, 2.0])["verdict"] == paired.LOWER
+    assert paired.paired_difference([1.0, np.nan], [1.0, 2.0]) == {}
+    with pytest.raises(ValueError, match="two equal 1-d samples"):
+        paired.paired_difference([1.0], [2.0])
+
+
+def test_claims_by_hand():
+    """A U at N = 64 (r = 8 below r = 4 and r = 16, tightly), a monotone rise at
+    N = 128 (the negative control), and neither at N = 256 (noise only)."""
+    rng = np.random.default_rng(0)
+    base = rng.normal(1.0, 0.3, 200)  # the trajectories' difficulty, shared by every cell
+    noise = lambda: rng.normal(0.0, 0.01, 200)  # noqa: E731 -- run-to-run, per cell
+    cells = []
+    for n, shape in ((64, (0.10, 0.0, 0.10)), (128, (0.0, 0.05, 0.10)), (256, (0.0, 0.0, 0.0))):
+        for r, offset in zip((4, 8, 16), shape, strict=True):
+            cells.append(_paired_cell("bot", n, r, base + offset + noise()))
+        cells.append(_paired_cell("bot", n, None, base + 0.5 + noise(), filt="SIR",
+                                  method="systematic"))  # fmt: skip
+    p = paired.paired_table(cells)
+    c = paired.claims_table(p).set_index(["claim", "n"])
+    u = c.loc["fig10-u"]
+    assert u.loc[64, "verdict"] == paired.REPRODUCED and int(u.loc[64, "radius"]) == 8
+    assert u.loc[128, "verdict"] == paired.NOT_REPRODUCED and "rises" in u.loc[128, "evidence"]
+    assert u.loc[256, "verdict"] == paired.NOT_RESOLVED
+    vs = c.loc["cpf-vs-sir-bot"]
+    assert set(vs["verdict"]) == {paired.REPRODUCED} and (vs["pairs"] == 200).all()
+    assert "better at every r" in vs["evidence"].iloc[0]
+    # Fig 9's claims: r improves at N = 4096, and N = 8192 improves on it at r = 4.
+    growth = [_paired_cell("growth", 4096, r, base - 0.1 * k + noise())
+              for k, r in enumerate((4, 8))]  # fmt: skip
+    growth.append(_paired_cell("growth", 8192, 4, base - 0.05 + noise(), seeds=np.arange(200) + 1))
+    c = paired.claims_table(paired.paired_table(growth))
+    radius = c[c["claim"] == "fig9-radius"].iloc[0]
+    assert radius["verdict"] == paired.REPRODUCED and radius["n"] == 4096
+    more = c[c["claim"] == "fig9-n"].iloc[0]
+    assert more["verdict"] == paired.REPRODUCED and (more["n"], more["radius"]) == (8192, 4)
+    assert more["evidence"].startswith("N = 4,096 -> 8,192: -0.04"), more["evidence"]
 
 
 # --- the pipeline ---------------------------------------------------------------------
@@ -314,15 +456,17 @@ def test_dry_run_of_the_target(tmp_path, scale):
     assert proc.returncode == 0, proc.output
     grid = {**CONFIG, **QUICK} if scale == "quick" else CONFIG
     configs, ns = len(catalog.configurations(grid)), len(catalog.n_grid(grid))
+    large = len(catalog.large_n(grid)) * len(catalog.radii(grid))
     assert job_counts(proc.output) == {
         "cpf2013_trajectories": 2,
-        "cpf2013_cpf_cell": 2 * configs,
+        "cpf2013_cpf_cell": 2 * configs + large,
         "cpf2013_sir_cell": 2 * ns * len(grid["cpf2013_baselines"]),
-        "cpf2013_timing_cell": configs,
+        "cpf2013_timing_cell": len(catalog.timing_n_grid(grid)),
         "cpf2013_table": len(catalog.FIGURES),
         "cpf2013_figure": len(catalog.FIGURES),
         "cpf2013_table1": 1,
         "cpf2013_baselines": 1,
+        "cpf2013_paired": 1,
         "cpf2013": 1,
     }
     top = catalog.n_grid(grid)[-1]
@@ -332,8 +476,8 @@ def test_dry_run_of_the_target(tmp_path, scale):
 def test_one_figure_builds_only_what_it_needs(tmp_path):
     proc = snakemake(tmp_path, "-n", "results/figures/cpf2013/fig11.png", config=["scale=quick"])
     assert proc.returncode == 0, proc.output
-    configs = len(catalog.configurations({**CONFIG, **QUICK}))
-    assert job_counts(proc.output) == {"cpf2013_trajectories": 1, "cpf2013_timing_cell": configs,
+    cells = len(catalog.timing_n_grid({**CONFIG, **QUICK}))
+    assert job_counts(proc.output) == {"cpf2013_trajectories": 1, "cpf2013_timing_cell": cells,
                                        "cpf2013_table": 1, "cpf2013_figure": 1}  # fmt: skip
 
 

@@ -51,8 +51,9 @@ def sir_cell(snakemake, log):
 def timing_cell(snakemake, log):
     name, data = _trajectories(snakemake)
     w, p = snakemake.wildcards, snakemake.params
-    cell = experiments.timing_cell(name, data, int(w.n), int(w.r), repeats=p.repeats,
-                                   log=log, **p.cell)  # fmt: skip
+    cell = experiments.timing_cell(name, data, int(w.n), p.radii, repeats=p.repeats,
+                                   kernels=[tuple(k) for k in p.kernels],
+                                   baselines=list(p.baselines), log=log, **p.cell)  # fmt: skip
     save_cell(snakemake, log, *cell, CLAIM)
 
 

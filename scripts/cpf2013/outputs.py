@@ -5,6 +5,7 @@ one function per rule, chosen by the rule's name. Each reads the cells, calls th
 * cpf2013_table: results/tables/cpf2013/{cpf_fig}.csv;
 * cpf2013_table1: results/tables/cpf2013/table1.csv and .md;
 * cpf2013_baselines: results/tables/cpf2013/baselines.csv;
+* cpf2013_paired: results/tables/cpf2013/paired.csv and claims.csv;
 * cpf2013_figure: results/figures/cpf2013/{cpf_fig}.png, .pdf.
 """
 
@@ -14,6 +15,7 @@ from pfresample.pipeline import artifacts
 from pfresample.pipeline import tables as pipeline_tables
 from pfresample.pipeline.jobs import run, save_figure_of_table
 from pfresample.studies.cpf2013 import catalog, figures, tables, targets
+from pfresample.studies.cpf2013 import paired as paired_stats
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 
@@ -55,6 +57,16 @@ def baselines(snakemake, log):
     log.info("%d baseline rows", len(frame))
 
 
+def paired(snakemake, log):
+    cells = artifacts.load_all(snakemake.input.cpf) + artifacts.load_all(snakemake.input.sir)
+    frame = paired_stats.paired_table(cells)
+    claims = paired_stats.claims_table(frame)
+    scale = cells[0][1]["scale"]
+    pipeline_tables.write_csv(frame.assign(scale=scale), snakemake.output.paired)
+    pipeline_tables.write_csv(claims.assign(scale=scale), snakemake.output.claims)
+    log.info("%d paired rows, %d claim rows", len(frame), len(claims))
+
+
 def figure(snakemake, log):
     plot = snakemake.wildcards.cpf_fig
     save_figure_of_table(snakemake, log, plot, figures.draw, catalog.TITLES)
@@ -65,6 +77,7 @@ def job(rule: str):
         "cpf2013_table": table,
         "cpf2013_table1": table1,
         "cpf2013_baselines": baselines,
+        "cpf2013_paired": paired,
         "cpf2013_figure": figure,
     }[rule]
 

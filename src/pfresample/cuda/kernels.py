@@ -141,7 +141,12 @@ _TEMPLATES = {
         f"{k}<{t}>" for k in ("log_to_weights", "scale_weights") for t in CTYPES.values()
     ],
     "cellular.cu": [f"cellular<{t},{s}>" for t in CTYPES.values() for s in ("false", "true")]
-    + [f"cpf_{m}_step<{s}>" for m in ("growth", "bot") for s in ("false", "true")],
+    # cpf_step's (neighbourhood, precision) kernels: cellular_gpu.KERNELS
+    + [
+        f"cpf_{m}_step<{mode},{real}>"
+        for m in ("growth", "bot")
+        for mode, real in ((0, "double"), (1, "double"), (2, "double"), (1, "float"), (2, "float"))
+    ],
     "d3.cu": [f"d3_local_strides<{w}>" for w in CTYPES.values()]
     + [
         f"d3_moves<{s},{w},{p}>"

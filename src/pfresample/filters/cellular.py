@@ -13,10 +13,14 @@ One time step k (measurement z_k of x_k) of the filter on the ring:
 No global sum or prefix sum is needed anywhere: a step is local to each
 neighbourhood except for the estimate's mean. On the GPU (``cellular_gpu``)
 a step is one kernel and a run one CUDA graph; here it is NumPy. Weights are
-exp(log L - max log L) in float64 (the common factor cancels in every
-neighbourhood's ratios; the GPU shifts by each tile's own maximum), and a
-neighbourhood whose weights all underflow draws again with its own maximum
-(``resampling.cellular.cellular_log``).
+exp(log L - max log L) in float64, or float32, the paper's precision
+(``precision``; the common factor cancels in every neighbourhood's ratios; the
+GPU shifts by each tile's own maximum), and a neighbourhood whose weights all
+underflow draws again with its own maximum (``resampling.cellular.cellular_log``).
+
+The growth model's start (``models/growth.py``, ``particles_from_noise``) is the
+model's: with the paper's, the first prediction is the draw of x_1 from N(0,
+sigma_v^2), so the particles the first weighting meets are the paper's.
 """
 
 from __future__ import annotations
@@ -32,45 +36,96 @@ from ..validation import check_radius
 from . import common
 from .common import CpfRun
 
+# The precisions of the resampling's weights and sums ("float64": the library's;
+# "float32": the paper's, "at a single precision"), and the ways a particle finds
+# its neighbour: "search" (the GPU's binary search in its tile's prefix sums;
+# float64 only), "scan" (the contract's running sums compared with u W) and
+# "divide" (Fig 6, III.5: running sums of L^j / W_i compared with u).
+PRECISIONS = ("float64", "float32")
+NEIGHBOURHOODS = ("search", "scan", "divide")
+
+
+def check_kernel(precision: str, neighbourhood: str) -> None:
+    """ValueError naming the option unless (precision, neighbourhood) is a kernel of the CPF."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    if neighbourhood not in NEIGHBOURHOODS:
+        raise ValueError(f"neighbourhood must be one of {NEIGHBOURHOODS}, got {neighbourhood!r}")
+    if precision == "float32" and neighbourhood == "search":
+        raise ValueError(
+            "neighbourhood='search' is float64 only (the difference of two float32 prefix sums "
+            "keeps too few bits of W); use 'scan' or 'divide' with precision='float32'"
+        )
+
 
 def run_cpf(
-    model, y, n: int, radius: int, seed: int, *, backend="cpu", fast_math=False, scan=False
-) -> CpfRun:
+    model, y, n: int, radius: int, seed: int, *, backend="cpu", fast_math=False,
+    neighbourhood="search", precision="float64", weighted=False, diversity=False,
+) -> CpfRun:  # fmt: skip
     """Run the CPF with ``n`` particles and neighbourhood radius ``radius``
     (0 <= r <= N - 1) over the measurements ``y`` (``y[k - 1]`` = z_k).
     ``backend``: "cpu", "cuda" or "auto" (the GPU when one is visible and
-    the model has device code: the growth and bearings-only models);
-    ``fast_math`` builds the GPU kernels with --use_fast_math (Fig 11);
-    ``scan`` makes the GPU kernel scan every neighbourhood, as the paper's
-    does, instead of searching the tile's prefix sums (cellular.cu; the
-    same distribution, O(r) instead of O(log r) a particle). The CPU
-    always scans."""
+    the model has device code: the growth and bearings-only models).
+
+    The kernel: ``precision`` ("float64", or the paper's "float32") of the
+    resampling's weights and sums, and ``neighbourhood``, how a particle finds
+    its neighbour: "search" (the default; on the GPU a binary search in its
+    tile's prefix sums, O(log r), float64 only), "scan" (its running sums
+    against u W, without early exit, O(r)) or "divide" (the paper's running sum
+    of L^j / W_i against u, one division a neighbour, Fig 6 III.5). The CPU
+    has no prefix search: "search" scans there (the same choice in exact
+    arithmetic; ``CpfRun.neighbourhood`` says what ran). ``fast_math`` builds
+    the GPU kernels with --use_fast_math (Fig 11; an error on the CPU).
+
+    ``weighted``: also the SIR filter's estimate, the weighted mean of the
+    predicted particles before resampling, sum_i L^i x^i / sum_i L^i
+    (``CpfRun.weighted_estimates``), beside the paper's mean of the resampled
+    particles. ``diversity`` (CPU only): the number of distinct ancestors of
+    each step's resampling (``CpfRun.distinct``)."""
     n = int(n)
     radius = check_radius(radius, n)
+    check_kernel(precision, neighbourhood)
     if backend != "cpu" and common.select_filter_backend(backend, _on_gpu(model, radius)) == "cuda":
         from .cellular_gpu import run_cpf_gpu
 
-        return run_cpf_gpu(model, y, n, radius, seed, fast_math=fast_math, scan=scan)
-    if fast_math or scan:
-        raise ValueError("fast_math and scan are options of the GPU kernels; the CPU has neither")
+        if diversity:
+            raise ValueError("diversity is an option of the CPU filter; use backend='cpu'")
+        return run_cpf_gpu(model, y, n, radius, seed, fast_math=fast_math,
+                           neighbourhood=neighbourhood, precision=precision,
+                           weighted=weighted)  # fmt: skip
+    if fast_math:
+        raise ValueError("fast_math is an option of the GPU kernels; the CPU has none")
+    dtype = np.dtype(precision)
+    divide = neighbourhood == "divide"
     y = np.asarray(y, dtype=np.float64)
     steps = y.shape[0]
     rng, draw_seeds = common.derive_seeds(seed, steps)
     start = time.perf_counter()
     x = model.init_particles(n, rng)
     estimates = np.empty((steps,) + x.shape[1:])
+    weighted_estimates = np.empty_like(estimates) if weighted else None
+    distinct = np.empty(steps, dtype=np.int64) if diversity else None
     for k in range(steps):
         x = model.transition(x, k, rng)
         log_l = np.asarray(model.log_likelihood(y[k], x), dtype=np.float64)
         try:
-            check_log_weights(log_l)
+            top = check_log_weights(log_l)
         except ValueError as error:
             raise ValueError(f"step {k + 1} of the filter: {error}") from error
+        if weighted:
+            w = np.exp(log_l - top)
+            weighted_estimates[k] = (w @ x) / w.sum()
         k0, k1 = seed_keys([int(draw_seeds[k])])
-        x = x[cellular_log(log_l, (k0[0], k1[0]), radius)]
+        ancestors = cellular_log(log_l, (k0[0], k1[0]), radius, dtype=dtype, divide=divide)
+        if diversity:
+            distinct[k] = np.count_nonzero(np.bincount(ancestors, minlength=n))
+        x = x[ancestors]
         estimates[k] = x.mean(axis=0)
     wall = time.perf_counter() - start
-    return CpfRun(n, radius, int(seed), estimates, wall / max(steps, 1), wall)
+    return CpfRun(n, radius, int(seed), estimates, wall / max(steps, 1), wall,
+                  weighted_estimates=weighted_estimates, distinct=distinct,
+                  precision=precision,
+                  neighbourhood="scan" if neighbourhood == "search" else neighbourhood)  # fmt: skip
 
 
 def _on_gpu(model, radius: int) -> bool:

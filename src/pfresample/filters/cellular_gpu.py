@@ -12,16 +12,25 @@ resampling key of each step and the measurements -- are one device buffer
 that a run rewrites with one copy before the replay; the estimates come back
 in one copy after it.
 
-States and the model arithmetic are float32 (models.cuh), the weights and
-sums float64. The noise is Philox (models.cuh's normals4: block 0 the prior,
-block k + 1 the step from x_k to x_{k+1}), not NumPy's generator, so the CPU
-and GPU filters give different runs of the same filter; their errors agree
-in distribution (tests/test_gpu_cellular.py).
+States and the model arithmetic are float32 (models.cuh); the weights and
+sums float64, or float32 on request (``precision``, the paper's). How a
+particle finds its neighbour (``neighbourhood``): "search" in its tile's
+prefix sums, "scan" by the resampler's contract, or "divide", the paper's
+running quotients (``NEIGHBOURHOOD_MODES``: cellular.cu's CPF_SEARCH,
+CPF_SCAN, CPF_DIVIDE). ``weighted``: the step also writes the weighted mean of
+the predicted particles before resampling (the SIR filter's estimate).
+
+The noise is Philox (models.cuh's normals4: block 0 the prior, block k + 1
+the step from x_k to x_{k+1}), not NumPy's generator, so the CPU and GPU
+filters give different runs of the same filter; their errors agree in
+distribution (tests/test_gpu_cellular.py). The noise does not depend on the
+kernel or on r (nor on the build, but for fast math's approximate logarithm
+and sines), so runs of one seed with different kernels or radii share it
+(common random numbers).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections import OrderedDict
 
@@ -30,7 +39,11 @@ import numpy as np
 from ..cuda import geometry, kernels, workspace
 from .common import CpfRun, graph_inputs
 
-GRAPHS_KEPT = 4
+GRAPHS_KEPT = 8  # a timing cell interleaves 2 kernels x 2 builds at one (N, r)
+# cellular.cu's modes of cpf_step (CPF_SEARCH, CPF_SCAN, CPF_DIVIDE) and the
+# C++ type of each precision.
+NEIGHBOURHOOD_MODES = {"search": 0, "scan": 1, "divide": 2}
+REAL_TYPES = {"float64": ("double", 8), "float32": ("float", 4)}
 
 
 class _GrowthCpf:
@@ -42,13 +55,14 @@ class _GrowthCpf:
         self.model = model
 
     def drift(self, k: int) -> np.float32:
-        """8 cos(1.2 k), the drift of the step from x_k to x_{k+1} (eq. 2.34)."""
-        return np.float32(8.0 * math.cos(1.2 * k))
+        """The drift of the step from x_k to x_{k+1}: eq. 2.34's 8 cos(1.2 k)
+        (0 at k = 0 with the paper's start: ``GrowthModel.filter_drift``)."""
+        return np.float32(self.model.filter_drift(k))
 
     def init_args(self) -> tuple:
         m = self.model
         f = np.float32
-        return (f(m.sigma_v2**0.5), f(m.init_mean), f(m.init_var**0.5), self.drift(0))
+        return (f(m.sigma_v2**0.5), f(m.start_mean), f(m.start_sd), self.drift(0))
 
     def step_args(self) -> tuple:
         m = self.model
@@ -88,37 +102,41 @@ def cpf_twin(model):
 
 
 class CpfGraph:
-    """The T steps of the CPF for one (model, N, r, T, fast math), captured
-    as a CUDA graph by the first :meth:`run` and replayed by every run."""
+    """The T steps of the CPF for one (model, N, r, T, fast math, kernel,
+    weighted), captured as a CUDA graph by the first :meth:`run` and
+    replayed by every run."""
 
     def __init__(
-        self, model, n: int, radius: int, steps: int, fast_math: bool = False, scan: bool = False
-    ):
-        """``scan``: every particle scans its neighbourhood, as the paper's
-        kernel does, instead of searching the tile's prefix sums (cellular.cu,
-        cpf_step; the benchmark compares them)."""
+        self, model, n: int, radius: int, steps: int, fast_math: bool = False,
+        neighbourhood: str = "search", precision: str = "float64", weighted: bool = False,
+    ):  # fmt: skip
+        """``neighbourhood`` and ``precision``: the kernel (module docstring;
+        ``cellular.check_kernel`` has checked the pair); ``weighted``: the
+        steps also write the weighted mean before resampling."""
         import cupy
 
         self.twin = twin = cpf_twin(model)
         self.n, self.radius, self.steps, self.fast_math = n, radius, steps, fast_math
-        self.search = "false" if scan else "true"
+        self.neighbourhood, self.precision, self.weighted = neighbourhood, precision, weighted
+        ctype, real_bytes = REAL_TYPES[precision]
+        self.step_name = f"{twin.prefix}_step<{NEIGHBOURHOOD_MODES[neighbourhood]},{ctype}>"
         self.grid = geometry.blocks(n, geometry.CELLULAR_THREADS)
         span = geometry.CELLULAR_THREADS + radius
-        # float64 weights (and their prefix sums), float32 log-weights and
-        # states (cellular.cu, cpf_step): 46 KiB at most (r = CPF_MAX_RADIUS, 4 rows)
-        doubles = span + (0 if scan else span + 1)
-        self.shared = doubles * 8 + span * 4 + twin.rows * span * 4
+        # The tile's weights (and with the search their prefix sums) in the
+        # kernel's precision, float32 log-weights and states (cellular.cu,
+        # cpf_step): 46 KiB at most (float64 search, r = CPF_MAX_RADIUS, 4 rows)
+        reals = span + (span + 1 if neighbourhood == "search" else 0)
+        self.shared = reals * real_bytes + span * 4 + twin.rows * span * 4
         self.x = cupy.empty((2, twin.rows, n), dtype=np.float32)
         self.inputs = cupy.zeros(2 + 3 * steps, dtype=np.uint32)
-        self.parts = cupy.empty(twin.rows * self.grid, dtype=np.float64)
+        # The blocks' plain sums, their weighted sums and weight, and their shifts (grid_means).
+        self.parts = cupy.empty((2 * twin.rows + 2) * self.grid, dtype=np.float64)
         self.ticket = cupy.zeros(1, dtype=np.uint32)
         self.estimates = cupy.empty((steps, twin.rows), dtype=np.float64)
+        self.weighted_estimates = cupy.empty((steps, twin.rows), dtype=np.float64)
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self.start, self.end = cupy.cuda.Event(), cupy.cuda.Event()
         self.graph = None
-
-    def _kernel(self, name: str):
-        return kernels.kernel("cellular.cu", f"{self.twin.prefix}_{name}", self.fast_math)
 
     def _step(self, k: int) -> None:
         """Step k's kernel (one launch), on the current stream."""
@@ -127,14 +145,17 @@ class CpfGraph:
         args += (self.inputs, np.uint32(steps), np.uint32(k), twin.drift(k + 1))
         args += (np.int32(k + 1 < steps), *twin.step_args())
         args += (self.parts, self.ticket, self.estimates[k])
+        args += (np.int32(self.weighted), self.weighted_estimates[k])
         block = (geometry.CELLULAR_THREADS,)
-        self._kernel(f"step<{self.search}>")((self.grid,), block, args, shared_mem=self.shared)
+        launch = kernels.kernel("cellular.cu", self.step_name, self.fast_math)
+        launch((self.grid,), block, args, shared_mem=self.shared)
 
     def _enqueue(self) -> None:
         """The initial kernel and the T steps, on the current stream."""
         twin, n, steps = self.twin, self.n, self.steps
         init_args = (self.x[0], np.uint32(n), self.inputs, np.uint32(steps), *twin.init_args())
-        self._kernel("init")((self.grid,), (geometry.CELLULAR_THREADS,), init_args)
+        init = kernels.kernel("cellular.cu", f"{twin.prefix}_init", self.fast_math)
+        init((self.grid,), (geometry.CELLULAR_THREADS,), init_args)
         for k in range(steps):
             self._step(k)
 
@@ -189,43 +210,57 @@ class CpfGraph:
         self.graph.launch(self.stream)
         self.end.record(self.stream)
         estimates = self.estimates.get(stream=self.stream)
+        weighted = self.weighted_estimates.get(stream=self.stream) if self.weighted else None
         wall = time.perf_counter() - start
         device = 1e-3 * cupy.cuda.get_elapsed_time(self.start, self.end)
+        for values in (estimates, weighted):
+            if values is None:
+                continue
+            bad = np.flatnonzero(~np.isfinite(values).all(axis=1))
+            if bad.size:
+                raise FloatingPointError(
+                    f"the GPU CPF's estimate is not finite from step {int(bad[0]) + 1} on (a "
+                    "log-likelihood was NaN or +inf, or no particle had weight)"
+                )
         if self.twin.rows == 1:
             estimates = estimates[:, 0]
-        bad = np.flatnonzero(~np.isfinite(estimates.reshape(self.steps, -1)).all(axis=1))
-        if bad.size:
-            raise FloatingPointError(
-                f"the GPU CPF's estimate is not finite from step {int(bad[0]) + 1} on (a "
-                "log-likelihood was NaN or +inf, or no particle had weight)"
-            )
+            weighted = None if weighted is None else weighted[:, 0]
         return CpfRun(
-            self.n, self.radius, int(seed), estimates, device / self.steps, wall, backend="cuda"
-        )
+            self.n, self.radius, int(seed), estimates, device / self.steps, wall, backend="cuda",
+            weighted_estimates=weighted, precision=self.precision,
+            neighbourhood=self.neighbourhood,
+        )  # fmt: skip
 
 
 _GRAPHS: OrderedDict = OrderedDict()
 
 
 def cpf_graph(
-    model, n: int, radius: int, steps: int, fast_math: bool = False, scan: bool = False
-) -> CpfGraph:
-    """The :class:`CpfGraph` of (device, model, N, r, T, fast math, scan),
-    built on first use and kept (the last GRAPHS_KEPT)."""
+    model, n: int, radius: int, steps: int, fast_math: bool = False,
+    neighbourhood: str = "search", precision: str = "float64", weighted: bool = False,
+) -> CpfGraph:  # fmt: skip
+    """The :class:`CpfGraph` of (device, model, N, r, T, fast math, kernel,
+    weighted), built on first use and kept (the last GRAPHS_KEPT)."""
     import cupy
 
     if cpf_twin(model) is None:
         raise NotImplementedError(f"{type(model).__name__} has no GPU code; use backend='cpu'")
     if radius > geometry.CPF_MAX_RADIUS:
         raise ValueError(f"the GPU CPF takes radius <= {geometry.CPF_MAX_RADIUS}, got {radius}")
-    key = (cupy.cuda.Device().id, model, n, radius, steps, fast_math, scan)
-    make = lambda: CpfGraph(model, n, radius, steps, fast_math, scan)  # noqa: E731
+    from .cellular import check_kernel
+
+    check_kernel(precision, neighbourhood)
+    options = (bool(fast_math), neighbourhood, precision, bool(weighted))
+    key = (cupy.cuda.Device().id, model, n, radius, steps, *options)
+    make = lambda: CpfGraph(model, n, radius, steps, *options)  # noqa: E731
     return workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
 
 
 def run_cpf_gpu(
-    model, y, n: int, radius: int, seed: int, *, fast_math: bool = False, scan: bool = False
-) -> CpfRun:
+    model, y, n: int, radius: int, seed: int, *, fast_math: bool = False,
+    neighbourhood: str = "search", precision: str = "float64", weighted: bool = False,
+) -> CpfRun:  # fmt: skip
     """:func:`pfresample.filters.run_cpf` on the GPU (``cpf_graph``'s replay)."""
     y = np.asarray(y, dtype=np.float64)
-    return cpf_graph(model, n, radius, y.shape[0], fast_math, scan).run(y, seed)
+    graph = cpf_graph(model, n, radius, y.shape[0], fast_math, neighbourhood, precision, weighted)
+    return graph.run(y, seed)

@@ -31,7 +31,10 @@ class SirResult:
     ``wall_seconds`` the separately measured time of the whole loop (it also
     holds the loop's bookkeeping, so it is slightly larger). ``B[k - 1]`` is
     the B used at step k (``NO_B`` for methods without one). ``backend`` is
-    where the filter ran, "cpu" or "cuda".
+    where the filter ran, "cpu" or "cuda". With ``diagnostics`` (the CPU
+    filter), ``resampled_estimates[k - 1]`` is the mean of the resampled
+    particles (the cellular filter's estimate) and ``distinct[k - 1]`` the
+    number of distinct ancestors of step k's resampling; None otherwise.
     """
 
     method: str
@@ -43,6 +46,8 @@ class SirResult:
     wall_seconds: float
     B: np.ndarray
     backend: str = "cpu"
+    resampled_estimates: np.ndarray | None = None
+    distinct: np.ndarray | None = None
 
     @property
     def stage_totals(self) -> np.ndarray:
@@ -148,12 +153,17 @@ def iteration_seed(seed: int, i: int) -> int:
 
 @dataclass(frozen=True)
 class CpfRun:
-    """One run over T steps: ``estimates[k - 1]`` = x^_k (shape (T,) for a
-    scalar state, (T, d) else); ``step_seconds`` the mean time of a step (on
-    the GPU: the device time of the run's graph over T, which is the step
-    kernels' time plus the initial kernel), ``wall_seconds`` the host's
-    clock around the whole run (on the GPU: the inputs' upload, the graph,
-    the estimates' download)."""
+    """One run over T steps: ``estimates[k - 1]`` = x^_k, the mean of the
+    resampled particles (shape (T,) for a scalar state, (T, d) else);
+    ``step_seconds`` the mean time of a step (on the GPU: the device time of
+    the run's graph over T, which is the step kernels' time plus the initial
+    kernel), ``wall_seconds`` the host's clock around the whole run (on the
+    GPU: the inputs' upload, the graph, the estimates' download).
+    ``weighted_estimates``: the weighted mean of the predicted particles
+    before resampling (the SIR filter's estimate), when asked for;
+    ``distinct[k - 1]``: the number of distinct ancestors of step k's
+    resampling (CPU, when asked for); ``precision`` and ``neighbourhood``: the
+    kernel that ran (``filters.cellular.run_cpf``)."""
 
     n: int
     radius: int
@@ -162,6 +172,10 @@ class CpfRun:
     step_seconds: float
     wall_seconds: float
     backend: str = "cpu"
+    weighted_estimates: np.ndarray | None = None
+    distinct: np.ndarray | None = None
+    precision: str = "float64"
+    neighbourhood: str = "scan"
 
 
 # The D3 filter's stages (filters/d3.py), in the order of D3Run.stage_seconds's columns.

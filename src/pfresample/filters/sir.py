@@ -79,6 +79,7 @@ def run_sir(
     backend="cpu",
     stage_times=True,
     normalised=None,
+    diagnostics=False,
 ) -> SirResult:
     """Run Algorithm 2.4 with ``n`` particles over the measurements ``y``
     (``y[k - 1]`` = z_k, k = 1 ... T), resampling at every step with the
@@ -100,12 +101,18 @@ def run_sir(
     filter always times its stages. ``normalised`` overrides §6.9's choice of
     stage 4's weights for every method (True: w, False: w~; CPU only), an
     ablation of the thesis's filter (bench/dulger_ablations.py).
+    ``diagnostics`` (CPU only) also records each step's mean of the
+    resampled particles and its number of distinct ancestors
+    (``SirResult.resampled_estimates``, ``distinct``), outside the stage
+    timers.
     """
     m = get_method(method)
     if B is not None and m.B_rule is None:
         raise TypeError(f"method {m.name!r} takes no B")
     if normalised is not None and backend != "cpu":
         raise NotImplementedError("normalised= is an option of the CPU filter; use backend='cpu'")
+    if diagnostics and backend != "cpu":
+        raise NotImplementedError("diagnostics= is an option of the CPU filter; use backend='cpu'")
     if backend != "cpu":
         from .sir_gpu import device_twin, run_sir_gpu
 
@@ -130,6 +137,8 @@ def run_sir(
     estimates = np.empty((steps,) + x.shape[1:])
     stage_seconds = np.empty((steps, len(STAGES)))
     used_B = np.full(steps, NO_B, dtype=np.int64)
+    resampled = np.empty_like(estimates) if diagnostics else None
+    distinct = np.empty(steps, dtype=np.int64) if diagnostics else None
     unnormalised = m.comparison_based if normalised is None else not normalised  # stage 4's w~
     wall_start = time.perf_counter()
     for k in range(steps):
@@ -155,10 +164,14 @@ def run_sir(
         stage_seconds[k] = (t1 - t0, t2 - t1, t3 - t2, t4 - t3)
         if b is not None:
             used_B[k] = b
+        if diagnostics:
+            resampled[k] = x.mean(axis=0)
+            distinct[k] = np.count_nonzero(np.bincount(ancestors, minlength=n))
     wall = time.perf_counter() - wall_start
     return SirResult(
-        m.name, n, int(seed), estimates, stage_seconds, float(stage_seconds.sum()), wall, used_B
-    )
+        m.name, n, int(seed), estimates, stage_seconds, float(stage_seconds.sum()), wall, used_B,
+        resampled_estimates=resampled, distinct=distinct,
+    )  # fmt: skip
 
 
 def rmse(estimates, truth) -> float:

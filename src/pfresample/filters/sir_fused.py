@@ -101,9 +101,9 @@ class FusedRun:
         self.out = cupy.empty(steps + 1 + len(STAGES) * steps, dtype=np.uint64)
         self.estimates = self.out[:steps].view(np.float64)
         self.marks = self.out[steps:]
-        # Eq. 2.34's drift as the graph's driver passes it: 8 cos(1.2 k) in
-        # float64 on the host, rounded to float32.
-        drift = 8.0 * np.cos(1.2 * np.arange(steps, dtype=np.float64))
+        # Eq. 2.34's drift as the graph's driver passes it: the model's
+        # filter_drift(k) (8 cos(1.2 k)) in float64 on the host, rounded to float32.
+        drift = np.array([model.filter_drift(k) for k in range(steps)], dtype=np.float64)
         self.drift = cupy.asarray(drift.astype(np.float32))
         self.inputs = cupy.empty(2 + 3 * steps, dtype=np.uint32)
         self.stream = cupy.cuda.Stream(non_blocking=True)
@@ -112,7 +112,7 @@ class FusedRun:
         m, f32 = self.model, np.float32
         args = (self.x, self.log_w, self.w_tilde, self.ancestors, np.uint32(self.n))
         args += (np.int32(self.steps), np.int32(self.parts), np.int32(self.tiles))
-        args += (self.inputs, self.drift, f32(m.init_mean), f32(m.init_var**0.5))
+        args += (self.inputs, self.drift, f32(m.start_mean), f32(m.start_sd))
         args += (f32(m.sigma_v2**0.5), f32(1.0 / m.sigma_n2), self.part_sums, self.tile_sum)
         args += (self.tile_end, self.local_scan, self.bar, self.top, self.estimates, self.marks)
         launch = kernels.kernel(FAMILY, self.function)

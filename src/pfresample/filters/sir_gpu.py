@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import math
 import time
 from collections import OrderedDict
 
@@ -82,10 +81,12 @@ class _GrowthTwin:
         self.model = model
 
     def init(self, x, key) -> None:
-        """x ~ N(init_mean, init_var); ``key``: the device's noise key (2 uint32)."""
+        """x_0 ~ N(start_mean, start_sd^2) (models/growth.py: N(init_mean,
+        init_var), or the point mass 0 of ``particles_from_noise``); ``key``:
+        the device's noise key (2 uint32)."""
         m = self.model
         n = x.shape[-1]
-        args = (x, np.uint32(n), key, np.float32(m.init_mean), np.float32(m.init_var**0.5))
+        args = (x, np.uint32(n), key, np.float32(m.start_mean), np.float32(m.start_sd))
         _launch("models.cu", "growth_init", geometry.blocks(n, self.per_block), args)
 
     def _step_args(self, k: int, z, top) -> tuple:
@@ -93,7 +94,7 @@ class _GrowthTwin:
         prediction kernels: the Philox block, eq. 2.34's drift (with the
         index of the state propagated), sigma_v, z, 1 / sigma_n^2, top."""
         m = self.model
-        drift = 8.0 * math.cos(1.2 * k)
+        drift = m.filter_drift(k)
         return (np.uint64(k + 1), np.float32(drift), np.float32(m.sigma_v2**0.5), z,
                 np.float32(1.0 / m.sigma_n2), top)  # fmt: skip
 

@@ -12,7 +12,19 @@ x_k = f(x_{k-1}) + 8 cos(1.2 k), one step of phase apart. We follow the thesis.
 
 The experiments (§5.4, §6.9) start the truth at x_0 = 0.1, run T = 100 steps
 and initialise the particles "as N(0, 2)"; we read the 2 as a variance, as the
-thesis gives sigma_v^2 and sigma_n^2 as variances.
+thesis gives sigma_v^2 and sigma_n^2 as variances. Every filter predicts them
+(eq. 2.34 from x_0) before it weighs them with z_1.
+
+``particles_from_noise`` is the start of Gelencsér-Horváth et al. (2013, "GPU
+CPF algorithm": the particles are "initialized with N samples of the same
+distribution as n_t", N(0, 10), and the kernel weighs them before it predicts):
+the particles that meet z_1 are N(0, sigma_v^2) draws, not predictions from x_0.
+It is realised as the point mass x_0 = 0 and a first step (k = 0) without eq.
+2.34's drift: f(0) = 0/2 + 25 * 0 / 1 = 0 exactly, so that step gives
+x_1 = sigma_v v_0 ~ N(0, sigma_v^2), the same law, and every filter -- CPU, the
+GPU graph, the fused kernel, the cellular kernel -- runs this start unchanged.
+The truth (``simulate``) keeps the drift at every step: the flag is the
+filter's start, not the system's.
 """
 
 from __future__ import annotations
@@ -44,11 +56,38 @@ class GrowthModel:
     x0: float = X0
     init_mean: float = INIT_MEAN
     init_var: float = INIT_VAR
+    particles_from_noise: bool = False  # the start of Gelencsér-Horváth et al. (docstring)
+
+    @staticmethod
+    def drift(k: int) -> float:
+        """Eq. 2.34's time-varying term of the step from x_k to x_{k+1}: 8 cos(1.2 k)."""
+        return 8.0 * math.cos(1.2 * k)
+
+    def filter_drift(self, k: int) -> float:
+        """The drift the filters use at step k: :meth:`drift`, except 0 at
+        k = 0 when ``particles_from_noise`` (the module docstring)."""
+        return 0.0 if (k == 0 and self.particles_from_noise) else self.drift(k)
+
+    @property
+    def start_mean(self) -> float:
+        """The mean of the filters' x_0: ``init_mean``, or 0 when ``particles_from_noise``."""
+        return 0.0 if self.particles_from_noise else self.init_mean
+
+    @property
+    def start_sd(self) -> float:
+        """The standard deviation of the filters' x_0: sqrt(``init_var``), or 0
+        (the point mass) when ``particles_from_noise``."""
+        return 0.0 if self.particles_from_noise else math.sqrt(self.init_var)
+
+    @staticmethod
+    def _f(x) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        return x / 2.0 + 25.0 * x / (1.0 + x * x)
 
     def mean_transition(self, x, k: int) -> np.ndarray:
-        """The noise-free part of eq. 2.34: the mean of x_{k+1} given x_k = x."""
-        x = np.asarray(x, dtype=np.float64)
-        return x / 2.0 + 25.0 * x / (1.0 + x * x) + 8.0 * math.cos(1.2 * k)
+        """The noise-free part of eq. 2.34 as the filters step: the mean of
+        x_{k+1} given x_k = x (``filter_drift``)."""
+        return self._f(x) + self.filter_drift(k)
 
     def transition(self, x, k: int, rng: np.random.Generator) -> np.ndarray:
         """Draw x_{k+1} given x_k = x (eq. 2.34), one draw per particle."""
@@ -66,8 +105,11 @@ class GrowthModel:
         return -0.5 * (r * r / self.sigma_n2 + math.log(2.0 * math.pi * self.sigma_n2))
 
     def init_particles(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """N particles drawn from N(init_mean, init_var) (§2.6)."""
-        return self.init_mean + math.sqrt(self.init_var) * rng.standard_normal(n)
+        """N particles drawn from N(init_mean, init_var) (§2.6), or the point
+        mass 0 when ``particles_from_noise``; N normals are drawn either way,
+        so that both starts leave ``rng`` in the same state (common random
+        numbers for every later step)."""
+        return self.start_mean + self.start_sd * rng.standard_normal(n)
 
     def simulate(self, steps: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """A ground-truth trajectory: ``x`` of shape (steps + 1,) holding
@@ -76,7 +118,8 @@ class GrowthModel:
         x = np.empty(steps + 1)
         y = np.empty(steps)
         x[0] = self.x0
-        for k in range(steps):
-            x[k + 1] = self.transition(x[k], k, rng)
+        sd_v = math.sqrt(self.sigma_v2)
+        for k in range(steps):  # the system's eq. 2.34: its drift at every step
+            x[k + 1] = self._f(x[k]) + self.drift(k) + sd_v * rng.standard_normal()
             y[k] = self.observe(x[k + 1]) + math.sqrt(self.sigma_n2) * rng.standard_normal()
         return x, y

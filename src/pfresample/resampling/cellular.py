@@ -29,6 +29,18 @@ The contract, so that ``gpu_kernels/cellular.cu`` returns the same ancestors:
 Unbiasedness does not hold for r < N - 1: particle j's expected offspring
 is sum_{i : j in N_i} L^j / W_i, not N L^j / sum L (tests/test_cellular.py
 checks that formula).
+
+The filter's choice (``cellular_log``) also runs in the paper's precision and
+with the paper's rule, for ``filters/cellular.py``'s ``precision`` and
+``neighbourhood`` options: ``dtype=float32`` makes the weights exp(log w - max),
+W and every running sum float32 (the paper's kernel is single precision, its
+Fig 6 arrays "at a single precision"); ``divide=True`` adds the quotients
+L^j / W_i one by one and counts the running sums <= u, as Fig 6's step III.5
+prints it (one division a neighbour, the arithmetic --use_fast_math
+approximates on the GPU), instead of comparing s_d with u W_i. In exact
+arithmetic all of them make the same choice; in float32 a particle's choice can
+differ from the float64 one only where u lies within the rounding of the
+running sums of a boundary (tests/test_cellular.py bounds how often).
 """
 
 from __future__ import annotations
@@ -53,29 +65,42 @@ def nearest_positive_before(a: np.ndarray) -> np.ndarray:
     return np.where(running >= 0, running, running[-1])
 
 
-def neighbourhood_choice(ext: np.ndarray, radius: int, p0: int, p1: int, u: np.ndarray):
+def neighbourhood_choice(
+    ext: np.ndarray, radius: int, p0: int, p1: int, u: np.ndarray, divide: bool = False
+):
     """(d*, W) for the particles p0 ... p1 - 1: the neighbour chosen (the
-    count of running sums <= u W; r + 1 when none is above) and the
+    count of running sums s_d <= u W, or with ``divide`` of running sums of
+    the quotients w / W that are <= u; r + 1 when none is above) and the
     neighbourhood's sum. ``ext[p + radius - d]`` is the weight of neighbour d
-    of particle p."""
-    total = np.zeros(p1 - p0)
+    of particle p; the sums are in ``ext``'s precision (``u`` in the same)."""
+    total = np.zeros(p1 - p0, dtype=ext.dtype)
     for d in range(radius + 1):
         total += ext[p0 + radius - d : p1 + radius - d]
-    t = u * total
-    s = np.zeros(p1 - p0)
+    s = np.zeros(p1 - p0, dtype=ext.dtype)
     count = np.zeros(p1 - p0, dtype=np.int64)
+    if divide:  # Fig 6, III.5: add L^j / W_i, stop where the sum passes u
+        live = total > 0
+        inv = np.where(live, total, ext.dtype.type(1))
+        for d in range(radius + 1):
+            s += ext[p0 + radius - d : p1 + radius - d] / inv
+            count += s <= u
+        return np.where(live, count, 0), total
+    t = u * total
     for d in range(radius + 1):
         s += ext[p0 + radius - d : p1 + radius - d]
         count += s <= t
     return count, total
 
 
-def _choose(ext: np.ndarray, radius: int, p0: int, p1: int, u: np.ndarray, n: int):
-    """(ancestors, dead) of particles p0 ... p1 - 1 by the contract's scan:
-    the neighbour chosen, the farthest positive one where u W rounded up to
-    W (rare), and the mask of neighbourhoods without weight (their entries
-    of the ancestors are still to be set)."""
-    d, total = neighbourhood_choice(ext, radius, p0, p1, u)
+def _choose(
+    ext: np.ndarray, radius: int, p0: int, p1: int, u: np.ndarray, n: int, divide: bool = False
+):
+    """(ancestors, dead) of particles p0 ... p1 - 1 by the contract's scan
+    (or the paper's quotients, ``divide``): the neighbour chosen, the
+    farthest positive one where the running sums stayed <= u W (rare), and
+    the mask of neighbourhoods without weight (their entries of the
+    ancestors are still to be set)."""
+    d, total = neighbourhood_choice(ext, radius, p0, p1, u, divide)
     particle = np.arange(p0, p1)
     for q in np.flatnonzero((d > radius) & (total > 0)):
         v = ext[particle[q] : particle[q] + radius + 1][::-1]  # neighbours d = 0 ... r
@@ -91,36 +116,50 @@ def _ancestors(ext, before, radius: int, p0: int, p1: int, u: np.ndarray, n: int
     return anc.astype(np.int32)
 
 
-def _rechoose(lw: np.ndarray, radius: int, particles: np.ndarray, u: np.ndarray) -> np.ndarray:
+def _rechoose(
+    lw: np.ndarray, radius: int, particles: np.ndarray, u: np.ndarray, dtype=np.float64,
+    divide: bool = False,
+) -> np.ndarray:  # fmt: skip
     """d* of particles whose neighbourhood has a finite log-weight, with
-    their neighbourhood's own maximum as the shift: the scan's rule on the
-    (particles x (r + 1)) matrix of their neighbours' weights, running sums
-    in the order d = 0 ... r."""
+    their neighbourhood's own maximum as the shift: the scan's rule (or the
+    quotients', ``divide``) on the (particles x (r + 1)) matrix of their
+    neighbours' weights, running sums in the order d = 0 ... r, in ``dtype``."""
     n = lw.size
     own = lw[(particles[:, None] - np.arange(radius + 1)[None, :]) % n]  # neighbour d in column d
-    a = np.exp(own - own.max(axis=1, keepdims=True))
-    running = np.cumsum(a, axis=1)
-    d = np.sum(running <= (u * running[:, -1])[:, None], axis=1)
+    a = np.exp((own - own.max(axis=1, keepdims=True)).astype(dtype))
+    running = np.cumsum(a, axis=1)  # add.accumulate: sequential, in dtype
+    if divide:
+        quotients = np.cumsum(a / running[:, -1:], axis=1)
+        d = np.sum(quotients <= u[:, None], axis=1)
+    else:
+        d = np.sum(running <= (u * running[:, -1])[:, None], axis=1)
     short = np.flatnonzero(d > radius)  # u W rounded up to W: the farthest positive one
     for q in short:
         d[q] = int(np.flatnonzero(a[q] > 0)[-1])
     return d
 
 
-def cellular_log(log_w: np.ndarray, key, radius: int) -> np.ndarray:
+def cellular_log(
+    log_w: np.ndarray, key, radius: int, *, dtype=np.float64, divide: bool = False
+) -> np.ndarray:
     """One cellular resampling (ancestors, int32) from log-weights, as the
     cellular filter needs it: the weights are exp(log w - max log w) in
-    float64, and a neighbourhood whose weights all underflow there draws
-    again with its own maximum as the shift, so that it draws by its own
-    ratios (the paper's local normalisation); only a neighbourhood of -inf
-    log-weights takes the nearest finite one beyond it. The same choices as
-    the GPU filter's (cellular.cu, cpf_step), whose shift is the tile's."""
+    ``dtype`` (float64, or the paper's float32: the module docstring), and a
+    neighbourhood whose weights all underflow there draws again with its own
+    maximum as the shift, so that it draws by its own ratios (the paper's
+    local normalisation); only a neighbourhood of -inf log-weights takes the
+    nearest finite one beyond it. ``divide``: the paper's running sum of
+    quotients (module docstring). The same choices as the GPU filter's
+    (cellular.cu, cpf_step), whose shift is the tile's."""
+    dtype = np.dtype(dtype)
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     lw = np.asarray(log_w, dtype=np.float64)
     n = lw.size
-    a = np.exp(lw - lw.max())
+    a = np.exp((lw - lw.max()).astype(dtype))
     ext = np.concatenate([a[n - radius :], a]) if radius else a
-    u = uniform_float(draws_of(key, n)).astype(np.float64)
-    anc, dead_mask = _choose(ext, radius, 0, n, u, n)
+    u = uniform_float(draws_of(key, n)).astype(dtype)
+    anc, dead_mask = _choose(ext, radius, 0, n, u, n, divide)
     dead = np.flatnonzero(dead_mask)
     if dead.size:
         finite = np.isfinite(lw)
@@ -128,7 +167,7 @@ def cellular_log(log_w: np.ndarray, key, radius: int) -> np.ndarray:
         window_has = finite[window].any(axis=1)
         local = dead[window_has]
         if local.size:
-            anc[local] = (local - _rechoose(lw, radius, local, u[local])) % n
+            anc[local] = (local - _rechoose(lw, radius, local, u[local], dtype, divide)) % n
         empty = dead[~window_has]
         if empty.size:
             before = nearest_positive_before(finite.astype(np.float64))

@@ -8,8 +8,10 @@ src/pfresample/studies/cpf2013/ and its glue scripts/cpf2013/cells.py.
   every trajectory (Figs 7-10, Table 1), one job per (model, N, r);
 * results/cpf2013/sir/{cpf_model}/{sir_method}/n{n}.npz: the SIR filter with one global
   resampler at N on the same trajectories (the baselines), one job per (model, method, N);
-* results/cpf2013/timing/growth/n{n}_r{r}.npz: timed runs of the CPF on one trajectory of
-  the growth model, default and (GPU) fast-math builds (Figs 11-12), one job per (N, r).
+* results/cpf2013/timing/growth/n{n}.npz: timed runs of the CPF on one trajectory of the
+  growth model at every radius, each kernel of cpf2013_timing_kernels in the default and
+  (GPU) fast-math builds, and of the SIR baselines of cpf2013_timing_baselines (Figs 11-12),
+  one job per N.
 Every cell runs on `backend` and asks for a GPU where the cells may run on one.
 """
 
@@ -92,16 +94,19 @@ rule cpf2013_timing_cell:
     input:
         trajectories=cpf2013_trajectories("{cpf_model}"),
     output:
-        cpf2013_timing_cell("{cpf_model}", "{n}", "{r}"),
+        cpf2013_timing_cell("{cpf_model}", "{n}"),
     params:
         cell=cpf2013_cell_params(),
+        radii=cpf2013_catalog.radii(config),
+        kernels=cpf2013_catalog.timing_kernels(config),
+        baselines=config["cpf2013_timing_baselines"],
         repeats=config["cpf2013_timing_repeats"],
         devices=GPU_DEVICES,
         scale=SCALE,
     log:
-        "results/logs/cpf2013/timing/{cpf_model}/n{n}_r{r}.log",
+        "results/logs/cpf2013/timing/{cpf_model}/n{n}.log",
     benchmark:
-        "results/benchmarks/cpf2013/timing/{cpf_model}/n{n}_r{r}.tsv"
+        "results/benchmarks/cpf2013/timing/{cpf_model}/n{n}.tsv"
     threads: 1
     resources:
         mem_mb=lambda wildcards: cpf2013_mem_mb(wildcards.n, wildcards.cpf_model),

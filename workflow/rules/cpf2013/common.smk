@@ -22,13 +22,16 @@ def cpf2013_sir_cell(model, method, n) -> str:
     return f"results/cpf2013/sir/{model}/{method}/n{n}.npz"
 
 
-def cpf2013_timing_cell(model, n, r) -> str:
-    return f"results/cpf2013/timing/{model}/n{n}_r{r}.npz"
+def cpf2013_timing_cell(model, n) -> str:
+    return f"results/cpf2013/timing/{model}/n{n}.npz"
 
 
 def cpf2013_cpf_cells(model) -> list[str]:
-    """Every configuration (N, r) of ``model``."""
-    return [cpf2013_cpf_cell(model, n, r) for n, r in cpf2013_catalog.configurations(config)]
+    """Every configuration (N, r) of ``model`` (the growth model's large N too)."""
+    return [
+        cpf2013_cpf_cell(model, n, r)
+        for n, r in cpf2013_catalog.model_configurations(config, model)
+    ]
 
 
 def cpf2013_sir_cells(model) -> list[str]:
@@ -42,7 +45,7 @@ def cpf2013_sir_cells(model) -> list[str]:
 
 def cpf2013_timing_cells() -> list[str]:
     model = cpf2013_catalog.TIMING_MODEL
-    return [cpf2013_timing_cell(model, n, r) for n, r in cpf2013_catalog.configurations(config)]
+    return [cpf2013_timing_cell(model, n) for n in cpf2013_catalog.timing_n_grid(config)]
 
 
 def cpf2013_table_inputs(figure) -> dict[str, list[str]]:
@@ -56,8 +59,7 @@ def cpf2013_table_inputs(figure) -> dict[str, list[str]]:
         model = cpf2013_catalog.ERROR_FIGURES[figure]
         return {"trajectories": [], "cpf": cpf2013_cpf_cells(model),
                 "sir": cpf2013_sir_cells(model)}  # fmt: skip
-    sir = cpf2013_sir_cells(cpf2013_catalog.TIMING_MODEL) if figure == "fig12" else []
-    return {"trajectories": [], "cpf": cpf2013_timing_cells(), "sir": sir}
+    return {"trajectories": [], "cpf": cpf2013_timing_cells(), "sir": []}
 
 
 def cpf2013_table1_cells() -> list[str]:
@@ -75,6 +77,7 @@ def cpf2013_outputs() -> list[str]:
         out += [f"results/figures/cpf2013/{figure}.{ext}" for ext in ("png", "pdf")]
     out += ["results/tables/cpf2013/table1.csv", "results/tables/cpf2013/table1.md"]
     out.append("results/tables/cpf2013/baselines.csv")
+    out += ["results/tables/cpf2013/paired.csv", "results/tables/cpf2013/claims.csv"]
     return out
 
 
@@ -95,4 +98,5 @@ def cpf2013_mem_mb(n, model) -> int:
 
 
 def cpf2013_cell_params() -> dict:
-    return {"seed": config["seed"], "backend": config["backend"]}
+    return {"seed": config["seed"], "backend": config["backend"],
+            "setup": cpf2013_catalog.setup(config)}  # fmt: skip

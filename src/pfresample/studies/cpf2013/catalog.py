@@ -12,14 +12,25 @@ from collections.abc import Mapping
 from ...cuda.geometry import CPF_MAX_RADIUS
 from ...resampling.registry import ancestor_methods
 
-INTEGER_LIST_KEYS = ("cpf2013_n", "cpf2013_radii")
+INTEGER_LIST_KEYS = ("cpf2013_n", "cpf2013_radii", "cpf2013_large_n", "cpf2013_timing_n")
+
+# The growth model's start (cpf2013_growth_setup; models/growth.py):
+# "paper": the particles that meet z_1 are N(0, 10) draws, "the same distribution as
+# n_t" ("GPU CPF algorithm"), weighted before any prediction (Fig 6: the kernel
+# weighs, resamples, then predicts); "thesis": the library's former start, x_0 ~
+# N(0, 2) (Dülger §2.6) predicted by eq. 2.34 before the first weighting.
+SETUPS = ("paper", "thesis")
+# The CPF kernels Figs 11-12 time (cpf2013_timing_kernels): "<precision>-<neighbourhood>"
+# of filters.cellular (PRECISIONS x NEIGHBOURHOODS, float32 without the search).
+# "float64-search" is the library's default; "float32-divide" the paper's own: single
+# precision and a running sum of L_j / W_i, one division a neighbour (Fig 6, III.5).
 
 # The paper's figures: what each shows, and which model.
 TRAJECTORY_FIGURES = {"fig7": "growth", "fig8": "bot"}  # one trajectory and its estimate
 ERROR_FIGURES = {"fig9": "growth", "fig10": "bot"}  # error vs kernel time per step
 TIMING_FIGURES = ("fig11", "fig12")  # growth model: kernel time, whole-run time vs N
 FIGURES = (*TRAJECTORY_FIGURES, *ERROR_FIGURES, *TIMING_FIGURES)
-TABLES = ("table1", "baselines")
+TABLES = ("table1", "baselines", "paired", "claims")
 TIMING_MODEL = "growth"  # Figs 11-12 time "the first model"
 TITLES = {
     "fig7": "Gelencsér-Horváth et al. (2013) Fig 7: a trajectory of the first (growth) model",
@@ -120,6 +131,54 @@ def configurations(cfg: Mapping) -> list[tuple[int, int]]:
     return [(n, r) for n in n_grid(cfg) for r in radii(cfg)]
 
 
+def large_n(cfg: Mapping) -> list[int]:
+    """N beyond the paper's grid (ascending, not in it): Fig 9's growth-model CPF
+    cells at every radius, so that its time axis reaches a full GPU."""
+    paper = set(n_grid(cfg))
+    return sorted(int(n) for n in cfg["cpf2013_large_n"] if int(n) not in paper)
+
+
+def growth_configurations(cfg: Mapping) -> list[tuple[int, int]]:
+    """Fig 9's (N, r): the paper's configurations and the large N at every radius."""
+    return configurations(cfg) + [(n, r) for n in large_n(cfg) for r in radii(cfg)]
+
+
+def model_configurations(cfg: Mapping, name: str) -> list[tuple[int, int]]:
+    """The CPF cells of model ``name``: Fig 9's for the growth model, Fig 10's the paper's."""
+    return growth_configurations(cfg) if name == "growth" else configurations(cfg)
+
+
+def timing_n_grid(cfg: Mapping) -> list[int]:
+    """The N of Figs 11-12 (one timing cell each), ascending."""
+    return sorted(int(n) for n in cfg["cpf2013_timing_n"])
+
+
+def timing_kernels(cfg: Mapping) -> list[tuple[str, str]]:
+    """Figs 11-12's CPF kernels as (precision, neighbourhood), in the key's order."""
+    return [parse_kernel(k) for k in cfg["cpf2013_timing_kernels"]]
+
+
+def parse_kernel(name: str) -> tuple[str, str]:
+    """ "float32-divide" -> ("float32", "divide"); ValueError naming the key otherwise."""
+    from ...filters.cellular import check_kernel
+
+    precision, _, neighbourhood = str(name).partition("-")
+    try:
+        check_kernel(precision, neighbourhood)
+    except ValueError as error:
+        raise ValueError(f"cpf2013_timing_kernels has {name!r}: {error}") from None
+    return precision, neighbourhood
+
+
+def kernel_name(precision: str, neighbourhood: str) -> str:
+    return f"{precision}-{neighbourhood}"
+
+
+def setup(cfg: Mapping) -> str:
+    """The growth model's start (``SETUPS``)."""
+    return str(cfg["cpf2013_growth_setup"])
+
+
 def trajectories(cfg: Mapping, name: str) -> int:
     return int(cfg[f"cpf2013_{name}_trajectories"])
 
@@ -152,13 +211,21 @@ def table1_configurations(cfg: Mapping) -> list[dict]:
 
 def check_config(cfg: Mapping) -> None:
     """Checks across keys, a ValueError naming the keys (the schema checks each key alone)."""
-    smallest = n_grid(cfg)[0]
-    too_wide = [r for r in radii(cfg) if r > smallest - 1]
-    if too_wide:
-        raise ValueError(
-            f"cpf2013_radii has {too_wide}, wider than the ring of the smallest cpf2013_n "
-            f"= {smallest} allows (r <= N - 1)"
-        )
+    for key in ("cpf2013_n", "cpf2013_large_n", "cpf2013_timing_n"):
+        if not cfg[key]:
+            continue
+        smallest = min(int(n) for n in cfg[key])
+        too_wide = [r for r in radii(cfg) if r > smallest - 1]
+        if too_wide:
+            raise ValueError(
+                f"cpf2013_radii has {too_wide}, wider than the ring of the smallest {key} "
+                f"= {smallest} allows (r <= N - 1)"
+            )
+    if setup(cfg) not in SETUPS:
+        raise ValueError(f"cpf2013_growth_setup must be one of {SETUPS}, got {setup(cfg)!r}")
+    kernels = timing_kernels(cfg)
+    if not kernels:
+        raise ValueError("cpf2013_timing_kernels is empty: Figs 11-12 time at least one kernel")
     if cfg.get("backend", "auto") != "cpu":
         beyond = [r for r in radii(cfg) if r > CPF_MAX_RADIUS]
         if beyond:
@@ -168,9 +235,10 @@ def check_config(cfg: Mapping) -> None:
                 "to run them all on the CPU)"
             )
     known = ancestor_methods()
-    unknown = [m for m in cfg["cpf2013_baselines"] if m not in known or m == "cellular"]
-    if unknown:
-        raise ValueError(
-            f"cpf2013_baselines has {unknown}: each must be a global resampler of the "
-            "registry that returns ancestors (pfresample.methods(), not 'cellular')"
-        )
+    for key in ("cpf2013_baselines", "cpf2013_timing_baselines"):
+        unknown = [m for m in cfg[key] if m not in known or m == "cellular"]
+        if unknown:
+            raise ValueError(
+                f"{key} has {unknown}: each must be a global resampler of the "
+                "registry that returns ancestors (pfresample.methods(), not 'cellular')"
+            )

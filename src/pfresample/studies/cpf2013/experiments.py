@@ -41,6 +41,7 @@ the backend that ran it and the device's name.
 
 from __future__ import annotations
 
+import math
 import time
 import zlib
 
@@ -112,81 +113,115 @@ def _metadata(experiment: str, name: str, n: int, seed: int, where: str, **extra
 
 
 def _run_trajectories(run_one, name: str, trajectories, seeds, label: str, log=None) -> dict:
-    """Run ``run_one(y, seed) -> (estimates, step_seconds, wall_seconds)`` on
-    every trajectory j with ``seeds[j]``: the arrays of a cell (the error
-    measures of ``targets.run_errors`` per trajectory, the times, the seeds,
-    and the estimates of trajectory 0)."""
+    """Run ``run_one(y, seed) -> (estimates, step_seconds, wall_seconds,
+    distinct)`` on every trajectory j with ``seeds[j]`` (``estimates``: the
+    estimators of ``targets.estimator_errors``; ``distinct``: the mean
+    fraction of distinct ancestors over the steps, NaN where not measured):
+    the arrays of a cell (the error measures per trajectory, the times, the
+    distinct fractions, the seeds, and the filter's own estimates of
+    trajectory 0)."""
     truth, ys = trajectories["truth"], trajectories["y"]
     count = ys.shape[0]
     errors: dict[str, np.ndarray] = {}
-    step, wall = np.empty(count), np.empty(count)
+    step, wall, distinct = np.empty(count), np.empty(count), np.empty(count)
     started = reported = time.perf_counter()
     first = None
     for j in range(count):
-        estimates, step[j], wall[j] = run_one(ys[j], seeds[j])
-        for measure, value in targets.run_errors(name, estimates, truth[j, 1:]).items():
+        estimates, step[j], wall[j], distinct[j] = run_one(ys[j], seeds[j])
+        for measure, value in targets.estimator_errors(name, estimates, truth[j, 1:]).items():
             errors.setdefault(measure, np.empty(count))[j] = value
         if j == 0:
-            first = np.asarray(estimates, dtype=np.float64)
+            first = np.asarray(estimates["own"], dtype=np.float64)
         now = time.perf_counter()
         if log is not None and (now - reported > LOG_EVERY_S or j + 1 == count):
             reported = now
             log.info("%s: %d of %d trajectories, %.1f s", label, j + 1, count, now - started)
-    return {**errors, "step_seconds": step, "wall_seconds": wall,
+    return {**errors, "step_seconds": step, "wall_seconds": wall, "distinct_fraction": distinct,
             "seeds": np.array(seeds, dtype=np.uint64), "estimates": first}  # fmt: skip
+
+
+def _distinct_fraction(distinct, n: int) -> float:
+    """The mean over the steps of the fraction of distinct ancestors (NaN: not measured)."""
+    return math.nan if distinct is None else float(np.mean(distinct)) / n
 
 
 def cpf_cell(
     name: str, trajectories, n: int, radius: int, *, seed: int, backend: str,
-    fast_math: bool = False, log=None,
+    fast_math: bool = False, setup: str = "paper", precision: str = "float64",
+    neighbourhood: str = "search", log=None,
 ):  # fmt: skip
     """Figs 7-10 and Table 1 at one configuration: the CPF with N particles
     and radius r on every trajectory of model ``name`` (``trajectories``: a
-    set of ``targets.simulate``). ``fast_math`` builds the GPU kernels with
-    --use_fast_math (ignored on the CPU). Returns ``(arrays, metadata)``:
-    the error measures, ``step_seconds`` and ``wall_seconds`` per
-    trajectory, the run seeds and the estimates of trajectory 0."""
+    set of ``targets.simulate``), the growth model started as ``setup``
+    says. ``fast_math`` builds the GPU kernels with --use_fast_math (ignored
+    on the CPU); ``precision`` and ``neighbourhood`` choose the kernel
+    (``run_cpf``). Returns ``(arrays, metadata)``: per trajectory the error
+    measures of the CPF's own estimate (the mean of the resampled
+    particles), of the weighted mean before resampling (``_weighted``) and
+    again of its own (``_resampled``); ``step_seconds``, ``wall_seconds``,
+    ``distinct_fraction`` (the CPU only: NaN on the GPU); the run seeds and
+    the estimates of trajectory 0."""
     targets.check_set(name, trajectories, f"cpf_cell({name!r})")
-    model = targets.model(name)
+    model = targets.model(name, setup)
     where = cpf_backend(name, radius, backend, log)
     fast = bool(fast_math) and where == "cuda"
     steps = trajectories["y"].shape[1]
+    kernel = {"precision": precision, "neighbourhood": neighbourhood}
 
     def run_one(y, run_seed):
-        run = run_cpf(model, y, n, radius, run_seed, backend=where, fast_math=fast)
-        return run.estimates, run.step_seconds, run.wall_seconds
+        run = run_cpf(model, y, n, radius, run_seed, backend=where, fast_math=fast,
+                      weighted=True, diversity=where == "cpu", **kernel)  # fmt: skip
+        estimates = {"own": run.estimates, "weighted": run.weighted_estimates,
+                     "resampled": run.estimates}  # fmt: skip
+        return estimates, run.step_seconds, run.wall_seconds, _distinct_fraction(run.distinct, n)
 
     for warm in run_seeds(seed, name, n, TIMING_WARMUP, "warmup"):
         run_one(trajectories["y"][0], warm)
     seeds = run_seeds(seed, name, n, trajectories["y"].shape[0])
     label = f"CPF {name} N = {n} r = {radius}"
     arrays = _run_trajectories(run_one, name, trajectories, seeds, label, log)
+    ran = "scan" if where == "cpu" and neighbourhood == "search" else neighbourhood
     metadata = _metadata("cpf", name, n, seed, where, filter="CPF", method="cellular",
                          radius=int(radius), fast_math=fast, steps=int(steps),
-                         trajectories=int(len(seeds)), warmup=TIMING_WARMUP)  # fmt: skip
+                         trajectories=int(len(seeds)), warmup=TIMING_WARMUP,
+                         setup=_setup(name, setup), estimator="resampled",
+                         precision=precision, neighbourhood=ran)  # fmt: skip
     return arrays, metadata
 
 
-def sir_cell(name: str, trajectories, n: int, method: str, *, seed: int, backend: str, log=None):
+def _setup(name: str, setup: str) -> str:
+    """The setup a cell records: the growth model's start; the bearings-only model has one."""
+    return setup if name == "growth" else "prior"
+
+
+def sir_cell(
+    name: str, trajectories, n: int, method: str, *, seed: int, backend: str,
+    setup: str = "paper", log=None,
+):  # fmt: skip
     """The baselines of Figs 9-10: the SIR filter (Dülger's Algorithm 2.4,
     ``run_sir``) with the global resampler ``method`` at N on every
-    trajectory of model ``name``, with the CPF cells' run seeds. Arrays as
-    :func:`cpf_cell`'s, plus ``mean_B`` (the mean B of a run's steps, NaN
-    for methods without B)."""
+    trajectory of model ``name``, with the CPF cells' run seeds and start.
+    Arrays as :func:`cpf_cell`'s -- its own estimate is the weighted mean
+    before resampling; the mean of the resampled particles (``_resampled``)
+    and the distinct fractions on the CPU only (NaN on the GPU) -- plus
+    ``mean_B`` (the mean B of a run's steps, NaN for methods without B)."""
     targets.check_set(name, trajectories, f"sir_cell({name!r})")
-    model = targets.model(name)
+    model = targets.model(name, setup)
     where = sir_backend(name, method, backend, log)
     steps = trajectories["y"].shape[1]
     used_B = []
 
     def run_one(y, run_seed):
         start = time.perf_counter()
-        run = run_sir(model, y, n, method, run_seed, backend=where, stage_times=False)
+        run = run_sir(model, y, n, method, run_seed, backend=where, stage_times=False,
+                      diagnostics=where == "cpu")  # fmt: skip
         wall = time.perf_counter() - start
         used_B.append(np.nan if (run.B == NO_B).all() else float(run.B.mean()))
         # Step time: device time over T on the GPU, the loop's clock over T on the CPU.
         loop = run.total_seconds if where == "cuda" else run.wall_seconds
-        return run.estimates, loop / steps, wall
+        estimates = {"own": run.estimates, "weighted": run.estimates,
+                     "resampled": run.resampled_estimates}  # fmt: skip
+        return estimates, loop / steps, wall, _distinct_fraction(run.distinct, n)
 
     for warm in run_seeds(seed, name, n, TIMING_WARMUP, "warmup"):
         run_one(trajectories["y"][0], warm)
@@ -197,39 +232,103 @@ def sir_cell(name: str, trajectories, n: int, method: str, *, seed: int, backend
     arrays["mean_B"] = np.array(used_B)
     metadata = _metadata("sir", name, n, seed, where, filter="SIR", method=method, radius=None,
                          fast_math=False, steps=int(steps), trajectories=int(len(seeds)),
-                         warmup=TIMING_WARMUP)  # fmt: skip
+                         warmup=TIMING_WARMUP, setup=_setup(name, setup),
+                         estimator="weighted")  # fmt: skip
     return arrays, metadata
 
 
+def timing_variants(radii, kernels, where: str) -> list[dict]:
+    """The CPF variants a timing cell times, in the order of its arrays' rows:
+    every radius x kernel (``kernels``: (precision, neighbourhood) pairs) x
+    build (``BUILDS``), on the GPU; on the CPU each radius with the first
+    kernel only (the CPU's reference: its "search" scans) and the default
+    build (fast math is an option of the GPU kernels)."""
+    out = []
+    for radius in radii:
+        if where == "cuda":
+            for precision, neighbourhood in kernels:
+                for build in BUILDS:
+                    out.append({"radius": int(radius), "precision": precision,
+                                "neighbourhood": neighbourhood, "build": build})  # fmt: skip
+        else:
+            precision, neighbourhood = kernels[0]
+            ran = "scan" if neighbourhood == "search" else neighbourhood
+            out.append({"radius": int(radius), "precision": precision, "neighbourhood": ran,
+                        "build": BUILDS[0]})  # fmt: skip
+    return out
+
+
 def timing_cell(
-    name: str, trajectories, n: int, radius: int, *, seed: int, backend: str, repeats: int,
-    log=None,
+    name: str, trajectories, n: int, radii, *, seed: int, backend: str, repeats: int,
+    kernels=(("float64", "search"),), baselines=(), setup: str = "paper", log=None,
 ):  # fmt: skip
-    """Figs 11-12 at one configuration: ``repeats`` timed runs of the CPF on
-    trajectory 0 of model ``name`` after ``TIMING_WARMUP`` untimed ones, for
-    each build (``BUILDS``; on the CPU only the default, fast math being an
-    option of the GPU kernels). Arrays ``step_seconds`` and ``wall_seconds``
-    of shape (builds, repeats)."""
+    """Figs 11-12 at one N: ``repeats`` timed runs of the CPF on trajectory 0
+    of model ``name`` for every variant of :func:`timing_variants` (radius,
+    kernel, build), after ``TIMING_WARMUP`` untimed runs of each; the
+    variants of one radius take turns run by run (repeat i of each, then
+    repeat i + 1), so that a drift of the machine's speed falls on all of
+    them alike and repeat i of two builds is a pair. Then the SIR filter with
+    each method of ``baselines`` on the same trajectory (``run_sir`` without
+    stage marks; step time as :func:`sir_cell`'s). Arrays ``step_seconds``
+    and ``wall_seconds`` of shape (variants, repeats), ``sir_step_seconds``
+    and ``sir_wall_seconds`` of shape (methods, repeats)."""
     targets.check_set(name, trajectories, f"timing_cell({name!r})")
-    model = targets.model(name)
-    where = cpf_backend(name, radius, backend, log)
-    builds = BUILDS if where == "cuda" else BUILDS[:1]
+    model = targets.model(name, setup)
+    radii = [int(r) for r in radii]
+    where = {cpf_backend(name, r, backend, log) for r in radii}
+    if len(where) != 1:
+        raise ValueError(f"timing_cell: the radii {radii} run on different backends {where}")
+    where = where.pop()
+    variants = timing_variants(radii, list(kernels), where)
     y = trajectories["y"][0]
+    steps = y.shape[0]
     seeds = run_seeds(seed, name, n, repeats, "timing")
-    step, wall = np.empty((len(builds), repeats)), np.empty((len(builds), repeats))
-    for b, build in enumerate(builds):
-        fast = build == "fast-math"
-        for warm in run_seeds(seed, name, n, TIMING_WARMUP, "warmup"):
-            run_cpf(model, y, n, radius, warm, backend=where, fast_math=fast)
+    step, wall = np.empty((len(variants), repeats)), np.empty((len(variants), repeats))
+
+    def run(v: dict, run_seed: int):
+        return run_cpf(model, y, n, v["radius"], run_seed, backend=where,
+                       fast_math=v["build"] == "fast-math", precision=v["precision"],
+                       neighbourhood=v["neighbourhood"])  # fmt: skip
+
+    for radius in radii:
+        rows = [k for k, v in enumerate(variants) if v["radius"] == radius]
+        for k in rows:
+            for warm in run_seeds(seed, name, n, TIMING_WARMUP, "warmup"):
+                run(variants[k], warm)
         for i, run_seed in enumerate(seeds):
-            run = run_cpf(model, y, n, radius, run_seed, backend=where, fast_math=fast)
-            step[b, i], wall[b, i] = run.step_seconds, run.wall_seconds
+            for k in rows:
+                result = run(variants[k], run_seed)
+                step[k, i], wall[k, i] = result.step_seconds, result.wall_seconds
         if log is not None:
-            log.info("timing %s N = %d r = %d %s: median step %.3g us, run %.3g ms", name, n,
-                     radius, build, 1e6 * np.median(step[b]), 1e3 * np.median(wall[b]))  # fmt: skip
-    arrays = {"step_seconds": step, "wall_seconds": wall, "seeds": np.array(seeds, np.uint64)}
-    metadata = _metadata("timing", name, n, seed, where, radius=int(radius), builds=list(builds),
-                         repeats=int(repeats), warmup=TIMING_WARMUP,
-                         steps=int(trajectories["y"].shape[1]),
-                         statistic="median")  # fmt: skip
+            for k in rows:
+                v = variants[k]
+                log.info("timing %s N = %d r = %d %s-%s %s: median step %.3g us, run %.3g ms",
+                         name, n, radius, v["precision"], v["neighbourhood"], v["build"],
+                         1e6 * np.median(step[k]), 1e3 * np.median(wall[k]))  # fmt: skip
+    methods = list(baselines)
+    sir_step, sir_wall = np.empty((len(methods), repeats)), np.empty((len(methods), repeats))
+    sir_where = []
+    for b, method in enumerate(methods):
+        on = sir_backend(name, method, backend, log)
+        sir_where.append(on)
+
+        def sir_run(run_seed: int, on=on, method=method) -> tuple[float, float]:
+            start = time.perf_counter()
+            result = run_sir(model, y, n, method, run_seed, backend=on, stage_times=False)
+            elapsed = time.perf_counter() - start
+            loop = result.total_seconds if on == "cuda" else result.wall_seconds
+            return loop / steps, elapsed
+
+        for warm in run_seeds(seed, name, n, TIMING_WARMUP, "warmup"):
+            sir_run(warm)
+        for i, run_seed in enumerate(seeds):
+            sir_step[b, i], sir_wall[b, i] = sir_run(run_seed)
+    arrays = {"step_seconds": step, "wall_seconds": wall, "seeds": np.array(seeds, np.uint64),
+              "sir_step_seconds": sir_step, "sir_wall_seconds": sir_wall}  # fmt: skip
+    metadata = _metadata("timing", name, n, seed, where, radii=radii, variants=variants,
+                         builds=sorted({v["build"] for v in variants}, key=BUILDS.index),
+                         repeats=int(repeats), warmup=TIMING_WARMUP, steps=int(steps),
+                         statistic="median", setup=_setup(name, setup), sir_methods=methods,
+                         sir_backends=sir_where,
+                         sir_devices=[device_name(w) for w in sir_where])  # fmt: skip
     return arrays, metadata

@@ -13,7 +13,8 @@ from matplotlib.ticker import NullFormatter
 from ...pipeline import plots
 
 # Colours of the particle numbers, markers of the SIR baselines' methods.
-N_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
+N_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
+            "tab:pink", "tab:olive", "tab:cyan", "tab:gray")  # fmt: skip
 SIR_MARKERS = {"multinomial": "^", "systematic": "v", "metropolis": "D"}
 SIR_OTHER_MARKER = "P"
 R_STYLES = ("o", "s", "^", "D", "v", "P")
@@ -110,37 +111,48 @@ def error_vs_time(table: pd.DataFrame, caption: str, ylabel: str, mark_best: boo
 
 
 def kernel_times(table: pd.DataFrame, caption: str) -> Figure:
-    """Fig 11: the median time per step against N, a line per r, the default
-    build solid and --use_fast_math dashed (the GPU only)."""
-    fig, (ax,) = plots.new_figure(1, 1, panel_size=(7.0, 4.2))
+    """Fig 11: the median time per step against N, one panel per kernel
+    (precision and neighbourhood: the library's float64 search, the paper's
+    float32 running quotients, ...), a line per r, the default build solid
+    and --use_fast_math dashed (the GPU only), on log-log axes."""
+    kernels = list(dict.fromkeys(table["kernel"]))
+    fig, axes = plots.new_figure(len(kernels), 2, panel_size=(5.6, 4.0))
     radii = sorted(table["radius"].dropna().unique())
-    for k, r in enumerate(radii):
-        for build, ls in (("default", "-"), ("fast-math", "--")):
-            part = table[(table["radius"] == r) & (table["build"] == build)].sort_values("n")
-            if part.empty:
-                continue
-            ax.plot(part["n"], part["step_us"], ls=ls, marker=R_STYLES[k % len(R_STYLES)], ms=4,
-                    color=N_COLORS[k % len(N_COLORS)], label=f"r = {int(r)}, {build}")  # fmt: skip
-    _log2_axis(ax, sorted(table["n"].unique()))
-    ax.set_yscale("log")
-    builds = set(table["build"])
-    note = "" if "fast-math" in builds else " (fast math: GPU only; not run here)"
-    ax.set_title(f"time per step vs N{note}", fontsize=9)
-    ax.set(xlabel="N (particles)", ylabel="median time per step (µs)")
-    ax.legend(fontsize=7, ncols=2)
+    ns = sorted(table["n"].unique())
+    for ax, kernel in zip(axes, kernels, strict=True):
+        for k, r in enumerate(radii):
+            for build, ls in (("default", "-"), ("fast-math", "--")):
+                part = table[(table["radius"] == r) & (table["build"] == build)
+                             & (table["kernel"] == kernel)].sort_values("n")  # fmt: skip
+                if part.empty:
+                    continue
+                ax.plot(part["n"], part["step_us"], ls=ls, marker=R_STYLES[k % len(R_STYLES)],
+                        ms=3, color=N_COLORS[k % len(N_COLORS)],
+                        label=f"r = {int(r)}, {build}")  # fmt: skip
+        _log2_axis(ax, ns)
+        ax.set_yscale("log")
+        ax.set_title(f"kernel {kernel}", fontsize=9)
+        ax.set(xlabel="N (particles)", ylabel="median time per step (µs)")
+        ax.legend(fontsize=6, ncols=2)
+    if "fast-math" not in set(table["build"]):
+        fig.suptitle("time per step vs N (fast math: GPU only; not run here)", fontsize=9)
     plots.add_caption(fig, caption)
     return fig
 
 
 def run_times(table: pd.DataFrame, caption: str) -> Figure:
     """Fig 12: the median whole-run time of the first model against N, a line
-    per r; the SIR baselines' whole runs dashed grey, one marker per method."""
+    per r (the first kernel of the timing cells, default build; the others
+    dotted); the SIR baselines' whole runs dashed grey, one marker per method."""
     fig, (ax,) = plots.new_figure(1, 1, panel_size=(7.0, 4.2))
     cpf = table[(table["filter"] == "CPF") & (table["build"] == "default")]
-    for k, r in enumerate(sorted(cpf["radius"].dropna().unique())):
-        part = cpf[cpf["radius"] == r].sort_values("n")
-        ax.plot(part["n"], part["wall_ms"], marker=R_STYLES[k % len(R_STYLES)], ms=4,
-                color=N_COLORS[k % len(N_COLORS)], label=f"CPF r = {int(r)}")  # fmt: skip
+    kernels = list(dict.fromkeys(cpf["kernel"]))
+    for kk, kernel in enumerate(kernels):
+        for k, r in enumerate(sorted(cpf["radius"].dropna().unique())):
+            part = cpf[(cpf["radius"] == r) & (cpf["kernel"] == kernel)].sort_values("n")
+            ax.plot(part["n"], part["wall_ms"], marker=R_STYLES[k % len(R_STYLES)], ms=3,
+                    ls="-" if kk == 0 else ":", color=N_COLORS[k % len(N_COLORS)],
+                    label=f"CPF {kernel} r = {int(r)}")  # fmt: skip
     sir = table[table["filter"] == "SIR"]
     for method, part in sir.groupby("method"):
         part = part.sort_values("n")
@@ -152,7 +164,7 @@ def run_times(table: pd.DataFrame, caption: str) -> Figure:
     ax.set(xlabel="N (particles)", ylabel="median whole-run time (ms)")
     steps = int(table["steps"].iloc[0])
     ax.set_title(f"whole run of {steps} steps: inputs, transfers, steps, estimates", fontsize=9)
-    ax.legend(fontsize=7, ncols=2)
+    ax.legend(fontsize=6, ncols=2)
     plots.add_caption(fig, caption)
     return fig
 
@@ -177,11 +189,10 @@ def caption_detail(figure: str, table: pd.DataFrame) -> str:
         return (f"{counts} per point; x: mean time per step; SIR baselines not in the paper; "
                 f"device {devices}")  # fmt: skip
     repeats = int(table.loc[table["filter"] == "CPF", "repeats"].iloc[0])
-    detail = f"CPF: median of {repeats} runs of trajectory 0 per point"
-    sir = table[table["filter"] == "SIR"]
-    if not sir.empty:
-        detail += f"; SIR: median over {int(sir['repeats'].iloc[0]):,} trajectories"
-    if "fast-math" not in set(table["build"]):
+    detail = f"median of {repeats} runs of trajectory 0 per point"
+    if "fast-math" in set(table["build"]):
+        detail += " (the builds take turns run by run)"
+    else:
         detail += "; fast math is an option of the GPU kernels only"
     return f"{detail}; device {devices}"
 

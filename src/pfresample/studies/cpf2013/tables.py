@@ -35,8 +35,11 @@ PUBLISHED = "published"
 
 
 def _mean_ci(values) -> tuple[float, float]:
-    """Mean and confidence half-width (NaN for a single value)."""
+    """Mean and confidence half-width (NaN for a single value; both NaN
+    where a value is NaN: a measure the cell did not take)."""
     values = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(values).all():
+        return math.nan, math.nan
     return confidence_interval(values) if values.size > 1 else (float(values[0]), math.nan)
 
 
@@ -59,18 +62,26 @@ def error_table(cells) -> pd.DataFrame:
         error, half = _mean_ci(arrays[measure])
         row = {
             "model": meta["model"], "filter": meta["filter"], "method": meta["method"],
-            "n": meta["n"], "radius": meta["radius"], "error_measure": measure,
+            "n": meta["n"], "radius": meta["radius"], "setup": meta.get("setup", ""),
+            "estimator": meta.get("estimator", ""), "error_measure": measure,
             "error": error, "error_ci": half,
             "step_us": 1e6 * float(np.mean(arrays["step_seconds"])),
             "step_us_median": 1e6 * float(np.median(arrays["step_seconds"])),
             "wall_ms": 1e3 * float(np.median(arrays["wall_seconds"])),
             "trajectories": meta["trajectories"], "steps": meta["steps"],
-            "fast_math": meta["fast_math"],
+            "fast_math": meta["fast_math"], "precision": meta.get("precision", ""),
+            "neighbourhood": meta.get("neighbourhood", ""),
         }  # fmt: skip
+        for estimator in targets.ESTIMATORS:  # every filter with each estimator (NaN: not run)
+            key = f"{measure}_{estimator}"
+            if key in arrays:
+                row[f"error_{estimator}"], row[f"error_{estimator}_ci"] = _mean_ci(arrays[key])
         if "mean_position_error" in arrays:
             row["mean_position_error"], row["mean_position_error_ci"] = _mean_ci(
                 arrays["mean_position_error"]
             )
+        if "distinct_fraction" in arrays:
+            row["distinct_fraction"] = _mean_ci(arrays["distinct_fraction"])[0]
         if "mean_B" in arrays:
             b = np.asarray(arrays["mean_B"], dtype=np.float64)
             row["mean_B"] = float(np.mean(b)) if np.isfinite(b).all() else math.nan
@@ -125,35 +136,70 @@ def _quantiles(values, scale: float, prefix: str) -> dict:
     }
 
 
+def _ratio_ci(fast, default) -> tuple[float, float, float]:
+    """The geometric mean of the paired ratios fast[i] / default[i] and its
+    interval (the interval of the mean log-ratio, exponentiated): below 1,
+    fast is faster."""
+    logs = np.log(np.asarray(fast, dtype=np.float64) / np.asarray(default, dtype=np.float64))
+    if logs.size < 2:
+        return float(np.exp(logs.mean())), math.nan, math.nan
+    mean, half = confidence_interval(logs)
+    return float(np.exp(mean)), float(np.exp(mean - half)), float(np.exp(mean + half))
+
+
 def timing_table(cells) -> pd.DataFrame:
-    """Figs 11-12: per configuration and build, the median (and quartiles)
-    of the timed runs' step time (µs) and whole-run time (ms)."""
+    """Figs 11-12: per N and variant (radius, kernel, build) of the timing
+    cells, the median (and quartiles) of the timed runs' step time (µs) and
+    whole-run time (ms); on a fast-math row also ``fast_math_ratio``, the
+    geometric mean over the repeats of its step time over the default
+    build's (the two take turns run by run, so repeat i of each is a pair),
+    with its interval (``fast_math_ratio_low``, ``_high``)."""
     rows = []
     for arrays, meta in cells:
-        for b, build in enumerate(meta["builds"]):
+        variants = meta["variants"]
+        for k, v in enumerate(variants):
             row = {"model": meta["model"], "filter": "CPF", "method": "cellular",
-                   "n": meta["n"], "radius": meta["radius"], "build": build}  # fmt: skip
-            row |= _quantiles(arrays["step_seconds"][b], 1e6, "step_us")
-            row |= _quantiles(arrays["wall_seconds"][b], 1e3, "wall_ms")
-            row |= {"repeats": meta["repeats"], "steps": meta["steps"]} | _cell_columns(meta)
+                   "n": meta["n"], "radius": v["radius"], "precision": v["precision"],
+                   "neighbourhood": v["neighbourhood"],
+                   "kernel": f"{v['precision']}-{v['neighbourhood']}",
+                   "build": v["build"]}  # fmt: skip
+            row |= _quantiles(arrays["step_seconds"][k], 1e6, "step_us")
+            row |= _quantiles(arrays["wall_seconds"][k], 1e3, "wall_ms")
+            pair = [j for j, w in enumerate(variants)
+                    if w | {"build": "default"} == v | {"build": "default"} and j != k]  # fmt: skip
+            ratio = (math.nan,) * 3
+            if v["build"] == "fast-math" and pair:
+                ratio = _ratio_ci(arrays["step_seconds"][k], arrays["step_seconds"][pair[0]])
+            row |= dict(zip(("fast_math_ratio", "fast_math_ratio_low", "fast_math_ratio_high"),
+                            ratio, strict=True))  # fmt: skip
+            row |= {"repeats": meta["repeats"], "steps": meta["steps"],
+                    "setup": meta.get("setup", "")} | _cell_columns(meta)  # fmt: skip
             rows.append(row)
-    frame = pd.DataFrame(rows).sort_values(["build", "radius", "n"], ignore_index=True)
+    frame = pd.DataFrame(rows).sort_values(["kernel", "build", "radius", "n"], ignore_index=True)
     frame["radius"] = frame["radius"].astype("Int64")
     return frame
 
 
 def sir_run_times(cells) -> pd.DataFrame:
-    """Fig 12's baselines: per SIR cell, the median step time and whole-run
-    time over its trajectories, in :func:`timing_table`'s columns."""
+    """Fig 12's baselines: per timing cell and SIR method, the median step
+    time and whole-run time of its repeats, in :func:`timing_table`'s columns."""
     rows = []
     for arrays, meta in cells:
-        row = {"model": meta["model"], "filter": "SIR", "method": meta["method"],
-               "n": meta["n"], "radius": None, "build": "default"}  # fmt: skip
-        row |= _quantiles(arrays["step_seconds"], 1e6, "step_us")
-        row |= _quantiles(arrays["wall_seconds"], 1e3, "wall_ms")
-        row |= {"repeats": meta["trajectories"], "steps": meta["steps"]} | _cell_columns(meta)
-        rows.append(row)
-    frame = pd.DataFrame(rows).sort_values(["method", "n"], ignore_index=True)
+        for b, method in enumerate(meta.get("sir_methods", [])):
+            where = meta["sir_backends"][b]
+            row = {"model": meta["model"], "filter": "SIR", "method": method, "n": meta["n"],
+                   "radius": None, "precision": "", "neighbourhood": "", "kernel": "",
+                   "build": "default"}  # fmt: skip
+            row |= _quantiles(arrays["sir_step_seconds"][b], 1e6, "step_us")
+            row |= _quantiles(arrays["sir_wall_seconds"][b], 1e3, "wall_ms")
+            row |= {"repeats": meta["repeats"], "steps": meta["steps"],
+                    "setup": meta.get("setup", ""), "backend": BACKEND_LABELS[where],
+                    "device": meta["sir_devices"][b]}  # fmt: skip
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    frame = frame.sort_values(["method", "n"], ignore_index=True)
     frame["radius"] = frame["radius"].astype("Int64")
     return frame
 
@@ -161,7 +207,12 @@ def sir_run_times(cells) -> pd.DataFrame:
 def baselines_table(errors: pd.DataFrame) -> pd.DataFrame:
     """What locality costs and saves: per model, N and baseline method, the
     SIR filter's error and times next to the CPF's at its best r of that N
-    (``error_table``'s ``best_radius``), and their ratios CPF / SIR."""
+    (``error_table``'s ``best_radius``), and their ratios CPF / SIR: the
+    errors of each filter's own estimator (``error_ratio``), and of the same
+    estimator in both, the weighted mean before resampling
+    (``error_ratio_weighted``) and the mean after it
+    (``error_ratio_resampled``; NaN where the SIR cell ran on the GPU). The
+    paired intervals of these differences are in ``paired.csv``."""
     rows = []
     for (model, n), part in errors.groupby(["model", "n"], sort=True):
         best = part[(part["filter"] == "CPF") & part["best_radius"]]
@@ -179,7 +230,13 @@ def baselines_table(errors: pd.DataFrame) -> pd.DataFrame:
                 "cpf_step_us": b.get("step_us", math.nan),
                 "cpf_wall_ms": b.get("wall_ms", math.nan), "cpf_backend": b.get("backend", ""),
             }  # fmt: skip
+            for estimator in targets.ESTIMATORS:
+                row[f"cpf_error_{estimator}"] = b.get(f"error_{estimator}", math.nan)
+                row[f"sir_error_{estimator}"] = sir.get(f"error_{estimator}", math.nan)
             row["error_ratio"] = row["cpf_error"] / row["sir_error"]
+            for estimator in targets.ESTIMATORS:
+                ratio = row[f"cpf_error_{estimator}"] / row[f"sir_error_{estimator}"]
+                row[f"error_ratio_{estimator}"] = ratio
             row["step_ratio"] = row["cpf_step_us"] / row["sir_step_us"]
             row["wall_ratio"] = row["cpf_wall_ms"] / row["sir_wall_ms"]
             row |= {"trajectories": sir["trajectories"], "device": sir["device"],
@@ -276,8 +333,8 @@ def table1_markdown(frame: pd.DataFrame) -> str:
 def figure_table(figure: str, *, trajectories=None, cpf=(), sir=()) -> pd.DataFrame:
     """The tidy table of ``figure`` (catalog.FIGURES) from its cells: Figs 7-8
     the trajectory set and the CPF cell of the largest configuration; Figs
-    9-10 the CPF and SIR cells of the model; Fig 11 the timing cells; Fig 12
-    the timing cells (default build) and the growth model's SIR cells."""
+    9-10 the CPF and SIR cells of the model; Figs 11-12 the timing cells (Fig
+    12: the default build, and the SIR runs of the timing cells)."""
     if figure in TRAJECTORY_FIGURES:
         (cell,) = cpf
         return trajectory_table(TRAJECTORY_FIGURES[figure], trajectories, *cell)
@@ -285,8 +342,8 @@ def figure_table(figure: str, *, trajectories=None, cpf=(), sir=()) -> pd.DataFr
         return error_table([*cpf, *sir])
     if figure == "fig11":
         return timing_table(cpf)
-    if figure == "fig12":
+    if figure == "fig12":  # the default build of each kernel, and the timing cells' SIR runs
         timing = timing_table(cpf)
-        frames = [timing[timing["build"] == "default"], sir_run_times(sir) if sir else None]
-        return pd.concat([f for f in frames if f is not None], ignore_index=True)
+        frames = [timing[timing["build"] == "default"], sir_run_times(cpf)]
+        return pd.concat([f for f in frames if not f.empty], ignore_index=True)
     raise ValueError(f"no table for figure {figure!r}")

@@ -5,7 +5,11 @@ the two models of "Evaluation and results", their simulated trajectories
 * ``growth``: the "first model", the benchmark model of refs [8, 23, 32, 33],
   x_{t+1} = x_t/2 + 25 x_t/(1 + x_t^2) + 8 cos(1.2 t) + n_t, y_t = x_t^2/20 + u_t,
   n_t ~ N(0, 10), u_t ~ N(0, 1) (``pfresample.models.GrowthModel``, the same
-  equations as Dülger's eqs. 2.34-2.35), T = 100 steps;
+  equations as Dülger's eqs. 2.34-2.35), T = 100 steps. The filters start it
+  as the paper does (setup "paper": the particles that meet z_1 are N(0, 10)
+  draws, weighted before any prediction: ``GrowthModel(particles_from_noise=True)``)
+  or as the library did before (setup "thesis": x_0 ~ N(0, 2), predicted
+  first); the trajectories are the same for both;
 * ``bot``: the bearings-only tracking model of ref. [23] (Gordon, Salmond and
   Smith 1993; ``pfresample.models.BearingsOnlyModel``), T = 24 steps.
 
@@ -31,6 +35,7 @@ The figures average these over the trajectories.
 
 from __future__ import annotations
 
+import math
 import zlib
 
 import numpy as np
@@ -50,12 +55,19 @@ ERROR_LABELS = {
 POSITION_COLUMNS = (0, 2)
 
 
-def model(name: str):
-    """The model called ``name`` ("growth" or "bot") with the paper's parameters."""
-    try:
-        return MODELS[name]()
-    except KeyError:
-        raise ValueError(f"model must be one of {sorted(MODELS)}, got {name!r}") from None
+# The growth model's starts (catalog.SETUPS): the GrowthModel fields of each.
+GROWTH_SETUPS = {"paper": {"particles_from_noise": True}, "thesis": {}}
+
+
+def model(name: str, setup: str = "paper"):
+    """The model called ``name`` ("growth" or "bot") with the paper's
+    parameters; the growth model started as ``setup`` says (``GROWTH_SETUPS``;
+    the bearings-only model has one start, its prior)."""
+    if name not in MODELS:
+        raise ValueError(f"model must be one of {sorted(MODELS)}, got {name!r}")
+    if setup not in GROWTH_SETUPS:
+        raise ValueError(f"setup must be one of {sorted(GROWTH_SETUPS)}, got {setup!r}")
+    return MODELS[name](**GROWTH_SETUPS[setup]) if name == "growth" else MODELS[name]()
 
 
 def trajectory_rng(seed: int, name: str, j: int) -> np.random.Generator:
@@ -144,6 +156,25 @@ def position_rmse(estimates, truth) -> float:
 def mean_position_error(estimates, truth) -> float:
     """(1/T) sum_t e_t, Fig 8's "mean of the position error"."""
     return float(np.mean(position_errors(estimates, truth)))
+
+
+# The estimators a run's errors are measured for: the filter's own, and by name.
+ESTIMATORS = ("weighted", "resampled")  # sum w x / sum w before resampling; mean after
+
+
+def estimator_errors(name: str, estimates: dict, truth) -> dict[str, float]:
+    """:func:`run_errors` of each estimator of one run: ``estimates`` maps
+    "own" (the filter's estimate), "weighted" and "resampled" (``ESTIMATORS``;
+    None where the run has not got it) to estimates. The filter's own errors
+    keep the plain names; each estimator's take the suffix ``_weighted`` or
+    ``_resampled`` (NaN where it is None)."""
+    own = run_errors(name, estimates["own"], truth)
+    out = dict(own)
+    for estimator in ESTIMATORS:
+        values = estimates.get(estimator)
+        errors = dict.fromkeys(own, math.nan) if values is None else run_errors(name, values, truth)
+        out |= {f"{measure}_{estimator}": value for measure, value in errors.items()}
+    return out
 
 
 def run_errors(name: str, estimates, truth) -> dict[str, float]:

@@ -148,7 +148,7 @@ def _distinct_fraction(distinct, n: int) -> float:
 def cpf_cell(
     name: str, trajectories, n: int, radius: int, *, seed: int, backend: str,
     fast_math: bool = False, setup: str = "paper", precision: str = "float64",
-    neighbourhood: str = "search", log=None,
+    neighbourhood: str = "search", first: int = 0, log=None,
 ):  # fmt: skip
     """Figs 7-10 and Table 1 at one configuration: the CPF with N particles
     and radius r on every trajectory of model ``name`` (``trajectories``: a
@@ -160,7 +160,9 @@ def cpf_cell(
     particles), of the weighted mean before resampling (``_weighted``) and
     again of its own (``_resampled``); ``step_seconds``, ``wall_seconds``,
     ``distinct_fraction`` (the CPU only: NaN on the GPU); the run seeds and
-    the estimates of trajectory 0."""
+    the estimates of trajectory 0. ``first``: the rows of ``trajectories``
+    are trajectories ``first``, ``first`` + 1, ... (a part of a set), and
+    get those trajectories' run seeds."""
     targets.check_set(name, trajectories, f"cpf_cell({name!r})")
     model = targets.model(name, setup)
     where = cpf_backend(name, radius, backend, log)
@@ -177,7 +179,7 @@ def cpf_cell(
 
     for warm in run_seeds(seed, name, n, TIMING_WARMUP, "warmup"):
         run_one(trajectories["y"][0], warm)
-    seeds = run_seeds(seed, name, n, trajectories["y"].shape[0])
+    seeds = _seeds_of(seed, name, n, trajectories, first)
     label = f"CPF {name} N = {n} r = {radius}"
     arrays = _run_trajectories(run_one, name, trajectories, seeds, label, log)
     ran = "scan" if where == "cpu" and neighbourhood == "search" else neighbourhood
@@ -185,8 +187,15 @@ def cpf_cell(
                          radius=int(radius), fast_math=fast, steps=int(steps),
                          trajectories=int(len(seeds)), warmup=TIMING_WARMUP,
                          setup=_setup(name, setup), estimator="resampled",
-                         precision=precision, neighbourhood=ran)  # fmt: skip
+                         precision=precision, neighbourhood=ran, first=int(first))  # fmt: skip
     return arrays, metadata
+
+
+def _seeds_of(seed: int, name: str, n: int, trajectories, first: int) -> list[int]:
+    """The run seeds of the rows of ``trajectories``: trajectories ``first``, ``first`` + 1, ..."""
+    if first < 0:
+        raise ValueError(f"first must be >= 0, got {first}")
+    return run_seeds(seed, name, n, first + trajectories["y"].shape[0])[first:]
 
 
 def _setup(name: str, setup: str) -> str:
@@ -196,7 +205,7 @@ def _setup(name: str, setup: str) -> str:
 
 def sir_cell(
     name: str, trajectories, n: int, method: str, *, seed: int, backend: str,
-    setup: str = "paper", log=None,
+    setup: str = "paper", first: int = 0, log=None,
 ):  # fmt: skip
     """The baselines of Figs 9-10: the SIR filter (Dülger's Algorithm 2.4,
     ``run_sir``) with the global resampler ``method`` at N on every
@@ -204,7 +213,8 @@ def sir_cell(
     Arrays as :func:`cpf_cell`'s -- its own estimate is the weighted mean
     before resampling; the mean of the resampled particles (``_resampled``)
     and the distinct fractions on the CPU only (NaN on the GPU) -- plus
-    ``mean_B`` (the mean B of a run's steps, NaN for methods without B)."""
+    ``mean_B`` (the mean B of a run's steps, NaN for methods without B);
+    ``first`` as :func:`cpf_cell`'s."""
     targets.check_set(name, trajectories, f"sir_cell({name!r})")
     model = targets.model(name, setup)
     where = sir_backend(name, method, backend, log)
@@ -226,14 +236,14 @@ def sir_cell(
     for warm in run_seeds(seed, name, n, TIMING_WARMUP, "warmup"):
         run_one(trajectories["y"][0], warm)
     used_B.clear()
-    seeds = run_seeds(seed, name, n, trajectories["y"].shape[0])
+    seeds = _seeds_of(seed, name, n, trajectories, first)
     label = f"SIR {method} {name} N = {n}"
     arrays = _run_trajectories(run_one, name, trajectories, seeds, label, log)
     arrays["mean_B"] = np.array(used_B)
     metadata = _metadata("sir", name, n, seed, where, filter="SIR", method=method, radius=None,
                          fast_math=False, steps=int(steps), trajectories=int(len(seeds)),
                          warmup=TIMING_WARMUP, setup=_setup(name, setup),
-                         estimator="weighted")  # fmt: skip
+                         estimator="weighted", first=int(first))  # fmt: skip
     return arrays, metadata
 
 

@@ -19,7 +19,8 @@ different N share the trajectories but not the seeds ("pairing": trajectory).
   resolved"); and the fraction of distinct ancestors, CPF against SIR, where
   the cells measured it (the CPU).
 * :func:`claims_table`: the paper's statements, each with reproduced / not
-  reproduced / not resolved and the rows it rests on.
+  reproduced / not resolved and the rows it rests on (cells at r = N - 1, the
+  multinomial limit, are left out of the claims).
 """
 
 from __future__ import annotations
@@ -177,7 +178,18 @@ def _fmt(row) -> str:
 
 def _cpf_rows(paired: pd.DataFrame, model: str, comparison: str) -> pd.DataFrame:
     part = paired[(paired["model"] == model) & (paired["comparison"] == comparison)]
-    return part[part["measure"] == targets.ERROR_MEASURES[model]]
+    return _configurations(part[part["measure"] == targets.ERROR_MEASURES[model]])
+
+
+def _configurations(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows whose CPF cells are configurations of the filter: without r = N - 1,
+    the limit where cellular resampling is the multinomial SIR filter's (a check of
+    the implementation, not one of the paper's configurations)."""
+    keep = pd.Series(True, index=rows.index)
+    for side in ("a", "b"):
+        radius, n = rows[f"radius_{side}"], rows[f"n_{side}"]
+        keep &= radius.isna() | (radius < n - 1)
+    return rows[keep]
 
 
 # The columns that name one kernel of the CPF cells (one group of a claim).
@@ -293,7 +305,7 @@ def _baseline_claims(paired, model, claim, statement) -> list[dict]:
     out = []
     measure = targets.ERROR_MEASURES[model]
     rows = paired[(paired["model"] == model) & (paired["comparison"] == "CPF - SIR")]
-    rows = rows[rows["measure"].str.startswith(measure)]
+    rows = _configurations(rows[rows["measure"].str.startswith(measure)])
     for (n, method, estimator, setup), part in rows.groupby(
         ["n_a", "method_a", "estimator", "setup_a"]
     ):

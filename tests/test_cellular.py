@@ -174,8 +174,14 @@ def test_cpf_estimates_are_means_of_resampled_particles_within_the_ring():
     assert run.backend == "cpu" and run.wall_seconds >= run.step_seconds > 0
     with pytest.raises(ValueError, match="radius must be at most"):
         run_cpf(model, y, 64, 64, seed=0)
-    with pytest.raises(ValueError, match="fast_math and scan"):
+    with pytest.raises(ValueError, match="fast_math is an option of the GPU kernels"):
         run_cpf(model, y, 64, 8, seed=0, fast_math=True)
+    with pytest.raises(ValueError, match="neighbourhood='search' is float64 only"):
+        run_cpf(model, y, 64, 8, seed=0, precision="float32")
+    with pytest.raises(ValueError, match="precision must be one of"):
+        run_cpf(model, y, 64, 8, seed=0, precision="float16", neighbourhood="scan")
+    with pytest.raises(ValueError, match="neighbourhood must be one of"):
+        run_cpf(model, y, 64, 8, seed=0, neighbourhood="sort")
 
 
 def test_cpf_at_full_radius_matches_the_sir_filter():
@@ -217,3 +223,158 @@ def test_log_weights_choose_as_their_exponential_and_underflow_draws_locally():
     anc = cellular_log(lw, key, radius)
     assert (anc[120:129] == 120).all()
     np.testing.assert_array_equal(anc[200 + radius : 240], 199)
+
+
+# ------------------------------------------------ the paper's precision and rule
+
+
+def _choices(lw: np.ndarray, radius: int, u: np.ndarray, dtype, divide: bool) -> np.ndarray:
+    """d* of every particle of the ring (the contract's scan, or the quotients) in ``dtype``."""
+    from pfresample.resampling.cellular import neighbourhood_choice
+
+    n = lw.size
+    a = np.exp((lw - lw.max()).astype(dtype))
+    ext = np.concatenate([a[n - radius :], a])
+    return neighbourhood_choice(ext, radius, 0, n, u.astype(dtype), divide)[0]
+
+
+def test_the_papers_quotients_choose_by_hand():
+    """Fig 6, III.5: add L_j / W_i for j = i, i-1, ..., i-r and stop where the
+    sum passes u; in float64 the same choice as the contract's s_d <= u W."""
+    w = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    n, radius = w.size, 3
+    u = np.array([0.01, 0.3, 0.45, 0.77, 0.9, 0.999])  # none at a boundary (rounding decides there)
+    expected = []
+    for i in range(n):
+        q = [w[(i - d) % n] for d in range(radius + 1)]
+        running = np.cumsum(np.array(q) / sum(q))
+        expected.append(int(np.sum(running <= u[i])))
+    got = _choices(np.log(w), radius, u, np.float64, divide=True)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(_choices(np.log(w), radius, u, np.float64, divide=False), got)
+
+
+@pytest.mark.parametrize("divide", [False, True])
+@pytest.mark.parametrize("radius", [8, 64, 256])
+def test_float32_choices_differ_from_float64_within_the_rounding_bound(radius, divide):
+    """The paper's precision against the float64 reference. A particle's
+    float32 choice can differ only where u lies within the float32 rounding
+    of the comparisons of some boundary s_d / W: the weights exp(x) carry a
+    relative error E 2^-24 (the argument's rounding, |x| <= 8 here, and the
+    float32 exp's ulp: E = 10), a running sum of d + 1 of them d 2^-24 more,
+    u W or the quotients w / W (r + E + 1) 2^-24; so each boundary is off by
+    at most delta = (2r + 2E + 1) 2^-24 and u (a multiple of 2^-24) falls
+    within it with probability <= 2 delta + 2^-24: over the r + 1 boundaries
+    P(differ) <= B = (r + 1)(4r + 4E + 3) 2^-24 (1.6 % at r = 256; first-order
+    bounds). The observed fraction over K N particles may exceed B only by
+    its sampling error (4 sqrt(B / (K N)) allowed). Negative control: the
+    float64 choice with u cut to 10 bits differs far more often than B."""
+    n, keys, e = 4096, 8, 10
+    bound = (radius + 1) * (4 * radius + 4 * e + 3) * 2.0**-24
+    rng = np.random.default_rng(radius)
+    differ = cut = total = 0
+    for k in range(keys):
+        lw = rng.normal(0.0, 2.0, n).clip(-8.0, 8.0)  # |x| = |lw - max| <= 16: E counts it
+        lw = lw / 2.0
+        u = uniform_float(draws(100 + k, np.arange(n), 0, DOMAIN_PARTICLE)).astype(np.float64)
+        ref = _choices(lw, radius, u, np.float64, divide)
+        differ += np.count_nonzero(_choices(lw, radius, u, np.float32, divide) != ref)
+        coarse = np.floor(u * 2.0**10) / 2.0**10
+        cut += np.count_nonzero(_choices(lw, radius, coarse, np.float64, divide) != ref)
+        total += n
+    allowed = bound + 4.0 * math.sqrt(bound / total)
+    assert differ / total <= allowed, (differ / total, bound)
+    assert cut / total > allowed, (cut / total, bound)
+
+
+def test_cpf_in_float32_runs_as_the_float64_filter():
+    """The filter in the paper's precision and rule (float32, quotients)
+    against the float64 reference on the same seeds (the same noise and
+    uniforms): its per-run MSEs differ only where a choice did, and their
+    mean difference is within 4 standard errors of the paired differences
+    (0 when no choice differed)."""
+    model = GrowthModel()
+    x, y = model.simulate(50, np.random.default_rng(11))
+    diffs, same = [], 0
+    for s in range(12):
+        ref = run_cpf(model, y, 1024, 64, seed=s)
+        f32 = run_cpf(model, y, 1024, 64, seed=s, precision="float32", neighbourhood="divide")
+        assert (f32.precision, f32.neighbourhood) == ("float32", "divide")
+        same += np.array_equal(ref.estimates, f32.estimates)
+        diffs.append(np.mean((f32.estimates - x[1:]) ** 2) - np.mean((ref.estimates - x[1:]) ** 2))
+    diffs = np.array(diffs)
+    assert abs(diffs.mean()) <= 4 * diffs.std(ddof=1) / math.sqrt(diffs.size), diffs
+    assert same >= 1  # most runs never meet a choice that rounds differently
+
+
+def test_weighted_estimate_and_distinct_ancestors_by_hand():
+    """r = 0: every particle keeps itself, so the run is the prediction chain
+    alone: the weighted estimate is sum w x / sum w of the predicted
+    particles, w = exp(log L - max), the plain estimate their mean, and every
+    step keeps N distinct ancestors -- recomputed here from the run's seeds."""
+    from pfresample.filters.common import derive_seeds
+
+    model = GrowthModel()
+    _, y = model.simulate(6, np.random.default_rng(12))
+    n = 300
+    run = run_cpf(model, y, n, 0, seed=21, weighted=True, diversity=True)
+    rng, _ = derive_seeds(21, y.size)
+    particles = model.init_particles(n, rng)
+    for k in range(y.size):
+        particles = model.transition(particles, k, rng)
+        log_l = model.log_likelihood(y[k], particles)
+        w = np.exp(log_l - log_l.max())
+        assert run.weighted_estimates[k] == pytest.approx(
+            np.sum(w * particles) / w.sum(), rel=1e-12
+        )
+        assert run.estimates[k] == pytest.approx(particles.mean(), rel=1e-12)
+    np.testing.assert_array_equal(run.distinct, np.full(y.size, n))
+    wide = run_cpf(model, y, n, n - 1, seed=21, diversity=True)
+    assert (wide.distinct < n).all() and wide.weighted_estimates is None
+
+
+def test_sir_diagnostics_leave_the_run_unchanged():
+    """run_sir(diagnostics=True) records the mean of the resampled particles
+    and the distinct ancestors outside the run: the estimates are the same."""
+    model = GrowthModel()
+    _, y = model.simulate(10, np.random.default_rng(13))
+    plain = run_sir(model, y, 256, "multinomial", 3)
+    more = run_sir(model, y, 256, "multinomial", 3, diagnostics=True)
+    np.testing.assert_array_equal(plain.estimates, more.estimates)
+    assert plain.resampled_estimates is None and more.resampled_estimates.shape == (10,)
+    assert ((more.distinct >= 1) & (more.distinct <= 256)).all()
+    with pytest.raises(NotImplementedError, match="diagnostics= is an option of the CPU"):
+        run_sir(model, y, 256, "multinomial", 3, diagnostics=True, backend="cuda")
+
+
+def test_cpf_at_full_radius_is_the_multinomial_sir_filter_on_bot():
+    """r = N - 1 on the bearings-only model: cellular resampling is
+    multinomial, so the CPF is the SIR filter with multinomial resampling
+    (their estimates compared with the same estimator, the mean of the
+    resampled particles, and with the weighted mean before resampling). With
+    the same seeds (the same prior draws and noise) the mean paired
+    difference of their position RMSEs lies within 4 standard errors of
+    the paired differences; the CPF at r = 4 (the negative control) differs
+    by more."""
+    from pfresample.models import BearingsOnlyModel
+
+    model = BearingsOnlyModel()
+    x, y = model.simulate(24, np.random.default_rng(31))
+    truth = x[1:, [0, 2]]
+
+    def rmse(est):
+        return float(np.sqrt(np.mean(((est[:, [0, 2]] - truth) ** 2).sum(axis=1))))
+
+    n, m = 256, 50
+    sir = [run_sir(model, y, n, "multinomial", s, diagnostics=True) for s in range(m)]
+    sir_resampled = np.array([rmse(r.resampled_estimates) for r in sir])
+    sir_weighted = np.array([rmse(r.estimates) for r in sir])
+
+    def z(radius, weighted):
+        runs = [run_cpf(model, y, n, radius, s, weighted=True) for s in range(m)]
+        cpf = np.array([rmse(r.weighted_estimates if weighted else r.estimates) for r in runs])
+        d = cpf - (sir_weighted if weighted else sir_resampled)
+        return d.mean() / (d.std(ddof=1) / math.sqrt(m))
+
+    assert abs(z(n - 1, weighted=False)) < 4 and abs(z(n - 1, weighted=True)) < 4
+    assert abs(z(4, weighted=False)) > 4

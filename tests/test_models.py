@@ -67,6 +67,41 @@ def test_growth_init_particles_have_variance_two():
     assert abs(p.mean()) < 0.02 and p.var() == pytest.approx(2.0, rel=0.02)
 
 
+def test_the_papers_start_draws_x1_from_the_noise_law_before_any_weighting():
+    """Gelencsér-Horváth et al.: the particles that meet z_1 are N(0, 10)
+    draws. particles_from_noise realises them as x_0 = 0 and a first step
+    without the drift: f(0) = 0 exactly, so x_1 = sqrt(10) v, bit for bit;
+    every later step is eq. 2.34 with its drift; the generator is left where
+    the thesis start leaves it (common random numbers); the truth is the
+    same trajectory either way."""
+    paper, thesis = GrowthModel(particles_from_noise=True), GrowthModel()
+    rng_p, rng_t = np.random.default_rng(7), np.random.default_rng(7)
+    x0 = paper.init_particles(1000, rng_p)
+    thesis.init_particles(1000, rng_t)
+    np.testing.assert_array_equal(x0, np.zeros(1000))
+    v = np.random.default_rng(8).standard_normal(1000)
+    np.testing.assert_array_equal(
+        paper.transition(x0, 0, np.random.default_rng(8)), math.sqrt(10.0) * v
+    )
+    assert paper.filter_drift(0) == 0.0 and thesis.filter_drift(0) == 8.0
+    assert paper.mean_transition(2.0, 1) == thesis.mean_transition(2.0, 1)
+    assert (paper.start_mean, paper.start_sd) == (0.0, 0.0)
+    assert (thesis.start_mean, thesis.start_sd) == (0.0, math.sqrt(2.0))
+    np.testing.assert_array_equal(rng_p.standard_normal(5), rng_t.standard_normal(5))
+    a, b = (
+        paper.simulate(30, np.random.default_rng(9)),
+        thesis.simulate(30, np.random.default_rng(9)),
+    )
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    # The law of x_1 over many draws: N(0, 10) (the negative control: the thesis start's
+    # x_1 has mean f(x_0) + 8, about 8).
+    x1 = paper.transition(paper.init_particles(200_000, rng_p), 0, rng_p)
+    assert abs(x1.mean()) < 0.03 and x1.var() == pytest.approx(10.0, rel=0.02)
+    x1_thesis = thesis.transition(thesis.init_particles(200_000, rng_t), 0, rng_t)
+    assert abs(x1_thesis.mean()) > 7.0
+
+
 # --- radar model (eqs. 7.1-7.2) ----------------------------------------------------------------
 
 

@@ -55,11 +55,12 @@ FIELDS = ["date", "device", "cuda", "cupy", "model", "filter", "n", "radius", "f
 def _cpf_row(name, n: int, radius: int, fast: bool, scan: bool, runs: int, info: dict) -> dict:
     model, steps = MODELS[name]
     _, y = model.simulate(steps, np.random.default_rng(0))
-    kw = {"backend": "cuda", "fast_math": fast, "scan": scan}
+    neighbourhood = "scan" if scan else "search"
+    kw = {"backend": "cuda", "fast_math": fast, "neighbourhood": neighbourhood}
     results = [run_cpf(model, y, n, radius, s, **kw) for s in range(runs + 1)][1:]  # 0: capture
-    kernel = cpf_graph(model, n, radius, steps, fast, scan).step_kernel_seconds()
+    kernel = cpf_graph(model, n, radius, steps, fast, neighbourhood).step_kernel_seconds()
     row = {**info, "model": name, "filter": "cpf", "n": n, "radius": radius, "fast_math": fast,
-           "neighbourhood": "scan" if scan else "search",
+           "neighbourhood": neighbourhood,
            "kernel_us": 1e6 * kernel,
            "graph_us_per_step": 1e6 * statistics.median(r.step_seconds for r in results),
            "run_ms": 1e3 * statistics.median(r.wall_seconds for r in results),

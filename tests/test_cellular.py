@@ -329,8 +329,12 @@ def test_weighted_estimate_and_distinct_ancestors_by_hand():
         )
         assert run.estimates[k] == pytest.approx(particles.mean(), rel=1e-12)
     np.testing.assert_array_equal(run.distinct, np.full(y.size, n))
+    np.testing.assert_array_equal(run.lineages, np.full(y.size, n))
+    np.testing.assert_allclose(run.resampled_cov[-1, 0, 0], particles.var(ddof=1), rtol=1e-12)
     wide = run_cpf(model, y, n, n - 1, seed=21, diversity=True)
     assert (wide.distinct < n).all() and wide.weighted_estimates is None
+    # Lineages only die out: non-increasing, and never above the distinct ancestors.
+    assert (np.diff(wide.lineages) <= 0).all() and (wide.lineages <= wide.distinct).all()
 
 
 def test_sir_diagnostics_leave_the_run_unchanged():
@@ -343,6 +347,8 @@ def test_sir_diagnostics_leave_the_run_unchanged():
     np.testing.assert_array_equal(plain.estimates, more.estimates)
     assert plain.resampled_estimates is None and more.resampled_estimates.shape == (10,)
     assert ((more.distinct >= 1) & (more.distinct <= 256)).all()
+    assert (np.diff(more.lineages) <= 0).all() and (more.lineages <= more.distinct).all()
+    assert more.resampled_cov.shape == (10, 1, 1) and (more.resampled_cov > 0).all()
     with pytest.raises(NotImplementedError, match="diagnostics= is an option of the CPU"):
         run_sir(model, y, 256, "multinomial", 3, diagnostics=True, backend="cuda")
 

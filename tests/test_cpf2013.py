@@ -294,7 +294,10 @@ def test_cells_record_what_ran(tiny_study):
     # Both estimators, and the distinct ancestors (the CPU measures them).
     np.testing.assert_array_equal(arrays["position_rmse_resampled"], arrays["position_rmse"])
     assert np.isfinite(arrays["position_rmse_weighted"]).all()
-    assert ((arrays["distinct_fraction"] > 0) & (arrays["distinct_fraction"] <= 1)).all()
+    for measure in ("distinct_fraction", "lineage_fraction", "coverage"):
+        assert ((arrays[measure] >= 0) & (arrays[measure] <= 1)).all(), measure
+    assert (arrays["lineage_fraction"] <= arrays["distinct_fraction"]).all()
+    assert (arrays["spread"] > 0).all()
     sir_arrays = sir["bot"][0][0]
     np.testing.assert_array_equal(sir_arrays["position_rmse_weighted"], sir_arrays["position_rmse"])
     assert np.isfinite(sir_arrays["position_rmse_resampled"]).all()
@@ -374,7 +377,7 @@ def test_tables_and_figures_of_the_tiny_study(tiny_study):
     assert len(setup) == 2 and set(setup["setup_a"]) == {"thesis"}
     vs = p[(p["comparison"] == "CPF - SIR") & (p["model"] == "bot")]
     assert set(vs["estimator"]) == {"own", "weighted", "resampled", ""}
-    assert len(vs) == 2 * 2 * 2 * 4  # N x r x methods x (3 estimators, distinct ancestors)
+    assert len(vs) == 2 * 2 * 2 * (3 + len(targets.CLOUD_MEASURES))  # N x r x methods x ...
     c = paired.claims_table(p)
     assert set(c["claim"]) <= {claim for claim, *_ in paired.CLAIMS}
     assert set(c["verdict"]) <= {paired.REPRODUCED, paired.NOT_REPRODUCED, paired.NOT_RESOLVED}
@@ -382,6 +385,30 @@ def test_tables_and_figures_of_the_tiny_study(tiny_study):
 
 
 # --- paired statistics by hand ----------------------------------------------------------
+
+
+def test_cloud_measures_by_hand():
+    """Two steps of a bearings-only run: the cloud's spread is sqrt(trace C) of
+    the positions; the truth 1 sd off in x lies inside the 95 % ellipse
+    (NEES 1 <= 5.99), 3 sd off outside (NEES 9)."""
+    from types import SimpleNamespace
+
+    cov = np.zeros((2, 4, 4))
+    cov[:, 0, 0], cov[:, 2, 2] = 0.04, 0.09  # positions x, y: sd 0.2 and 0.3
+    cov[:, 1, 1] = cov[:, 3, 3] = 1.0  # velocities: not counted
+    means = np.zeros((2, 4))
+    truth = np.array([[0.2, 5.0, 0.0, 5.0], [0.6, 0.0, 0.0, 0.0]])
+    run = SimpleNamespace(distinct=np.array([10, 20]), lineages=np.array([4, 2]),
+                          resampled_cov=cov, resampled_estimates=means)  # fmt: skip
+    got = targets.cloud_measures("bot", 40, run, truth)
+    assert got["distinct_fraction"] == pytest.approx(15 / 40)
+    assert got["lineage_fraction"] == pytest.approx(3 / 40)
+    assert got["spread"] == pytest.approx(math.sqrt(0.13))
+    assert got["coverage"] == pytest.approx(0.5)
+    assert targets.coverage_bound(2) == pytest.approx(5.991464547107979)
+    assert targets.coverage_bound(1) == pytest.approx(3.841458820694124)
+    none = targets.cloud_measures("bot", 40, SimpleNamespace(lineages=None), truth)
+    assert all(math.isnan(v) for v in none.values())
 
 
 def _paired_cell(name, n, radius, errors, seeds=None, filt="CPF", method="cellular", **extra):

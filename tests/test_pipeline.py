@@ -89,6 +89,9 @@ TINY_GRID = {
     "cpf2013_bot_steps": 10,
     "cpf2013_baselines": ["systematic"],
     "cpf2013_timing_repeats": 1,
+    "cpf2013_large_n": [],
+    "cpf2013_timing_n": [64, 128],
+    "cpf2013_timing_baselines": ["systematic"],
     # Das et al. (2014): 2.5 s of the UUV model (250 steps), N = 32 and 64, one trajectory;
     # Table 5's timing runs over the first 1 s; Fig 11 at N = 128 (the study's own tests:
     # tests/test_d3_2014.py).

@@ -81,7 +81,10 @@ def run_cpf(
     predicted particles before resampling, sum_i L^i x^i / sum_i L^i
     (``CpfRun.weighted_estimates``), beside the paper's mean of the resampled
     particles. ``diversity`` (CPU only): the number of distinct ancestors of
-    each step's resampling (``CpfRun.distinct``)."""
+    each step's resampling, the lineages (distinct initial particles) alive
+    after it and the covariance of the resampled particles
+    (``CpfRun.distinct``, ``lineages``, ``resampled_cov``; the timing
+    includes them)."""
     n = int(n)
     radius = check_radius(radius, n)
     check_kernel(precision, neighbourhood)
@@ -104,7 +107,7 @@ def run_cpf(
     x = model.init_particles(n, rng)
     estimates = np.empty((steps,) + x.shape[1:])
     weighted_estimates = np.empty_like(estimates) if weighted else None
-    distinct = np.empty(steps, dtype=np.int64) if diversity else None
+    cloud = common.CloudDiagnostics(n, steps, x.shape[1:]) if diversity else None
     for k in range(steps):
         x = model.transition(x, k, rng)
         log_l = np.asarray(model.log_likelihood(y[k], x), dtype=np.float64)
@@ -117,14 +120,17 @@ def run_cpf(
             weighted_estimates[k] = (w @ x) / w.sum()
         k0, k1 = seed_keys([int(draw_seeds[k])])
         ancestors = cellular_log(log_l, (k0[0], k1[0]), radius, dtype=dtype, divide=divide)
-        if diversity:
-            distinct[k] = np.count_nonzero(np.bincount(ancestors, minlength=n))
         x = x[ancestors]
         estimates[k] = x.mean(axis=0)
+        if diversity:
+            cloud.record(k, ancestors, x)
     wall = time.perf_counter() - start
+    extra = {}
+    if diversity:
+        extra = {"distinct": cloud.distinct, "lineages": cloud.lineages,
+                 "resampled_cov": cloud.cov}  # fmt: skip
     return CpfRun(n, radius, int(seed), estimates, wall / max(steps, 1), wall,
-                  weighted_estimates=weighted_estimates, distinct=distinct,
-                  precision=precision,
+                  weighted_estimates=weighted_estimates, precision=precision, **extra,
                   neighbourhood="scan" if neighbourhood == "search" else neighbourhood)  # fmt: skip
 
 

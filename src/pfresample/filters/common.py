@@ -33,8 +33,11 @@ class SirResult:
     the B used at step k (``NO_B`` for methods without one). ``backend`` is
     where the filter ran, "cpu" or "cuda". With ``diagnostics`` (the CPU
     filter), ``resampled_estimates[k - 1]`` is the mean of the resampled
-    particles (the cellular filter's estimate) and ``distinct[k - 1]`` the
-    number of distinct ancestors of step k's resampling; None otherwise.
+    particles (the cellular filter's estimate), ``resampled_cov[k - 1]`` their
+    covariance (d x d; 1 x 1 for a scalar state), ``distinct[k - 1]`` the
+    number of distinct ancestors of step k's resampling and ``lineages[k - 1]``
+    the number of distinct initial particles the particles descend from after
+    it; None otherwise.
     """
 
     method: str
@@ -48,6 +51,8 @@ class SirResult:
     backend: str = "cpu"
     resampled_estimates: np.ndarray | None = None
     distinct: np.ndarray | None = None
+    lineages: np.ndarray | None = None
+    resampled_cov: np.ndarray | None = None
 
     @property
     def stage_totals(self) -> np.ndarray:
@@ -162,8 +167,11 @@ class CpfRun:
     ``weighted_estimates``: the weighted mean of the predicted particles
     before resampling (the SIR filter's estimate), when asked for;
     ``distinct[k - 1]``: the number of distinct ancestors of step k's
-    resampling (CPU, when asked for); ``precision`` and ``neighbourhood``: the
-    kernel that ran (``filters.cellular.run_cpf``)."""
+    resampling, ``lineages[k - 1]`` the number of distinct initial particles
+    the particles descend from after it, ``resampled_cov[k - 1]`` the
+    covariance of the resampled particles (d x d) (CPU, when asked for);
+    ``precision`` and ``neighbourhood``: the kernel that ran
+    (``filters.cellular.run_cpf``)."""
 
     n: int
     radius: int
@@ -174,6 +182,8 @@ class CpfRun:
     backend: str = "cpu"
     weighted_estimates: np.ndarray | None = None
     distinct: np.ndarray | None = None
+    lineages: np.ndarray | None = None
+    resampled_cov: np.ndarray | None = None
     precision: str = "float64"
     neighbourhood: str = "scan"
 
@@ -202,3 +212,25 @@ class D3Run:
     wall_seconds: float
     backend: str = "cpu"
     device_seconds: float | None = None  # the GPU's time of the steps (CUDA events)
+
+
+class CloudDiagnostics:
+    """What ``diversity`` / ``diagnostics`` record after each resampling of a
+    CPU filter: the distinct ancestors, the distinct initial particles the
+    particles descend from (their lineages, carried through every
+    resampling) and the covariance of the resampled particles."""
+
+    def __init__(self, n: int, steps: int, shape: tuple):
+        d = int(np.prod(shape)) if shape else 1
+        self.n = n
+        self.origin = np.arange(n)
+        self.distinct = np.empty(steps, dtype=np.int64)
+        self.lineages = np.empty(steps, dtype=np.int64)
+        self.cov = np.empty((steps, d, d))
+
+    def record(self, k: int, ancestors: np.ndarray, resampled: np.ndarray) -> None:
+        self.distinct[k] = np.count_nonzero(np.bincount(ancestors, minlength=self.n))
+        self.origin = self.origin[ancestors]
+        self.lineages[k] = np.count_nonzero(np.bincount(self.origin, minlength=self.n))
+        states = resampled.reshape(self.n, -1)
+        self.cov[k] = np.atleast_2d(np.cov(states, rowvar=False)) if self.n > 1 else 0.0

@@ -30,7 +30,7 @@ from ..backend import select_backend
 from ..constants import EPSILON_FILTER
 from ..logweights import check_log_weights
 from ..resampling.registry import get_method
-from .common import NO_B, STAGES, SirResult, derive_seeds
+from .common import NO_B, STAGES, CloudDiagnostics, SirResult, derive_seeds
 
 
 def weights_from_log(log_w: np.ndarray) -> np.ndarray:
@@ -101,10 +101,10 @@ def run_sir(
     filter always times its stages. ``normalised`` overrides §6.9's choice of
     stage 4's weights for every method (True: w, False: w~; CPU only), an
     ablation of the thesis's filter (bench/dulger_ablations.py).
-    ``diagnostics`` (CPU only) also records each step's mean of the
-    resampled particles and its number of distinct ancestors
-    (``SirResult.resampled_estimates``, ``distinct``), outside the stage
-    timers.
+    ``diagnostics`` (CPU only) also records each step's mean and covariance
+    of the resampled particles, its number of distinct ancestors and the
+    lineages alive after it (``SirResult.resampled_estimates``,
+    ``resampled_cov``, ``distinct``, ``lineages``), outside the stage timers.
     """
     m = get_method(method)
     if B is not None and m.B_rule is None:
@@ -138,7 +138,7 @@ def run_sir(
     stage_seconds = np.empty((steps, len(STAGES)))
     used_B = np.full(steps, NO_B, dtype=np.int64)
     resampled = np.empty_like(estimates) if diagnostics else None
-    distinct = np.empty(steps, dtype=np.int64) if diagnostics else None
+    cloud = CloudDiagnostics(n, steps, x.shape[1:]) if diagnostics else None
     unnormalised = m.comparison_based if normalised is None else not normalised  # stage 4's w~
     wall_start = time.perf_counter()
     for k in range(steps):
@@ -166,11 +166,15 @@ def run_sir(
             used_B[k] = b
         if diagnostics:
             resampled[k] = x.mean(axis=0)
-            distinct[k] = np.count_nonzero(np.bincount(ancestors, minlength=n))
+            cloud.record(k, ancestors, x)
     wall = time.perf_counter() - wall_start
+    extra = {}
+    if diagnostics:
+        extra = {"resampled_estimates": resampled, "distinct": cloud.distinct,
+                 "lineages": cloud.lineages, "resampled_cov": cloud.cov}  # fmt: skip
     return SirResult(
         m.name, n, int(seed), estimates, stage_seconds, float(stage_seconds.sum()), wall, used_B,
-        resampled_estimates=resampled, distinct=distinct,
+        **extra,
     )  # fmt: skip
 
 

@@ -41,7 +41,6 @@ the backend that ran it and the device's name.
 
 from __future__ import annotations
 
-import math
 import time
 import zlib
 
@@ -114,21 +113,23 @@ def _metadata(experiment: str, name: str, n: int, seed: int, where: str, **extra
 
 def _run_trajectories(run_one, name: str, trajectories, seeds, label: str, log=None) -> dict:
     """Run ``run_one(y, seed) -> (estimates, step_seconds, wall_seconds,
-    distinct)`` on every trajectory j with ``seeds[j]`` (``estimates``: the
-    estimators of ``targets.estimator_errors``; ``distinct``: the mean
-    fraction of distinct ancestors over the steps, NaN where not measured):
-    the arrays of a cell (the error measures per trajectory, the times, the
-    distinct fractions, the seeds, and the filter's own estimates of
-    trajectory 0)."""
+    run)`` on every trajectory j with ``seeds[j]`` (``estimates``: the
+    estimators of ``targets.estimator_errors``; ``run``: the filter's record,
+    whose particle cloud ``targets.cloud_measures`` reads where the run
+    measured it): the arrays of a cell (the error measures and the cloud's
+    measures per trajectory, the times, the seeds, and the filter's own
+    estimates of trajectory 0)."""
     truth, ys = trajectories["truth"], trajectories["y"]
     count = ys.shape[0]
     errors: dict[str, np.ndarray] = {}
-    step, wall, distinct = np.empty(count), np.empty(count), np.empty(count)
+    step, wall = np.empty(count), np.empty(count)
     started = reported = time.perf_counter()
     first = None
     for j in range(count):
-        estimates, step[j], wall[j], distinct[j] = run_one(ys[j], seeds[j])
-        for measure, value in targets.estimator_errors(name, estimates, truth[j, 1:]).items():
+        estimates, step[j], wall[j], run = run_one(ys[j], seeds[j])
+        values = targets.estimator_errors(name, estimates, truth[j, 1:])
+        values |= targets.cloud_measures(name, run.n, run, truth[j, 1:])
+        for measure, value in values.items():
             errors.setdefault(measure, np.empty(count))[j] = value
         if j == 0:
             first = np.asarray(estimates["own"], dtype=np.float64)
@@ -136,13 +137,8 @@ def _run_trajectories(run_one, name: str, trajectories, seeds, label: str, log=N
         if log is not None and (now - reported > LOG_EVERY_S or j + 1 == count):
             reported = now
             log.info("%s: %d of %d trajectories, %.1f s", label, j + 1, count, now - started)
-    return {**errors, "step_seconds": step, "wall_seconds": wall, "distinct_fraction": distinct,
+    return {**errors, "step_seconds": step, "wall_seconds": wall,
             "seeds": np.array(seeds, dtype=np.uint64), "estimates": first}  # fmt: skip
-
-
-def _distinct_fraction(distinct, n: int) -> float:
-    """The mean over the steps of the fraction of distinct ancestors (NaN: not measured)."""
-    return math.nan if distinct is None else float(np.mean(distinct)) / n
 
 
 def cpf_cell(
@@ -158,11 +154,12 @@ def cpf_cell(
     (``run_cpf``). Returns ``(arrays, metadata)``: per trajectory the error
     measures of the CPF's own estimate (the mean of the resampled
     particles), of the weighted mean before resampling (``_weighted``) and
-    again of its own (``_resampled``); ``step_seconds``, ``wall_seconds``,
-    ``distinct_fraction`` (the CPU only: NaN on the GPU); the run seeds and
-    the estimates of trajectory 0. ``first``: the rows of ``trajectories``
-    are trajectories ``first``, ``first`` + 1, ... (a part of a set), and
-    get those trajectories' run seeds."""
+    again of its own (``_resampled``); ``step_seconds``, ``wall_seconds``;
+    the particle cloud's measures (``targets.CLOUD_MEASURES``: the CPU only,
+    NaN on the GPU); the run seeds and the estimates of trajectory 0.
+    ``first``: the rows of ``trajectories`` are trajectories ``first``,
+    ``first`` + 1, ... (a part of a set), and get those trajectories' run
+    seeds."""
     targets.check_set(name, trajectories, f"cpf_cell({name!r})")
     model = targets.model(name, setup)
     where = cpf_backend(name, radius, backend, log)
@@ -175,7 +172,7 @@ def cpf_cell(
                       weighted=True, diversity=where == "cpu", **kernel)  # fmt: skip
         estimates = {"own": run.estimates, "weighted": run.weighted_estimates,
                      "resampled": run.estimates}  # fmt: skip
-        return estimates, run.step_seconds, run.wall_seconds, _distinct_fraction(run.distinct, n)
+        return estimates, run.step_seconds, run.wall_seconds, run
 
     for warm in run_seeds(seed, name, n, TIMING_WARMUP, "warmup"):
         run_one(trajectories["y"][0], warm)
@@ -212,7 +209,7 @@ def sir_cell(
     trajectory of model ``name``, with the CPF cells' run seeds and start.
     Arrays as :func:`cpf_cell`'s -- its own estimate is the weighted mean
     before resampling; the mean of the resampled particles (``_resampled``)
-    and the distinct fractions on the CPU only (NaN on the GPU) -- plus
+    and the cloud's measures on the CPU only (NaN on the GPU) -- plus
     ``mean_B`` (the mean B of a run's steps, NaN for methods without B);
     ``first`` as :func:`cpf_cell`'s."""
     targets.check_set(name, trajectories, f"sir_cell({name!r})")
@@ -231,7 +228,7 @@ def sir_cell(
         loop = run.total_seconds if where == "cuda" else run.wall_seconds
         estimates = {"own": run.estimates, "weighted": run.estimates,
                      "resampled": run.resampled_estimates}  # fmt: skip
-        return estimates, loop / steps, wall, _distinct_fraction(run.distinct, n)
+        return estimates, loop / steps, wall, run
 
     for warm in run_seeds(seed, name, n, TIMING_WARMUP, "warmup"):
         run_one(trajectories["y"][0], warm)

@@ -16,8 +16,9 @@ different N share the trajectories but not the seeds ("pairing": trajectory).
   estimator: the filters' own, both the weighted mean before resampling, both
   the mean after it) -- with the mean of b - a per trajectory, its interval
   and what the interval says (``verdict``: "b lower", "b higher", "not
-  resolved"); and the fraction of distinct ancestors, CPF against SIR, where
-  the cells measured it (the CPU).
+  resolved"); and the particle cloud after resampling, CPF against SIR,
+  where the cells measured it (the CPU; ``targets.CLOUD_MEASURES``: distinct
+  ancestors, lineages, spread, coverage of the truth).
 * :func:`claims_table`: the paper's statements, each with reproduced / not
   reproduced / not resolved and the rows it rests on (cells at r = N - 1, the
   multinomial limit, are left out of the claims).
@@ -48,7 +49,6 @@ ESTIMATOR_LABELS = {
 }
 # The paper's particle number beyond which "more than 4,096 particles slightly improves".
 PAPER_N_THRESHOLD = 4096
-DISTINCT = "distinct_fraction"
 
 
 def _facets(meta) -> dict:
@@ -111,7 +111,7 @@ def paired_table(cells) -> pd.DataFrame:
     ((arrays, metadata) of CPF and SIR cells of both models): the model's
     figure measure (``targets.ERROR_MEASURES``) with the filters' own
     estimators for pairs of CPF cells, with each estimator for CPF against
-    SIR, and the distinct fraction for CPF against SIR. Pairs run b - a with
+    SIR, and the cloud's measures for CPF against SIR. Pairs run b - a with
     a the smaller radius or N, the "thesis" start, the library's default
     kernel (float64 search without fast math), the SIR baseline."""
     rows = []
@@ -142,9 +142,10 @@ def paired_table(cells) -> pd.DataFrame:
                     row = _row(model, "CPF - SIR", name, estimator, s, c)
                     if row is not None:
                         rows.append(row)
-                row = _row(model, "CPF - SIR", DISTINCT, "", s, c)
-                if row is not None:
-                    rows.append(row)
+                for name in targets.CLOUD_MEASURES:  # where the cells measured the cloud
+                    row = _row(model, "CPF - SIR", name, "", s, c)
+                    if row is not None:
+                        rows.append(row)
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame

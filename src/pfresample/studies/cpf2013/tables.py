@@ -80,8 +80,9 @@ def error_table(cells) -> pd.DataFrame:
             row["mean_position_error"], row["mean_position_error_ci"] = _mean_ci(
                 arrays["mean_position_error"]
             )
-        if "distinct_fraction" in arrays:
-            row["distinct_fraction"] = _mean_ci(arrays["distinct_fraction"])[0]
+        for measure in targets.CLOUD_MEASURES:  # the CPU cells' particle cloud (NaN: the GPU)
+            if measure in arrays:
+                row[measure] = _mean_ci(arrays[measure])[0]
         if "mean_B" in arrays:
             b = np.asarray(arrays["mean_B"], dtype=np.float64)
             row["mean_B"] = float(np.mean(b)) if np.isfinite(b).all() else math.nan

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from statistics import NormalDist
 
 import numpy as np
 
@@ -175,6 +176,58 @@ def estimator_errors(name: str, estimates: dict, truth) -> dict[str, float]:
         errors = dict.fromkeys(own, math.nan) if values is None else run_errors(name, values, truth)
         out |= {f"{measure}_{estimator}": value for measure, value in errors.items()}
     return out
+
+
+# What the CPU cells measure of the particle cloud after each resampling (NaN where not
+# measured): the distinct ancestors and the lineages (distinct initial particles alive)
+# as fractions of N, the cloud's spread and how often it covers the truth.
+CLOUD_MEASURES = ("distinct_fraction", "lineage_fraction", "spread", "coverage")
+COVERAGE_LEVEL = 0.95
+
+
+def coverage_bound(dim: int) -> float:
+    """The COVERAGE_LEVEL quantile of chi-square with ``dim`` (1 or 2) degrees of freedom:
+    z^2 for one (z the normal's two-sided quantile), -2 ln(1 - level) for two."""
+    if dim == 1:
+        return NormalDist().inv_cdf(0.5 + COVERAGE_LEVEL / 2.0) ** 2
+    if dim == 2:
+        return -2.0 * math.log(1.0 - COVERAGE_LEVEL)
+    raise ValueError(f"coverage_bound takes 1 or 2 dimensions, got {dim}")
+
+
+def cloud_measures(name: str, n: int, run, truth) -> dict[str, float]:
+    """The particle cloud of one CPU run after each resampling (``run``: a
+    CpfRun or SirResult with ``distinct``, ``lineages``, ``resampled_cov``;
+    the cloud's mean is the mean of the resampled particles), over the
+    steps: ``distinct_fraction`` and ``lineage_fraction`` (means of the
+    counts over N), ``spread`` (the mean of sqrt(trace C_t), C_t the
+    covariance of the resampled particles' positions -- the state of the
+    growth model, (x, y) of the bearings-only one) and ``coverage`` (the
+    fraction of steps whose true position lies inside the cloud's
+    COVERAGE_LEVEL ellipse, (x_t - m_t)' C_t^-1 (x_t - m_t) <= the
+    chi-square quantile: a calibrated Gaussian cloud covers COVERAGE_LEVEL
+    of them). All NaN where the run did not measure them (the GPU)."""
+    if getattr(run, "lineages", None) is None:
+        return dict.fromkeys(CLOUD_MEASURES, math.nan)
+    means = run.resampled_estimates if hasattr(run, "resampled_estimates") else run.estimates
+    cols = [0] if name == "growth" else list(POSITION_COLUMNS)
+    mean = np.asarray(means, dtype=np.float64).reshape(len(run.lineages), -1)[:, cols]
+    true = np.asarray(truth, dtype=np.float64).reshape(len(run.lineages), -1)[:, cols]
+    cov = np.asarray(run.resampled_cov)[:, cols][:, :, cols]
+    gap = true - mean
+    nees = np.empty(len(gap))
+    for t, (d, c) in enumerate(zip(gap, cov, strict=True)):
+        try:
+            nees[t] = float(d @ np.linalg.solve(c, d))
+        except np.linalg.LinAlgError:  # every particle in one point: no ellipse covers
+            nees[t] = math.inf
+    spread = np.sqrt(np.trace(cov, axis1=1, axis2=2))
+    return {
+        "distinct_fraction": float(np.mean(run.distinct)) / n,
+        "lineage_fraction": float(np.mean(run.lineages)) / n,
+        "spread": float(np.mean(spread)),
+        "coverage": float(np.mean(nees <= coverage_bound(len(cols)))),
+    }
 
 
 def run_errors(name: str, estimates, truth) -> dict[str, float]:

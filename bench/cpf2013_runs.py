@@ -184,6 +184,19 @@ def load_cell(parts: list[str]) -> tuple[dict, dict]:
     return whole, meta
 
 
+def distinct_cells(cells) -> list:
+    """``cells`` without those that ran as an earlier one did (on the CPU a
+    fast-math cell runs the default build, a search scans): the paired
+    tables compare what differs."""
+    seen, out = set(), []
+    for arrays, meta in cells:
+        facets = (meta["model"], *sorted(paired._facets(meta).items()), meta["trajectories"])
+        if facets not in seen:
+            seen.add(facets)
+            out.append((arrays, meta))
+    return out
+
+
 def quality(args) -> None:
     cells = PLANS[args.plan]()
     counts = {"growth": args.growth_trajectories, "bot": args.bot_trajectories}
@@ -212,7 +225,7 @@ def quality(args) -> None:
             run_part(*t)
             print(f"[{time.perf_counter() - start:7.1f} s] {done}/{len(tasks)} "
                   f"{Path(t[-1]).name}", flush=True)  # fmt: skip
-    loaded = [load_cell(parts[key(c)]) for c in cells]
+    loaded = distinct_cells([load_cell(parts[key(c)]) for c in cells])
     write_tables(loaded, Path(args.out), args, time.perf_counter() - start)
 
 
@@ -445,7 +458,7 @@ def study(args) -> None:
             break
         trend |= run_cells([cell], {"growth": args.n_trajectories}, args.part)
     ran |= trend  # the N trend's cells replace their 1,000-trajectory selves
-    all_cells = list(ran.values())
+    all_cells = distinct_cells(list(ran.values()))
     p = paired.paired_table(all_cells)
     p.to_csv(out / "tables" / "paired.csv", index=False, float_format="%.6g")
     paired.claims_table(p).to_csv(out / "tables" / "claims.csv", index=False,

@@ -122,7 +122,7 @@ def test_gpu_filter_replays_the_same_run():
 
 
 def test_scan_and_search_kernels_agree_and_the_largest_radius_fits():
-    """The paper's scan (scan=True) and the prefix search draw from the same
+    """The scan (neighbourhood="scan") and the prefix search draw from the same
     distribution: mean errors within 4 standard errors of the difference; the
     bearings-only step at r = CPF_MAX_RADIUS (its largest shared memory) runs."""
     from pfresample.cuda.geometry import CPF_MAX_RADIUS

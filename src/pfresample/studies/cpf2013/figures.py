@@ -190,7 +190,9 @@ def caption_detail(figure: str, table: pd.DataFrame) -> str:
                 f"device {devices}")  # fmt: skip
     repeats = int(table.loc[table["filter"] == "CPF", "repeats"].iloc[0])
     detail = f"median of {repeats} runs of trajectory 0 per point"
-    if "fast-math" in set(table["build"]):
+    if figure == "fig12":
+        detail += "; the default build"
+    elif "fast-math" in set(table["build"]):
         detail += " (the builds take turns run by run)"
     else:
         detail += "; fast math is an option of the GPU kernels only"

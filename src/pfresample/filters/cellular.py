@@ -34,28 +34,9 @@ from ..resampling.cellular import cellular_log
 from ..rng import seed_keys
 from ..validation import check_radius
 from . import common
-from .common import CpfRun
+from .common import NEIGHBOURHOODS, PRECISIONS, CpfRun, check_kernel
 
-# The precisions of the resampling's weights and sums ("float64": the library's;
-# "float32": the paper's, "at a single precision"), and the ways a particle finds
-# its neighbour: "search" (the GPU's binary search in its tile's prefix sums;
-# float64 only), "scan" (the contract's running sums compared with u W) and
-# "divide" (Fig 6, III.5: running sums of L^j / W_i compared with u).
-PRECISIONS = ("float64", "float32")
-NEIGHBOURHOODS = ("search", "scan", "divide")
-
-
-def check_kernel(precision: str, neighbourhood: str) -> None:
-    """ValueError naming the option unless (precision, neighbourhood) is a kernel of the CPF."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    if neighbourhood not in NEIGHBOURHOODS:
-        raise ValueError(f"neighbourhood must be one of {NEIGHBOURHOODS}, got {neighbourhood!r}")
-    if precision == "float32" and neighbourhood == "search":
-        raise ValueError(
-            "neighbourhood='search' is float64 only (the difference of two float32 prefix sums "
-            "keeps too few bits of W); use 'scan' or 'divide' with precision='float32'"
-        )
+__all__ = ["NEIGHBOURHOODS", "PRECISIONS", "check_kernel", "run_cpf"]
 
 
 def run_cpf(

@@ -37,7 +37,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..cuda import geometry, kernels, workspace
-from .common import CpfRun, graph_inputs
+from .common import CpfRun, check_kernel, graph_inputs
 
 GRAPHS_KEPT = 8  # a timing cell interleaves 2 kernels x 2 builds at one (N, r)
 # cellular.cu's modes of cpf_step (CPF_SEARCH, CPF_SCAN, CPF_DIVIDE) and the
@@ -247,8 +247,6 @@ def cpf_graph(
         raise NotImplementedError(f"{type(model).__name__} has no GPU code; use backend='cpu'")
     if radius > geometry.CPF_MAX_RADIUS:
         raise ValueError(f"the GPU CPF takes radius <= {geometry.CPF_MAX_RADIUS}, got {radius}")
-    from .cellular import check_kernel
-
     check_kernel(precision, neighbourhood)
     options = (bool(fast_math), neighbourhood, precision, bool(weighted))
     key = (cupy.cuda.Device().id, model, n, radius, steps, *options)

@@ -234,3 +234,25 @@ class CloudDiagnostics:
         self.lineages[k] = np.count_nonzero(np.bincount(self.origin, minlength=self.n))
         states = resampled.reshape(self.n, -1)
         self.cov[k] = np.atleast_2d(np.cov(states, rowvar=False)) if self.n > 1 else 0.0
+
+
+# The precisions of the resampling's weights and sums ("float64": the library's;
+# "float32": the paper's, "at a single precision"), and the ways a particle finds
+# its neighbour: "search" (the GPU's binary search in its tile's prefix sums;
+# float64 only), "scan" (the contract's running sums compared with u W) and
+# "divide" (Fig 6, III.5: running sums of L^j / W_i compared with u).
+PRECISIONS = ("float64", "float32")
+NEIGHBOURHOODS = ("search", "scan", "divide")
+
+
+def check_kernel(precision: str, neighbourhood: str) -> None:
+    """ValueError naming the option unless (precision, neighbourhood) is a kernel of the CPF."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    if neighbourhood not in NEIGHBOURHOODS:
+        raise ValueError(f"neighbourhood must be one of {NEIGHBOURHOODS}, got {neighbourhood!r}")
+    if precision == "float32" and neighbourhood == "search":
+        raise ValueError(
+            "neighbourhood='search' is float64 only (the difference of two float32 prefix sums "
+            "keeps too few bits of W); use 'scan' or 'divide' with precision='float32'"
+        )

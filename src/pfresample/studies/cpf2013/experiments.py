@@ -5,13 +5,18 @@ SIR filter with global resampling (``pfresample.filters.run_sir``).
 
 * :func:`cpf_cell` (Figs 7-10, Table 1): the CPF at one configuration
   (N, r) on every trajectory of a model: per trajectory the error measures
-  of ``targets`` (Fig 9's MSE, Fig 10's position RMSE), the time of a step
-  and of the whole run;
+  of ``targets`` (Fig 9's MSE, Fig 10's position RMSE) of its estimate and
+  of the SIR filter's (the weighted mean before resampling), the particle
+  cloud's measures (CPU), the time of a step and of the whole run;
 * :func:`sir_cell` (the baselines of Figs 9-10): the same with the SIR filter
   and one global resampler at N;
-* :func:`timing_cell` (Figs 11-12): repeated runs of the CPF at (N, r) on
-  one trajectory of the growth model, with the default build and, on the
-  GPU, with --use_fast_math; the tables keep the medians.
+* :func:`timing_cell` (Figs 11-12): repeated runs of the CPF at one N and
+  every r on one trajectory of the growth model, each kernel with the
+  default build and, on the GPU, with --use_fast_math, taking turns run by
+  run; the SIR baselines beside them; the tables keep the medians.
+
+The growth model starts as ``setup`` says (``targets.GROWTH_SETUPS``: the
+paper's start by default, the thesis's as an option), every filter alike.
 
 What is timed. ``step_seconds`` is "the kernel time per state" of Figs 9-11:
 on the GPU the device time of the run's CUDA graph over T (CUDA events; for
@@ -27,8 +32,8 @@ compile or cache load, graph capture), which keeps these out of every time.
 
 Randomness. Run j of trajectory j at N uses the seed word j of
 ``SeedSequence(seed, spawn_key=(crc32("cpf2013-run-<model>"), N))``: the same
-for every r and every baseline method (common random numbers; on the CPU the
-same initial particles), independent of the number of trajectories (a
+for every r, every baseline method and both starts (common random numbers;
+on the CPU the same initial normals), independent of the number of trajectories (a
 quick cell's runs are the first runs of a paper-scale cell). The timing runs
 and the warm-up runs draw from streams of their own ("timing", "warmup").
 

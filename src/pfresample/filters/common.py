@@ -233,7 +233,8 @@ class CloudDiagnostics:
         self.origin = self.origin[ancestors]
         self.lineages[k] = np.count_nonzero(np.bincount(self.origin, minlength=self.n))
         states = resampled.reshape(self.n, -1)
-        self.cov[k] = np.atleast_2d(np.cov(states, rowvar=False)) if self.n > 1 else 0.0
+        centred = states - states.mean(axis=0)  # np.cov's arithmetic without its checks
+        self.cov[k] = centred.T @ centred / max(self.n - 1, 1)
 
 
 # The precisions of the resampling's weights and sums ("float64": the library's;

@@ -87,17 +87,24 @@ def main(argv=None) -> None:
     p.add_argument("--filters", nargs="+", default=list(FILTERS), choices=list(FILTERS))
     p.add_argument("--regimes", nargs="+", default=list(REGIMES), choices=list(REGIMES))
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument(
+        "--summarize",
+        action="store_true",
+        help="run nothing: summarise the cells of the grid that exist",
+    )
     p.add_argument("--out", type=Path, default=REPO / "bench/results/d3_2014_issue39/regimes")
     args = p.parse_args(argv)
-    jobs = [(args.out, r, f, n, j, args.duration) for j in range(args.trajectories)
-            for n in args.n for r in args.regimes for f in args.filters]  # fmt: skip
+    # filter by filter (in the order given), each in every regime on every trajectory: a
+    # run stopped early has whole filters, paired across regimes and trajectories
+    jobs = [(args.out, r, f, n, j, args.duration) for f in args.filters for n in args.n
+            for r in args.regimes for j in range(args.trajectories)]  # fmt: skip
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        for k, line in enumerate(pool.map(run_cell, jobs), 1):
-            print(f"[{k}/{len(jobs)} {time.perf_counter() - start:.0f} s] {line}", flush=True)
-    cells = artifacts.load_all(
-        [cell_path(args.out, r, f, n, j) for (_, r, f, n, j, _) in jobs]
-    )  # fmt: skip
+    if not args.summarize:
+        with ProcessPoolExecutor(max_workers=args.workers) as pool:
+            for k, line in enumerate(pool.map(run_cell, jobs), 1):
+                print(f"[{k}/{len(jobs)} {time.perf_counter() - start:.0f} s] {line}", flush=True)
+    paths = [cell_path(args.out, r, f, n, j) for (_, r, f, n, j, _) in jobs]
+    cells = artifacts.load_all([path for path in paths if path.exists()])
     write_csv(regimes.cell_frame(cells), args.out / "cells.csv")
     write_csv(regimes.summary(cells, order=args.filters), args.out / "summary.csv")
     write_csv(regimes.regime_pairs(cells), args.out / "regime_pairs.csv")

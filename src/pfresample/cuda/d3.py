@@ -141,16 +141,23 @@ def d3(
 
 
 def occupancy(threads: int | None = None, states: str = "float", weights: str = "float",
-              prior: str = "double") -> float:  # fmt: skip
-    """The theoretical occupancy of ``d3_moves`` (the D3 kernel whose loop
-    dominates) at ``threads`` threads per block: the warps an SM holds at
-    once (its registers, shared memory and block limits allowing, as the
-    driver computes them) over the most it can hold (the paper's Fig 10,
-    "multiprocessor utilization ... in terms of active resident warps")."""
+              prior: str = "double", kernel: str = "d3_moves") -> float:  # fmt: skip
+    """The theoretical occupancy of a D3 kernel at ``threads`` threads per
+    block: ``d3_moves`` (the kernel whose loop dominates our step), or
+    ``d3_paper_strides`` / ``d3_local_strides`` (the O(N^2) searches that
+    dominate the paper's): the warps an SM holds at once (its registers,
+    shared memory and block limits allowing, as the driver computes them)
+    over the most it can hold (the paper's Fig 10, "multiprocessor
+    utilization ... in terms of active resident warps")."""
     import cupy
 
     threads = D3_THREADS if threads is None else int(threads)
-    name = f"d3_moves<{states},{weights},{prior}>"
+    if kernel == "d3_moves":
+        name = f"d3_moves<{states},{weights},{prior}>"
+    elif kernel in ("d3_paper_strides", "d3_local_strides"):
+        name = f"{kernel}<{weights}>"
+    else:
+        raise ValueError(f"no D3 kernel {kernel!r}")
     attributes = cupy.cuda.Device().attributes
     per_sm = resident_threads("d3.cu", name, threads) // attributes["MultiProcessorCount"]
     warps = (per_sm // threads) * -(-threads // 32)  # blocks an SM holds x warps a block

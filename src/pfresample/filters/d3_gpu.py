@@ -222,8 +222,12 @@ class D3FilterGraph:
                 for k in range(2):  # eager: the graph's chunks start at an even step
                     self._step(k)
                 done = 2
+                marks = [cupy.cuda.Event()]
+                marks[0].record(self.stream)
                 while done + CHUNK <= self.steps:
                     self.graph.launch(self.stream)
+                    marks.append(cupy.cuda.Event())
+                    marks[-1].record(self.stream)  # each chunk's time apart (timing repeats)
                     done += CHUNK
             for k in range(done, self.steps):
                 self._step(k)
@@ -231,6 +235,9 @@ class D3FilterGraph:
             self.stream.synchronize()
         wall = time.perf_counter() - wall
         device = 1e-3 * cupy.cuda.get_elapsed_time(start_event, end_event)
+        chunks = tuple(
+            1e-3 * cupy.cuda.get_elapsed_time(a, b) for a, b in zip(marks, marks[1:], strict=False)
+        ) if chunked else ()  # fmt: skip
         estimates = self.estimates.get()
         bad = np.flatnonzero(~np.isfinite(estimates).all(axis=1))
         if bad.size:
@@ -241,7 +248,7 @@ class D3FilterGraph:
         seconds = np.full(3, np.nan)  # no marks between the stages: the run is timed whole
         return D3Run(
             self.m.name, self.n, int(seed), estimates, self.steps, snapshot, seconds, wall,
-            backend="cuda", device_seconds=device,
+            backend="cuda", device_seconds=device, chunk_seconds=chunks,
         )  # fmt: skip
 
 

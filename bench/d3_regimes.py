@@ -108,8 +108,30 @@ def main(argv=None) -> None:
     write_csv(regimes.cell_frame(cells), args.out / "cells.csv")
     write_csv(regimes.summary(cells, order=args.filters), args.out / "summary.csv")
     write_csv(regimes.regime_pairs(cells), args.out / "regime_pairs.csv")
-    write_csv(regimes.error_vs_time(cells), args.out / "error_vs_time.csv")
+    errors = regimes.error_vs_time(cells)
+    write_csv(errors, args.out / "error_vs_time.csv")
+    plot_errors(errors, args.out / "error_vs_time.png")
     print(f"wrote {args.out}", file=sys.stderr)
+
+
+def plot_errors(errors, path: Path) -> None:
+    """The RMSE's norm over the trajectories against time, a panel a regime."""
+    from matplotlib.figure import Figure
+
+    regimes_ = list(dict.fromkeys(errors["regime"]))
+    fig = Figure(figsize=(6.5 * len(regimes_), 4.2), layout="constrained")
+    axes = fig.subplots(1, len(regimes_), squeeze=False)[0]
+    for ax, regime in zip(axes, regimes_, strict=True):
+        part = errors[errors["regime"] == regime]
+        for label, rows in part.groupby("filter", sort=False):
+            norm = (rows["rmse_x"] ** 2 + rows["rmse_y"] ** 2) ** 0.5
+            ax.plot(rows["t"], norm, lw=1, label=f"{label} ({rows['trajectories'].iloc[0]})")
+        ax.set_yscale("log")
+        ax.set(xlabel="t (s)", ylabel="RMSE norm over trajectories, 10 s bins (m/s)",
+               title=f"regime {regime}")  # fmt: skip
+        ax.axvline(200.0, color="gray", lw=0.5, ls=":")
+        ax.legend(fontsize=7)
+    fig.savefig(path, dpi=110)
 
 
 if __name__ == "__main__":

@@ -165,7 +165,7 @@ def launch(w, x, pw, seed, **kw):
     n = w.size
     call = device_call(w, seed)
     strides, l_ = cupy.full(n, -7, dtype=np.int32), cupy.full(n, -7, dtype=np.int32)
-    counts = cupy.full(n, -7, dtype=np.int32) if kw.get("cdf") == "local" else None
+    counts = cupy.full(n, -7, dtype=np.int32) if kw.get("cdf") in ("local", "paper") else None
     out = d3(
         call, cupy.asarray(x), cupy.asarray(pw), strides=strides, l_=l_, iterations=counts, **kw
     )

@@ -332,13 +332,18 @@ def _resample_d3_each(particles, weights, prior_weights, *, seed, seed_of, **kw)
             f"components='each' takes weights of shape ({n},) or ({n}, {dims}), "
             f"got {tuple(weights.shape)}"
         )
-    columns = []
-    for d in range(dims):
-        w_d = weights[:, d] if weights.ndim == 2 else weights
-        columns.append(
-            resample_d3(particles[:, d], w_d, prior_weights[:, d], seed=seed_of(seed, d), **kw)
-        )
     xp = np
+    if is_device_array(particles):
+        import cupy as xp
+
+    def column(a, d):  # contiguous: the kernels and checks take 1-D contiguous arrays
+        return xp.ascontiguousarray(a[:, d]) if a.ndim == 2 else a
+
+    columns = [
+        resample_d3(column(particles, d), column(weights, d), column(prior_weights, d),
+                    seed=seed_of(seed, d), **kw)
+        for d in range(dims)
+    ]  # fmt: skip
     if is_device_array(columns[0]):
         import cupy as xp
     return restore(xp.stack(columns, axis=1))

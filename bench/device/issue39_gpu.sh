@@ -24,7 +24,8 @@
 # (snakemake d3_2014 --config scale=thesis). The regime runs at N = 50,000 over 360 s take
 # 1.05 s (systematic), 3.5 s (D3 eq. 5) and 2 s (D3 between) a run on the H200, ~6.5 s a
 # trajectory and regime: 4 trajectories x 2 regimes ~ 52 s (H200), ~75 s (H100). The GPU
-# tests (two files) take ~60-100 s and are cut at 130 s. Deadlines inside the benchmark
+# tests (two files, less the N = 50,000 cases of the all-options sweep) should take
+# ~40-90 s (NVRTC compiles every kernel first) and are cut at 130 s. Deadlines inside the benchmark
 # keep the whole under 300 s: it starts no new timing run after TIMING_END and no new
 # regime run after END seconds of the script, and writes what it has.
 set -uo pipefail
@@ -38,8 +39,12 @@ START=$(date +%s)
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
     git rev-parse --short HEAD 2>/dev/null || true
+    # Both GPU test files, less the N = 50,000 cases of the all-options parity sweep (its
+    # 2,400 CPU reference calls there alone would take most of the budget; the paper's
+    # search is still checked at N = 50,000 at every block size, and the sweep at N <= 1,000).
     timeout 130 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_d3.py \
-        tests/test_gpu_d3_filter.py 2>&1 | tail -40
+        tests/test_gpu_d3_filter.py \
+        -k "not (test_particles_equal_the_cpu_reference and 50000)" 2>&1 | tail -40
     echo "pytest rc=${PIPESTATUS[0]} after $(( $(date +%s) - START )) s"
 } > "$OUT/pytest.log" 2>&1
 USED=$(( $(date +%s) - START ))

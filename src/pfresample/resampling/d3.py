@@ -265,9 +265,10 @@ def d3(
     maxima by a sparse table, O(N log N)) or "loop" (Table 1's sequential
     loop, :mod:`pfresample.resampling.d3_loop`; the same particles)."""
     if impl == "loop":
-        from .d3_loop import d3_loop
+        from .d3_loop import d3_loop  # here: numba, where installed, loads only for the loop
 
-        return d3_loop(x, w, pw, key, noise=noise, cdf=cdf, precision=precision, threads=threads)
+        j = None if cdf == "prefix" else strides(w, key, cdf, precision, threads)
+        return d3_loop(x, w, pw, key, noise_code=NOISES.index(noise), j=j, precision=precision)
     if impl != "table":
         raise ValueError(f"impl must be 'table' or 'loop', got {impl!r}")
     n = w.size

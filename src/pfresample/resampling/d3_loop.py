@@ -30,7 +30,6 @@ import numpy as np
 
 from ..rng import DOMAIN_GLOBAL, DOMAIN_PARTICLE, philox_block, uniform_float
 from .cumulative import _dtype, scaled_prefix_sum
-from .d3 import NOISES, strides
 
 __all__ = ["d3_loop", "compiled"]
 
@@ -102,20 +101,23 @@ except ImportError:  # pragma: no cover - depends on the environment
     compiled = False
 
 
-def d3_loop(x, w, pw, key, *, noise="eq5", cdf="prefix", precision=None, threads=None):
-    """:func:`pfresample.resampling.d3.d3` by Table 1's loop: the same
-    arguments (checked by the caller) and the same particles."""
+def d3_loop(x, w, pw, key, *, noise_code: int, j=None, precision=None):
+    """:func:`pfresample.resampling.d3.d3` by Table 1's loop (``impl="loop"``,
+    which calls it): the same arguments, checked by the caller, with the
+    noise as its index in ``d3.NOISES`` and, for ``cdf`` "local" and "paper",
+    the strides ``j`` computed first (None: the prefix stride, in the loop);
+    the same particles."""
     n = w.size
     x2 = np.ascontiguousarray(x.reshape(n, -1))
     dims = x2.shape[1]
-    if cdf == "prefix":
+    if j is None:
         r, last = scaled_prefix_sum(w, _dtype(w, precision), n)
         u = uniform_float(philox_block(key, 0, 0, DOMAIN_GLOBAL)[0]).astype(r.dtype)
         u = r.dtype.type(np.ravel(u)[0])
         j_given = np.full(1, -1, dtype=np.int64)
     else:
         r, u, last = np.zeros(1), 0.0, 0
-        j_given = strides(w, key, cdf, precision, threads).astype(np.int64)
+        j_given = np.asarray(j, dtype=np.int64)
     streams = np.arange(n, dtype=np.uint64)
     ua = np.empty_like(x2)
     ub = np.empty_like(x2)
@@ -124,6 +126,5 @@ def d3_loop(x, w, pw, key, *, noise="eq5", cdf="prefix", precision=None, threads
         ua[:, d] = uniform_float(block[(2 * d) & 3])
         ub[:, d] = uniform_float(block[(2 * d + 1) & 3])
     out = np.empty_like(x2)
-    code = NOISES.index(noise)
-    _table1(x2, w, pw, r, u, int(last), j_given, ua, ub, code, x2.dtype.type(0.5), out)
+    _table1(x2, w, pw, r, u, int(last), j_given, ua, ub, int(noise_code), x2.dtype.type(0.5), out)
     return out.reshape(x.shape)

@@ -14,6 +14,7 @@ from .constants import CELLULAR_DEFAULT_RADIUS, DEFAULT_SEGMENT_BYTES, MAX_PARTI
 from .radix import check_radix
 from .resampling.d3 import CDFS as D3_CDFS
 from .resampling.d3 import NOISES as D3_NOISES
+from .resampling.d3 import check_threads as check_d3_threads
 
 
 def weight_array(weights, xp=np) -> object:
@@ -117,6 +118,8 @@ def check_params(m, params: dict) -> dict:
         raise ValueError(f"noise must be one of {', '.join(D3_NOISES)}, got {params['noise']!r}")
     if "cdf" in params and params["cdf"] not in D3_CDFS:
         raise ValueError(f"cdf must be one of {', '.join(D3_CDFS)}, got {params['cdf']!r}")
+    if params.get("threads") is not None:
+        params = {**params, "threads": check_d3_threads(params["threads"])}
     if "epsilon" in params:
         eps = params["epsilon"]
         if not isinstance(eps, numbers.Real) or not 0.0 < float(eps) < 1.0:

@@ -135,14 +135,17 @@ _TEMPLATES = {
     + [f"first_stage<{pair},{d}>" for pair in _PAIRS for d in range(3)]
     + [f"ess_gate<{pair}>" for pair in _PAIRS]
     + [f"stage_weights<{t}>" for t in CTYPES.values()],
-    "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 2, 4)],
+    "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 2, 4)]
+    + [f"normalise_estimate_any<{rows}>" for rows in (2,)],
     "reduce.cu": [f"{k}<{t}>" for k in ("weight_stats", "uphill_b") for t in CTYPES.values()],
     "logweights.cu": [
         f"{k}<{t}>" for k in ("log_to_weights", "scale_weights") for t in CTYPES.values()
     ],
     "cellular.cu": [f"cellular<{t},{s}>" for t in CTYPES.values() for s in ("false", "true")]
     + [f"cpf_{m}_step<{s}>" for m in ("growth", "bot") for s in ("false", "true")],
-    "d3.cu": [f"d3_local_strides<{w}>" for w in CTYPES.values()]
+    "d3.cu": [
+        f"{k}<{w}>" for k in ("d3_local_strides", "d3_paper_strides") for w in CTYPES.values()
+    ]
     + [
         f"d3_moves<{s},{w},{p}>"
         for s in CTYPES.values()

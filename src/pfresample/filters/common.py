@@ -176,7 +176,8 @@ class D3Run:
     when not asked for: the paper's Figs 5-6 at t = 200 s); ``stage_seconds``
     the seconds of each stage summed over the steps (``D3_STAGES``; NaN on
     the GPU, which times the run whole: ``device_seconds``, CUDA events
-    around the steps); ``wall_seconds`` the host's time of the whole loop."""
+    around the steps, and ``chunk_seconds``, each replayed chunk of steps);
+    ``wall_seconds`` the host's time of the whole loop."""
 
     method: str
     n: int
@@ -188,3 +189,6 @@ class D3Run:
     wall_seconds: float
     backend: str = "cpu"
     device_seconds: float | None = None  # the GPU's time of the steps (CUDA events)
+    # the GPU's time of each replay of the run's graph of CHUNK steps (CUDA events between
+    # them), in order: steps 3 ... 2 + CHUNK, then the next CHUNK, ...; empty on the CPU
+    chunk_seconds: tuple = ()

@@ -173,7 +173,7 @@ REGISTRY: dict[str, Method] = {
             "Das et al. 2014, Table 1 and eqs. 5-6",
             d3.d3,
             comparison_based=False,
-            params=("noise", "cdf", "precision"),
+            params=("noise", "cdf", "precision", "threads"),
             gpu=cuda_d3.d3,
             output="particles",
         ),

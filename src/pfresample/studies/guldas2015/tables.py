@@ -182,22 +182,80 @@ def interaction_table(arrays, meta) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def sign_flip_p(differences) -> float:
+    """The two-sided p-value of the paired sign-flip (randomisation) test of
+    mean zero: the share of the 2^M sign patterns whose |mean| reaches the
+    observed one (exact for M <= 16; the observed pattern counts)."""
+    d = np.asarray(differences, dtype=np.float64)
+    if d.size > 16:
+        raise ValueError(f"the exact sign-flip test enumerates 2^M patterns; M = {d.size} > 16")
+    signs = 1 - 2 * ((np.arange(2**d.size)[:, None] >> np.arange(d.size)) & 1)
+    means = np.abs(signs @ d) / d.size
+    return float(np.mean(means >= abs(d.mean()) * (1 - 1e-12)))
+
+
+PARAMETERS = ("alpha", "sigma")
+
+
 def smcem_table(cells, alpha: float, sigma: float) -> pd.DataFrame:
-    """Fig 4.12: per N and scheme, the mean time per EM iteration and the
-    MSE of the final alpha and sigma against the true values over the M
-    sequences, with intervals."""
+    """Fig 4.12: per N, filter, scheme and start, the time per EM iteration
+    and, for alpha and sigma, the three parts of the final estimate's error
+    over the M sequences (filter_experiments module docstring): ``*_mc_mse``
+    (SMC-EM minus exact EM at the same iteration, also at a quarter and half
+    of the iterations: ``*_mc_mse_q``, ``*_mc_mse_h``), ``*_em_mse`` (exact
+    EM minus the ML point), ``*_ml_mse`` (the ML point minus the truth),
+    and ``*_mse`` (the estimate minus the truth), each with its interval.
+    The butterfly rows add the paired comparison with multinomial on the
+    same sequences: the ratio of Monte Carlo MSEs, the mean difference of
+    squared Monte Carlo errors (butterfly - multinomial) with its interval,
+    and the sign-flip p-value (:func:`sign_flip_p`)."""
+    refs = [c for c in cells if c[1]["experiment"] == "SMC-EM references"]
+    if len(refs) != 1:
+        raise ValueError(f"Fig 4.12's table needs one reference cell, got {len(refs)}")
+    ref, ref_meta = refs[0]
+    truth = {"alpha": alpha, "sigma": sigma}
+    ml = {"alpha": ref["ml"][:, 0], "sigma": ref["ml"][:, 1]}
     rows = []
-    for arrays, meta in sorted(cells, key=lambda c: c[1]["n"]):
-        for k, scheme in enumerate(meta["schemes"]):
-            a_mse, a_half = _mean_ci((arrays["alpha"][k] - alpha) ** 2)
-            s_mse, s_half = _mean_ci((arrays["sigma"][k] - sigma) ** 2)
-            rows.append({
-                "n": meta["n"], "scheme": scheme, "sequences": meta["sequences"],
-                "iterations": meta["iterations"], "length": meta["length"],
-                "time_per_iteration_ms": 1e3 * float(np.mean(arrays["seconds"][k])),
-                "alpha_mean": float(np.mean(arrays["alpha"][k])), "alpha_mse": a_mse,
-                "alpha_mse_ci": a_half, "sigma_mean": float(np.mean(arrays["sigma"][k])),
-                "sigma_mse": s_mse, "sigma_mse_ci": s_half, "device": meta["device"],
-                "confidence_level": CONFIDENCE_LEVEL,
-            })  # fmt: skip
+    runs = sorted((c for c in cells if c[1]["experiment"] == "SMC-EM"), key=lambda c: c[1]["n"])
+    for arrays, meta in runs:
+        last = meta["iterations"]
+        checkpoints = {"_q": max(1, last // 4), "_h": max(1, last // 2), "": last}
+        mc_errors = {}
+        for a, arm in enumerate(meta["arms"]):
+            for j, start in enumerate(meta["starts"]):
+                k = ref_meta["starts"].index(start)
+                row = {"n": meta["n"], "filter": arm["filter"], "scheme": arm["scheme"],
+                       "start": start, "sequences": meta["sequences"], "iterations": last,
+                       "length": meta["length"]}  # fmt: skip
+                row["time_per_iteration_ms"] = 1e3 * float(arrays["seconds"][a, j].mean())
+                for name in PARAMETERS:
+                    trace, exact = arrays[name][a, j], ref[name][k]
+                    final = trace[:, last]
+                    for suffix, i in checkpoints.items():
+                        row[f"{name}_mc_mse{suffix}"], half = _mean_ci(
+                            (trace[:, i] - exact[:, i]) ** 2
+                        )
+                        if not suffix:
+                            row[f"{name}_mc_mse_ci"] = half
+                    mc_errors[(arm["filter"], start, arm["scheme"], name)] = final - exact[:, last]
+                    row[f"{name}_em_mse"] = float(np.mean((exact[:, last] - ml[name]) ** 2))
+                    row[f"{name}_ml_mse"], row[f"{name}_ml_mse_ci"] = _mean_ci(
+                        (ml[name] - truth[name]) ** 2
+                    )
+                    row[f"{name}_mse"], row[f"{name}_mse_ci"] = _mean_ci((final - truth[name]) ** 2)
+                    row[f"{name}_mean"] = float(np.mean(final))
+                    row[f"{name}_ml_mean"] = float(np.mean(ml[name]))
+                row["device"] = meta["device"]
+                row["confidence_level"] = CONFIDENCE_LEVEL
+                rows.append(row)
+        for row in rows:
+            if row["n"] != meta["n"] or row["scheme"] != "butterfly":
+                continue
+            for name in PARAMETERS:
+                base = mc_errors[(row["filter"], row["start"], "multinomial", name)]
+                own = mc_errors[(row["filter"], row["start"], "butterfly", name)]
+                d = own**2 - base**2
+                row[f"{name}_mc_ratio"] = float(np.mean(own**2) / np.mean(base**2))
+                row[f"{name}_mc_diff"], row[f"{name}_mc_diff_ci"] = _mean_ci(d)
+                row[f"{name}_mc_p"] = sign_flip_p(d)
     return pd.DataFrame(rows)

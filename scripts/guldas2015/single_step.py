@@ -119,7 +119,7 @@ def figure(snakemake, log):
         caption = plots.caption(frame["backend"].iloc[0], p.scale, n, detail)
         fig = figures.radix_sweep(frame, "log2_first_radix", caption)
     elif plot in catalog.FILTER_FIGURES:
-        fig = figures.speed(frame, caption, error="AMSE")
+        fig = figures.speed(frame, caption, error="AMSE", column="mse", beside=None)
     elif plot == "fig4_11":
         fig = figures.interaction(frame, caption)
     elif plot == "fig4_12":

@@ -104,37 +104,57 @@ def radix_sweep(table: pd.DataFrame, x: str, caption: str) -> Figure:
     return fig
 
 
-def speed(table: pd.DataFrame, caption: str, error: str = "MSE") -> Figure:
-    """Figs 4.5-4.8: row a float32, row b float64; columns MSE (eq. 4.5) vs
-    run time, run time vs N, MSE vs N, standard and butterfly. Figs 4.9-4.10
-    draw their AMSE the same way (``error="AMSE"``)."""
+SPEED_STYLE = {  # (scheme, precision) -> colour, marker, line, label
+    ("standard", "float32"): ("tab:blue", "o", "-", "standard"),
+    ("butterfly", "float32"): ("tab:orange", "s", "-", "butterfly"),
+    ("standard", "log32"): ("tab:purple", "D", ":", "standard, log-domain scan (App. A)"),
+    ("standard", "float64"): ("tab:blue", "o", "-", "standard"),
+    ("butterfly", "float64"): ("tab:orange", "s", "-", "butterfly"),
+}
+
+
+def speed(table: pd.DataFrame, caption: str, error: str = "LMSE", column: str = "lmse",
+          beside: str | None = "mse") -> Figure:  # fmt: skip
+    """Figs 4.5-4.8: row a float32, row b float64; columns ``error`` vs run
+    time, run time vs N, ``error`` vs N, standard and butterfly; ``column``
+    is the table's error (LMSE, eq. 4.6, the thesis's), ``beside`` a second
+    one drawn dotted in the last column (MSE, eq. 4.5). Row a adds the
+    standard method on the float32 log-domain scan where the table has it
+    (precision "log32"). Figs 4.9-4.10 draw their AMSE the same way
+    (``error="AMSE", column="mse", beside=None``)."""
     precisions = [p for p in ("float32", "float64") if p in set(table["precision"])]
     fig = Figure(figsize=(12.5, 3.4 * len(precisions) + 0.5), layout="constrained")
     axes = np.atleast_2d(fig.subplots(len(precisions), 3, squeeze=False))
     for row, precision in zip(axes, precisions, strict=True):
-        part = table[table["precision"] == precision]
-        for scheme, (color, marker) in SCHEME_STYLE.items():
-            s = part[part["scheme"] == scheme].sort_values("n")
+        shown = [precision, "log32"] if precision == "float32" else [precision]
+        for (scheme, p), (color, marker, ls, name) in SPEED_STYLE.items():
+            if p not in shown:
+                continue
+            s = table[(table["precision"] == p) & (table["scheme"] == scheme)].sort_values("n")
             if s.empty:
                 continue
-            label = f"{scheme} ({s['label' if 'label' in s else 'method'].iloc[0]})"
-            row[0].plot(
-                s["time_ms"], s["mse"], color=color, marker=marker, ms=3, lw=0.8, label=label
-            )
-            row[1].plot(s["n"], s["time_ms"], color=color, marker=marker, ms=3, label=label)
-            row[2].errorbar(s["n"], s["mse"], yerr=s["mse_ci"], color=color, marker=marker, ms=3,
-                            capsize=2, lw=1, label=label)  # fmt: skip
+            label = f"{name} ({s['label' if 'label' in s else 'method'].iloc[0]})"
+            row[0].plot(s["time_ms"], s[column], color=color, marker=marker, ls=ls, ms=3,
+                        lw=0.8, label=label)  # fmt: skip
+            row[1].plot(s["n"], s["time_ms"], color=color, marker=marker, ls=ls, ms=3, label=label)
+            row[2].errorbar(s["n"], s[column], yerr=s[f"{column}_ci"], color=color, marker=marker,
+                            ls=ls, ms=3, capsize=2, lw=1, label=f"{error}: {label}")  # fmt: skip
+            if beside is not None:
+                row[2].plot(s["n"], s[beside], color=color, ls=(0, (1, 2)), lw=1, alpha=0.7,
+                            label=f"{beside.upper()}: {name}")  # fmt: skip
         row[0].set(xscale="log", yscale="log", xlabel="run time (ms)", ylabel=error)
         row[0].xaxis.set_minor_formatter(NullFormatter())  # the minor labels overlap
         row[1].set(yscale="log", xlabel="N", ylabel="run time (ms)")
-        row[2].set(yscale="log", xlabel="N", ylabel=error)
+        row[2].set(yscale="log", xlabel="N",
+                   ylabel=error if beside is None else f"{error} (MSE dotted)")  # fmt: skip
         for ax in row[1:]:
-            _log2_axis(ax, sorted(part["n"].unique()))
+            _log2_axis(ax, sorted(table["n"].unique()))
         panel = "a" if precision == "float32" else "b"
         row[0].set_title(f"({panel}) {precision}: {error} vs run time", fontsize=9)
         row[1].set_title(f"({panel}) {precision}: run time vs N", fontsize=9)
         row[2].set_title(f"({panel}) {precision}: {error} vs N", fontsize=9)
         row[0].legend(fontsize=7)
+        row[2].legend(fontsize=6)
     plots.add_caption(fig, caption)
     return fig
 

@@ -105,22 +105,64 @@ def sweep_table(arrays, meta, radices, target: Target) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# Candidates within this share of the fastest one's time are near-ties: the
+# speed tables list the first-order factors among them (radix_tie_factors).
+RADIX_NEAR_TIE = 0.05
+
+
+def first_order_factor(radix, n: int) -> float:
+    """The butterfly's first-order LMSE over standard multinomial's,
+    sum_k (1 - 1/r_k) / (1 - 1/N) (:func:`first_order_lmse`; 1 for radix (N,))."""
+    return sum(1 - 1 / r for r in radix) / (1 - 1 / n)
+
+
+def _radix_ties(arrays, meta, method: str, precision: str) -> tuple[float, str]:
+    """The chosen (fastest) radix's margin over the next-fastest candidate,
+    (t_2 - t_1) / t_1, and the first-order factors of every candidate within
+    RADIX_NEAR_TIE of the fastest (e.g. "1.50 1.95")."""
+    timed = [(float(t), parse_radix(c["radix"]))
+             for c, t in zip(meta["candidates"], arrays["candidate_time_ms"], strict=True)
+             if c["method"] == method and c["precision"] == precision]  # fmt: skip
+    timed.sort(key=lambda item: item[0])
+    if not timed:
+        return np.nan, ""
+    fastest = timed[0][0]
+    margin = (timed[1][0] - fastest) / fastest if len(timed) > 1 else np.nan
+    ties = sorted({round(first_order_factor(r, meta["n"]), 2) for t, r in timed
+                   if t <= fastest * (1 + RADIX_NEAR_TIE)})  # fmt: skip
+    return margin, " ".join(f"{f:.2f}" for f in ties)
+
+
 def speed_table(cells, family: str) -> pd.DataFrame:
     """Figs 4.5-4.8: per N and precision, the standard method of ``family``
-    and its butterfly form: median time, MSE (eq. 4.5), LMSE (eq. 4.6) and
-    MSE x time (the thesis's "Monte Carlo error per computation time")."""
+    and its butterfly form: median time, LMSE (eq. 4.6, the thesis's
+    quantity), MSE (eq. 4.5) beside it, and error x time for both (the
+    thesis's "Monte Carlo error per computation time"); the butterfly's
+    radix, depth and first-order factor (:func:`first_order_factor`), its
+    margin over the next-fastest radix and the factors of the near-ties
+    (:func:`_radix_ties`). Precision "log32" is the standard method on the
+    thesis's float32 log-domain scan (Appendix A)."""
     methods = {family: "standard", FAMILIES[family]: "butterfly"}
     rows = []
     for arrays, meta in sorted(cells, key=lambda c: c[1]["n"]):
         for k, arm in enumerate(meta["arms"]):
             if arm["method"] not in methods:
                 continue
-            row = {"n": meta["n"], "precision": arm["precision"],
+            n = meta["n"]
+            radix = parse_radix(arm["radix"]) or (n,)
+            row = {"n": n, "precision": arm["precision"],
                    "scheme": methods[arm["method"]], "method": arm["method"],
-                   "radix": arm["radix"], "particle_sets": meta["replicates"],
+                   "radix": arm["radix"], "depth": len(radix),
+                   "first_order_factor": first_order_factor(radix, n),
+                   "particle_sets": meta["replicates"],
                    "time_ms": float(arrays["time_ms"][k])}  # fmt: skip
-            row |= _mean_squares(arrays["errors"][k], "mse")
+            if methods[arm["method"]] == "butterfly":
+                row["radix_margin"], row["radix_tie_factors"] = _radix_ties(
+                    arrays, meta, arm["method"], arm["precision"]
+                )
             row |= _mean_squares(arrays["local_errors"][k], "lmse")
+            row |= _mean_squares(arrays["errors"][k], "mse")
+            row["lmse_x_time"] = row["lmse"] * row["time_ms"]
             row["mse_x_time"] = row["mse"] * row["time_ms"]
             row["target"] = meta["target"]
             row["device"] = meta["device"]

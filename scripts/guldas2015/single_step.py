@@ -48,7 +48,7 @@ def speed_cell(snakemake, log):
     n, p = int(snakemake.wildcards.n), snakemake.params
     target = catalog.targets(snakemake.config)[snakemake.wildcards.target]
     cell = experiments.speed_cell(
-        target, n, replicates=p.replicates, repeats=p.repeats, log=log, **p.cell
+        target, n, replicates=p.replicates, repeats=p.repeats, log32=p.log32, log=log, **p.cell
     )
     save_cell(snakemake, log, *cell, CLAIM)
 

@@ -147,9 +147,12 @@ def smoother(y, alpha: float, sigma: float, beta: float = BETA, **grid_args) -> 
     return GridSmoother(float(np.log(c).sum()), np.array([s1, s2, s3, s4]))
 
 
-def exact_em(y, alpha0: float, sigma0: float, iterations: int, beta: float = BETA, **grid_args):
+def exact_em(y, alpha0: float, sigma0: float, iterations: int, beta: float = BETA,
+             settled: float | None = None, **grid_args):  # fmt: skip
     """EM with the exact E-step: ``(alpha, sigma, loglik)``, each of length
-    iterations + 1 (index i: after iteration i; loglik at (alpha_i, sigma_i))."""
+    iterations + 1 (index i: after iteration i; loglik at (alpha_i, sigma_i)).
+    ``settled``: stop once an iteration moves alpha and sigma by less than
+    this (the arrays then end there)."""
     length = np.asarray(y).size - 1
     alpha, sigma = np.empty(iterations + 1), np.empty(iterations + 1)
     loglik = np.empty(iterations + 1)
@@ -159,6 +162,11 @@ def exact_em(y, alpha0: float, sigma0: float, iterations: int, beta: float = BET
         loglik[i] = s.log_likelihood
         if i < iterations:
             alpha[i + 1], sigma[i + 1] = m_step(s.statistics, length)
+            moved = max(abs(alpha[i + 1] - alpha[i]), abs(sigma[i + 1] - sigma[i]))
+            if settled is not None and moved < settled:
+                s = smoother(y, alpha[i + 1], sigma[i + 1], beta, **grid_args)
+                loglik[i + 1] = s.log_likelihood
+                return alpha[: i + 2], sigma[: i + 2], loglik[: i + 2]
     return alpha, sigma, loglik
 
 

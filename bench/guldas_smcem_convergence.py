@@ -19,6 +19,7 @@ Two parts, each writing CSVs under --out:
   error (``mc_trace.csv``) and the figure (``fig4_12.png``).
 
     python bench/guldas_smcem_convergence.py reference --out DIR
+    python bench/guldas_smcem_convergence.py reference-cell --starts ml truth --out DIR
     python bench/guldas_smcem_convergence.py smcem --log2-n 9 11 --out DIR
     python bench/guldas_smcem_convergence.py smcem --log2-n 11 13 15 17 19 21 --starts ml \
         --filters bootstrap --backend cuda --out DIR     # thesis scale on a GPU
@@ -92,10 +93,23 @@ def reference(args) -> None:
     print(f"reference: {time.perf_counter() - started:.0f} s on {cpu_name()}")
 
 
+def reference_cell(args) -> None:
+    """The study's reference cell alone (OUT/reference_smcem.npz), for smcem runs to share."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    ref = filter_experiments.smcem_reference_cell(
+        sequences=SEQUENCES, length=LENGTH, iterations=args.iterations,
+        starts=list(args.starts), seed=SEED,
+    )  # fmt: skip
+    artifacts.save_npz(out / "reference_smcem.npz", *ref)
+    print(f"reference cell: {time.perf_counter() - started:.0f} s on {cpu_name()}")
+
+
 def smcem(args) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    ref_path = out / "reference_smcem.npz"
+    ref_path = Path(args.reference) if args.reference else out / "reference_smcem.npz"
     if ref_path.exists():
         ref = artifacts.load_npz(ref_path)
     else:
@@ -111,7 +125,7 @@ def smcem(args) -> None:
             started = time.perf_counter()
             cell = filter_experiments.smcem_cell(
                 2**e, ref, iterations=args.iterations, seed=SEED, filters=args.filters,
-                backend=args.backend,
+                starts=args.starts, backend=args.backend,
             )  # fmt: skip
             artifacts.save_npz(path, *cell)
             print(f"N = 2^{e}: {time.perf_counter() - started:.0f} s on {cpu_name()}", flush=True)
@@ -148,9 +162,14 @@ def main() -> None:
     s.add_argument("--starts", nargs="+", default=["ml", "truth"])
     s.add_argument("--filters", nargs="+", default=["bootstrap", "adaptive"])
     s.add_argument("--backend", default="cpu", help="cpu or cuda (the bootstrap filter only)")
+    s.add_argument("--reference", help="a reference_smcem.npz (default: OUT's, made if absent)")
+    c = sub.add_parser("reference-cell")
+    c.add_argument("--iterations", type=int, default=100)
+    c.add_argument("--starts", nargs="+", default=["ml", "truth"])
+    c.add_argument("--out", required=True)
     s.add_argument("--out", required=True)
     args = parser.parse_args()
-    {"reference": reference, "smcem": smcem}[args.part](args)
+    {"reference": reference, "smcem": smcem, "reference-cell": reference_cell}[args.part](args)
 
 
 if __name__ == "__main__":

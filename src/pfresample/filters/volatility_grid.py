@@ -220,22 +220,36 @@ class MlPoint:
     sigma: float
     log_likelihood: float
 
+    @property
+    def on_edge(self) -> bool:
+        """Whether sigma is at the search's floor (l had no interior maximum)."""
+        return self.sigma < SIGMA_FLOOR * (1 + 1e-6)
 
-def ml_point(y, starts, beta: float = BETA, tolerance: float = 1e-9, **grid_args) -> MlPoint:
-    """The maximum of l(alpha, sigma) (beta fixed): Nelder-Mead on (atanh alpha,
-    log sigma) from each of ``starts`` ((alpha, sigma) pairs), the best end
-    kept, so a second local maximum is found where a start lies in its basin."""
+
+ALPHA_RANGE = 1.5  # |alpha| searched: beyond 1 is a valid (non-stationary) model here
+# The ML search's starts besides the caller's: l can have two maxima (one near alpha
+# = 1 with a small sigma, one at low persistence with a large sigma).
+ML_EXTRA_STARTS = ((0.5, 0.5), (0.0, 0.7), (0.99, 0.05))
+
+
+def ml_point(y, starts, beta: float = BETA, tolerance: float = 1e-8, **grid_args) -> MlPoint:
+    """The maximum of l(alpha, sigma) (beta fixed): Nelder-Mead on (alpha,
+    log sigma) from each of ``starts`` ((alpha, sigma) pairs) and
+    ML_EXTRA_STARTS, the best end kept. alpha is not bounded by 1: X_0 ~
+    N(0, sigma^2) makes every alpha a model, and EM's alpha = S_3 / S_1 can
+    exceed 1. Where l rises to the edge sigma -> 0 (alpha a little above 1: a
+    path that hardly moves), the point returned lies on the search's edge
+    sigma = SIGMA_FLOOR; ``MlPoint.on_edge`` says so."""
 
     def minus_l(p):
-        alpha, sigma = math.tanh(p[0]), math.exp(p[1])
-        if not SIGMA_FLOOR <= sigma <= SIGMA_CEILING:
+        alpha, sigma = p[0], math.exp(p[1])
+        if not (SIGMA_FLOOR <= sigma <= SIGMA_CEILING and abs(alpha) <= ALPHA_RANGE):
             return math.inf
         return -log_likelihood(y, alpha, sigma, beta, **grid_args)
 
     best = None
-    for alpha0, sigma0 in starts:
-        p, v = _nelder_mead(minus_l, (math.atanh(alpha0), math.log(sigma0)), (0.3, 0.3),
-                            tolerance, 400)  # fmt: skip
+    for alpha0, sigma0 in (*starts, *ML_EXTRA_STARTS):
+        p, v = _nelder_mead(minus_l, (alpha0, math.log(sigma0)), (0.05, 0.3), tolerance, 400)
         if best is None or v < best[1]:
             best = (p, v)
-    return MlPoint(math.tanh(best[0][0]), math.exp(best[0][1]), -best[1])
+    return MlPoint(float(best[0][0]), math.exp(best[0][1]), -best[1])

@@ -183,17 +183,21 @@ def smcem_reference_cell(*, sequences: int, length: int, iterations: int, starts
 
 def smcem_cell(
     n: int, reference, *, iterations: int, seed: int, filters=FILTERS, tau: float = TAU,
-    backend="cpu", log=None,
+    starts=None, backend="cpu", log=None,
 ):  # fmt: skip
     """Fig 4.12 at one N: SMC-EM on the reference's sequences from each of
     its starts, for each filter of ``filters`` and scheme: ``alpha``,
     ``sigma`` (every iterate: arms x starts x M x (iterations + 1)) and
     ``seconds`` (mean per EM iteration: arms x starts x M). ``reference``:
     :func:`smcem_reference_cell`'s (arrays, metadata). Sequence m of every
-    arm and start uses one run seed (the same noise stream)."""
+    arm and start uses one run seed (the same noise stream). ``starts``: a
+    subset of the reference's (default all)."""
     backend = select_filter_backend(backend)
     ref, ref_meta = reference
-    starts, sequences = ref_meta["starts"], ref_meta["sequences"]
+    starts, sequences = list(starts or ref_meta["starts"]), ref_meta["sequences"]
+    missing = sorted(set(starts) - set(ref_meta["starts"]))
+    if missing:
+        raise ValueError(f"starts {missing} are not in the reference's {ref_meta['starts']}")
     data = smcem_sequences(ref_meta["seed"], sequences, ref_meta["length"])
     arms = [(f, s) for f in filters for s in SMCEM_SCHEMES]
     shape = (len(arms), len(starts), sequences)

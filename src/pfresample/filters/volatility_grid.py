@@ -39,7 +39,9 @@ from .common import m_step
 GRID_STEPS_PER_SIGMA = 3  # h = sigma / 3
 GRID_HALF_WIDTH = 8.0  # R: the grid covers [-R, R]
 BAND_SIGMAS = 8.0  # K_ij is kept within 8 sigma of alpha x_i
-SIGMA_FLOOR = 0.02  # below it the grid would need more than 6,400 points: an error
+SIGMA_FLOOR = 0.01  # below it the grid would need more than 4,800 points: an error
+# The ML search stops at this sigma, leaving exact EM started there room to move below it.
+ML_SIGMA_FLOOR = 0.02
 SIGMA_CEILING = 2.0
 LOG_2PI = math.log(2.0 * math.pi)
 
@@ -163,6 +165,8 @@ def exact_em(y, alpha0: float, sigma0: float, iterations: int, beta: float = BET
         if i < iterations:
             alpha[i + 1], sigma[i + 1] = m_step(s.statistics, length)
             moved = max(abs(alpha[i + 1] - alpha[i]), abs(sigma[i + 1] - sigma[i]))
+            if settled is not None and sigma[i + 1] < SIGMA_FLOOR:  # EM heads for sigma -> 0
+                return alpha[: i + 1], sigma[: i + 1], loglik[: i + 1]
             if settled is not None and moved < settled:
                 s = smoother(y, alpha[i + 1], sigma[i + 1], beta, **grid_args)
                 loglik[i + 1] = s.log_likelihood
@@ -223,7 +227,7 @@ class MlPoint:
     @property
     def on_edge(self) -> bool:
         """Whether sigma is at the search's floor (l had no interior maximum)."""
-        return self.sigma < SIGMA_FLOOR * (1 + 1e-6)
+        return self.sigma < ML_SIGMA_FLOOR * (1 + 1e-6)
 
 
 ALPHA_RANGE = 1.5  # |alpha| searched: beyond 1 is a valid (non-stationary) model here
@@ -239,11 +243,11 @@ def ml_point(y, starts, beta: float = BETA, tolerance: float = 1e-8, **grid_args
     N(0, sigma^2) makes every alpha a model, and EM's alpha = S_3 / S_1 can
     exceed 1. Where l rises to the edge sigma -> 0 (alpha a little above 1: a
     path that hardly moves), the point returned lies on the search's edge
-    sigma = SIGMA_FLOOR; ``MlPoint.on_edge`` says so."""
+    sigma = ML_SIGMA_FLOOR; ``MlPoint.on_edge`` says so."""
 
     def minus_l(p):
         alpha, sigma = p[0], math.exp(p[1])
-        if not (SIGMA_FLOOR <= sigma <= SIGMA_CEILING and abs(alpha) <= ALPHA_RANGE):
+        if not (ML_SIGMA_FLOOR <= sigma <= SIGMA_CEILING and abs(alpha) <= ALPHA_RANGE):
             return math.inf
         return -log_likelihood(y, alpha, sigma, beta, **grid_args)
 

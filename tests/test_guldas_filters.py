@@ -244,7 +244,7 @@ def test_exact_statistics_and_the_m_step_maximise_q_on_a_tiny_model():
 
 
 def test_grid_is_converged():
-    # Three points per standard deviation against eight, and a wider range: the
+    # Two points per standard deviation against eight, and a wider range: the
     # log-likelihood and the statistics agree far below any Monte Carlo error here.
     _, y = VolatilityModel().simulate(60, np.random.default_rng(3))
     for alpha, sigma in ((0.975, 0.16), (0.5, 0.5), (0.99, 0.06)):

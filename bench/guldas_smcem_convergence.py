@@ -55,6 +55,8 @@ def reference(args) -> None:
     starts = {name: filter_experiments.SMCEM_STARTS[name] for name in ("truth", "guess")}
     rows, summary, points = [], [], []
     for m, y in enumerate(data):
+        if args.sequences is not None and m not in args.sequences:
+            continue
         ml = volatility_grid.ml_point(y, list(starts.values()))
         points.append({"sequence": m, "alpha_ml": ml.alpha, "sigma_ml": ml.sigma,
                        "loglik_ml": ml.log_likelihood, "alpha_true": ALPHA,
@@ -155,6 +157,7 @@ def main() -> None:
     sub = parser.add_subparsers(dest="part", required=True)
     r = sub.add_parser("reference")
     r.add_argument("--em-iterations", type=int, default=1000)
+    r.add_argument("--sequences", type=int, nargs="+", help="only these (default: all)")
     r.add_argument("--out", required=True)
     s = sub.add_parser("smcem")
     s.add_argument("--log2-n", type=int, nargs="+", default=[9, 11])

@@ -141,7 +141,8 @@ def smcem(args) -> None:
             for j, start in enumerate(meta["starts"]):
                 k = cells[0][1]["starts"].index(start)
                 for name in ("alpha", "sigma"):
-                    d2 = (arrays[name][a, j] - r[name][k]) ** 2  # (M, iterations + 1)
+                    iterates = arrays[name][a, j]  # (M, iterations + 1)
+                    d2 = (iterates - r[name][k][:, : iterates.shape[1]]) ** 2
                     for i in range(d2.shape[1]):
                         trace.append({"n": meta["n"], **arm, "start": start, "parameter": name,
                                       "iteration": i, "mc_mse": d2[:, i].mean()})  # fmt: skip

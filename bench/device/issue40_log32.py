@@ -27,6 +27,7 @@ def main() -> None:
     parser.add_argument("out")
     parser.add_argument("--replicates", type=int, default=300)
     parser.add_argument("--log2-n", type=int, nargs="+", default=[16, 18, 19, 20, 21, 22])
+    parser.add_argument("--backend", default="cuda", help="cuda, or cpu for a smoke test")
     args = parser.parse_args()
     targets = catalog.targets(CONFIG)
     rows = []
@@ -39,12 +40,12 @@ def main() -> None:
             arms.append(experiments.Arm("butterfly-multinomial", "float32", None))
             stream = experiments.stream_of(f"log32-{name}", n)
             w = experiments.timing_weights(target, n, "float32", seed=SEED, stream=stream,
-                                           backend="cuda")  # fmt: skip
-            times = [experiments.time_arm(w, arm, seed=SEED, backend="cuda", repeats=21)
+                                           backend=args.backend)  # fmt: skip
+            times = [experiments.time_arm(w, arm, seed=SEED, backend=args.backend, repeats=21)
                      for arm in arms]  # fmt: skip
             _, local = experiments.replicate_errors(
                 target, n, arms, replicates=args.replicates, seed=SEED, stream=stream,
-                backend="cuda",
+                backend=args.backend,
             )  # fmt: skip
             base = {a.method: local[k] for k, a in enumerate(arms) if a.precision == "float64"}
             for k, arm in enumerate(arms):
@@ -52,7 +53,7 @@ def main() -> None:
                 row = {"target": name, "n": n, "particle_sets": args.replicates,
                        "method": arm.method, "precision": arm.precision, "lmse": lmse,
                        "lmse_ci": half, "time_ms": times[k],
-                       "device": experiments.device_name("cuda")}  # fmt: skip
+                       "device": experiments.device_name(args.backend)}  # fmt: skip
                 if arm.method in base:
                     d, dh = confidence_interval(local[k] ** 2 - base[arm.method] ** 2)
                     row |= {"diff_vs_float64": d, "diff_vs_float64_ci": dh}

@@ -279,6 +279,15 @@ def test_exact_em_climbs_to_the_ml_point():
     assert abs(em[0][-1] - ml.alpha) < 1e-3 and abs(em[1][-1] - ml.sigma) < 1e-3  # a fixed point
 
 
+def test_ml_search_survives_the_edges():
+    # A short sequence lets Nelder-Mead wander to |alpha| near 1.5, where alpha x_i
+    # leaves the grid: the likelihood stays finite there and the search ends.
+    _, y = VolatilityModel().simulate(20, np.random.default_rng(2017))
+    assert np.isfinite(volatility_grid.log_likelihood(y, 1.5, 0.05))
+    ml = volatility_grid.ml_point(y, [(0.975, 0.16), (0.8, 0.3)])
+    assert np.isfinite(ml.log_likelihood) and abs(ml.alpha) <= volatility_grid.ALPHA_RANGE
+
+
 def test_stopping_rule():
     w, tol = 10, 1e-3
     i = np.arange(400)

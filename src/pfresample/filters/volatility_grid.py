@@ -77,7 +77,10 @@ class _Band:
         start = np.floor((centre - BAND_SIGMAS * sigma - x[0]) / h).astype(np.int64)
         start = np.clip(start, 0, x.size - width)
         self.columns = start[:, None] + np.arange(width)
-        band = np.exp(-0.5 * ((x[self.columns] - centre[:, None]) / sigma) ** 2)
+        z2 = ((x[self.columns] - centre[:, None]) / sigma) ** 2
+        # Less each row's smallest z^2, which the normalisation cancels: a row whose alpha x_i
+        # lies beyond the grid (|alpha| > 1) then gives its mass to the edge instead of 0/0.
+        band = np.exp(-0.5 * (z2 - z2.min(axis=1, keepdims=True)))
         self.band = band / band.sum(axis=1, keepdims=True)
         self.size = x.size
 

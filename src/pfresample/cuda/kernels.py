@@ -129,7 +129,8 @@ _TEMPLATES = {
         for pair in _PAIRS
         for scaled in ("false", "true")
     ]
-    + [f"inverse_cdf_draws<{t},{s}>" for t in CTYPES.values() for s in ("false", "true")],
+    + [f"inverse_cdf_draws<{t},{s}>" for t in CTYPES.values() for s in ("false", "true")]
+    + [f"log_scan_tiles<{t}>" for t in CTYPES.values()],
     "butterfly.cu": [f"stage_sums<{pair}>" for pair in _PAIRS]
     + [f"stage_draws<{t},{d}>" for t in CTYPES.values() for d in range(3)]
     + [f"first_stage<{pair},{d}>" for pair in _PAIRS for d in range(3)]

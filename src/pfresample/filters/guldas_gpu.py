@@ -44,7 +44,16 @@ from ..models.volatility import BETA
 from ..radix import default_radix
 from ..resampling.registry import get_method
 from ..validation import check_params, kernel_arguments
-from .common import MAX_RADIX, SCHEMES, EmRun, FilterRun, iteration_seed, m_step, resampling_period
+from .common import (
+    MAX_RADIX,
+    SCHEMES,
+    EmRun,
+    FilterRun,
+    iteration_seed,
+    m_step,
+    resampling_period,
+    stop_iteration,
+)
 from .sir_gpu import WEIGHT_DTYPE, FilterGraph, _launch
 
 GRAPHS_KEPT = 4
@@ -333,9 +342,7 @@ def run_smcem_gpu(y, n: int, scheme: str, seed: int, *, iterations: int, alpha0:
     """:func:`pfresample.filters.run_smcem` on the GPU: each E-step one
     replay of the filter's graph, the M-step (eq. 4.10) on the host.
     ``seconds``: the wall time of each iteration (replay, copy back, M-step);
-    ``tolerance``: stop at ``smcem.stop_iteration``'s iteration."""
-    from .smcem import stop_iteration
-
+    ``tolerance``: stop at ``common.stop_iteration``'s iteration."""
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
     y = np.asarray(y, dtype=np.float64)

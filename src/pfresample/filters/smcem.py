@@ -68,6 +68,7 @@ from .common import (
     m_step,
     resampling_period,
     select_filter_backend,
+    stop_iteration,
 )
 from .sir import weights_from_log
 
@@ -76,27 +77,6 @@ SIGMA_0 = 0.3
 FILTERS = ("bootstrap", "adaptive")  # §4.3.1's two particle filters
 TAU = 0.6  # the adaptive filter's ESS threshold (§4.2.3's tau)
 STOP_WINDOW = 20  # the stopping rule's window w, in iterations
-
-
-def stop_iteration(alpha, sigma, window: int, tolerance: float) -> int | None:
-    """The stopping rule: the first i >= 2 ``window`` with |mean(theta[i-w+1 ..
-    i]) - mean(theta[i-2w+1 .. i-w])| < ``tolerance`` for theta = alpha and
-    sigma (index 0 is the start), or None if no i of the trace satisfies it."""
-    window = check_int(window, "window", minimum=1)
-    if not tolerance > 0:
-        raise ValueError(f"tolerance must be > 0, got {tolerance}")
-    traces = [np.asarray(t, dtype=np.float64) for t in (alpha, sigma)]
-    if traces[0].shape != traces[1].shape or traces[0].ndim != 1:
-        raise ValueError("alpha and sigma must be traces of one length")
-    if traces[0].size < 2 * window + 1:
-        return None
-    change = np.zeros(traces[0].size - 2 * window)
-    for t in traces:
-        c = np.concatenate([[0.0], np.cumsum(t)])
-        means = (c[window:] - c[:-window]) / window  # means[j]: t[j .. j + w - 1]
-        change = np.maximum(change, np.abs(means[window + 1 :] - means[1:-window]))
-    hit = np.flatnonzero(change < tolerance)
-    return int(hit[0]) + 2 * window if hit.size else None
 
 
 def transpose_permutation(n: int, r: int) -> np.ndarray:

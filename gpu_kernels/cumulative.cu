@@ -11,6 +11,7 @@
 // 0 of particle stream s. All are uniform_float, in [0, 1).
 
 #include "lanes.cuh"
+#include "logexp.cuh"
 #include "reduce.cuh"
 #include "scan.cuh"
 #include "stats.cuh"
@@ -325,4 +326,223 @@ residual_copies(const W* __restrict__ w, long long n, long long tiles,
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) o[j] = (int)min(o_before + x[j], n);
     write_ancestors(o, (int)min(o_before, n), tile * SCAN_TILE, marks, out + replica * n);
+}
+
+// ------------------------------------------- precision "log32" (resampling/log_scan.py)
+// Güldaş (2015) Appendix A's float32 log-domain work-efficient scan, in the
+// order log_scan.py states: tiles of LOG_TILE values, a block of LOG_THREADS
+// threads each (two values a thread), the reduction and distribution phases of
+// Tables A.1-A.2; the tile totals scanned by one block, chunk after chunk; the
+// totals added back. Then r_i = fl32(count exp(L_i - L_N)) and its running
+// maximum (exact in any order), and the float32 draws of the kernels above.
+// `coef`, `terms`: the exponential's Taylor coefficients; `odd`: 1 / (2k + 1).
+
+namespace pfr {
+constexpr int LOG_TILE = 2048;  // log_scan.LOG_TILE
+constexpr int LOG_THREADS = LOG_TILE / 2;
+
+// Tables A.1-A.2 on c[0 .. LOG_TILE) in shared memory, thread t = threadIdx.x.
+__device__ __forceinline__ void log_tile_scan(float* c, const double* coef, int terms,
+                                              const double* odd) {
+    const int t = threadIdx.x;
+    for (int stride = 1; stride <= LOG_THREADS; stride *= 2) {  // reduction phase
+        const int k = (t + 1) * stride * 2 - 1;
+        if (k < LOG_TILE) c[k] = lse(c[k], c[k - stride], coef, terms, odd);
+        __syncthreads();
+    }
+    for (int stride = LOG_THREADS / 2; stride > 0; stride /= 2) {  // distribution phase
+        const int k = (t + 1) * stride * 2 - 1;
+        if (k + stride < LOG_TILE) c[k + stride] = lse(c[k + stride], c[k], coef, terms, odd);
+        __syncthreads();
+    }
+}
+}  // namespace pfr
+
+// Step 1, block = tile: l_i = fl32(log w_i + offset), the tile's inclusive
+// log-sums into local[], its total into totals[tile], and one past its last
+// positive weight (0 for none) into tile_end[tile].
+template <typename W>
+__global__ void __launch_bounds__(pfr::LOG_THREADS)
+log_scan_tiles(const W* __restrict__ w, long long n, double offset,
+               const double* __restrict__ coef, int terms, const double* __restrict__ odd,
+               float* __restrict__ local, float* __restrict__ totals,
+               long long* __restrict__ tile_end) {
+    using namespace pfr;
+    __shared__ float c[LOG_TILE];
+    __shared__ long long ends[LOG_THREADS];
+    const long long base = (long long)blockIdx.x * LOG_TILE;
+    long long end = 0;
+    for (int h = 0; h < 2; ++h) {
+        const long long i = base + threadIdx.x + h * LOG_THREADS;
+        float v = minus_inf_f();
+        if (i < n) {
+            const double wi = (double)w[i];
+            v = (float)(log_positive(wi, odd) + offset);
+            if (wi > 0.0) end = i + 1;
+        }
+        c[threadIdx.x + h * LOG_THREADS] = v;
+    }
+    ends[threadIdx.x] = end;
+    __syncthreads();
+    log_tile_scan(c, coef, terms, odd);
+    for (int h = 0; h < 2; ++h) {
+        const int j = threadIdx.x + h * LOG_THREADS;
+        local[base + j] = c[j];
+    }
+    for (int s = LOG_THREADS / 2; s > 0; s /= 2) {  // the largest end: a max, any order
+        if (threadIdx.x < s && ends[threadIdx.x + s] > ends[threadIdx.x])
+            ends[threadIdx.x] = ends[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        totals[blockIdx.x] = c[LOG_TILE - 1];
+        tile_end[blockIdx.x] = ends[0];
+    }
+}
+
+// Step 2, one block of LOG_THREADS: the tile totals scanned in place, chunk
+// after chunk of LOG_TILE (a later chunk lse'd with the end of the one before);
+// then L_N (top[0]) and the last positive weight (last[0]).
+extern "C" __global__ void __launch_bounds__(pfr::LOG_THREADS)
+log_scan_totals(float* __restrict__ totals, long long tiles, const float* __restrict__ local,
+                long long n, const long long* __restrict__ tile_end,
+                const double* __restrict__ coef, int terms, const double* __restrict__ odd,
+                float* __restrict__ top, long long* __restrict__ last) {
+    using namespace pfr;
+    __shared__ float c[LOG_TILE];
+    __shared__ long long ends[LOG_THREADS];
+    __shared__ float chunk_end;  // the last scanned total of the chunk before
+    float carry = minus_inf_f();
+    if (tiles > 1) {
+        for (long long first = 0; first < tiles; first += LOG_TILE) {
+            for (int h = 0; h < 2; ++h) {
+                const long long i = first + threadIdx.x + h * LOG_THREADS;
+                c[threadIdx.x + h * LOG_THREADS] = i < tiles ? totals[i] : minus_inf_f();
+            }
+            __syncthreads();
+            log_tile_scan(c, coef, terms, odd);
+            for (int h = 0; h < 2; ++h) {
+                const int j = threadIdx.x + h * LOG_THREADS;
+                const float v = first > 0 ? lse(c[j], carry, coef, terms, odd) : c[j];
+                if (first + j < tiles) totals[first + j] = v;
+                if (j == LOG_TILE - 1) chunk_end = v;
+            }
+            __syncthreads();  // every c[j] read, chunk_end written
+            carry = chunk_end;
+            __syncthreads();  // every thread has the carry before the next chunk's loads
+        }
+    }
+    long long end = 0;
+    for (long long b = threadIdx.x; b < tiles; b += LOG_THREADS)
+        end = tile_end[b] > end ? tile_end[b] : end;
+    ends[threadIdx.x] = end;
+    __syncthreads();
+    for (int s = LOG_THREADS / 2; s > 0; s /= 2) {
+        if (threadIdx.x < s && ends[threadIdx.x + s] > ends[threadIdx.x])
+            ends[threadIdx.x] = ends[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        const long long tile = (n - 1) / LOG_TILE;
+        const float ln = local[n - 1];
+        top[0] = tile > 0 ? lse(ln, totals[tile - 1], coef, terms, odd) : ln;
+        last[0] = ends[0] - 1;
+    }
+}
+
+// Step 3, block = tile: L_i (lse with the scanned total of the tile before),
+// r_i = fl32(count exp(L_i - L_N)), the tile's inclusive running maximum of r
+// into r[], and its largest into tile_max[tile].
+extern "C" __global__ void __launch_bounds__(pfr::LOG_THREADS)
+log_scan_ratios(const float* __restrict__ local, const float* __restrict__ totals, long long n,
+                long long count, const float* __restrict__ top, const double* __restrict__ coef,
+                int terms, const double* __restrict__ odd, float* __restrict__ r,
+                float* __restrict__ tile_max) {
+    using namespace pfr;
+    __shared__ float c[LOG_TILE];
+    const long long base = (long long)blockIdx.x * LOG_TILE;
+    const double ln = (double)top[0];
+    for (int h = 0; h < 2; ++h) {
+        const int j = threadIdx.x + h * LOG_THREADS;
+        float v = 0.0f;
+        if (base + j < n) {
+            float l = local[base + j];
+            if (blockIdx.x > 0) l = lse(l, totals[blockIdx.x - 1], coef, terms, odd);
+            v = (float)((double)count * exp_nonpositive((double)l - ln, coef, terms));
+        }
+        c[j] = v;
+    }
+    __syncthreads();
+    for (int d = 1; d < LOG_TILE; d *= 2) {  // Hillis-Steele running maximum
+        float a[2];
+        for (int h = 0; h < 2; ++h) {
+            const int j = threadIdx.x + h * LOG_THREADS;
+            a[h] = j >= d && c[j - d] > c[j] ? c[j - d] : c[j];
+        }
+        __syncthreads();
+        for (int h = 0; h < 2; ++h) c[threadIdx.x + h * LOG_THREADS] = a[h];
+        __syncthreads();
+    }
+    for (int h = 0; h < 2; ++h) {
+        const int j = threadIdx.x + h * LOG_THREADS;
+        if (base + j < n) r[base + j] = c[j];
+    }
+    if (threadIdx.x == 0) tile_max[blockIdx.x] = c[LOG_TILE - 1];
+}
+
+// Step 4, block = tile: r_i = max(r_i, the largest r of the tiles before).
+extern "C" __global__ void __launch_bounds__(pfr::LOG_THREADS)
+log_scan_carry(float* __restrict__ r, long long n, const float* __restrict__ tile_max) {
+    using namespace pfr;
+    __shared__ float m[LOG_THREADS];
+    float v = 0.0f;
+    for (long long b = threadIdx.x; b < blockIdx.x; b += LOG_THREADS)
+        v = tile_max[b] > v ? tile_max[b] : v;
+    m[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = LOG_THREADS / 2; s > 0; s /= 2) {
+        if (threadIdx.x < s && m[threadIdx.x + s] > m[threadIdx.x]) m[threadIdx.x] = m[threadIdx.x + s];
+        __syncthreads();
+    }
+    const float carry = m[0];
+    const long long base = (long long)blockIdx.x * LOG_TILE;
+    for (int h = 0; h < 2; ++h) {
+        const long long i = base + threadIdx.x + h * LOG_THREADS;
+        if (i < n && carry > r[i]) r[i] = carry;
+    }
+}
+
+// Systematic on r (cumulative.systematic with precision "log32"): block =
+// (replica, tile of SCAN_TILE); O_i = min(N, floor(r_i + u)) in float32,
+// N from the last positive weight on; Algorithm 3.2 (write_ancestors).
+extern "C" __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
+systematic_from_ratios(const float* __restrict__ r, long long n, long long tiles,
+                       const long long* __restrict__ last_positive,
+                       const unsigned int* __restrict__ keys, int n_keys, unsigned int k0,
+                       unsigned int k1, int* __restrict__ out) {
+    using namespace pfr;
+    __shared__ PaddedTile<int> marks;
+    const long long replica = blockIdx.x / tiles, tile = blockIdx.x - replica * tiles;
+    const PhiloxKey key = replica_key(replica, n, keys, n_keys, k0, k1);
+    const float u = (float)uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
+    const long long last = *last_positive;
+    const long long first = tile * SCAN_TILE + (long long)threadIdx.x * SCAN_ITEMS;
+    int o[SCAN_ITEMS];
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        const long long i = first + j;
+        if (i >= n || i >= last) {
+            o[j] = (int)n;
+        } else {
+            const long long v = (long long)(r[i] + u);  // truncation is floor: r + u >= 0
+            o[j] = (int)(v < n ? v : n);
+        }
+    }
+    int o_before = 0;  // before the first particle: nothing
+    if (tile > 0) {
+        const long long i = tile * SCAN_TILE - 1;
+        const long long v = (long long)(r[i] + u);
+        o_before = i >= last ? (int)n : (int)(v < n ? v : n);
+    }
+    write_ancestors(o, o_before, tile * SCAN_TILE, marks, out + replica * n);
 }

@@ -7,9 +7,12 @@
 // x'(j_i) from x(l_i) with counter 2d + 1 of the last slot that claims j_i.
 //
 // Three kernels, one thread a slot, no block-level cooperation: any block
-// size from 1 to 1024 gives the same particles (the study times 160 ... 736,
-// as the paper's Table 6).
+// size from 1 to 1024 gives the same particles (the study times 160 ... 1024,
+// as the paper's Table 6 and beyond), but for cdf="paper", whose thresholds
+// depend on the block of the slot as the paper's do.
 //   d3_local_strides: cdf="local", j_i by the paper's per-thread search.
+//   d3_paper_strides: cdf="paper", the same search against the thresholds
+//                     of the paper's Figs 8-9 (d3.paper_thresholds).
 //   d3_moves:         l_i and p_i by a linear scan of R_i, move (a) into
 //                     out[i], l_i stored for the next kernel.
 //   d3_claims:        move (b) of each last claimer into out[j_i]. The kernel
@@ -31,6 +34,7 @@ constexpr int NOISE_EQ5 = 0;
 constexpr int NOISE_TABLE1 = 1;
 constexpr int NOISE_FIG9 = 2;
 constexpr int NOISE_BETWEEN = 3;
+constexpr int NOISE_FIG9NEG = 4;
 
 // Weights the local search loads ahead of their additions.
 constexpr unsigned int D3_BATCH = 8u;
@@ -52,6 +56,10 @@ __device__ __forceinline__ S d3_move(S to, S from, S u, int noise) {
         }
         case NOISE_BETWEEN:
             return to - u * d;
+        case NOISE_FIG9NEG: {
+            const S half = (from - to) * S(0.5);  // Fig 9's diffi read as x(i) - x(p)
+            return (to + half) + half * u;
+        }
         default:  // NOISE_EQ5
             return to + u * magnitude(d);
     }
@@ -75,30 +83,21 @@ __device__ __forceinline__ bool passes(double c, double count, double total, dou
 
 }  // namespace pfr
 
-// cdf="local": slot i adds the scaled weights a_k = (double)w[k] * STAT_SCALE
-// from k = 0 in order (c_k = c_{k-1} + a_k) until floor(N c_k / S + u) > i
-// (S = stats[STAT_SUM], the statistics' sum of the same a; u Systematic's:
-// counter 0 of stream 0 in DOMAIN_GLOBAL): j_i = k; if no k passes, the last
-// particle of positive weight. iterations (optional, null: not written): the
-// weights the slot added, j_i + 1 when its threshold is passed, N when not
-// (the paper's Fig 11). The weights are loaded D3_BATCH at a time; the
-// threshold is tested once a batch, at its last sum (the test is monotone in
-// c, so no earlier sum of the batch passes where the last does not), and the
+// The local search of slot i (cdf="local" and "paper"): it adds the scaled
+// weights a_k = (double)w[k] * scale from k = 0 in order (c_k = c_{k-1} +
+// a_k) until passed(c_k); `found` is that k (-1 if none), `last` the last k of
+// positive weight it saw. The weights are loaded D3_BATCH at a time; the test
+// is made once a batch, at its last sum (passed must be non-decreasing in c,
+// so no earlier sum of the batch passes where the last does not), and the
 // batch is walked again, with the same additions, where it does.
-template <typename W>
-__global__ void __launch_bounds__(1024)
-d3_local_strides(const W* __restrict__ w, unsigned int n, const double* __restrict__ stats,
-                 const unsigned int* keys, int n_keys, unsigned int k0, unsigned int k1,
-                 int* __restrict__ strides, int* __restrict__ iterations) {
+template <typename W, typename Passed>
+__device__ __forceinline__ void local_search(const W* __restrict__ w, unsigned int n,
+                                             double scale, Passed passed, long long& found,
+                                             long long& last) {
     using namespace pfr;
-    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const double scale = stats[STAT_SCALE], total = stats[STAT_SUM];
-    const PhiloxKey key = d3_key(keys, n_keys, k0, k1);
-    const double u = (double)uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
-    const double count = (double)n, slot = (double)i;
     double c = 0.0;
-    long long found = -1, last = -1;
+    found = -1;
+    last = -1;
     for (unsigned int base = 0; base < n && found < 0; base += D3_BATCH) {
         double a[D3_BATCH];
 #pragma unroll
@@ -111,16 +110,69 @@ d3_local_strides(const W* __restrict__ w, unsigned int n, const double* __restri
             end = end + a[b];
             if (a[b] > 0.0) last = (long long)(base + b);
         }
-        if (!passes(end, count, total, u, slot)) {
+        if (!passed(end)) {
             c = end;
             continue;
         }
 #pragma unroll
         for (unsigned int b = 0; b < D3_BATCH; ++b) {
             c = c + a[b];
-            if (found < 0 && passes(c, count, total, u, slot)) found = (long long)(base + b);
+            if (found < 0 && passed(c)) found = (long long)(base + b);
         }
     }
+}
+
+// cdf="local": slot i's search (local_search) stops at the first k with
+// floor(N c_k / S + u) > i (S = stats[STAT_SUM], the statistics' sum of the
+// same a; u Systematic's: counter 0 of stream 0 in DOMAIN_GLOBAL): j_i = k;
+// if no k passes, the last particle of positive weight. iterations
+// (optional, null: not written): the weights the slot added, j_i + 1 when
+// its threshold is passed, N when not (the paper's Fig 11).
+template <typename W>
+__global__ void __launch_bounds__(1024)
+d3_local_strides(const W* __restrict__ w, unsigned int n, const double* __restrict__ stats,
+                 const unsigned int* keys, int n_keys, unsigned int k0, unsigned int k1,
+                 int* __restrict__ strides, int* __restrict__ iterations) {
+    using namespace pfr;
+    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const double scale = stats[STAT_SCALE], total = stats[STAT_SUM];
+    const PhiloxKey key = d3_key(keys, n_keys, k0, k1);
+    const double u = (double)uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
+    const double count = (double)n, slot = (double)i;
+    long long found, last;
+    local_search(w, n, scale, [&](double c) { return passes(c, count, total, u, slot); }, found,
+                 last);
+    strides[i] = (int)(found >= 0 ? found : last);
+    if (iterations != nullptr) iterations[i] = (int)(found >= 0 ? found + 1 : (long long)n);
+}
+
+// cdf="paper", the paper's GPU search as printed (Figs 8-9): slot i's
+// threshold u_i of d3.paper_thresholds, with blockDim.x threads a block --
+// block b's thread 0 draws U_b (counter 0 of stream b in DOMAIN_GLOBAL), r =
+// (1/N)/2 + ((1/N)/2) U_b, u1 = (r / N) / 2 + (f / N) / 2 with f = b
+// blockDim.x its first slot, and every other slot u_i = (u1 / N) / 2 + (i /
+// N) / 2 -- in float64, in that order; the search (local_search) stops at the
+// first k with c_k / S >= u_i (Table 1's while (u > CSW[j])); if none does,
+// the last particle of positive weight. iterations as d3_local_strides's.
+template <typename W>
+__global__ void __launch_bounds__(1024)
+d3_paper_strides(const W* __restrict__ w, unsigned int n, const double* __restrict__ stats,
+                 const unsigned int* keys, int n_keys, unsigned int k0, unsigned int k1,
+                 int* __restrict__ strides, int* __restrict__ iterations) {
+    using namespace pfr;
+    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const double scale = stats[STAT_SCALE], total = stats[STAT_SUM];
+    const PhiloxKey key = d3_key(keys, n_keys, k0, k1);
+    const double count = (double)n, temp = 1.0 / count;
+    const unsigned int first = blockIdx.x * blockDim.x;
+    const double u_block = (double)uniform_float(draw_at(key, DOMAIN_GLOBAL, blockIdx.x, 0ull));
+    const double r = temp / 2.0 + (temp / 2.0) * u_block;
+    const double u1 = (r / count) / 2.0 + ((double)first / count) / 2.0;
+    const double u = i == first ? u1 : (u1 / count) / 2.0 + ((double)i / count) / 2.0;
+    long long found, last;
+    local_search(w, n, scale, [&](double c) { return c / total >= u; }, found, last);
     strides[i] = (int)(found >= 0 ? found : last);
     if (iterations != nullptr) iterations[i] = (int)(found >= 0 ? found + 1 : (long long)n);
 }

@@ -254,6 +254,75 @@ extern "C" __global__ void uuv_prior(const float* __restrict__ x, long long n,
     }
 }
 
+// The paper's step (Das et al. 2014 §4.1: "N threads representing N
+// particles", every kernel at the threads per block it sweeps): the same
+// stages as exp_total, normalise_estimate and uuv_prior, one particle a
+// thread at any block size from 32 to 1024 (reduce.cuh's *_any reductions,
+// whose order, and so the float64 sums' last bits, depends on the block
+// size). filters/d3_gpu.py launches them when run_d3's threads_scope is
+// "step".
+extern "C" __global__ void exp_total_any(const float* __restrict__ log_w,
+                                         const unsigned int* __restrict__ top,
+                                         float* __restrict__ w_tilde, long long n,
+                                         double* __restrict__ parts,
+                                         unsigned int* __restrict__ ticket,
+                                         double* __restrict__ total) {
+    using namespace pfr;
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    double sum[1] = {0.0};
+    if (i < n) {
+        const float wt = expf(log_w[i] - from_ordered(top[0]));
+        w_tilde[i] = wt;
+        sum[0] = (double)wt;
+    }
+    if (grid_sums_any(sum, parts, ticket) && threadIdx.x == 0) total[0] = sum[0];
+}
+
+template <int ROWS>
+__global__ void normalise_estimate_any(const float* __restrict__ w_tilde,
+                                       const float* __restrict__ x, long long n,
+                                       const double* __restrict__ total,
+                                       double* __restrict__ parts,
+                                       unsigned int* __restrict__ ticket,
+                                       double* __restrict__ estimate) {
+    using namespace pfr;
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    double acc[ROWS];
+    for (int r = 0; r < ROWS; ++r) acc[r] = i < n ? (double)w_tilde[i] * (double)x[r * n + i] : 0.0;
+    if (grid_sums_any(acc, parts, ticket) && threadIdx.x == 0) {
+        const double s = total[0];
+        for (int r = 0; r < ROWS; ++r) estimate[r] = acc[r] / s;
+    }
+}
+
+extern "C" __global__ void uuv_prior_any(const float* __restrict__ x, long long n,
+                                         const double* __restrict__ previous,
+                                         const unsigned int* __restrict__ step,
+                                         const float* __restrict__ table,
+                                         double* __restrict__ parts,
+                                         unsigned int* __restrict__ ticket,
+                                         double* __restrict__ prior) {
+    using namespace pfr;
+    const unsigned int k = step[0];
+    const float4 t = reinterpret_cast<const float4*>(table)[k];
+    const double mu0 = previous[0] + (double)t.x * previous[1] + (double)t.z;
+    const double mu1 = previous[1] + (double)t.y * previous[0] + (double)t.w;
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    double sq[2] = {0.0, 0.0};
+    if (i < n) {
+        const double d0 = (double)x[i] - mu0, d1 = (double)x[n + i] - mu1;
+        sq[0] = d0 * d0;
+        sq[1] = d1 * d1;
+    }
+    if (grid_sums_any(sq, parts, ticket) && threadIdx.x == 0) {
+        const double m = n > 1 ? (double)(n - 1) : 1.0;
+        prior[0] = mu0;
+        prior[1] = mu1;
+        prior[2] = sq[0] > 0.0 ? m / sq[0] : 0.0;
+        prior[3] = sq[1] > 0.0 ? m / sq[1] : 0.0;
+    }
+}
+
 // Eq. 4's log prior weight up to its constant, -1/2 SUM_d (x_d - mu_d)^2 /
 // var_d, in float64 (D3 compares them: filters/d3.py, prior_log_weights).
 extern "C" __global__ void uuv_prior_weights(const float* __restrict__ x, unsigned int n,

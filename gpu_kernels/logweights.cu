@@ -7,21 +7,7 @@
 // Taylor polynomial (Horner, coefficients from the host), then 2^k exp(r).
 // Compiled with --fmad=false, every operation rounds as NumPy's does.
 
-namespace pfr {
-constexpr double LOG2_E = 1.4426950408889634;  // logweights.LOG2_E
-constexpr double LN2_HI = 0.6931471803691238;  // logweights.LN2_HI
-constexpr double LN2_LO = 1.9082149292705877e-10;  // logweights.LN2_LO
-constexpr double EXP_ZERO_BELOW = -746.0;  // logweights.EXP_ZERO_BELOW
-
-__device__ __forceinline__ double exp_nonpositive(double x, const double* coef, int terms) {
-    if (x < EXP_ZERO_BELOW) return 0.0;  // -inf too
-    const double k = floor(x * LOG2_E + 0.5);
-    const double r = (x - k * LN2_HI) - k * LN2_LO;
-    double p = coef[terms - 1];
-    for (int i = terms - 2; i >= 0; --i) p = p * r + coef[i];
-    return ldexp(p, (int)k);
-}
-}  // namespace pfr
+#include "logexp.cuh"
 
 // One thread a weight: w_i = exp(lw_i - top), rounded to T.
 template <typename T>

@@ -277,6 +277,31 @@ extern "C" __global__ void uuv_init(float* __restrict__ x, unsigned int n,
     x[n + i] = m1 + sd * v[1];
 }
 
+namespace pfr {
+
+// One UUV particle's step k (uuv_predict's body): x = F_k x + b_k + sd v, then
+// its log-likelihood, which it returns.
+__device__ __forceinline__ float uuv_particle(float* __restrict__ x, float* __restrict__ log_w,
+                                              unsigned int n, unsigned int i, unsigned int k,
+                                              const unsigned int* __restrict__ noise_key,
+                                              const float* __restrict__ table,
+                                              const float* __restrict__ z, float obs_mean,
+                                              float process_sd, float inv_var) {
+    const float4 t = reinterpret_cast<const float4*>(table)[k];
+    float v[4];
+    normals4(PhiloxKey{noise_key[0], noise_key[1]}, i, (unsigned long long)k + 1ull, v);
+    const float a = x[i], b = x[n + i];
+    const float na = a + t.x * b + t.z + process_sd * v[0];
+    const float nb = b + t.y * a + t.w + process_sd * v[1];
+    x[i] = na;
+    x[n + i] = nb;
+    const float r0 = z[2 * k] - obs_mean - na;
+    const float r1 = z[2 * k + 1] - obs_mean - nb;
+    return log_w[i] = -0.5f * (r0 * r0 + r1 * r1) * inv_var;
+}
+
+}  // namespace pfr
+
 extern "C" __global__ void uuv_predict(float* __restrict__ x, float* __restrict__ log_w,
                                        unsigned int n, const unsigned int* __restrict__ noise_key,
                                        const unsigned int* __restrict__ step,
@@ -289,17 +314,34 @@ extern "C" __global__ void uuv_predict(float* __restrict__ x, float* __restrict_
     const unsigned int k = step[0];
     float best = __uint_as_float(0xff800000u);  // -inf
     if (i < n) {
-        const float4 t = reinterpret_cast<const float4*>(table)[k];
-        float v[4];
-        normals4(PhiloxKey{noise_key[0], noise_key[1]}, i, (unsigned long long)k + 1ull, v);
-        const float a = x[i], b = x[n + i];
-        const float na = a + t.x * b + t.z + process_sd * v[0];
-        const float nb = b + t.y * a + t.w + process_sd * v[1];
-        x[i] = na;
-        x[n + i] = nb;
-        const float r0 = z[2 * k] - obs_mean - na;
-        const float r1 = z[2 * k + 1] - obs_mean - nb;
-        best = log_w[i] = -0.5f * (r0 * r0 + r1 * r1) * inv_var;
+        best = uuv_particle(x, log_w, n, i, k, noise_key, table, z, obs_mean, process_sd, inv_var);
     }
     raise_top(best, top);
+}
+
+// uuv_predict at any block size from 32 to 1024 (the paper's step, every
+// kernel at the threads per block it sweeps: filters/d3_gpu.py): the same
+// particles and log-weights; the block's maximum by reduce.cuh's
+// block_reduce_any instead of block_max (which needs whole warps).
+extern "C" __global__ void uuv_predict_any(float* __restrict__ x, float* __restrict__ log_w,
+                                           unsigned int n,
+                                           const unsigned int* __restrict__ noise_key,
+                                           const unsigned int* __restrict__ step,
+                                           const float* __restrict__ table,
+                                           const float* __restrict__ z, float obs_mean,
+                                           float process_sd, float inv_var,
+                                           unsigned int* __restrict__ top) {
+    using namespace pfr;
+    __shared__ float shared[ANY_MAX_THREADS];
+    const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int k = step[0];
+    float best = __uint_as_float(0xff800000u);  // -inf
+    if (i < n) {
+        best = uuv_particle(x, log_w, n, i, k, noise_key, table, z, obs_mean, process_sd, inv_var);
+    }
+    best = block_reduce_any(best, shared, Max());
+    if (threadIdx.x == 0) {
+        const unsigned int key = to_ordered(best);
+        if (key > *(volatile unsigned int*)top) atomicMax(top, key);
+    }
 }

@@ -124,6 +124,57 @@ __device__ bool grid_sum_pair(double& a, double& b, double* parts, unsigned int*
     return true;
 }
 
+// The block size of the "any" reductions below: at most 1024 threads, at
+// least one whole warp.
+constexpr int ANY_MAX_THREADS = 1024;
+
+// One block-wide reduction for any block size from 32 to ANY_MAX_THREADS (the
+// paper's threads per block, Das et al. 2014 Table 6, are mostly not multiples
+// of 32): every thread's value into shared[threadIdx.x]; lane l of warp 0
+// folds entries l, l + 32, l + 64, ... in that order, then warp 0 halves by
+// shuffles. The order is fixed for a given block size, so float64 sums repeat
+// run after run (and change with the block size, as the paper's did). The
+// result is in thread 0; `shared` holds blockDim.x values and may be reused
+// once this returns.
+template <typename V, typename Op>
+__device__ V block_reduce_any(V value, V* shared, Op op) {
+    shared[threadIdx.x] = value;
+    __syncthreads();
+    V acc = value;
+    if (threadIdx.x < 32) {
+        acc = shared[threadIdx.x];
+        for (unsigned int t = threadIdx.x + 32u; t < blockDim.x; t += 32u) acc = op(acc, shared[t]);
+#pragma unroll
+        for (int h = 16; h > 0; h >>= 1) acc = op(acc, __shfl_down_sync(0xFFFFFFFFu, acc, h));
+    }
+    __syncthreads();
+    return acc;
+}
+
+// K float64 sums over the whole grid at any block size (block_reduce_any): each
+// block's K partials into parts (K gridDim.x values, value k of block b at k
+// gridDim.x + b), then the last block to finish adds them in index order.
+// Returns true in the last block, where thread 0 holds the grid's totals.
+template <int K>
+__device__ bool grid_sums_any(double (&value)[K], double* parts, unsigned int* ticket) {
+    __shared__ double shared[ANY_MAX_THREADS];
+#pragma unroll
+    for (int k = 0; k < K; ++k) value[k] = block_reduce_any(value[k], shared, Add());
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) parts[k * gridDim.x + blockIdx.x] = value[k];
+    }
+    if (!last_block_done(ticket)) return false;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        double sum = 0.0;
+        for (unsigned int p = threadIdx.x; p < gridDim.x; p += blockDim.x)
+            sum += parts[k * gridDim.x + p];
+        value[k] = block_reduce_any(sum, shared, Add());
+    }
+    return true;
+}
+
 // A float as an unsigned integer of the same order (negative numbers
 // reversed), so that atomicMax finds the largest float; 0 is below every
 // float. from_ordered inverts it.

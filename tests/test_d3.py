@@ -103,7 +103,7 @@ def test_plan_ranges_run_between_i_and_j():
 
 
 @pytest.mark.parametrize("noise", d3.NOISES)
-@pytest.mark.parametrize("cdf", d3.CDFS)
+@pytest.mark.parametrize("cdf", ["prefix", "local"])  # not "paper": its halved strides move
 def test_equal_weights_move_nothing(noise, cdf):
     x, _, _ = case(777, 7)
     for dtype in (np.float32, np.float64):
@@ -122,6 +122,7 @@ def bounds(x_to, x_from, noise):
         "table1": (x_to, x_to + d),
         "fig9": (x_to + d / 2, x_to + d),
         "between": (x_to, x_from),
+        "fig9neg": (x_to + (x_from - x_to) / 2, x_from),
     }[noise]
     return np.minimum(*ends), np.maximum(*ends)
 
@@ -259,3 +260,195 @@ def test_sir_filter_follows_the_kalman_filter():
     assert gap < 0.01
     rmse, bias = velocity_errors(run.estimates, truth[1:])
     assert rmse.shape == bias.shape == (2,)
+
+
+# ------------------------------------------------------------------ issue 39
+
+
+def brute_thresholds(n: int, threads: int, seed: int) -> list[float]:
+    """Figs 8-9's thresholds slot by slot, in Python floats (float64), from
+    the formulas as d3.paper_thresholds documents them."""
+    out = []
+    for i in range(n):
+        b = i // threads
+        first = b * threads
+        ub = float(uniform_float(draws(seed, b, 0, 2))[()])  # stream b, counter 0, global
+        temp = 1.0 / n
+        r = temp / 2.0 + (temp / 2.0) * ub
+        u1 = (r / n) / 2.0 + (first / n) / 2.0
+        out.append(u1 if i == first else (u1 / n) / 2.0 + (i / n) / 2.0)
+    return out
+
+
+@pytest.mark.parametrize(("n", "threads"), [(1, 1), (10, 4), (1000, 160), (5003, 196)])
+def test_paper_thresholds_are_figs_8_9_exactly(n, threads):
+    got = d3.paper_thresholds(n, threads, key_of(17))
+    assert got.dtype == np.float64
+    assert got.tolist() == brute_thresholds(n, threads, 17)  # bit for bit
+    assert (np.diff(got) > 0).all()  # increasing: the strides stay non-decreasing
+    # a halved stride: u_i ~ i / (2N), so the thresholds end near 1/2, not 1
+    assert got[0] > 0 and got[-1] < 0.5 + 1.0 / n
+    first = np.arange(0, n, threads)
+    assert np.allclose(got, np.arange(n) / (2.0 * n), rtol=0, atol=1.0 / n)
+    assert (got[first] < first / (2.0 * n) + 1.0 / (2.0 * n * n) + 1e-15).all()
+
+
+def test_paper_thresholds_depend_on_the_block_size():
+    a = d3.paper_thresholds(1000, 160, key_of(3))
+    b = d3.paper_thresholds(1000, 196, key_of(3))
+    assert not np.array_equal(a, b)
+    with pytest.raises(ValueError, match="threads"):
+        d3.paper_thresholds(10, 0, key_of(3))
+    with pytest.raises(ValueError, match="threads"):
+        pr.resample_d3(*case(10, 1), seed=1, cdf="paper", threads=2048, backend="cpu")
+
+
+def test_paper_strides_are_the_printed_search():
+    """j_i is the first k whose normalised cumulative weight reaches u_i
+    (Table 1's while (u > CSW[j]) j++), by brute force."""
+    _, w, pw = case(400, 21, power=6.0)
+    w[[0, 7, 399]] = 0.0
+    for threads in (1, 33, 160):
+        u = d3.paper_thresholds(w.size, threads, key_of(5))
+        j = d3.paper_strides(w, key_of(5), threads)
+        c = np.cumsum(w) / w.sum()
+        for i in range(w.size):
+            k = next(k for k in range(w.size) if c[k] >= u[i])
+            assert j[i] == k, (threads, i)
+        assert w[j].min() > 0  # a zero weight is never a stride
+
+
+def test_paper_stride_bias_is_measured():
+    """The printed thresholds cover only [0, 1/2] of the weights' mass: the
+    slots' strides double the first half's expected offspring and give the
+    second half none. Offspring of the stride (j's counts) over K = 400
+    seeds against N w: the first half's share is 1 exactly, systematic's (the
+    negative control, unbiased) within 5 standard errors of 1/2."""
+    n = 1000
+    rng = np.random.default_rng(9)
+    w = rng.gamma(2.0, size=n)
+    c = np.cumsum(w) / w.sum()
+    half = c <= 0.5
+    paper_share, sys_share = [], []
+    for s in range(400):
+        j = d3.plan(w, w, key_of(s), cdf="paper", threads=160)[0]
+        paper_share.append(half[j].mean())
+        js = d3.plan(w, w, key_of(s), cdf="prefix")[0]
+        sys_share.append(half[js].mean())
+    assert min(paper_share) >= 1.0 - 1.0 / n  # (all but at most one slot in the first half)
+    expected = c[half][-1]  # the first half's mass
+    se = np.std(sys_share, ddof=1) / np.sqrt(len(sys_share))
+    assert abs(np.mean(sys_share) - expected) < 5 * se + 1.0 / n
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("cdf", d3.CDFS)
+def test_table1_loop_gives_the_sparse_tables_particles(cdf, dtype):
+    """impl="loop" (Table 1's sequential loop) and the sparse table: the same
+    particles, bit for bit, for every noise; peaked weights give strides on
+    both sides of i and shared j."""
+    x, w, pw = case(2500, 23, power=12.0)
+    x, w = x.astype(dtype), w.astype(dtype)
+    for noise in d3.NOISES:
+        a = pr.resample_d3(x, w, pw, seed=8, noise=noise, cdf=cdf, threads=160, backend="cpu")
+        b = pr.resample_d3(
+            x, w, pw, seed=8, noise=noise, cdf=cdf, threads=160, backend="cpu", impl="loop"
+        )
+        assert a.dtype == b.dtype == dtype and np.array_equal(a, b), noise
+    with pytest.raises(ValueError, match="impl"):
+        pr.resample_d3(x, w, pw, seed=8, backend="cpu", impl="fast")
+
+
+def test_fig9neg_is_fig9_with_the_other_sign():
+    """Fig 9's (x(p) + diffi/2) + (diffi/2) U with diffi = x(i) - x(p):
+    uniform on the half of the segment from its midpoint to x(i)."""
+    x, w, pw = case(3000, 24, power=10.0)
+    key = key_of(24)
+    j, l_, p, last = d3.plan(w, pw, key)
+    out = d3.d3(x, w, pw, key, noise="fig9neg")
+    claimed = np.zeros(w.size, dtype=bool)
+    claimed[j[last]] = True
+    i = np.flatnonzero(~claimed & (p != np.arange(w.size)))
+    t = (out[i] - x[p[i]]) / (x[i] - x[p[i]])  # position along x(p) -> x(i)
+    assert (t >= 0.5).all() and (t <= 1.0).all()
+    assert abs(t.mean() - 0.75) < 0.01  # the middle of [1/2, 1]
+
+
+def test_per_component_d3_is_one_d3_a_component():
+    x, w, pw = case(1500, 25, power=8.0)
+    w2 = np.stack([w, w[::-1]], axis=1)
+    pw2 = np.stack([pw, -pw], axis=1)
+    out = pr.resample_d3(x, w2, pw2, seed=6, components="each", backend="cpu")
+    for d in range(2):
+        want = pr.resample_d3(
+            x[:, d], w2[:, d], pw2[:, d], seed=d3.component_seed(6, d), backend="cpu"
+        )
+        assert np.array_equal(out[:, d], want)
+    shared = pr.resample_d3(x, w, pw2, seed=6, components="each", backend="cpu")
+    assert np.array_equal(
+        shared[:, 1], pr.resample_d3(x[:, 1], w, pw2[:, 1], seed=d3.component_seed(6, 1))
+    )
+    assert d3.component_seed(6, 0) != d3.component_seed(6, 1)
+    with pytest.raises(ValueError, match="prior_weights of shape"):
+        pr.resample_d3(x, w, pw, seed=6, components="each", backend="cpu")
+    with pytest.raises(ValueError, match=r"\(N, D\) particles"):
+        pr.resample_d3(x[:, 0], w, pw2, seed=6, components="each", backend="cpu")
+    with pytest.raises(ValueError, match="components"):
+        pr.resample_d3(x, w, pw, seed=6, components="both", backend="cpu")
+
+
+def test_the_filters_process_noise_is_its_own():
+    """filter_process_sd moves the particles, process_sd the truth; zero
+    noise propagates through the noise-free eqs. 11-12 and draws nothing."""
+    m = UuvModel(duration=3.0, filter_process_sd=0.0)
+    x = np.random.default_rng(1).normal(size=(50, 2))
+    rng = np.random.default_rng(2)
+    state = rng.bit_generator.state
+    assert np.array_equal(m.transition(x, 7, rng), m.mean_transition(x, 7))
+    assert rng.bit_generator.state == state
+    truth_a, y_a = m.simulate(4)
+    truth_b, y_b = UuvModel(duration=3.0).simulate(4)
+    assert np.array_equal(truth_a, truth_b) and np.array_equal(y_a, y_b)  # the truth's noise
+    assert np.array_equal(kalman_filter(m, y_a), kalman_filter(UuvModel(duration=3.0), y_a))
+    assert UuvModel().particle_sd == 0.005 and m.particle_sd == 0.0
+    big = UuvModel(duration=3.0, filter_process_sd=0.05)
+    spread = big.transition(np.zeros((20000, 2)), 0, np.random.default_rng(3)).std(axis=0)
+    assert np.allclose(spread, 0.05, rtol=0.03)  # sd 0.05, its estimate's rel. se 0.5 %
+    with pytest.raises(ValueError, match="filter_process_sd"):
+        UuvModel(filter_process_sd=-1.0)
+
+
+def test_zero_process_noise_keeps_copies_identical():
+    """The regime switch: with no process noise in the filter, systematic
+    resampling's copies stay identical, so the distinct particles never
+    increase from one step to the next; D3's moves make new ones."""
+    m = UuvModel(duration=1.5, filter_process_sd=0.0)
+    _, y = m.simulate(5)
+    counts = []
+    for step in (10, 40, 80, 150):
+        r = run_d3(m, y, 500, 3, method="systematic", snapshot_step=step)
+        counts.append(np.unique(r.snapshot, axis=0).shape[0])
+    assert counts == sorted(counts, reverse=True) and counts[-1] < counts[0] < 500
+    # with the truth's process noise every copy moves apart at the next prediction, so
+    # right after a resampling the distinct particles are those of one step's copying
+    ours = UuvModel(duration=1.5)
+    r = run_d3(ours, y, 500, 3, method="systematic", snapshot_step=150)
+    assert np.unique(r.snapshot, axis=0).shape[0] > 2 * counts[-1]
+    r = run_d3(m, y, 500, 3, method="d3", snapshot_step=150)
+    assert np.unique(r.snapshot, axis=0).shape[0] > counts[-1]
+
+
+def test_filter_options_of_the_paper():
+    m = UuvModel(duration=1.0)
+    truth, y = m.simulate(6)
+    table = run_d3(m, y, 300, 4, method="d3", cdf="paper", threads=160, noise="fig9")
+    loop = run_d3(m, y, 300, 4, method="d3", cdf="paper", threads=160, noise="fig9", impl="loop")
+    assert np.array_equal(table.estimates, loop.estimates)
+    other = run_d3(m, y, 300, 4, method="d3", cdf="paper", threads=196, noise="fig9")
+    assert not np.array_equal(table.estimates, other.estimates)  # the blocks' u1 differ
+    each = run_d3(m, y, 300, 4, method="d3", components="each")
+    assert np.isfinite(each.estimates).all()
+    with pytest.raises(TypeError, match="options of D3"):
+        run_d3(m, y, 300, 4, method="systematic", components="each")
+    with pytest.raises(ValueError, match="every step"):
+        run_d3(m, y, 300, 4, method="d3", components="each", ess_threshold=0.5)

@@ -37,14 +37,23 @@ D3_KEYS = [k for k in SCHEMA["properties"] if k.startswith("d3_2014_")]
 
 def test_paper_grid():
     """§3.2: dt 0.01 s, 360 s, DVL N(0.0123, 0.151), N = 50,000; Tables 5-6's N; TPB
-    160 ... 736 in steps of 36; the snapshot at t = 200 s."""
+    160 ... 736 in steps of 36 and on to 1024; the snapshot at t = 200 s; the paper's
+    regime (no process noise in the filter) with our regime's filters beside."""
     m = catalog.model(CONFIG)
     assert (m.dt, m.duration, m.steps) == (0.01, 360.0, 36000)
     assert (m.obs_mean, m.obs_var, m.signs) == (0.0123, 0.151, "printed")
+    assert (m.process_sd, m.particle_sd) == (0.005, 0.0)
     assert catalog.figure_n(CONFIG) == 50000
     assert catalog.table5_n(CONFIG) == [500, 1000, 5000, 10000, 15000, 20000, 50000]
     assert catalog.table6_n(CONFIG) == list(catalog.TABLE6_N)
-    assert catalog.threads(CONFIG) == list(range(160, 737, 36))
+    assert catalog.threads(CONFIG) == list(range(160, 1025, 36))
+    assert list(catalog.gpu_algorithms(CONFIG)) == ["d3", catalog.PAPER_GPU]
+    paper = catalog.gpu_algorithms(CONFIG)[catalog.PAPER_GPU]
+    assert (paper["cdf"], paper["noise"], paper["threads_scope"]) == ("paper", "fig9", "step")
+    every = catalog.filters(CONFIG)
+    assert catalog.regime(CONFIG, every["d3"]) == "paper"
+    assert catalog.regime(CONFIG, every["d3-ours"]) == "ours"
+    assert list(catalog.filters({**CONFIG, **QUICK})) == QUICK["d3_2014_method_filters"]
     assert catalog.snapshot_step(CONFIG) == 20000 and catalog.fig11_n(CONFIG) == 5000
     filters = catalog.filters(CONFIG)
     assert filters["d3"] == {"method": "d3", "noise": "eq5", "cdf": "prefix"}
@@ -97,14 +106,22 @@ def test_schema_knows_every_key_and_names_a_bad_one():
 @pytest.mark.parametrize(
     "override, message",
     [
-        ({"d3_2014_filters": {"systematic": {"method": "systematic"}}}, "has no 'd3'"),
-        ({"d3_2014_filters": {"systematic": {"method": "multinomial"}, "d3": {"method": "d3"}}},
+        ({"d3_2014_filters": {"systematic": {"method": "systematic"}},
+          "d3_2014_gpu_algorithms": []}, "has no 'd3'"),
+        ({"d3_2014_filters": {"systematic": {"method": "multinomial"}, "d3": {"method": "d3"}},
+          "d3_2014_gpu_algorithms": ["d3"]},
          "'systematic' must use method systematic"),
         ({"d3_2014_filters": {**CONFIG["d3_2014_filters"], "x": {"method": "nonesuch"}}},
          "d3_2014_filters.x: method 'nonesuch'"),
         ({"d3_2014_filters": {**CONFIG["d3_2014_filters"],
                               "x": {"method": "metropolis", "noise": "eq5"}}},
-         "d3_2014_filters.x: noise and cdf are options of d3 only"),
+         "d3_2014_filters.x: noise, cdf, threads and threads_scope are options of d3 only"),
+        ({"d3_2014_filters": {**CONFIG["d3_2014_filters"],
+                              "x": {"method": "d3", "threads_scope": "step"}}},
+         "threads_scope step needs threads"),
+        ({"d3_2014_method_filters": ["systematic", "d3", "d9"]}, "does not have: d9"),
+        ({"d3_2014_method_filters": ["systematic", "d3-ours"]}, "has no 'd3'"),
+        ({"d3_2014_gpu_algorithms": ["systematic"]}, "'systematic' is not a d3 filter"),
         ({"d3_2014_snapshot_time": 400.0}, "d3_2014_snapshot_time = 400.0 s is outside"),
         ({"d3_2014_duration": 100.0}, "d3_2014_snapshot_time = 200.0 s is outside"),
         ({"d3_2014_threads": [196, 232]}, "d3_2014_threads must include 160"),
@@ -177,15 +194,23 @@ def _filter_cell(label, n, rmse, bias, seconds, j=0, method=None, steps=None):
     return arrays, meta
 
 
-def _gpu_cell(n, runs, steps=100):
-    """A GPU cell at N from (threads, rmse, seconds) per run."""
+def _gpu_cell(n, runs, steps=100, algorithm="d3", window=None):
+    """A GPU cell at N from (threads, rmse, seconds) per run; ``window``: the
+    milliseconds per step of the timing window, per run."""
     threads, rmse, seconds = zip(*runs, strict=True)
     count = len(runs)
     arrays = {"threads": np.array(threads), "rmse": np.array(rmse, dtype=float),
               "bias": np.zeros((count, 2)), "device_seconds": np.array(seconds),
               "wall_seconds": 2 * np.array(seconds), "steps": np.full(count, steps),
-              "occupancy": np.linspace(1.0, 0.5, count)}  # fmt: skip
-    return arrays, {"threads": list(threads), "n": n, "device": "test GPU"}
+              "occupancy": np.linspace(1.0, 0.5, count),
+              "chunk_ms_median": 1e3 * np.array(seconds) / steps,
+              "chunk_ms_min": 0.9e3 * np.array(seconds) / steps,
+              "chunk_ms_max": 1.1e3 * np.array(seconds) / steps}  # fmt: skip
+    if window is not None:
+        arrays |= {"window_ms_per_step": np.array(window, dtype=float),
+                   "window_steps": np.int64(52)}  # fmt: skip
+    return arrays, {"threads": list(threads), "n": n, "device": "test GPU",
+                    "algorithm": algorithm}  # fmt: skip
 
 
 def test_tables_by_hand():
@@ -202,11 +227,23 @@ def test_tables_by_hand():
     # GPU: 1 s and 1.5 s over 100 steps are 10 and 15 ms per step.
     gpu = [_gpu_cell(10, [(160, [1.0, 1.0], 1.0), (196, [0.5, 0.5], 1.5)])]
     t5 = tables.table5(cpu, gpu, [10])
-    assert t5["gpu_d3_ms_per_step"].iloc[0] == 10.0 and t5["speedup_gpu_vs_cpu_d3"].iloc[0] == 30.0
+    assert t5["gpu_d3_ms_per_step"].iloc[0] == 10.0
+    assert t5["speedup_gpu_d3_vs_cpu_d3"].iloc[0] == 30.0
+    assert math.isnan(t5["gpu_paper_ms_per_step"].iloc[0])
     assert "ms/step" in tables.table5_markdown(t5)
-    # Table 6: our grid and the paper's, one row per (TPB, N); the occupancy per TPB.
+    # the paper's algorithm beside ours, over the CPU's window where timed apart: 60 ms
+    paper = _gpu_cell(10, [(160, [1.0, 1.0], 9.0)], algorithm=catalog.PAPER_GPU, window=[60.0])
+    t5 = tables.table5(cpu, [*gpu, paper], [10])
+    assert t5["gpu_paper_ms_per_step"].iloc[0] == 60.0 and t5["gpu_paper_steps"].iloc[0] == 52
+    assert t5["speedup_gpu_paper_vs_cpu_systematic"].iloc[0] == pytest.approx(200.0 / 60.0)
+    assert t5["gpu_d3_ms_per_step"].iloc[0] == 10.0
+    # Table 6: our grid and the paper's, one row per (algorithm, TPB, N); the occupancy per TPB.
     t6 = tables.table6(gpu, [10], [160, 196])
     assert len(t6) == 2 + 16 * 9 and t6["gpu_d3_ms_per_step"].notna().sum() == 2
+    assert t6["ms_median"].notna().sum() == 2 and (t6["algorithm"] == "d3").all()
+    both = tables.table6([*gpu, paper], [10], [160, 196])
+    assert len(both) == 2 * (2 + 16 * 9)
+    assert "measured, d3-paper" in tables.table6_markdown(both)
     assert t6.set_index(["threads", "n"]).loc[(160, 50000), "paper"] == 61.877
     assert t6.set_index(["threads", "n"]).loc[(196, 10), "occupancy"] == 0.5
     assert "occupancy" in tables.table6_markdown(t6)
@@ -221,6 +258,9 @@ def test_tables_by_hand():
     assert "CPM_{a|b}" in text
     assert "identical across TPB (bit for bit, runs of 100 steps): no" in text
     assert tables.table7([], 10, [160])["note"].iloc[0] == tables.NO_GPU
+    t7 = tables.table7([*gpu, paper], 10, [160, 196])
+    assert set(t7["algorithm"]) == {"d3", catalog.PAPER_GPU}
+    assert (t7[t7["algorithm"] == catalog.PAPER_GPU]["fastest_threads"] == 160).all()
     # The same RMSE and bias at every TPB (the kernels' contract): "yes".
     same = [_gpu_cell(10, [(160, [0.5, 0.5], 1.0), (196, [0.5, 0.5], 1.5)])]
     assert (tables.table7(same, 10, [160, 196])["identical_across_tpb"] == "yes").all()
@@ -236,7 +276,7 @@ def test_tables_by_hand():
 def test_fig10_draws_the_occupancy():
     gpu = [_gpu_cell(n, [(160, [1.0, 1.0], 1.0), (196, [1.0, 1.0], 1.5)]) for n in (10, 20)]
     fig = figures.draw("fig10", tables.table6(gpu, [10, 20], [160, 196]), "thesis (test)")
-    occupancy = fig.axes[2]
+    occupancy = fig.axes[-1]
     assert occupancy.lines and list(occupancy.lines[0].get_ydata()) == [1.0, 0.5]
     assert "CUDA" in fig.texts[-1].get_text()
 
@@ -316,6 +356,9 @@ def test_tables_and_figures_of_the_tiny_study(tiny_study):
     assert frames["fig4"]["rmse_x"].iloc[0] == cells["d3"][0]["rmse"][0]
     assert len(frames["fig6"]) == 40 and frames["fig6"]["t"].iloc[0] == pytest.approx(2.0)
     assert len(frames["fig11"]) == 256 and frames["fig11"]["paper_mean_iterations"].iloc[0] == 1315
+    # the printed thresholds (u_i ~ i / 2N) search about half as far
+    f11 = frames["fig11"]
+    assert f11["paper_thresholds_mean_iterations"].iloc[0] < 0.75 * f11["mean_iterations"].iloc[0]
     for figure, frame in frames.items():
         fig = figures.draw(figure, frame, "quick (test)")
         caption = fig.texts[-1].get_text()
@@ -339,7 +382,7 @@ def test_dry_run_of_the_target(tmp_path, scale):
     proc = snakemake(tmp_path, "-n", "d3_2014", config=[f"scale={scale}", "backend=cpu"])
     assert proc.returncode == 0, proc.output
     grid = {**CONFIG, **QUICK} if scale == "quick" else CONFIG
-    filters, runs = len(grid["d3_2014_filters"]), grid["d3_2014_trajectories"]
+    filters, runs = len(catalog.filters(grid)), grid["d3_2014_trajectories"]
     assert job_counts(proc.output) == {
         "d3_2014_trajectory": runs,
         "d3_2014_filter_cell": filters * runs,
@@ -353,14 +396,16 @@ def test_dry_run_of_the_target(tmp_path, scale):
 
 
 def test_dry_run_at_paper_scale_with_a_gpu(tmp_path):
-    """backend cuda (a GPU the jobs will find): one GPU job per N of Tables 5-7 (9), the
-    figures' filter cells on the GPU, Table 5's CPU columns still on the CPU."""
+    """backend cuda (a GPU the jobs will find): one GPU job per (algorithm, N) of Tables
+    5-7 (2 x 9), the figures' filter cells on the GPU, Table 5's CPU columns still on the
+    CPU."""
     proc = snakemake(tmp_path, "-n", "d3_2014", config=["scale=thesis", "backend=cuda"])
     assert proc.returncode == 0, proc.output
     counts = job_counts(proc.output)
-    assert counts["d3_2014_gpu_cell"] == 9 and counts["d3_2014_timing_cell"] == 14
-    assert counts["d3_2014_filter_cell"] == 8 * 4
-    assert "results/d3_2014/gpu/n50000.npz" in proc.output
+    assert counts["d3_2014_gpu_cell"] == 2 * 9 and counts["d3_2014_timing_cell"] == 14
+    assert counts["d3_2014_filter_cell"] == len(CONFIG["d3_2014_filters"]) * 4
+    assert "results/d3_2014/gpu/d3/n50000.npz" in proc.output
+    assert "results/d3_2014/gpu/d3-paper/n50000.npz" in proc.output
     assert "results/d3_2014/timing/d3/n50000.npz" in proc.output
     assert "results/d3_2014/filter/gpu/d3/n50000/t0_r0.npz" in proc.output
 
@@ -381,7 +426,8 @@ def test_tiny_grid_through_the_pipeline(tmp_path):
     assert list(t5["n"]) == [32, 64] and t5["gpu_d3_ms_per_step"].isna().all()
     assert (t5["cpu_steps"] == 100).all() and t5["cpu_d3_ms_per_step"].notna().all()
     methods = pd.read_csv(out / "tables" / "d3_2014" / "methods.csv")
-    assert len(methods) == len(CONFIG["d3_2014_filters"]) + 1
+    assert len(methods) == len(QUICK["d3_2014_method_filters"]) + 1
+    assert set(methods["regime"].dropna()) == {"paper", "ours"}
     assert (methods["runs"].iloc[:-1] == 2).all()
     t7 = (out / "tables" / "d3_2014" / "table7.md").read_text()
     assert "no GPU ran" in t7 and "2.46" in t7

@@ -14,6 +14,10 @@ reference ``pfresample.resampling.d3``.
   threads per block give the same particles; the (D, N) rows layout and
   strided arrays give those of (N, D); a captured CUDA graph replays the
   eager call.
+* The paper's GPU search (cdf="paper", Figs 8-9), whose thresholds depend
+  on the block: at 1 ... 1024 threads per block the device's strides,
+  iteration counts and particles are the CPU reference's at the same
+  block size; per-component D3 (components="each") is the CPU's.
 """
 
 from __future__ import annotations
@@ -135,7 +139,7 @@ def test_seeds_and_numpy_inputs():
 def test_equal_weights_return_the_input():
     x, _ = inputs(1000, 2, np.float32)
     w, pw = np.ones(1000, dtype=np.float32), np.zeros(1000)
-    for cdf in cpu_d3.CDFS:
+    for cdf in ("prefix", "local"):  # the paper's halved strides move them
         dev = pr.resample_d3(cupy.asarray(x), cupy.asarray(w), cupy.asarray(pw), seed=1, cdf=cdf)
         assert np.array_equal(dev.get(), x)
 
@@ -161,7 +165,7 @@ def launch(w, x, pw, seed, **kw):
     n = w.size
     call = device_call(w, seed)
     strides, l_ = cupy.full(n, -7, dtype=np.int32), cupy.full(n, -7, dtype=np.int32)
-    counts = cupy.full(n, -7, dtype=np.int32) if kw.get("cdf") == "local" else None
+    counts = cupy.full(n, -7, dtype=np.int32) if kw.get("cdf") in ("local", "paper") else None
     out = d3(
         call, cupy.asarray(x), cupy.asarray(pw), strides=strides, l_=l_, iterations=counts, **kw
     )
@@ -202,6 +206,48 @@ def expected_iterations(w, seed) -> np.ndarray:
     return np.where(first < n, first + 1, n)
 
 
+@pytest.mark.parametrize("threads", [1, 33, 160, 196, 736, 1024])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("n", [1, 1000, 50000])
+def test_paper_search_equals_the_cpu_at_every_block_size(n, kind, threads):
+    """cdf="paper": the strides, the iteration counts (j_i + 1 where the
+    threshold is reached) and the particles of the launch at ``threads`` per
+    block are the CPU reference's at the same block size."""
+    w = weights_of(kind, n, np.float32)
+    x, pw = inputs(n, 2, np.float32)
+    out, strides, l_, counts = launch(w, x, pw, SEED, cdf="paper", threads=threads)
+    j, l_cpu, _, _ = cpu_d3.plan(w, pw, key_of(SEED), "paper", threads=threads)
+    assert np.array_equal(strides, j) and np.array_equal(l_, l_cpu)
+    u = cpu_d3.paper_thresholds(n, threads, key_of(SEED))
+    c = np.cumsum(scaled_weights(w)) / weight_sums(w)[0]
+    reached = u <= c[-1]
+    assert np.array_equal(counts[reached], strides[reached] + 1)
+    assert (counts[~reached] == n).all()
+    for noise in cpu_d3.NOISES:
+        cpu = pr.resample_d3(x, w, pw, seed=SEED, cdf="paper", threads=threads, noise=noise,
+                             backend="cpu")  # fmt: skip
+        dev = pr.resample_d3(cupy.asarray(x), cupy.asarray(w), cupy.asarray(pw), seed=SEED,
+                             cdf="paper", threads=threads, noise=noise)  # fmt: skip
+        assert np.array_equal(dev.get(), cpu), noise
+    if threads == 160:
+        assert np.array_equal(out, pr.resample_d3(x, w, pw, seed=SEED, cdf="paper",
+                                                  threads=160, backend="cpu"))  # fmt: skip
+
+
+@pytest.mark.parametrize("cdf", cpu_d3.CDFS)
+def test_per_component_d3_equals_the_cpu(cdf):
+    n = 5000
+    w = np.stack([weights_of("random", n, np.float32, s) for s in (1, 2)], axis=1)
+    x, _ = inputs(n, 2, np.float32)
+    pw = np.random.default_rng(4).normal(size=(n, 2))
+    for weights in (w, w[:, 0].copy()):
+        cpu = pr.resample_d3(x, weights, pw, seed=SEED, cdf=cdf, threads=160,
+                             components="each", backend="cpu")  # fmt: skip
+        dev = pr.resample_d3(cupy.asarray(x), cupy.asarray(weights), cupy.asarray(pw),
+                             seed=SEED, cdf=cdf, threads=160, components="each")  # fmt: skip
+        assert isinstance(dev, cupy.ndarray) and np.array_equal(dev.get(), cpu)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("n", SIZES)
 def test_local_iterations_per_thread(n, kind):
@@ -216,7 +262,7 @@ def test_local_iterations_per_thread(n, kind):
         assert np.array_equal(counts, np.arange(1, n + 1))  # thread i adds i + 1 weights
 
 
-@pytest.mark.parametrize("cdf", cpu_d3.CDFS)
+@pytest.mark.parametrize("cdf", ["prefix", "local"])  # "paper": drawn a block, above
 def test_threads_per_block_do_not_change_the_particles(cdf):
     n = 5003
     w = weights_of("random", n, np.float32)
@@ -297,7 +343,7 @@ def test_a_captured_graph_replays_the_call(cdf):
             replays[seed] = out.get()
     assert np.array_equal(replays[SEED], eager)
     for seed, got in replays.items():
-        cpu = pr.resample_d3(x, w, pw, seed=seed, cdf=cdf, backend="cpu")
+        cpu = pr.resample_d3(x, w, pw, seed=seed, cdf=cdf, threads=160, backend="cpu")
         assert np.array_equal(got, cpu.T), seed
 
 
@@ -314,6 +360,8 @@ def test_bad_launcher_arguments():
         d3(call, dx, dpw, rows_layout=True)
     with pytest.raises(ValueError, match="local"):
         d3(call, dx, dpw, iterations=cupy.empty(100, np.int32))
+    with pytest.raises(ValueError, match="impl"):
+        pr.resample_d3(dx, cupy.asarray(w), dpw, seed=1, impl="loop")
     with pytest.raises(ValueError, match="threads"):
         d3(call, dx, dpw, threads=2048)
     with pytest.raises(ValueError, match="int32"):

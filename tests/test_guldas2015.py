@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from pfresample.radix import sequences_of_depth, shallowest_depth
-from pfresample.studies.guldas2015 import catalog, experiments, tables, targets
+from pfresample.studies.guldas2015 import catalog, experiments, figures, tables, targets
 
 REPO = Path(__file__).resolve().parents[1]
 Z = 4.5
@@ -186,6 +186,29 @@ def test_speed_cell_times_every_candidate_and_keeps_the_fastest():
     speed = tables.speed_table([(arrays, meta)], "systematic")
     assert set(speed["scheme"]) == {"standard", "butterfly"} and len(speed) == 4
     assert (speed["mse_x_time"] == speed["mse"] * speed["time_ms"]).all()
+    assert (speed["lmse_x_time"] == speed["lmse"] * speed["time_ms"]).all()
+    standard = speed[speed["scheme"] == "standard"]
+    assert (standard["first_order_factor"] == 1.0).all() and (standard["depth"] == 1).all()
+    butterfly = speed[speed["scheme"] == "butterfly"]
+    radix = [tuple(int(r) for r in label.split("x")) for label in butterfly["radix"]]
+    expected = [sum(1 - 1 / r for r in rs) / (1 - 1 / 2**11) for rs in radix]
+    np.testing.assert_allclose(butterfly["first_order_factor"], expected)
+    assert (butterfly["radix_margin"] >= 0).all() and (butterfly["radix_tie_factors"] != "").all()
+
+
+def test_speed_cell_with_the_log_domain_scan():
+    """guldas2015_speed_log32: the standard methods on Appendix A's float32 log-domain
+    scan join panel a, at the level of the raw log g (their LE differs from float32's)."""
+    target = targets.poisson(100)
+    arrays, meta = experiments.speed_cell(target, 2**11, replicates=6, seed=5, backend="cpu",
+                                          repeats=1, log32=True)  # fmt: skip
+    assert len(meta["arms"]) == 10
+    logs = [k for k, a in enumerate(meta["arms"]) if a["precision"] == "log32"]
+    assert [meta["arms"][k]["method"] for k in logs] == ["multinomial", "systematic"]
+    speed = tables.speed_table([(arrays, meta)], "multinomial")
+    assert set(speed["precision"]) == {"float32", "float64", "log32"}
+    fig = figures.speed(speed, "caption")
+    assert len(fig.axes) == 6
 
 
 def test_sweep_table_has_the_first_order_lmse():

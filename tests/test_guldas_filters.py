@@ -18,6 +18,16 @@ filters/smcem.py, models/bimodal.py, models/volatility.py).
   within 4 standard errors of their difference; one SMC-EM iteration equals
   eq. 4.10 of a large-N E-step within 4 standard errors; the butterfly
   scheme's permutation mixes the blocks.
+* SMC-EM against the exact solution (filters/volatility_grid.py): on a tiny
+  model (n = 2) the grid smoother's statistics equal a brute-force 3-D
+  quadrature and eq. 4.10 maximises Q there (no point around it higher, zero
+  gradient); the grid is converged (finer and wider grids agree to 1e-8); the
+  particle E-step's mean lies within 4 standard errors of the exact one (and
+  far from another parameter's: the control); exact EM never lowers the
+  likelihood and stops at the ML point; the stopping rule against a brute
+  force on a geometric trace, never on a drift (the control), and run_smcem
+  ends where it says; the adaptive SMC-EM filter with tau > 1 is the
+  bootstrap's to the bit, with tau = 0.6 not.
 """
 
 from __future__ import annotations
@@ -27,12 +37,14 @@ import math
 import numpy as np
 import pytest
 
+from pfresample.filters import volatility_grid
 from pfresample.filters.adaptive import amse, run_adaptive, run_bootstrap
 from pfresample.filters.smcem import (
     expected_statistics,
     m_step,
     resampling_period,
     run_smcem,
+    stop_iteration,
     transpose_permutation,
 )
 from pfresample.models import BimodalModel, VolatilityModel
@@ -173,3 +185,144 @@ def test_one_em_iteration_is_the_m_step_of_the_e_step(scheme):
     se = np.sqrt(first.var(axis=0, ddof=1) / len(first) + reference.var(axis=0, ddof=1) / 4)
     assert np.all(np.abs(diff) < Z * se)
     assert np.all(Z * se < 0.02)  # an update off by 0.02 in alpha or sigma would show
+
+
+# --- SMC-EM against the exact solution (filters/volatility_grid.py), issue 40 ---
+
+
+def _posterior_grid(y, alpha, sigma, beta, h=0.02, half=3.0):
+    """The exact posterior of (x_0, x_1, x_2) given y_0 ... y_2 on a 3-D grid
+    (midpoints of [-half, half]^3, step h), by brute force: no recursion
+    shared with volatility_grid."""
+    x = -half + h * (np.arange(int(2 * half / h)) + 0.5)
+    x0, x1, x2 = np.meshgrid(x, x, x, indexing="ij", sparse=True)
+    log_p = (
+        -0.5 * (x0 / sigma) ** 2
+        - 0.5 * ((x1 - alpha * x0) / sigma) ** 2
+        - 0.5 * ((x2 - alpha * x1) / sigma) ** 2
+    )
+    for xk, yk in ((x0, y[0]), (x1, y[1]), (x2, y[2])):
+        log_p = log_p - 0.5 * (xk + yk**2 / (beta**2 * np.exp(xk)))
+    p = np.exp(log_p - log_p.max())
+    return (x0, x1, x2), p / p.sum()
+
+
+def test_exact_statistics_and_the_m_step_maximise_q_on_a_tiny_model():
+    # n = 2: y_0, y_1, y_2. Q(theta) = E[log p_theta(x, y) | y] under theta' by a
+    # brute-force 3-D quadrature; eq. 4.10 applied to the smoother's statistics
+    # must be its maximiser (no grid point around it higher, gradient zero), and
+    # the smoother's statistics must equal the brute-force expectations.
+    y = np.array([0.9, -0.4, 1.3])
+    theta, beta = (0.9, 0.3), 0.63
+    (x0, x1, x2), p = _posterior_grid(y, *theta, beta)
+
+    def e(f) -> float:  # the posterior mean of f(x_0, x_1, x_2)
+        return float((p * np.broadcast_to(f, p.shape)).sum())
+
+    brute = np.array([
+        e(x0**2) + e(x1**2),
+        e(x0**2) + e(x1**2) + e(x2**2),
+        e(x0 * x1) + e(x1 * x2),
+        sum(yk**2 * e(np.exp(-xk)) for xk, yk in zip((x0, x1, x2), y, strict=True)),
+    ])  # fmt: skip
+    exact = volatility_grid.smoother(y, *theta, beta).statistics
+    np.testing.assert_allclose(exact, brute, rtol=1e-6)
+
+    def q(alpha, sigma):  # the terms of E[log p] that depend on (alpha, sigma)
+        s1, s2, s3, _ = brute
+        return -1.5 * math.log(sigma**2) - (s2 - 2 * alpha * s3 + alpha**2 * s1) / (2 * sigma**2)
+
+    a_hat, s_hat = m_step(exact, 2)
+    best = q(a_hat, s_hat)
+    for da in np.linspace(-0.05, 0.05, 21):
+        for ds in np.linspace(-0.05, 0.05, 21):
+            if s_hat + ds > 0:
+                assert q(a_hat + da, s_hat + ds) <= best + 1e-9
+    step = 1e-5
+    assert abs(q(a_hat + step, s_hat) - q(a_hat - step, s_hat)) / (2 * step) < 1e-4
+    assert abs(q(a_hat, s_hat + step) - q(a_hat, s_hat - step)) / (2 * step) < 1e-4
+
+
+def test_grid_is_converged():
+    # Two points per standard deviation against eight, and a wider range: the
+    # log-likelihood and the statistics agree far below any Monte Carlo error here.
+    _, y = VolatilityModel().simulate(60, np.random.default_rng(3))
+    for alpha, sigma in ((0.975, 0.16), (0.5, 0.5), (0.99, 0.06)):
+        base = volatility_grid.smoother(y, alpha, sigma)
+        fine = volatility_grid.smoother(y, alpha, sigma, steps_per_sigma=8, half_width=12.0)
+        assert abs(base.log_likelihood - fine.log_likelihood) < 1e-8
+        np.testing.assert_allclose(base.statistics, fine.statistics, rtol=1e-8)
+
+
+def test_grid_e_step_is_the_limit_of_the_particle_e_step():
+    # The particle E-step at N = 2^12 on a short sequence (n = 15, where paths
+    # hardly collapse) against the exact one: within 4 standard errors of the
+    # runs' mean; the exact statistics under other parameters are far outside
+    # (the negative control).
+    model = VolatilityModel()
+    _, y = model.simulate(15, np.random.default_rng(21))
+    runs = np.array([expected_statistics(model, y, 2**12, "multinomial", s) for s in range(40)])
+    mean, se = runs.mean(axis=0), runs.std(axis=0, ddof=1) / math.sqrt(len(runs))
+    exact = volatility_grid.smoother(y, model.alpha, model.sigma).statistics
+    assert np.all(np.abs(mean - exact) < Z * se)
+    other = volatility_grid.smoother(y, 0.8, 0.3).statistics
+    assert np.any(np.abs(mean - other) > 20 * se)
+
+
+def test_exact_em_climbs_to_the_ml_point():
+    _, y = VolatilityModel().simulate(100, np.random.default_rng(5))
+    ml = volatility_grid.ml_point(y, [(0.975, 0.16), (0.8, 0.3)])
+    alpha, sigma, loglik = volatility_grid.exact_em(y, 0.8, 0.3, 60)
+    assert np.all(np.diff(loglik) > -1e-9)  # EM never lowers the likelihood
+    assert loglik[-1] <= ml.log_likelihood + 1e-6  # nor passes the maximum
+    em = volatility_grid.exact_em(y, ml.alpha, ml.sigma, 3)
+    assert abs(em[0][-1] - ml.alpha) < 1e-3 and abs(em[1][-1] - ml.sigma) < 1e-3  # a fixed point
+
+
+def test_ml_search_survives_the_edges():
+    # A short sequence lets Nelder-Mead wander to |alpha| near 1.5, where alpha x_i
+    # leaves the grid: the likelihood stays finite there and the search ends.
+    _, y = VolatilityModel().simulate(20, np.random.default_rng(2017))
+    assert np.isfinite(volatility_grid.log_likelihood(y, 1.5, 0.05))
+    ml = volatility_grid.ml_point(y, [(0.975, 0.16), (0.8, 0.3)])
+    assert np.isfinite(ml.log_likelihood) and abs(ml.alpha) <= volatility_grid.ALPHA_RANGE
+
+
+def test_stopping_rule():
+    w, tol = 10, 1e-3
+    i = np.arange(400)
+    geometric = 0.9 + 0.2 * 0.97**i
+    stop = stop_iteration(geometric, np.full_like(geometric, 0.2), w, tol)
+    brute = next(
+        k for k in range(2 * w, i.size)
+        if abs(geometric[k - w + 1 : k + 1].mean() - geometric[k - 2 * w + 1 : k - w + 1].mean())
+        < tol
+    )  # fmt: skip
+    assert stop == brute
+    assert stop_iteration(geometric, np.full_like(geometric, 0.2), w, tol / 10) > stop
+    drift = 0.5 + 2 * tol / w * i  # a change of 2 tol per window: never stops (negative control)
+    assert stop_iteration(drift, np.full_like(drift, 0.2), w, tol) is None
+    assert stop_iteration(np.full(2 * w, 0.5), np.full(2 * w, 0.2), w, tol) is None  # too short
+    with pytest.raises(ValueError, match="tolerance"):
+        stop_iteration(geometric, geometric, w, 0.0)
+    # run_smcem stops there: the trace ends at the rule's iteration
+    _, y = VolatilityModel().simulate(30, np.random.default_rng(9))
+    run = run_smcem(y, 256, "multinomial", 1, iterations=60, tolerance=0.05, window=3)
+    assert run.alpha.size < 61
+    assert stop_iteration(run.alpha, run.sigma, 3, 0.05) == run.alpha.size - 1
+
+
+@pytest.mark.parametrize("scheme", ["multinomial", "butterfly"])
+def test_adaptive_smcem_filter(scheme):
+    # tau above 1: the adaptive filter resamples wherever the bootstrap filter
+    # does, so its E-step is the bootstrap's to the bit; tau = 0.6 resamples less
+    # and differs.
+    model = VolatilityModel()
+    _, y = model.simulate(40, np.random.default_rng(4))
+    boot = expected_statistics(model, y, 1024, scheme, 3)
+    always = expected_statistics(model, y, 1024, scheme, 3, filter="adaptive", tau=2.0)
+    np.testing.assert_array_equal(always, boot)
+    gated = expected_statistics(model, y, 1024, scheme, 3, filter="adaptive", tau=0.6)
+    assert not np.array_equal(gated, boot)
+    with pytest.raises(ValueError, match="filter must be one of"):
+        expected_statistics(model, y, 1024, scheme, 3, filter="smoother")

@@ -110,7 +110,7 @@ def test_weight_contract_constants_are_the_ones_python_uses():
     from pfresample.cuda import workspace
     from pfresample.resampling import prefix_sum
 
-    text = (kernels.kernel_dir() / "logweights.cu").read_text()
+    text = (kernels.kernel_dir() / "logexp.cuh").read_text()
     for name in ("LOG2_E", "LN2_HI", "LN2_LO", "EXP_ZERO_BELOW"):
         found = re.search(rf"constexpr double {name} = ([-0-9.e]+);", text)
         assert found is not None and float(found.group(1)) == getattr(logweights, name), name

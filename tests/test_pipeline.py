@@ -158,6 +158,7 @@ def guldas2015_jobs(grid, filters=True) -> dict[str, int]:
         "guldas2015_filter_cell": 2 * len(guldas2015_catalog.filter_n(grid)) if filters else 0,
         "guldas2015_interaction_cell": 1 if filters else 0,
         "guldas2015_smcem_cell": len(guldas2015_catalog.smcem_n(grid)) if filters else 0,
+        "guldas2015_smcem_reference": 1 if filters else 0,
         "guldas2015_table": figures,
         "guldas2015_figure": figures,
         "guldas2015_radix_timings": 1,
@@ -306,6 +307,7 @@ def test_dry_run_thesis_scale_and_overrides(tmp_path):
     assert proc.returncode == 0, proc.output
     counts = job_counts(proc.output)
     assert counts["guldas2015_filter_cell"] == 24 and counts["guldas2015_smcem_cell"] == 6
+    assert counts["guldas2015_smcem_reference"] == 1
     assert "results/guldas2015/filters/adaptive/n4194304.npz" in proc.output
     # --config wins over config/quick.yaml
     proc = snakemake(tmp_path, "-n", config=["scale=quick", "log2_n_max=5"])
@@ -440,9 +442,14 @@ def test_tiny_grid_guldas2015(tiny_run):
         "adaptive butterfly": 10, "adaptive multinomial": 10,
     }  # fmt: skip
     assert t["fig4_11"]["level"].between(0, 4).all()
-    smcem = t["fig4_12"]
-    assert sorted(smcem["scheme"]) == ["butterfly", "multinomial"] and (smcem["n"] == 16).all()
-    assert (smcem["time_per_iteration_ms"] > 0).all() and (smcem["sigma_mean"] > 0).all()
+    smcem = t["fig4_12"]  # 2 filters x 2 schemes from the ML point (quick.yaml's starts)
+    assert sorted(smcem["scheme"]) == ["butterfly"] * 2 + ["multinomial"] * 2
+    assert set(smcem["filter"]) == {"bootstrap", "adaptive"} and set(smcem["start"]) == {"ml"}
+    assert (smcem["n"] == 16).all() and (smcem["time_per_iteration_ms"] > 0).all()
+    assert (smcem["sigma_mean"] > 0).all() and (smcem["alpha_mc_mse"] >= 0).all()
+    assert (smcem["alpha_em_mse"] < 1e-4).all()  # from the ML point exact EM stays there
+    butterfly = smcem[smcem["scheme"] == "butterfly"]
+    assert butterfly["alpha_mc_p"].between(0, 1).all()
     log = (results / "logs" / "figures" / "guldas2015" / "fig4_5.log").read_text()
     assert "Backend: CPU (NumPy)" in log and "scale: quick" in log
 

@@ -58,7 +58,15 @@ def gpu_cell(snakemake, log):
     w, p = snakemake.wildcards, snakemake.params
     traj = experiments.load_trajectory(snakemake.input.trajectory)
     model = _model(p, window=not p.full)
-    cell = experiments.gpu_cell(model, traj, p.spec, int(w.n), p.threads, log=log, **p.cell)
+    window = catalog.timing_model(
+        {
+            "d3_2014_model": p.model,
+            "d3_2014_duration": p.duration,
+            "d3_2014_timing_duration": p.timing_duration,
+        }
+    ).steps
+    cell = experiments.gpu_cell(model, traj, p.spec, int(w.n), p.threads, algorithm=w.d3_algo,
+                                window_steps=window, log=log, **p.cell)  # fmt: skip
     save_cell(snakemake, log, *cell, CLAIM)
 
 

@@ -3,6 +3,7 @@ one function per cell rule, chosen by the rule's name; each calls the study
 (pfresample.studies.guldas2015.filter_experiments) and writes its .npz atomically.
 """
 
+from pfresample.pipeline import artifacts
 from pfresample.pipeline.jobs import run, save_cell
 from pfresample.studies.guldas2015 import filter_experiments
 
@@ -26,11 +27,21 @@ def interaction_cell(snakemake, log):
     save_cell(snakemake, log, *cell)
 
 
+def smcem_reference(snakemake, log):
+    p = snakemake.params
+    cell = filter_experiments.smcem_reference_cell(
+        sequences=p.sequences, length=p.length, iterations=p.iterations, starts=list(p.starts),
+        seed=p.seed, log=log,
+    )  # fmt: skip
+    save_cell(snakemake, log, *cell)
+
+
 def smcem_cell(snakemake, log):
     p = snakemake.params
+    (reference,) = artifacts.load_all([snakemake.input.reference])
     cell = filter_experiments.smcem_cell(
-        int(snakemake.wildcards.n), sequences=p.sequences, length=p.length,
-        iterations=p.iterations, seed=p.seed, backend=p.backend, log=log,
+        int(snakemake.wildcards.n), reference, iterations=p.iterations, seed=p.seed,
+        filters=list(p.filters), tau=p.tau, backend=p.backend, log=log,
     )  # fmt: skip
     save_cell(snakemake, log, *cell)
 
@@ -39,6 +50,7 @@ def job(rule: str):
     return {
         "guldas2015_filter_cell": filter_cell,
         "guldas2015_interaction_cell": interaction_cell,
+        "guldas2015_smcem_reference": smcem_reference,
         "guldas2015_smcem_cell": smcem_cell,
     }[rule]
 

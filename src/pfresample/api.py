@@ -229,6 +229,9 @@ def resample_d3(
     noise="eq5",
     cdf="prefix",
     precision=None,
+    threads=None,
+    components="joint",
+    impl="table",
     backend="auto",
     log=False,
 ):
@@ -246,17 +249,42 @@ def resample_d3(
     log-weights). ``prior_weights``: (N,) prior weights of eqs. 1-4 or any
     increasing function of them (log prior weights avoid underflow; D3
     only compares them); no NaN. ``noise``: "eq5" (default), "table1",
-    "fig9" or "between"; ``cdf``: "prefix" (the systematic prefix sum) or
-    "local" (the paper's per-thread O(N^2) search); ``precision`` of the
-    prefix sum (the weights' own by default). ``seed`` and ``backend`` as in
-    :func:`resample`."""
+    "fig9", "between" or "fig9neg"; ``cdf``: "prefix" (the systematic
+    prefix sum), "local" (the paper's per-thread O(N^2) search with the
+    systematic thresholds) or "paper" (that search with the thresholds of
+    the paper's Figs 8-9, one u1 a block of ``threads``: biased, see
+    ``resampling.d3``); ``threads``: threads per block (1 ... 1024; the
+    particles depend on it only with ``cdf="paper"``; None: 256);
+    ``precision`` of the prefix sum (the weights' own by default).
+
+    ``components``: "joint" (one D3 of the whole state) or "each" (Fig 9's
+    "resample for xdot": each component d of (N, D) particles is a D3 of
+    its own, with ``weights[:, d]`` when the weights are (N, D) -- the same
+    (N,) weights otherwise -- and ``prior_weights[:, d]``, (N, D), under
+    the seed ``resampling.d3.component_seed(seed, d)``). ``impl`` (CPU
+    only): "table" (sparse-table range maxima) or "loop" (Table 1's
+    sequential loop, ``resampling.d3_loop``): the same particles. ``seed``
+    and ``backend`` as in :func:`resample`."""
+    from .resampling.d3 import COMPONENTS, component_seed
+
+    if components not in COMPONENTS:
+        raise ValueError(f"components must be one of {', '.join(COMPONENTS)}, got {components!r}")
+    if components == "each":
+        return _resample_d3_each(
+            particles, weights, prior_weights, seed=seed, noise=noise, cdf=cdf,
+            precision=precision, threads=threads, impl=impl, backend=backend, log=log,
+            seed_of=component_seed,
+        )  # fmt: skip
+    if impl not in ("table", "loop"):
+        raise ValueError(f"impl must be 'table' or 'loop', got {impl!r}")
     m = get_method("d3")
-    params = {"noise": noise, "cdf": cdf, "precision": precision}
+    params = {"noise": noise, "cdf": cdf, "precision": precision, "threads": threads}
     weights, _ = to_native(weights)
     particles, restore = to_native(particles)
     prior_weights, _ = to_native(prior_weights)
     where = select_backend(backend, weights, m.gpu is not None)
     call = prepare(weights, m, where == "cuda", None, None, params, log)
+    threads = call.params.get("threads")
     n = int(call.w.shape[0])
     xp = np
     if where == "cuda":
@@ -267,17 +295,58 @@ def resample_d3(
         from .cuda import stats
         from .cuda.workspace import make_call
 
+        if impl != "table":
+            raise ValueError("impl='loop' is Table 1's CPU loop: use backend='cpu'")
         device_call = make_call(call.w, [seed])
         stats.enqueue_checked_inputs(m, device_call, call.kw, call.params)
-        out = m.gpu(device_call, x, pw, noise=noise, cdf=cdf, precision=precision)
+        out = m.gpu(device_call, x, pw, noise=noise, cdf=cdf, precision=precision,
+                    threads=threads)  # fmt: skip
         return restore(out if is_device_array(particles) else out.get())
     key = tuple(int(k[0]) for k in seed_keys([seed]))
-    out = m.cpu(x, call.w, pw, key, noise=noise, cdf=cdf, precision=precision)
+    out = m.cpu(x, call.w, pw, key, noise=noise, cdf=cdf, precision=precision, threads=threads,
+                impl=impl)  # fmt: skip
     if is_device_array(particles):
         import cupy
 
         out = cupy.asarray(out)
     return restore(out)
+
+
+def _resample_d3_each(particles, weights, prior_weights, *, seed, seed_of, **kw):
+    """:func:`resample_d3` with ``components="each"``: a D3 a component."""
+    particles, restore = to_native(particles)
+    weights, _ = to_native(weights)
+    prior_weights, _ = to_native(prior_weights)
+    if particles.ndim != 2:
+        raise ValueError(
+            f"components='each' needs (N, D) particles, got shape {tuple(particles.shape)}"
+        )
+    n, dims = (int(v) for v in particles.shape)
+    if tuple(prior_weights.shape) != (n, dims):
+        raise ValueError(
+            f"components='each' needs prior_weights of shape ({n}, {dims}), one column a "
+            f"component, got {tuple(prior_weights.shape)}"
+        )
+    if weights.ndim == 2 and tuple(weights.shape) != (n, dims):
+        raise ValueError(
+            f"components='each' takes weights of shape ({n},) or ({n}, {dims}), "
+            f"got {tuple(weights.shape)}"
+        )
+    xp = np
+    if is_device_array(particles):
+        import cupy as xp
+
+    def column(a, d):  # contiguous: the kernels and checks take 1-D contiguous arrays
+        return xp.ascontiguousarray(a[:, d]) if a.ndim == 2 else a
+
+    columns = [
+        resample_d3(column(particles, d), column(weights, d), column(prior_weights, d),
+                    seed=seed_of(seed, d), **kw)
+        for d in range(dims)
+    ]  # fmt: skip
+    if is_device_array(columns[0]):
+        import cupy as xp
+    return restore(xp.stack(columns, axis=1))
 
 
 def offspring(ancestors, n: int):

@@ -69,3 +69,12 @@ BUTTERFLY_RUNS = 32
 # r when none is given, the middle of the paper's grid {32, 64, 128, 256}
 # (capped at N - 1).
 CELLULAR_DEFAULT_RADIUS = 128
+
+# D3's threads per block when none is given (d3.cu takes any size from 1 to 1024).
+# With the project's strides (cdf "prefix", "local") one thread a slot and no
+# block-level cooperation, so the particles never depend on it; the paper's GPU
+# search (cdf "paper", Figs 8-9) draws one u1 a block, so its thresholds do, and
+# its CPU reference takes the same number. 256: whole warps, the size of the
+# project's other one-thread-a-particle kernels, and inside the paper's Table 6
+# sweep (160 ... 736, step 36) that the d3_2014 study times.
+D3_THREADS = 256

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ from .constants import CELLULAR_DEFAULT_RADIUS, DEFAULT_SEGMENT_BYTES, MAX_PARTI
 from .radix import check_radix
 from .resampling.d3 import CDFS as D3_CDFS
 from .resampling.d3 import NOISES as D3_NOISES
+from .resampling.d3 import check_threads as check_d3_threads
 
 
 def weight_array(weights, xp=np) -> object:
@@ -101,6 +103,7 @@ def segment_geometry(n: int, segment_bytes: int, itemsize: int) -> tuple[int, in
 # --- method parameters -----------------------------------------------------------
 
 _PRECISIONS = (None, "float32", "float64")
+LOG_PRECISION = "log32"  # Güldaş Appendix A's float32 log-domain scan (methods with log_offset)
 
 
 def check_params(m, params: dict) -> dict:
@@ -112,11 +115,24 @@ def check_params(m, params: dict) -> dict:
         names = ", ".join(unknown)
         raise TypeError(f"method {m.name!r} got unknown parameter(s) {names}; accepted: {accepted}")
     if "precision" in params and params["precision"] not in _PRECISIONS:
-        raise ValueError(f"precision must be 'float32' or 'float64', got {params['precision']!r}")
+        log_ok = "log_offset" in m.params and params["precision"] == LOG_PRECISION
+        if not log_ok:
+            allowed = "'float32', 'float64'" + (", 'log32'" if "log_offset" in m.params else "")
+            raise ValueError(f"precision must be one of {allowed}, got {params['precision']!r}")
+    if "log_offset" in params:
+        offset = params["log_offset"]
+        if params.get("precision") != LOG_PRECISION:
+            raise TypeError(
+                "log_offset is the level of the log-domain scan: it needs precision='log32'"
+            )
+        if not isinstance(offset, numbers.Real) or not math.isfinite(float(offset)):
+            raise ValueError(f"log_offset must be a finite number, got {offset!r}")
     if "noise" in params and params["noise"] not in D3_NOISES:
         raise ValueError(f"noise must be one of {', '.join(D3_NOISES)}, got {params['noise']!r}")
     if "cdf" in params and params["cdf"] not in D3_CDFS:
         raise ValueError(f"cdf must be one of {', '.join(D3_CDFS)}, got {params['cdf']!r}")
+    if params.get("threads") is not None:
+        params = {**params, "threads": check_d3_threads(params["threads"])}
     if "epsilon" in params:
         eps = params["epsilon"]
         if not isinstance(eps, numbers.Real) or not 0.0 < float(eps) < 1.0:
@@ -145,6 +161,8 @@ def kernel_arguments(m, n: int, itemsize: int, B, segment_bytes, params: dict) -
         kw["per_segment"], kw["segments"] = n, 1
     if "precision" in params:
         kw["precision"] = params["precision"]
+    if "log_offset" in params:
+        kw["log_offset"] = float(params["log_offset"])
     if "radix" in m.params:
         kw["radix"] = check_radix(params.get("radix"), n)
     if "radius" in m.params:

@@ -1,15 +1,70 @@
 """Launchers of the cumulative family (``cumulative.cu``): Systematic
 (Algorithms 3.1 and 3.2), Stratified, Multinomial and Residual (Douc et al.
-2005), on a tiled prefix sum."""
+2005), on a tiled prefix sum; Systematic, Stratified and Multinomial also on
+the float32 log-domain scan of Güldaş (2015) Appendix A (``precision=
+"log32"``, ``resampling/log_scan.py``)."""
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
+from ..logweights import _device_taylor
+from ..resampling.log_scan import ATANH_COEFFICIENTS, LOG_THREADS
 from ..sums import needs_scaling
-from .geometry import SCAN_THREADS, TILE_SUMS_THREADS, block_size, blocks
+from .geometry import SCAN_THREADS, SCAN_TILE, TILE_SUMS_THREADS, block_size, blocks
 from .kernels import CTYPES, NULL, flag, kernel
 from .workspace import Call, ScanBuffers
+
+LOG32 = "log32"
+
+
+@cache
+def _device_odd(device_id: int):
+    """log_scan.ATANH_COEFFICIENTS on the device ``device_id``, uploaded once."""
+    import cupy
+
+    return cupy.asarray(ATANH_COEFFICIENTS)
+
+
+def _log_ratios(call: Call, log_offset):
+    """r = N C / C_N of the log-domain scan into the call's LogScanBuffers
+    (its four kernels, cumulative.cu), and the buffers."""
+    import cupy
+
+    lb = call.ws.log_scan()
+    device = cupy.cuda.Device().id
+    coef, odd = _device_taylor(device), _device_odd(device)
+    terms = np.int32(coef.size)
+    n, tiles = np.int64(call.n), np.int64(lb.tiles)
+    offset = np.float64(0.0 if log_offset is None else log_offset)
+    kernel("cumulative.cu", f"log_scan_tiles<{call.ctype}>")(
+        (lb.tiles,), (LOG_THREADS,),
+        (call.w, n, offset, coef, terms, odd, lb.local, lb.totals, lb.tile_end),
+    )  # fmt: skip
+    kernel("cumulative.cu", "log_scan_totals")(
+        (1,), (LOG_THREADS,),
+        (lb.totals, tiles, lb.local, n, lb.tile_end, coef, terms, odd, lb.top, lb.last),
+    )  # fmt: skip
+    kernel("cumulative.cu", "log_scan_ratios")(
+        (lb.tiles,), (LOG_THREADS,),
+        (lb.local, lb.totals, n, n, lb.top, coef, terms, odd, lb.r, lb.tile_max),
+    )  # fmt: skip
+    if lb.tiles > 1:
+        kernel("cumulative.cu", "log_scan_carry")(
+            (lb.tiles,), (LOG_THREADS,), (lb.r, n, lb.tile_max)
+        )
+    return lb
+
+
+def _log_inverse_cdf(call: Call, log_offset, stratify: bool) -> None:
+    lb = _log_ratios(call, log_offset)
+    block = block_size(call.n)
+    name = f"inverse_cdf_draws<float,{flag(stratify)}>"
+    args = (lb.r, np.uint32(call.n), np.int64(call.lanes), *_key_args(call), np.int64(call.n),
+            lb.rest, lb.last, call.out, NULL)  # fmt: skip
+    kernel("cumulative.cu", name)((blocks(call.lanes, block),), (block,), args)
 
 
 def _precision(call: Call, precision) -> np.dtype:
@@ -74,9 +129,17 @@ def _inverse_cdf_draws(call: Call, sb: ScanBuffers, count, stratify: bool, go=NU
     kernel("cumulative.cu", name)((blocks(call.lanes, block),), (block,), args)
 
 
-def systematic(call, *, precision=None):
+def systematic(call, *, precision=None, log_offset=None):
     """Systematic (Algorithms 3.1 and 3.2): the prefix sum, then per replica
     and tile the cumulative offspring and the ancestors they give."""
+    if precision == LOG32:
+        lb = _log_ratios(call, log_offset)
+        tiles = -(-call.n // SCAN_TILE)
+        args = (lb.r, np.int64(call.n), np.int64(tiles), lb.last, *_key_args(call), call.out)
+        kernel("cumulative.cu", "systematic_from_ratios")(
+            (tiles * call.out.shape[0],), (SCAN_THREADS,), args
+        )
+        return
     sb = call.ws.scan(_precision(call, precision))
     scaled = _scaled(call, sb)
     _prefix_sum(call.w, sb, scaled)
@@ -115,14 +178,23 @@ def _inverse_cdf(call: Call, precision, stratify: bool, gates) -> None:
         gates.weights(0, sb.total, 0, call.n, call.n)
 
 
-def stratified(call, *, precision=None, gates=None):
+def _log_or_linear(call, precision, log_offset, stratify: bool, gates) -> None:
+    if precision == LOG32:
+        if gates is not None:
+            raise NotImplementedError("precision 'log32' has no gated (adaptive) GPU form")
+        _log_inverse_cdf(call, log_offset, stratify)
+    else:
+        _inverse_cdf(call, precision, stratify, gates)
+
+
+def stratified(call, *, precision=None, log_offset=None, gates=None):
     """Stratified: slot s draws in stratum [s, s+1) of r."""
-    _inverse_cdf(call, precision, True, gates)
+    _log_or_linear(call, precision, log_offset, True, gates)
 
 
-def multinomial(call, *, precision=None, gates=None):
+def multinomial(call, *, precision=None, log_offset=None, gates=None):
     """Multinomial: every slot draws anywhere in [0, N) of r."""
-    _inverse_cdf(call, precision, False, gates)
+    _log_or_linear(call, precision, log_offset, False, gates)
 
 
 def residual(call, *, precision=None):

@@ -67,18 +67,20 @@ def d3(
     compared.
 
     ``noise``, ``cdf``, ``precision``: as in ``pfresample.resample_d3``.
-    ``threads``: threads per block (1 to 1024; geometry.D3_THREADS when
-    None); the particles do not depend on it.
+    ``threads``: threads per block of the three kernels (1 to 1024;
+    geometry.D3_THREADS when None); the particles depend on it only with
+    ``cdf="paper"``, whose thresholds are drawn a block (Figs 8-9).
 
     Buffers, each a contiguous int32 array of N that the caller may pass in
     (a capture passes them and ``out``: then the call allocates nothing):
 
     * ``strides``: j_i of every slot (default: ``call.out[0]``). With
       ``cdf="prefix"`` Systematic's ancestors (``cuda.cumulative.systematic``
-      into it); with ``cdf="local"`` the local CDF's search (d3_local_strides).
+      into it); with ``cdf="local"`` the local CDF's search (d3_local_strides),
+      with ``cdf="paper"`` the paper's (d3_paper_strides).
     * ``l_``: l_i, the first maximum of w over R_i (default: the workspace's
       kept ``spare((N,))``).
-    * ``iterations`` (``cdf="local"`` only; None: not counted): the weights
+    * ``iterations`` (``cdf="local"`` or ``"paper"``; None: not counted): the weights
       slot i added in its search, j_i + 1 when its threshold is passed, N
       when none is (the paper's Fig 11, iterations per thread).
 
@@ -109,8 +111,8 @@ def d3(
     threads = D3_THREADS if threads is None else int(threads)
     if not 1 <= threads <= 1024:
         raise ValueError(f"threads must be in 1..1024, got {threads}")
-    if iterations is not None and cdf != "local":
-        raise ValueError("iterations counts the local CDF's search (cdf='local')")
+    if iterations is not None and cdf == "prefix":
+        raise ValueError("iterations counts the local CDF's search (cdf='local' or 'paper')")
 
     strides = _int32_buffer(call.out[0] if strides is None else strides, n, "strides")
     l_ = _int32_buffer(call.ws.spare((n,)) if l_ is None else l_, n, "l_")
@@ -122,7 +124,8 @@ def d3(
     if cdf == "prefix":
         cumulative.systematic(replace(call, out=strides.reshape(1, n)), precision=precision)
     else:
-        kernel("d3.cu", f"d3_local_strides<{call.ctype}>")(
+        search = "d3_local_strides" if cdf == "local" else "d3_paper_strides"
+        kernel("d3.cu", f"{search}<{call.ctype}>")(
             grid, block, (call.w, np.uint32(n), call.ws.stats, *keys, strides, counts)
         )
     states = CTYPES[x.dtype]
@@ -138,16 +141,23 @@ def d3(
 
 
 def occupancy(threads: int | None = None, states: str = "float", weights: str = "float",
-              prior: str = "double") -> float:  # fmt: skip
-    """The theoretical occupancy of ``d3_moves`` (the D3 kernel whose loop
-    dominates) at ``threads`` threads per block: the warps an SM holds at
-    once (its registers, shared memory and block limits allowing, as the
-    driver computes them) over the most it can hold (the paper's Fig 10,
-    "multiprocessor utilization ... in terms of active resident warps")."""
+              prior: str = "double", kernel: str = "d3_moves") -> float:  # fmt: skip
+    """The theoretical occupancy of a D3 kernel at ``threads`` threads per
+    block: ``d3_moves`` (the kernel whose loop dominates our step), or
+    ``d3_paper_strides`` / ``d3_local_strides`` (the O(N^2) searches that
+    dominate the paper's): the warps an SM holds at once (its registers,
+    shared memory and block limits allowing, as the driver computes them)
+    over the most it can hold (the paper's Fig 10, "multiprocessor
+    utilization ... in terms of active resident warps")."""
     import cupy
 
     threads = D3_THREADS if threads is None else int(threads)
-    name = f"d3_moves<{states},{weights},{prior}>"
+    if kernel == "d3_moves":
+        name = f"d3_moves<{states},{weights},{prior}>"
+    elif kernel in ("d3_paper_strides", "d3_local_strides"):
+        name = f"{kernel}<{weights}>"
+    else:
+        raise ValueError(f"no D3 kernel {kernel!r}")
     attributes = cupy.cuda.Device().attributes
     per_sm = resident_threads("d3.cu", name, threads) // attributes["MultiProcessorCount"]
     warps = (per_sm // threads) * -(-threads // 32)  # blocks an SM holds x warps a block

@@ -9,6 +9,7 @@ import ctypes
 import os
 from functools import cache
 
+from ..constants import D3_THREADS as _D3_THREADS
 from ..constants import WARP_SIZE
 from .kernels import kernel
 
@@ -89,12 +90,8 @@ CELLULAR_THREADS = 256
 CELLULAR_TILE_MAX = 4096
 CPF_MAX_RADIUS = 1024
 
-# d3.cu's threads per block when the launcher is given none (it takes any
-# size from 1 to 1024: one thread a slot and no block-level cooperation, so
-# the particles never depend on it). 256: whole warps, the size of the
-# project's other one-thread-a-particle kernels (CELLULAR_THREADS), and inside
-# the paper's Table 6 sweep (160 ... 736, step 36) that the d3_2014 study times.
-D3_THREADS = 256
+# d3.cu's threads per block when the launcher is given none: constants.D3_THREADS.
+D3_THREADS = _D3_THREADS
 
 
 def block_size(n: int) -> int:

@@ -129,13 +129,15 @@ _TEMPLATES = {
         for pair in _PAIRS
         for scaled in ("false", "true")
     ]
-    + [f"inverse_cdf_draws<{t},{s}>" for t in CTYPES.values() for s in ("false", "true")],
+    + [f"inverse_cdf_draws<{t},{s}>" for t in CTYPES.values() for s in ("false", "true")]
+    + [f"log_scan_tiles<{t}>" for t in CTYPES.values()],
     "butterfly.cu": [f"stage_sums<{pair}>" for pair in _PAIRS]
     + [f"stage_draws<{t},{d}>" for t in CTYPES.values() for d in range(3)]
     + [f"first_stage<{pair},{d}>" for pair in _PAIRS for d in range(3)]
     + [f"ess_gate<{pair}>" for pair in _PAIRS]
     + [f"stage_weights<{t}>" for t in CTYPES.values()],
-    "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 2, 4)],
+    "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 2, 4)]
+    + [f"normalise_estimate_any<{rows}>" for rows in (2,)],
     "reduce.cu": [f"{k}<{t}>" for k in ("weight_stats", "uphill_b") for t in CTYPES.values()],
     "logweights.cu": [
         f"{k}<{t}>" for k in ("log_to_weights", "scale_weights") for t in CTYPES.values()
@@ -147,7 +149,9 @@ _TEMPLATES = {
         for m in ("growth", "bot")
         for mode, real in ((0, "double"), (1, "double"), (2, "double"), (1, "float"), (2, "float"))
     ],
-    "d3.cu": [f"d3_local_strides<{w}>" for w in CTYPES.values()]
+    "d3.cu": [
+        f"{k}<{w}>" for k in ("d3_local_strides", "d3_paper_strides") for w in CTYPES.values()
+    ]
     + [
         f"d3_moves<{s},{w},{p}>"
         for s in CTYPES.values()

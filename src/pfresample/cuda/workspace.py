@@ -55,6 +55,12 @@ class Workspace:
         count, then up to ``lanes`` lane ids (a :meth:`spare`)."""
         return self.spare((lanes + 1,), owner="rejection queue")
 
+    def log_scan(self) -> LogScanBuffers:
+        """The buffers of the float32 log-domain scan (precision "log32")."""
+        if "log32" not in self._scans:
+            self._scans["log32"] = LogScanBuffers(self.n)
+        return self._scans["log32"]
+
     def scan(self, dtype) -> ScanBuffers:
         """The prefix-sum buffers in precision ``dtype`` (made on first use)."""
         dtype = np.dtype(dtype)
@@ -109,6 +115,29 @@ class ScanBuffers:
         if self._second is None:
             self._second = cupy.empty(max(self.n // 2, 1), dtype=self.dtype)
         return self._second
+
+
+class LogScanBuffers:
+    """Buffers of the float32 log-domain scan (``cumulative.cu``, "log32"):
+    the tiles' local log-sums, the tile totals (scanned in place), one past
+    each tile's last positive weight, L_N, the last positive weight, each
+    tile's largest r and r itself."""
+
+    def __init__(self, n: int):
+        import cupy
+
+        from ..resampling.log_scan import LOG_TILE
+
+        self.n = n
+        self.tiles = tiles = -(-n // LOG_TILE)
+        self.local = cupy.empty(tiles * LOG_TILE, dtype=np.float32)
+        self.totals = cupy.empty(tiles, dtype=np.float32)
+        self.tile_end = cupy.empty(tiles, dtype=np.int64)
+        self.top = cupy.empty(1, dtype=np.float32)
+        self.last = cupy.empty(1, dtype=np.int64)
+        self.tile_max = cupy.empty(tiles, dtype=np.float32)
+        self.r = cupy.empty(n, dtype=np.float32)
+        self.rest = cupy.zeros(1, dtype=np.int64)  # unused: the draws' count is N
 
 
 _WORKSPACES: OrderedDict = OrderedDict()

@@ -1,5 +1,6 @@
 """What the CPU and the GPU filters share: the stages of Algorithm 2.4,
-the result record, the seeds of one run and the choice of backend."""
+the result record, the seeds of one run, the choice of backend and
+SMC-EM's stopping rule."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..validation import check_int
 
 # The four stages of Algorithm 2.4, in the order of SirResult.stage_seconds's columns.
 STAGES = (
@@ -200,7 +203,8 @@ class D3Run:
     when not asked for: the paper's Figs 5-6 at t = 200 s); ``stage_seconds``
     the seconds of each stage summed over the steps (``D3_STAGES``; NaN on
     the GPU, which times the run whole: ``device_seconds``, CUDA events
-    around the steps); ``wall_seconds`` the host's time of the whole loop."""
+    around the steps, and ``chunk_seconds``, each replayed chunk of steps);
+    ``wall_seconds`` the host's time of the whole loop."""
 
     method: str
     n: int
@@ -212,6 +216,9 @@ class D3Run:
     wall_seconds: float
     backend: str = "cpu"
     device_seconds: float | None = None  # the GPU's time of the steps (CUDA events)
+    # the GPU's time of each replay of the run's graph of CHUNK steps (CUDA events between
+    # them), in order: steps 3 ... 2 + CHUNK, then the next CHUNK, ...; empty on the CPU
+    chunk_seconds: tuple = ()
 
 
 class CloudDiagnostics:
@@ -257,3 +264,24 @@ def check_kernel(precision: str, neighbourhood: str) -> None:
             "neighbourhood='search' is float64 only (the difference of two float32 prefix sums "
             "keeps too few bits of W); use 'scan' or 'divide' with precision='float32'"
         )
+
+
+def stop_iteration(alpha, sigma, window: int, tolerance: float) -> int | None:
+    """The stopping rule: the first i >= 2 ``window`` with |mean(theta[i-w+1 ..
+    i]) - mean(theta[i-2w+1 .. i-w])| < ``tolerance`` for theta = alpha and
+    sigma (index 0 is the start), or None if no i of the trace satisfies it."""
+    window = check_int(window, "window", minimum=1)
+    if not tolerance > 0:
+        raise ValueError(f"tolerance must be > 0, got {tolerance}")
+    traces = [np.asarray(t, dtype=np.float64) for t in (alpha, sigma)]
+    if traces[0].shape != traces[1].shape or traces[0].ndim != 1:
+        raise ValueError("alpha and sigma must be traces of one length")
+    if traces[0].size < 2 * window + 1:
+        return None
+    change = np.zeros(traces[0].size - 2 * window)
+    for t in traces:
+        c = np.concatenate([[0.0], np.cumsum(t)])
+        means = (c[window:] - c[:-window]) / window  # means[j]: t[j .. j + w - 1]
+        change = np.maximum(change, np.abs(means[window + 1 :] - means[1:-window]))
+    hit = np.flatnonzero(change < tolerance)
+    return int(hit[0]) + 2 * window if hit.size else None

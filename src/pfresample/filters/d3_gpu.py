@@ -24,6 +24,16 @@ differ and agree in distribution (tests/test_gpu_d3_filter.py).
 
 Only every-step resampling runs here (the paper's filter; ``ess_threshold``
 belongs to the CPU filter).
+
+``threads_scope``: "d3" (ours) launches the D3 kernels with ``threads`` per
+block and every other kernel at THREADS (256; the reductions' tree is built
+for it); "step" (the paper's GPU filter, §4.1: one thread a particle, the
+block size it sweeps in Tables 6-7) launches every kernel of a step with
+``threads`` -- the prediction, the sums and the estimate through their
+any-block-size twins (``uuv_predict_any``, ``exp_total_any``,
+``normalise_estimate_any``, ``uuv_prior_any``), the prior weights, D3 and
+the snapshot copy -- but ``step_advance``, one thread of bookkeeping. The
+sums then depend on the block size in their last bits.
 """
 
 from __future__ import annotations
@@ -45,21 +55,30 @@ CHUNK = 100  # steps a replayed graph holds (even: the two state buffers alterna
 GRAPHS_KEPT = 2
 
 
-def _launch(module: str, name: str, n: int, args: tuple, grid: int | None = None) -> None:
-    grid = geometry.blocks(n, THREADS) if grid is None else grid
-    kernels.kernel(module, name)((grid,), (THREADS,), args)
+THREADS_SCOPES = ("d3", "step")
+STEP_MIN_THREADS = 32  # the *_any reductions need one whole warp (reduce.cuh)
+
+
+def _launch(module: str, name: str, n: int, args: tuple, grid: int | None = None,
+            threads: int = THREADS) -> None:  # fmt: skip
+    grid = geometry.blocks(n, threads) if grid is None else grid
+    kernels.kernel(module, name)((grid,), (threads,), args)
 
 
 class D3FilterGraph:
     """The buffers and kernels of one (model, method, N, T, D3 options);
     :meth:`run` runs the filter for one seed and one set of measurements."""
 
-    def __init__(self, model, m, n: int, steps: int, noise: str, cdf: str, threads):
+    def __init__(self, model, m, n: int, steps: int, noise: str, cdf: str, threads,
+                 threads_scope: str = "d3"):  # fmt: skip
         import cupy
 
         self.model, self.m, self.n, self.steps = model, m, n, steps
         self.noise, self.cdf, self.threads = noise, cdf, threads
+        self.step_threads = threads if threads_scope == "step" else None
         self.parts = parts = geometry.sum_parts(n)
+        if self.step_threads is not None:  # a partial per block of the step's grid
+            parts = max(parts, geometry.blocks(n, self.step_threads))
         self.x = cupy.empty((2, 2, n), dtype=GPU_STATE_DTYPE)
         self.log_w = cupy.empty(n, dtype=np.float32)
         self.w_tilde = cupy.empty(n, dtype=np.float32)
@@ -112,20 +131,31 @@ class D3FilterGraph:
         n, m, model = self.n, self.m, self.model
         x, x_next = self.x[k % 2], self.x[(k + 1) % 2]
         f = np.float32
+        tpb = self.step_threads  # None: ours, the kernels' own sizes
         args = (x, self.log_w, np.uint32(n), self.noise_key, self.step, self.table, self.z)
-        args += (f(model.obs_mean), f(model.process_sd), f(1.0 / model.obs_var), self.top)
-        _launch("models.cu", "uuv_predict", n, args)
+        args += (f(model.obs_mean), f(model.particle_sd), f(1.0 / model.obs_var), self.top)
         total = self.call.ws.stats[workspace.STAT_SUM : workspace.STAT_SUM + 1]
-        args = (self.log_w, self.top, self.w_tilde, np.int64(n), self.sums, self.tickets[0:1])
-        _launch("filter.cu", "exp_total", n, (*args, total), grid=self.parts)
-        args = (self.w_tilde, x, np.int64(n), total, NULL, self.sums, self.tickets[1:2])
-        _launch("filter.cu", "normalise_estimate<2>", n, (*args, self.estimate), grid=self.parts)
+        weights = (self.log_w, self.top, self.w_tilde, np.int64(n), self.sums, self.tickets[0:1])
+        estimate = (self.w_tilde, x, np.int64(n), total)
+        prior = (x, np.int64(n), self.previous, self.step, self.table, self.sums)
+        prior += (self.tickets[2:3], self.prior)
+        if tpb is None:
+            _launch("models.cu", "uuv_predict", n, args)
+            _launch("filter.cu", "exp_total", n, (*weights, total), grid=self.parts)
+            estimate += (NULL, self.sums, self.tickets[1:2], self.estimate)
+            _launch("filter.cu", "normalise_estimate<2>", n, estimate, grid=self.parts)
+        else:
+            _launch("models.cu", "uuv_predict_any", n, args, threads=tpb)
+            _launch("filter.cu", "exp_total_any", n, (*weights, total), threads=tpb)
+            estimate += (self.sums, self.tickets[1:2], self.estimate)
+            _launch("filter.cu", "normalise_estimate_any<2>", n, estimate, threads=tpb)
         if m.output == "particles":
-            args = (x, np.int64(n), self.previous, self.step, self.table, self.sums)
-            _launch(
-                "filter.cu", "uuv_prior", n, (*args, self.tickets[2:3], self.prior), grid=self.parts
-            )
-            _launch("filter.cu", "uuv_prior_weights", n, (x, np.uint32(n), self.prior, self.log_pw))
+            if tpb is None:
+                _launch("filter.cu", "uuv_prior", n, prior, grid=self.parts)
+            else:
+                _launch("filter.cu", "uuv_prior_any", n, prior, threads=tpb)
+            args = (x, np.uint32(n), self.prior, self.log_pw)
+            _launch("filter.cu", "uuv_prior_weights", n, args, threads=tpb or THREADS)
             cuda_d3.d3(
                 self.call, x, self.log_pw, noise=self.noise, cdf=self.cdf, threads=self.threads,
                 rows_layout=True, out=x_next, strides=self.strides, l_=self.l_,
@@ -136,7 +166,8 @@ class D3FilterGraph:
             _launch("filter.cu", "gather_rows", geometry.blocks(n, 4), args)
         if self.snapshot_step is not None:
             args = (self.step, np.uint32(self.snapshot_step - 1), x_next, np.int64(2 * n))
-            _launch("filter.cu", "snapshot_rows", 2 * n, (*args, self.snapshot))
+            _launch("filter.cu", "snapshot_rows", 2 * n, (*args, self.snapshot),
+                    threads=tpb or THREADS)  # fmt: skip
         args = (self.step, np.int32(2), self.estimate, self.previous, self.estimates)
         args += (self.keys, self.key, self.top, np.uint32(self.steps))
         kernels.kernel("filter.cu", "step_advance")((1,), (1,), args)
@@ -191,8 +222,12 @@ class D3FilterGraph:
                 for k in range(2):  # eager: the graph's chunks start at an even step
                     self._step(k)
                 done = 2
+                marks = [cupy.cuda.Event()]
+                marks[0].record(self.stream)
                 while done + CHUNK <= self.steps:
                     self.graph.launch(self.stream)
+                    marks.append(cupy.cuda.Event())
+                    marks[-1].record(self.stream)  # each chunk's time apart (timing repeats)
                     done += CHUNK
             for k in range(done, self.steps):
                 self._step(k)
@@ -200,6 +235,9 @@ class D3FilterGraph:
             self.stream.synchronize()
         wall = time.perf_counter() - wall
         device = 1e-3 * cupy.cuda.get_elapsed_time(start_event, end_event)
+        chunks = tuple(
+            1e-3 * cupy.cuda.get_elapsed_time(a, b) for a, b in zip(marks, marks[1:], strict=False)
+        ) if chunked else ()  # fmt: skip
         estimates = self.estimates.get()
         bad = np.flatnonzero(~np.isfinite(estimates).all(axis=1))
         if bad.size:
@@ -210,7 +248,7 @@ class D3FilterGraph:
         seconds = np.full(3, np.nan)  # no marks between the stages: the run is timed whole
         return D3Run(
             self.m.name, self.n, int(seed), estimates, self.steps, snapshot, seconds, wall,
-            backend="cuda", device_seconds=device,
+            backend="cuda", device_seconds=device, chunk_seconds=chunks,
         )  # fmt: skip
 
 
@@ -218,7 +256,18 @@ _GRAPHS: OrderedDict = OrderedDict()
 
 
 def run_d3_gpu(
-    model, y, n: int, seed: int, *, m, noise, cdf, ess_threshold, snapshot_step, threads=None
+    model,
+    y,
+    n: int,
+    seed: int,
+    *,
+    m,
+    noise,
+    cdf,
+    ess_threshold,
+    snapshot_step,
+    threads=None,
+    threads_scope="d3",
 ) -> D3Run:
     """:func:`pfresample.filters.run_d3` on the GPU (``backend="cuda"``)."""
     import cupy
@@ -231,6 +280,16 @@ def run_d3_gpu(
         raise NotImplementedError("the GPU filter resamples every step (ess_threshold=None)")
     if m.output != "particles" and m.gpu is None:
         raise NotImplementedError(f"{m.name!r} has no CUDA kernel; use backend='cpu'")
+    if threads_scope not in THREADS_SCOPES:
+        raise ValueError(f"threads_scope must be one of {THREADS_SCOPES}, got {threads_scope!r}")
+    if threads_scope == "step":
+        if threads is None or not STEP_MIN_THREADS <= int(threads) <= 1024:
+            raise ValueError(
+                f"threads_scope='step' needs threads in {STEP_MIN_THREADS} ... 1024 (every "
+                f"kernel of the step runs at it), got {threads!r}"
+            )
+        if m.output != "particles":
+            raise ValueError("threads_scope='step' is the paper's D3 filter: method 'd3' only")
     y = np.asarray(y, dtype=np.float64)
     steps = y.shape[0]
     if y.ndim != 2 or y.shape[1] != 2 or not 1 <= steps <= model.steps:
@@ -238,7 +297,7 @@ def run_d3_gpu(
             f"y must have shape (T, 2) with 1 <= T <= {model.steps} (the model's steps), "
             f"got {y.shape}"
         )
-    key = (cupy.cuda.Device().id, model, m.name, n, steps, noise, cdf, threads)
-    make = lambda: D3FilterGraph(model, m, n, steps, noise, cdf, threads)  # noqa: E731
+    key = (cupy.cuda.Device().id, model, m.name, n, steps, noise, cdf, threads, threads_scope)
+    make = lambda: D3FilterGraph(model, m, n, steps, noise, cdf, threads, threads_scope)  # noqa: E731
     graph = workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
     return graph.run(y, seed, snapshot_step)

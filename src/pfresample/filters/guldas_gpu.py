@@ -44,7 +44,16 @@ from ..models.volatility import BETA
 from ..radix import default_radix
 from ..resampling.registry import get_method
 from ..validation import check_params, kernel_arguments
-from .common import MAX_RADIX, SCHEMES, EmRun, FilterRun, iteration_seed, m_step, resampling_period
+from .common import (
+    MAX_RADIX,
+    SCHEMES,
+    EmRun,
+    FilterRun,
+    iteration_seed,
+    m_step,
+    resampling_period,
+    stop_iteration,
+)
 from .sir_gpu import WEIGHT_DTYPE, FilterGraph, _launch
 
 GRAPHS_KEPT = 4
@@ -328,10 +337,12 @@ class SmcemGraph(FilterGraph):
 
 
 def run_smcem_gpu(y, n: int, scheme: str, seed: int, *, iterations: int, alpha0: float,
-                  sigma0: float, beta: float = BETA):  # fmt: skip
+                  sigma0: float, beta: float = BETA, tolerance: float | None = None,
+                  window: int = 20):  # fmt: skip
     """:func:`pfresample.filters.run_smcem` on the GPU: each E-step one
     replay of the filter's graph, the M-step (eq. 4.10) on the host.
-    ``seconds``: the wall time of each iteration (replay, copy back, M-step)."""
+    ``seconds``: the wall time of each iteration (replay, copy back, M-step);
+    ``tolerance``: stop at ``common.stop_iteration``'s iteration."""
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
     y = np.asarray(y, dtype=np.float64)
@@ -353,4 +364,7 @@ def run_smcem_gpu(y, n: int, scheme: str, seed: int, *, iterations: int, alpha0:
         stats, _ = graph.expected_statistics(y, iteration_seed(seed, i), alpha[i], sigma[i], beta)
         alpha[i + 1], sigma[i + 1] = m_step(stats, y.size - 1)
         seconds[i] = time.perf_counter() - start
+        if tolerance is not None and i + 1 >= 2 * window:
+            if stop_iteration(alpha[: i + 2], sigma[: i + 2], window, tolerance) is not None:
+                return EmRun(scheme, n, alpha[: i + 2], sigma[: i + 2], seconds[: i + 1])
     return EmRun(scheme, n, alpha, sigma, seconds)

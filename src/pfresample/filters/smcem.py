@@ -30,6 +30,22 @@ Resampling follows §4.3.2's "hard communication constraints" (largest radix
   particles from r_1 different former blocks, so the next step's stage is
   the next stage of a butterfly, and over ceil(log_{r_1} N) steps every
   particle can reach every other, as one full butterfly would let it.
+
+§4.3.1 runs both of its filters: ``filter="bootstrap"`` resamples on that
+schedule whatever the weights; ``filter="adaptive"`` (Fig 1.3) resamples on
+the same schedule only where the effective sample size (eq. 1.11) is below
+``tau * N`` (the multinomial scheme: all N particles; the butterfly scheme:
+its one stage, the adaptive butterfly's gate), and carries the weights
+otherwise. The permutation follows every step of the butterfly scheme,
+resampled or not (it moves weights with their particles).
+
+Convergence: EM's iterates approach a stationary point of the likelihood
+geometrically and, for these short sequences, slowly (hundreds of
+iterations where the likelihood is flat: ``filters.volatility_grid``'s
+exact EM shows it). :func:`stop_iteration` is the stopping rule: the first
+iteration i >= 2 w at which the means of (alpha, sigma) over the last two
+windows of w iterations differ by less than ``tolerance`` in both; with
+``tolerance`` set, :func:`run_smcem` stops there.
 """
 
 from __future__ import annotations
@@ -41,6 +57,7 @@ import numpy as np
 from ..api import resample, resample_adaptive
 from ..models.volatility import BETA, VolatilityModel
 from ..radix import default_radix
+from ..resampling.butterfly import effective_sample_size
 from ..validation import check_int
 from .common import (
     MAX_RADIX,
@@ -51,11 +68,15 @@ from .common import (
     m_step,
     resampling_period,
     select_filter_backend,
+    stop_iteration,
 )
 from .sir import weights_from_log
 
 ALPHA_0 = 0.8  # the EM's initial guess (the thesis gives none)
 SIGMA_0 = 0.3
+FILTERS = ("bootstrap", "adaptive")  # §4.3.1's two particle filters
+TAU = 0.6  # the adaptive filter's ESS threshold (§4.2.3's tau)
+STOP_WINDOW = 20  # the stopping rule's window w, in iterations
 
 
 def transpose_permutation(n: int, r: int) -> np.ndarray:
@@ -66,12 +87,19 @@ def transpose_permutation(n: int, r: int) -> np.ndarray:
     return (p % rows) * r + p // rows
 
 
-def expected_statistics(model: VolatilityModel, y, n: int, scheme: str, seed: int) -> np.ndarray:
+def expected_statistics(
+    model: VolatilityModel, y, n: int, scheme: str, seed: int, *, filter: str = "bootstrap",
+    tau: float = TAU,
+) -> np.ndarray:  # fmt: skip
     """One particle filter over y_0 ... y_n with ``n`` particles under
     ``model`` (the current parameters): the weighted mean of the four
-    statistics at time n (the E-step)."""
+    statistics at time n (the E-step). ``filter``: "bootstrap" or
+    "adaptive" (module docstring), the latter with threshold ``tau``."""
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+    if filter not in FILTERS:
+        raise ValueError(f"filter must be one of {FILTERS}, got {filter!r}")
+    gate = tau if filter == "adaptive" else 2.0  # tau > 1: the stage always runs
     n = check_int(n, "n", minimum=2)
     y = np.asarray(y, dtype=np.float64)
     length = y.size - 1
@@ -87,14 +115,16 @@ def expected_statistics(model: VolatilityModel, y, n: int, scheme: str, seed: in
     for k in range(1, length + 1):
         if scheme == "butterfly":
             out = resample_adaptive(
-                weights_from_log(log_w), "butterfly-multinomial", seed=int(draw_seeds[k]), tau=2.0,
+                weights_from_log(log_w), "butterfly-multinomial", seed=int(draw_seeds[k]), tau=gate,
                 max_stages=1, radix=radix, backend="cpu",
             )  # fmt: skip
             pick = out.ancestors[order]
             with np.errstate(divide="ignore"):
                 log_w = np.log(out.weights.astype(np.float64))[order]
             x, stats = x[pick], stats[pick]
-        elif k % period == 0:
+        elif k % period == 0 and (
+            filter == "bootstrap" or effective_sample_size(weights_from_log(log_w), 1) < tau * n
+        ):
             pick = resample(
                 weights_from_log(log_w), "multinomial", seed=int(draw_seeds[k]), backend="cpu"
             )
@@ -113,17 +143,28 @@ def expected_statistics(model: VolatilityModel, y, n: int, scheme: str, seed: in
 def run_smcem(
     y, n: int, scheme: str, seed: int, *, iterations: int = 100,
     alpha0: float = ALPHA_0, sigma0: float = SIGMA_0, beta: float = BETA, backend: str = "cpu",
+    filter: str = "bootstrap", tau: float = TAU, tolerance: float | None = None,
+    window: int = STOP_WINDOW,
 ) -> EmRun:  # fmt: skip
-    """SMC-EM (§4.3): ``iterations`` times, a particle filter under the
-    current (alpha, sigma) and beta fixed, then eq. 4.10. Iteration i's
-    filter uses seed ``(seed, i)``. ``backend="cuda"``: the filters on the
-    GPU (``filters.guldas_gpu``; another draw of the same algorithm)."""
-    if select_filter_backend(backend) == "cuda":
+    """SMC-EM (§4.3): up to ``iterations`` times, a particle filter
+    (``filter``: "bootstrap" or "adaptive") under the current (alpha, sigma)
+    and beta fixed, then eq. 4.10. Iteration i's filter uses seed ``(seed,
+    i)``. With ``tolerance``, the run stops at :func:`stop_iteration`'s
+    iteration (the arrays then end there). ``backend="cuda"``: the filters
+    on the GPU (``filters.guldas_gpu``; another draw of the same algorithm;
+    the bootstrap filter only)."""
+    if filter not in FILTERS:
+        raise ValueError(f"filter must be one of {FILTERS}, got {filter!r}")
+    if select_filter_backend(backend, filter == "bootstrap") == "cuda":
+        if filter != "bootstrap":
+            raise NotImplementedError("SMC-EM's adaptive filter has no GPU code; use backend='cpu'")
         from .guldas_gpu import run_smcem_gpu
 
-        return run_smcem_gpu(
-            y, n, scheme, seed, iterations=iterations, alpha0=alpha0, sigma0=sigma0, beta=beta
-        )
+        run = run_smcem_gpu(
+            y, n, scheme, seed, iterations=iterations, alpha0=alpha0, sigma0=sigma0, beta=beta,
+            tolerance=tolerance, window=window,
+        )  # fmt: skip
+        return run
     alpha, sigma = np.empty(iterations + 1), np.empty(iterations + 1)
     seconds = np.empty(iterations)
     alpha[0], sigma[0] = alpha0, sigma0
@@ -131,7 +172,12 @@ def run_smcem(
     for i in range(iterations):
         start = time.perf_counter()
         model = VolatilityModel(alpha=alpha[i], beta=beta, sigma=sigma[i])
-        stats = expected_statistics(model, y, n, scheme, iteration_seed(seed, i))
+        stats = expected_statistics(
+            model, y, n, scheme, iteration_seed(seed, i), filter=filter, tau=tau
+        )
         alpha[i + 1], sigma[i + 1] = m_step(stats, length)
         seconds[i] = time.perf_counter() - start
+        if tolerance is not None and i + 1 >= 2 * window:
+            if stop_iteration(alpha[: i + 2], sigma[: i + 2], window, tolerance) is not None:
+                return EmRun(scheme, n, alpha[: i + 2], sigma[: i + 2], seconds[: i + 1])
     return EmRun(scheme, n, alpha, sigma, seconds)

@@ -33,6 +33,15 @@ noise is N(0, process_sd^2) per component and step; the truth starts at x0;
 the particles start from N(x0, init_sd^2 I) (the paper's X_0 ~ N(0, Q)
 about "a pre-designated mean").
 
+**The filter's process noise is its own parameter** (``filter_process_sd``;
+None: the truth's ``process_sd``). The truth moves with ``process_sd``; the
+filter's particles (:meth:`UuvModel.transition`, the GPU's ``uuv_predict``)
+with ``filter_process_sd``. The paper's filter propagates its particles
+through eqs. 11-12, which print no noise term (§2 step 1, §4.1 step 1), and
+its prior weights work "even in the absence of any knowledge about the
+associated process noise" (§3): ``filter_process_sd=0`` is that regime, in
+which copies made by resampling stay identical until a resampler moves them.
+
 The model is linear and Gaussian given the inputs (the DVL bias is known),
 so the Kalman filter (:func:`kalman_filter`) gives the exact posterior mean:
 the RMSE no particle filter can beat on average.
@@ -64,7 +73,7 @@ class UuvModel:
     duration: float = DURATION
     obs_mean: float = DVL_MEAN
     obs_var: float = DVL_VAR
-    process_sd: float = 0.005  # m/s per step
+    process_sd: float = 0.005  # m/s per step, the truth's process noise
     x0: tuple = (1.5, 0.0)  # m/s: surge along X, no sway
     init_sd: float = 0.5  # m/s: spread of the initial particles
     turn_rate: float = 0.05  # rad/s: r0 of the zig-zag
@@ -75,12 +84,22 @@ class UuvModel:
     sway_accel: float = 0.02  # m/s^2: amplitude of f_y
     sway_period: float = 60.0  # s
     signs: str = "printed"
+    filter_process_sd: float | None = None  # m/s per step, the filter's; None: process_sd
 
     def __post_init__(self):
         if self.signs not in SIGNS:
             raise ValueError(f"signs must be one of {SIGNS}, got {self.signs!r}")
+        for name in ("process_sd", "filter_process_sd"):
+            value = getattr(self, name)
+            if value is not None and not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
         if not (self.dt > 0 and self.duration >= self.dt):
             raise ValueError(f"need dt > 0 and duration >= dt, got {self.dt}, {self.duration}")
+
+    @property
+    def particle_sd(self) -> float:
+        """The process noise the filter's particles move with (m/s per step)."""
+        return self.process_sd if self.filter_process_sd is None else float(self.filter_process_sd)
 
     @property
     def steps(self) -> int:
@@ -124,9 +143,14 @@ class UuvModel:
         return np.asarray(x, dtype=np.float64) @ f.T + b
 
     def transition(self, x, k: int, rng: np.random.Generator) -> np.ndarray:
-        """Draw x_{k+1} given x_k = x, one draw per particle."""
+        """Draw the filter's x_{k+1} given x_k = x, one draw per particle, with
+        the filter's process noise (:attr:`particle_sd`); with none, the
+        noise-free eqs. 11-12 and no draw."""
         mean = self.mean_transition(x, k)
-        return mean + self.process_sd * rng.standard_normal(mean.shape)
+        sd = self.particle_sd
+        if sd == 0.0:
+            return mean
+        return mean + sd * rng.standard_normal(mean.shape)
 
     def observe(self, x) -> np.ndarray:
         """The noise-free DVL reading of x (the bias is noise: see log_likelihood)."""
@@ -134,8 +158,14 @@ class UuvModel:
 
     def log_likelihood(self, y, x) -> np.ndarray:
         """log p(y | x) up to a constant: y = x + v, v ~ N(obs_mean, obs_var I)."""
+        return self.log_likelihood_components(y, x).sum(axis=-1)
+
+    def log_likelihood_components(self, y, x) -> np.ndarray:
+        """log p(y_d | x_d) of each component d up to a constant ((N, 2)): the
+        DVL's noise is independent between components, so the likelihood is
+        their product (the per-component D3 of Fig 9 resamples each with its own)."""
         resid = np.asarray(y, dtype=np.float64) - self.obs_mean - np.asarray(x)
-        return -0.5 * (resid * resid).sum(axis=-1) / self.obs_var
+        return -0.5 * (resid * resid) / self.obs_var
 
     def init_particles(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """N particles from N(x0, init_sd^2 I): (N, 2) float64."""
@@ -158,8 +188,9 @@ class UuvModel:
 
 def kalman_filter(model: UuvModel, y) -> np.ndarray:
     """The exact posterior means x^_1 ... x^_T ((T, 2)) of the linear
-    Gaussian model, from the prior N(x0, init_sd^2 I): the RMSE floor of any
-    filter of the same measurements."""
+    Gaussian model, from the prior N(x0, init_sd^2 I), with the truth's
+    process noise (``process_sd``, whatever the filter's): the RMSE floor of
+    any filter of the same measurements."""
     y = np.asarray(y, dtype=np.float64)
     mean = np.asarray(model.x0, dtype=np.float64)
     cov = model.init_sd**2 * np.eye(2)

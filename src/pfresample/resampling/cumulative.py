@@ -11,6 +11,11 @@ rounding error that makes Systematic biased above about 2^18 particles (thesis
 §6.6) -- a result the figures show, kept on purpose; ask for
 ``precision="float64"`` to remove it.
 
+``precision="log32"`` (Systematic, Stratified, Multinomial) computes r from
+the float32 log-domain scan of Güldaş (2015) Appendix A instead
+(:mod:`.log_scan`, its level set by ``log_offset``), the kernel behind that
+thesis's float32 instability.
+
 Zero weights are never chosen: ``C`` is flat over them, so they own no part
 of [0, N) (:mod:`.prefix_sum`, step 3).
 
@@ -27,11 +32,24 @@ import numpy as np
 from ..rng import DOMAIN_GLOBAL, philox_block, uniform_float
 from ..sums import frexp_scale, weight_sums
 from .lanes import map_chunks
+from .log_scan import log_scaled_prefix_sum
 from .prefix_sum import prefix_sum
+
+LOG32 = "log32"  # the precision of the log-domain scan (float32 log-sums)
 
 
 def _dtype(w: np.ndarray, precision) -> np.dtype:
+    if precision == LOG32:
+        return np.dtype(np.float32)
     return np.dtype(precision) if precision is not None else w.dtype
+
+
+def _ratios(w: np.ndarray, precision, count: int, log_offset) -> tuple[np.ndarray, int]:
+    """r = count * C / C_N and the last positive index, by the tiled linear
+    scan or, for ``precision="log32"``, the log-domain scan."""
+    if precision == LOG32:
+        return log_scaled_prefix_sum(w, count, 0.0 if log_offset is None else log_offset)
+    return scaled_prefix_sum(w, _dtype(w, precision), count)
 
 
 def scaled_prefix_sum(w: np.ndarray, dtype, total: int, scaled=None) -> tuple[np.ndarray, int]:
@@ -54,7 +72,7 @@ def cumulative_offspring_to_ancestors(cum: np.ndarray) -> np.ndarray:
     return np.cumsum(np.bincount(cum, minlength=n + 1)[:n], dtype=np.int32)
 
 
-def systematic(w: np.ndarray, keys, *, precision=None) -> np.ndarray:
+def systematic(w: np.ndarray, keys, *, precision=None, log_offset=None) -> np.ndarray:
     """Systematic resampling (Algorithm 3.1 + 3.2): ``O_i = min(N, floor(r_i + u))``.
 
     ``O`` is set to N from the last positive weight on: in float32
@@ -62,7 +80,7 @@ def systematic(w: np.ndarray, keys, *, precision=None) -> np.ndarray:
     without an ancestor, and the zero weights after it take none.
     """
     n = w.size
-    r, last = scaled_prefix_sum(w, _dtype(w, precision), n)
+    r, last = _ratios(w, precision, n, log_offset)
     u = uniform_float(philox_block(keys, 0, 0, DOMAIN_GLOBAL)[0]).astype(r.dtype)
     out = np.empty((u.size, n), dtype=np.int32)
     cum = np.empty(n, dtype=np.int64)  # int64: what bincount takes without a copy
@@ -75,7 +93,7 @@ def systematic(w: np.ndarray, keys, *, precision=None) -> np.ndarray:
 
 
 def inverse_cdf_draws(
-    w: np.ndarray, keys, count: int, dtype, *, stratify: bool, scaled=None
+    w: np.ndarray, keys, count: int, dtype, *, stratify: bool, scaled=None, ratios=None
 ) -> np.ndarray:
     """``count`` draws per replica by inverting ``r = count * C / C_N``: slot s
     looks up ``s + U_s`` (stratified) or ``count * U_s`` (multinomial), with U_s
@@ -83,7 +101,7 @@ def inverse_cdf_draws(
     ``[r_{i-1}, r_i)``, so zero-weight particles are never chosen; one that
     rounding pushes past the end goes to the last particle of positive weight.
     """
-    r, last = scaled_prefix_sum(w, dtype, count, scaled)
+    r, last = scaled_prefix_sum(w, dtype, count, scaled) if ratios is None else ratios
 
     def kernel(chunk):
         u = uniform_float(chunk.particle_stream().word(0)).astype(dtype)
@@ -93,14 +111,20 @@ def inverse_cdf_draws(
     return map_chunks(count, keys, kernel)
 
 
-def stratified(w: np.ndarray, keys, *, precision=None) -> np.ndarray:
+def _draws(w, keys, precision, log_offset, stratify: bool) -> np.ndarray:
+    ratios = _ratios(w, precision, w.size, log_offset) if precision == LOG32 else None
+    return inverse_cdf_draws(w, keys, w.size, _dtype(w, precision), stratify=stratify,
+                             ratios=ratios)  # fmt: skip
+
+
+def stratified(w: np.ndarray, keys, *, precision=None, log_offset=None) -> np.ndarray:
     """Stratified resampling: output slot s draws inside stratum ``[s, s+1)`` of r."""
-    return inverse_cdf_draws(w, keys, w.size, _dtype(w, precision), stratify=True)
+    return _draws(w, keys, precision, log_offset, True)
 
 
-def multinomial(w: np.ndarray, keys, *, precision=None) -> np.ndarray:
+def multinomial(w: np.ndarray, keys, *, precision=None, log_offset=None) -> np.ndarray:
     """Multinomial resampling: every output slot draws anywhere in ``[0, N)``."""
-    return inverse_cdf_draws(w, keys, w.size, _dtype(w, precision), stratify=False)
+    return _draws(w, keys, precision, log_offset, False)
 
 
 def residual_expected(w: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:

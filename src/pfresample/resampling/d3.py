@@ -28,6 +28,16 @@ the bit. Indices are 0-based.
   none is. The two CDFs round differently, so they can differ where a
   threshold falls within an ulp of a cumulative sum (tests measure how
   rarely); each is exact against its own GPU kernel.
+  ``cdf="paper"`` is the paper's GPU search **as printed** (Figs 8-9): the
+  local search of ``cdf="local"``, against the thresholds of
+  :func:`paper_thresholds` instead of the systematic ones, with ``threads``
+  threads per block (the thresholds depend on the block of the slot). Slot
+  i's j_i is the first k with c_k / S >= u_i (Table 1's ``while (u >
+  CSW[j]) j++``, CSW = c / S, both float64), or the last particle of
+  positive weight if none is. The printed thresholds are u_i ~ i / (2N): a
+  halved stride, so every j_i lies in the first half of the weights' mass
+  and the stride is **biased** (docs/d3_2014.md measures it): the option
+  reproduces the paper's algorithm, not a resampler to use.
 * **Ranges.** R_i = [min(i, j_i), max(i, j_i)]: the particles between i and
   j_i, whichever comes first (Table 1 loops m = i .. j; a j below i, which
   systematic strides give wherever the early weights are heavy, leaves its
@@ -45,6 +55,9 @@ the bit. Indices are 0-based.
   - ``"eq5"`` (default): x(p) + U |D| (eqs. 5-6; always a step up, E = x(p) + |D|/2 as eq. 7 says);
   - ``"table1"``: x(p) + U D (Table 1: U(0, DP), a step away from x(i));
   - ``"fig9"``: (x(p) + D/2) + (D/2) U (Fig 9's GPU code, reading its diffi as DP);
+  - ``"fig9neg"``: (x(p) - D/2) - (D/2) U with the same rounding as fig9 on
+    E = -D (Fig 9's code reading its diffi the other way, x(i) - x(p):
+    uniform on the half of the segment from its midpoint to x(i));
   - ``"between"``: x(p) - U D (not printed: uniform on the segment from x(p) to x(i)).
 * **Claims.** Several slots i can share one j (Table 3, case I). Move (b)
   of particle k is that of the *last* slot i with j_i = k (the largest i:
@@ -54,20 +67,91 @@ the bit. Indices are 0-based.
   overwrite moves (a) (Fig 9's barrier between the two).
 
 With equal likelihood and prior weights, j_i = i, R_i = {i} and D = 0: D3
-returns its input exactly (tests/test_d3.py).
+returns its input exactly (tests/test_d3.py) -- for ``cdf="paper"`` too only
+where its halved thresholds happen to give j_i = i, which they do not.
+
+**Per component** (``pfresample.resample_d3(..., components="each")``, Fig
+9's "resample for xdot"): each state component d is a D3 problem of its
+own, (N,) particles x[:, d] with likelihood weights w[:, d] and prior
+weights pw[:, d], under the key of :func:`component_seed` (seed, d).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..constants import D3_THREADS
 from ..rng import DOMAIN_GLOBAL, DOMAIN_PARTICLE, philox_block, uniform_float
 from ..sums import weight_sums
 from .cellular import scaled_weights
 from .cumulative import systematic
 
-NOISES = ("eq5", "table1", "fig9", "between")
-CDFS = ("prefix", "local")
+NOISES = ("eq5", "table1", "fig9", "between", "fig9neg")
+CDFS = ("prefix", "local", "paper")
+COMPONENTS = ("joint", "each")
+
+
+def component_seed(seed, d: int) -> int:
+    """The seed of component d of a per-component D3 (``components="each"``):
+    SeedSequence(seed, spawn_key=(d,))'s first 64-bit word, so the components'
+    strides and noise are independent of each other."""
+    state = np.random.SeedSequence(int(seed), spawn_key=(int(d),))
+    return int(state.generate_state(1, np.uint64)[0])
+
+
+def check_threads(threads) -> int:
+    """Threads per block: an integer 1 ... 1024 (the paper's GPU search needs it)."""
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+        raise TypeError(f"threads must be an integer 1 ... 1024, got {threads!r}")
+    if not 1 <= int(threads) <= 1024:
+        raise ValueError(f"threads must be in 1 ... 1024, got {threads}")
+    return int(threads)
+
+
+def paper_thresholds(n: int, threads: int, key) -> np.ndarray:
+    """The thresholds u_i of the paper's GPU search (Figs 8-9) for N slots in
+    blocks of ``threads``, float64, in this order of operations (the kernel
+    ``d3_paper_strides`` repeats it). Block b = i // threads starts at slot
+    f_b = b * threads; its thread 0 draws U_b (word 0 of counter 0 of stream
+    b in the global domain, ``uniform_float``) and sets (Fig 8, its
+    unbalanced parenthesis dropped; temp = 1/N)
+
+        r_b  = temp/2 + (temp/2) U_b                  (in [1/(2N), 1/N))
+        u1_b = (r_b / N) / 2 + (f_b / N) / 2
+
+    and every other thread i of the block takes (Figs 8 and 9)
+
+        u_i  = (u1_b / N) / 2 + (i / N) / 2.
+
+    So u_i ~ i / (2N): the thresholds cover [0, 1/2], not [0, 1). The text
+    of §4.1 gives another u1 (U(0, 1/N) + b threads / N), which the code
+    does not compute; Fig 8's tid/N read as integer division would make
+    every threshold 0 but the first: we take Fig 9's float division."""
+    n = int(n)
+    threads = check_threads(threads)
+    count = float(n)
+    slots = np.arange(n, dtype=np.int64)
+    block = slots // threads
+    first = (block * threads).astype(np.float64)
+    streams = np.arange(int(block[-1]) + 1 if n else 0, dtype=np.uint64)
+    u_block = uniform_float(philox_block(key, streams, 0, DOMAIN_GLOBAL)[0]).astype(np.float64)
+    temp = 1.0 / count
+    r = temp / 2.0 + (temp / 2.0) * u_block
+    u1 = (r[block] / count) / 2.0 + (first / count) / 2.0
+    own = (u1 / count) / 2.0 + (slots.astype(np.float64) / count) / 2.0
+    return np.where(slots == block * threads, u1, own)
+
+
+def paper_strides(w: np.ndarray, key, threads: int) -> np.ndarray:
+    """j_i of every slot by the paper's GPU search (``cdf="paper"``): the
+    first k with c_k / S >= u_i (:func:`paper_thresholds`), c the
+    sequential float64 sums of the scaled weights (as ``cdf="local"``)."""
+    a = scaled_weights(w)
+    csw = np.cumsum(a) / weight_sums(w)[0]  # Table 1's CSW, normalised
+    u = paper_thresholds(w.size, threads, key)
+    j = np.searchsorted(csw, u, side="left")  # first k with CSW[k] >= u_i
+    last = int(np.flatnonzero(a > 0)[-1])
+    return np.minimum(j, last)
 
 
 def local_cdf_strides(w: np.ndarray, key) -> np.ndarray:
@@ -85,10 +169,12 @@ def local_cdf_strides(w: np.ndarray, key) -> np.ndarray:
     return np.minimum(j, last)
 
 
-def strides(w: np.ndarray, key, cdf: str, precision=None) -> np.ndarray:
+def strides(w: np.ndarray, key, cdf: str, precision=None, threads=None) -> np.ndarray:
     """j_i of every slot (int64, non-decreasing): the contract's stride."""
     if cdf == "local":
         return local_cdf_strides(w, key)
+    if cdf == "paper":
+        return paper_strides(w, key, D3_THREADS if threads is None else threads)
     k0, k1 = key
     keys = (np.asarray([k0], dtype=np.uint64), np.asarray([k1], dtype=np.uint64))
     return systematic(w, keys, precision=precision)[0].astype(np.int64)
@@ -137,16 +223,20 @@ def move(x_to: np.ndarray, x_from: np.ndarray, u: np.ndarray, noise: str) -> np.
         return (x_to + half) + half * u
     if noise == "between":
         return x_to - u * d
+    if noise == "fig9neg":
+        half = (x_from - x_to) * dtype.type(0.5)  # diffi = x(i) - x(p)
+        return (x_to + half) + half * u
     raise ValueError(f"noise must be one of {', '.join(NOISES)}, got {noise!r}")
 
 
-def plan(w: np.ndarray, pw: np.ndarray, key, cdf: str = "prefix", precision=None):
+def plan(w: np.ndarray, pw: np.ndarray, key, cdf: str = "prefix", precision=None, threads=None):
     """(j, l, p, last): each slot's stride particle j_i, the first maximum of
     the likelihood (l_i) and of the prior weights (p_i) over R_i, and
     whether slot i is the last to claim its j_i (the one whose move (b) is
-    kept)."""
+    kept). ``threads``: threads per block of ``cdf="paper"`` (None:
+    ``cuda.geometry.D3_THREADS``)."""
     n = w.size
-    j = strides(w, key, cdf, precision)
+    j = strides(w, key, cdf, precision, threads)
     i = np.arange(n)
     lo, hi = np.minimum(i, j), np.maximum(i, j)
     l_ = range_argmax(w, lo, hi)
@@ -165,13 +255,24 @@ def d3(
     noise: str = "eq5",
     cdf: str = "prefix",
     precision=None,
+    threads=None,
+    impl: str = "table",
 ) -> np.ndarray:
     """One D3 resampling of the particles ``x`` (N, or N x D) with likelihood
     weights ``w`` and prior weights ``pw`` (checked by the caller) under
     the Philox key ``key`` = (k0, k1): the new particles (same shape and
-    dtype as ``x``), under the contract above."""
+    dtype as ``x``), under the contract above. ``impl``: "table" (the range
+    maxima by a sparse table, O(N log N)) or "loop" (Table 1's sequential
+    loop, :mod:`pfresample.resampling.d3_loop`; the same particles)."""
+    if impl == "loop":
+        from .d3_loop import d3_loop  # here: numba, where installed, loads only for the loop
+
+        j = None if cdf == "prefix" else strides(w, key, cdf, precision, threads)
+        return d3_loop(x, w, pw, key, noise_code=NOISES.index(noise), j=j, precision=precision)
+    if impl != "table":
+        raise ValueError(f"impl must be 'table' or 'loop', got {impl!r}")
     n = w.size
-    j, l_, p, last = plan(w, pw, key, cdf, precision)
+    j, l_, p, last = plan(w, pw, key, cdf, precision, threads)
     x2 = x.reshape(n, -1)
     out = np.empty_like(x2)
     claimers = np.flatnonzero(last)

@@ -48,6 +48,8 @@ class Method:
 
 
 _CUMULATIVE = {"comparison_based": False, "params": ("precision",)}
+# Systematic, Stratified, Multinomial: also precision="log32" (resampling/log_scan.py) at a level.
+_CUMULATIVE_LOG = {"comparison_based": False, "params": ("precision", "log_offset")}
 _METROPOLIS = {"B_rule": "metropolis", "params": ("epsilon",)}
 _UPHILL = {"B_rule": "uphill", "params": ("ssd_table",)}
 _BUTTERFLY = {"comparison_based": False, "params": ("radix", "precision"), "gated": True}
@@ -60,7 +62,7 @@ REGISTRY: dict[str, Method] = {
             "Algorithms 3.1 and 3.2",
             cumulative.systematic,
             gpu=cuda_cumulative.systematic,
-            **_CUMULATIVE,
+            **_CUMULATIVE_LOG,
         ),
         Method(
             "stratified",
@@ -68,7 +70,7 @@ REGISTRY: dict[str, Method] = {
             cumulative.stratified,
             gpu=cuda_cumulative.stratified,
             gated=True,
-            **_CUMULATIVE,
+            **_CUMULATIVE_LOG,
         ),
         Method(
             "multinomial",
@@ -76,7 +78,7 @@ REGISTRY: dict[str, Method] = {
             cumulative.multinomial,
             gpu=cuda_cumulative.multinomial,
             gated=True,
-            **_CUMULATIVE,
+            **_CUMULATIVE_LOG,
         ),
         Method(
             "residual",
@@ -173,7 +175,7 @@ REGISTRY: dict[str, Method] = {
             "Das et al. 2014, Table 1 and eqs. 5-6",
             d3.d3,
             comparison_based=False,
-            params=("noise", "cdf", "precision"),
+            params=("noise", "cdf", "precision", "threads"),
             gpu=cuda_d3.d3,
             output="particles",
         ),

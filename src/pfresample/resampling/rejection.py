@@ -10,16 +10,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rng import DOMAIN_PARTICLE, philox_block, uniform_accept, uniform_int
+from ..rng import DOMAIN_PARTICLE, philox4x32_10, uniform_accept, uniform_int
 from .lanes import map_chunks
 
+# Attempts a lane may take in one vectorised pass once few lanes still search:
+# the draws of attempt k do not depend on the others, so a pass evaluates the
+# next ``batch`` attempts of every searching lane and keeps each lane's first
+# acceptance (the same one the attempt-by-attempt loop finds). Heavy-tailed
+# weights (radar) leave a few lanes searching for hundreds of attempts; one
+# pass per attempt then cost most of a filter run.
+MAX_BATCH = 256
+PASS_DRAWS = 1 << 14  # about this many attempts evaluated in one pass
 
-def _attempt_words(key, streams, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The draws at counters 2k-1 (candidate) and 2k (its u); they share a
-    Philox block when k is odd."""
-    first = philox_block(key, streams, (2 * k - 1) >> 2, DOMAIN_PARTICLE)
-    second = first if k % 2 else philox_block(key, streams, (2 * k) >> 2, DOMAIN_PARTICLE)
-    return first[(2 * k - 1) & 3], second[(2 * k) & 3]
+
+def _attempt_words(key, streams, first: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The candidate and u draws of attempts ``first .. first + count - 1``
+    (counters 2k-1 and 2k) of each stream, as ``(count, lanes)`` arrays."""
+    lo, hi = 2 * first - 1, 2 * (first + count - 1)
+    blocks = np.arange(lo >> 2, (hi >> 2) + 1, dtype=np.uint64)[:, None]
+    words = philox4x32_10(
+        (blocks & np.uint64(0xFFFFFFFF), blocks >> np.uint64(32), streams, DOMAIN_PARTICLE), key
+    )
+    words = np.stack(words)  # (4, blocks, lanes)
+    counters = np.arange(lo, hi + 1)
+    picked = words[counters & 3, (counters >> 2) - (lo >> 2)]  # (2 count, lanes)
+    return picked[0::2], picked[1::2]
 
 
 def rejection(w: np.ndarray, keys, **_) -> np.ndarray:
@@ -33,14 +48,16 @@ def rejection(w: np.ndarray, keys, **_) -> np.ndarray:
         active = np.flatnonzero(u > w[j] / w_max)  # lanes still searching
         k = 1
         while active.size:
+            batch = int(min(MAX_BATCH, max(1, PASS_DRAWS // active.size)))
             key = tuple(x if np.ndim(x) == 0 else x[active] for x in chunk.key)
-            streams = chunk.particle[active]
-            j_word, u_word = _attempt_words(key, streams, k)
-            cand = uniform_int(j_word, n).astype(np.int64)
-            u = uniform_accept(u_word)
-            j[active] = cand
-            active = active[u > w[cand] / w_max]
-            k += 1
+            j_words, u_words = _attempt_words(key, chunk.particle[active], k, batch)
+            cand = uniform_int(j_words, n).astype(np.int64)
+            accept = uniform_accept(u_words) <= w[cand] / w_max
+            first = accept.argmax(axis=0)  # the first accepted attempt of each lane
+            done = accept[first, np.arange(active.size)]
+            j[active[done]] = cand[first[done], np.flatnonzero(done)]
+            active = active[~done]
+            k += batch
         return j
 
     return map_chunks(n, keys, kernel)

@@ -9,10 +9,11 @@ src/pfresample/studies/d3_2014/ and its glue scripts/d3_2014/cells.py.
   (filter, N, trajectory, run); `cpu` cells run on the CPU, `gpu` cells on `backend`;
 * results/d3_2014/timing/{d3_filter}/n{n}.npz: one CPU run of systematic or D3 at N on
   trajectory 0 over the first d3_2014_timing_duration seconds (Table 5's CPU columns);
-* results/d3_2014/gpu/n{n}.npz: the GPU D3 filter at N, one run on trajectory 0 per
-  threads per block (Tables 5-7, Fig 10), one job per N so that a job starts CUDA and
-  loads its kernels once; the whole duration at the figure N (Table 7's RMSE), the timing
-  window elsewhere; requested only where a GPU may run them;
+* results/d3_2014/gpu/{d3_algo}/n{n}.npz: the GPU D3 filter of one algorithm (ours `d3`,
+  the paper's `d3-paper`) at N, one run on trajectory 0 per threads per block (Tables 5-7,
+  Fig 10), one job per (algorithm, N) so that a job starts CUDA and loads its kernels
+  once; the whole duration at the figure N (Table 7's RMSE), the timing window elsewhere;
+  requested only where a GPU may run them;
 * results/d3_2014/fig11/n{n}.npz: the local-CDF iterations per thread of one D3 step (Fig 11).
 """
 
@@ -22,6 +23,7 @@ D3_2014_CELLS_SCRIPT = "../../../scripts/d3_2014/cells.py"
 wildcard_constraints:
     d3_where="cpu|gpu",
     d3_filter=alternatives(D3_2014_FILTERS),
+    d3_algo=alternatives(D3_2014_GPU_ALGORITHMS),
     d3_j=r"[0-9]+",
     d3_r=r"[0-9]+",
 
@@ -107,21 +109,21 @@ rule d3_2014_gpu_cell:
     input:
         trajectory=d3_2014_trajectory(0),
     output:
-        d3_2014_gpu_cell("{n}"),
+        d3_2014_gpu_cell("{d3_algo}", "{n}"),
     params:
         cell=d3_2014_cell_params(),
         model=config["d3_2014_model"],
         duration=config["d3_2014_duration"],
         timing_duration=config["d3_2014_timing_duration"],
-        spec=d3_2014_catalog.filters(config)[d3_2014_catalog.D3_FILTER],
+        spec=lambda wildcards: d3_2014_catalog.gpu_algorithms(config)[wildcards.d3_algo],
         threads=lambda wildcards: d3_2014_catalog.gpu_cells(config)[int(wildcards.n)],
         full=lambda wildcards: d3_2014_catalog.gpu_full_run(config, wildcards.n),
         devices=GPU_DEVICES,
         scale=SCALE,
     log:
-        "results/logs/d3_2014/gpu/n{n}.log",
+        "results/logs/d3_2014/gpu/{d3_algo}/n{n}.log",
     benchmark:
-        "results/benchmarks/d3_2014/gpu/n{n}.tsv"
+        "results/benchmarks/d3_2014/gpu/{d3_algo}/n{n}.tsv"
     threads: 1
     resources:
         mem_mb=lambda wildcards: d3_2014_mem_mb(wildcards.n),

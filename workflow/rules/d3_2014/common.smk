@@ -7,6 +7,7 @@ import math
 from pfresample.studies.d3_2014 import catalog as d3_2014_catalog
 
 D3_2014_FILTERS = tuple(d3_2014_catalog.filters(config))
+D3_2014_GPU_ALGORITHMS = tuple(d3_2014_catalog.gpu_algorithms(config))
 # Where the cells of Figs 3-6 and the methods table run: on the GPU where cell jobs may
 # have one (`backend`, common.smk), else on the CPU. Table 5's CPU columns are timing
 # cells of their own, always on the CPU.
@@ -25,8 +26,8 @@ def d3_2014_timing_cell(label, n) -> str:
     return f"results/d3_2014/timing/{label}/n{n}.npz"
 
 
-def d3_2014_gpu_cell(n) -> str:
-    return f"results/d3_2014/gpu/n{n}.npz"
+def d3_2014_gpu_cell(algorithm, n) -> str:
+    return f"results/d3_2014/gpu/{algorithm}/n{n}.npz"
 
 
 def d3_2014_fig11_cell(n) -> str:
@@ -62,10 +63,15 @@ def d3_2014_timing_cells() -> list[str]:
 
 
 def d3_2014_gpu_cells(ns=None) -> list[str]:
-    """The GPU cells (none without a GPU), one per N, of ``ns`` where given."""
+    """The GPU cells (none without a GPU), one per (algorithm, N), of ``ns`` where given."""
     if not CELL_GPUS:
         return []
-    return [d3_2014_gpu_cell(n) for n in d3_2014_catalog.gpu_cells(config) if ns is None or n in ns]
+    return [
+        d3_2014_gpu_cell(a, n)
+        for a in D3_2014_GPU_ALGORITHMS
+        for n in d3_2014_catalog.gpu_cells(config)
+        if ns is None or n in ns
+    ]
 
 
 def d3_2014_figure_table_inputs(figure) -> dict[str, list[str]]:

@@ -33,6 +33,9 @@ def guldas2015_smcem_cell(n) -> str:
     return f"results/guldas2015/smcem/n{n}.npz"
 
 
+GULDAS2015_SMCEM_REFERENCE = "results/guldas2015/smcem/reference.npz"
+
+
 def guldas2015_filter_inputs(plot) -> list[str]:
     """The cells of the filter figures (Figs 4.9-4.12)."""
     if plot in guldas2015_catalog.FILTER_FIGURES:
@@ -40,7 +43,8 @@ def guldas2015_filter_inputs(plot) -> list[str]:
         return [guldas2015_filter_cell(kind, n) for n in guldas2015_catalog.filter_n(config)]
     if plot == "fig4_11":
         return [guldas2015_interaction_cell()]
-    return [guldas2015_smcem_cell(n) for n in guldas2015_catalog.smcem_n(config)]
+    cells = [guldas2015_smcem_cell(n) for n in guldas2015_catalog.smcem_n(config)]
+    return [GULDAS2015_SMCEM_REFERENCE, *cells]
 
 
 def guldas2015_table_inputs(plot) -> list[str]:

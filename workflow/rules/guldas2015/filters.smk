@@ -9,9 +9,13 @@ generic rules (single_step.smk: guldas2015_table, guldas2015_figure).
   per kind and N;
 * results/guldas2015/interaction/n{n}.npz: ESS and interaction level of both
   adaptive filters at every step (Fig 4.11);
-* results/guldas2015/smcem/n{n}.npz: SMC-EM with both schemes on M sequences
-  (Fig 4.12), one job per N.
-The filters run on the CPU (no device version yet): these jobs take no GPU.
+* results/guldas2015/smcem/reference.npz: each sequence's ML point and exact
+  EM traces (the grid solution, filters/volatility_grid.py), on the CPU;
+* results/guldas2015/smcem/n{n}.npz: SMC-EM with both schemes and the
+  configured filters on M sequences from each start (Fig 4.12), one job per N.
+The filter and SMC-EM cells run on the configured backend (a GPU when there is
+one: filters/guldas_gpu.py) and take a GPU; the interaction and reference cells
+run on the CPU.
 """
 
 GULDAS2015_FILTER_SCRIPT = "../../../scripts/guldas2015/filters.py"
@@ -62,14 +66,41 @@ rule guldas2015_interaction_cell:
         GULDAS2015_FILTER_SCRIPT
 
 
-rule guldas2015_smcem_cell:
+rule guldas2015_smcem_reference:
     output:
-        "results/guldas2015/smcem/n{n}.npz",
+        GULDAS2015_SMCEM_REFERENCE,
     params:
         seed=config["seed"],
         sequences=config["guldas2015_smcem_sequences"],
         length=config["guldas2015_smcem_length"],
         iterations=config["guldas2015_smcem_iterations"],
+        starts=config["guldas2015_smcem_starts"],
+        scale=SCALE,
+    log:
+        "results/logs/guldas2015/smcem/reference.log",
+    benchmark:
+        "results/benchmarks/guldas2015/smcem/reference.tsv"
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        GULDAS2015_FILTER_SCRIPT
+
+
+rule guldas2015_smcem_cell:
+    input:
+        reference=GULDAS2015_SMCEM_REFERENCE,
+    output:
+        "results/guldas2015/smcem/n{n}.npz",
+    wildcard_constraints:
+        n=r"\d+",
+    params:
+        seed=config["seed"],
+        iterations=config["guldas2015_smcem_iterations"],
+        filters=config["guldas2015_smcem_filters"],
+        tau=config["guldas2015_filter_tau"],
         backend=config["backend"],
         scale=SCALE,
     log:

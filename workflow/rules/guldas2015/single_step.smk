@@ -74,6 +74,7 @@ rule guldas2015_speed_cell:
         cell=guldas2015_cell_params(),
         replicates=config["guldas2015_speed_replicates"],
         repeats=config["guldas2015_timing_repeats"],
+        log32=config["guldas2015_speed_log32"],
         devices=GPU_DEVICES,
         scale=SCALE,
     log:

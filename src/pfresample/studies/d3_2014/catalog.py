@@ -22,6 +22,9 @@ SIR_FILTER = "systematic"
 D3_FILTER = "d3"
 # The filters of Table 5's CPU columns (their timing cells).
 TIMING_FILTERS = (SIR_FILTER, D3_FILTER)
+# The paper's GPU algorithm among the filters (config/studies/d3_2014.yaml): Table 5's
+# second GPU column.
+PAPER_GPU = "d3-paper"
 # Table 5's GPU column: "number of threads/block has been chosen as 160".
 TABLE5_THREADS = 160
 
@@ -136,8 +139,16 @@ def fig11_step(cfg: Mapping) -> int:
 
 
 def filters(cfg: Mapping) -> dict[str, dict]:
-    """Each filter label with its ``method`` and, for D3, ``noise`` and ``cdf``
-    (the library's defaults where not given)."""
+    """Each filter label that runs (``d3_2014_method_filters``, every one when
+    null) with its ``method`` and, for D3, ``noise`` and ``cdf`` (the
+    library's defaults where not given), and any of ``threads``,
+    ``threads_scope`` and ``filter_process_sd`` it sets."""
+    return {label: spec for label, spec in all_filters(cfg).items()
+            if label in method_filters(cfg)}  # fmt: skip
+
+
+def all_filters(cfg: Mapping) -> dict[str, dict]:
+    """Every filter of ``d3_2014_filters``, with the D3 defaults."""
     out = {}
     for label, spec in cfg["d3_2014_filters"].items():
         spec = dict(spec)
@@ -145,6 +156,37 @@ def filters(cfg: Mapping) -> dict[str, dict]:
             spec = {"noise": "eq5", "cdf": "prefix", **spec}
         out[label] = spec
     return out
+
+
+def method_filters(cfg: Mapping) -> list[str]:
+    """The labels that run: ``d3_2014_method_filters``, or every filter."""
+    chosen = cfg.get("d3_2014_method_filters")
+    return list(cfg["d3_2014_filters"]) if chosen is None else list(chosen)
+
+
+def gpu_algorithms(cfg: Mapping) -> dict[str, dict]:
+    """The GPU algorithms of Tables 5-7 and Fig 10 (``d3_2014_gpu_algorithms``):
+    label -> the filter's spec, whose ``threads`` each TPB replaces."""
+    every = all_filters(cfg)
+    return {label: every[label] for label in cfg["d3_2014_gpu_algorithms"]}
+
+
+def filter_process_sd(cfg: Mapping, spec: Mapping):
+    """The filter's process noise of a filter spec: its own
+    ``filter_process_sd`` where it sets one (null: the truth's), else the
+    model's; None means the truth's."""
+    if "filter_process_sd" in spec:
+        return spec["filter_process_sd"]
+    return cfg["d3_2014_model"].get("filter_process_sd")
+
+
+def regime(cfg: Mapping, spec: Mapping) -> str:
+    """ "paper" (no process noise in the filter), "ours" (the truth's) or
+    "sd=<value>" (another)."""
+    sd = filter_process_sd(cfg, spec)
+    if sd is None or sd == cfg["d3_2014_model"]["process_sd"]:
+        return "ours"
+    return "paper" if sd == 0 else f"sd={sd:g}"
 
 
 def trajectories(cfg: Mapping) -> list[int]:
@@ -224,8 +266,20 @@ def check_config(cfg: Mapping) -> None:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"d3_2014_model: {exc}") from None
     specs = cfg["d3_2014_filters"]
+    chosen = method_filters(cfg)
+    unknown = sorted(set(chosen) - set(specs)) + sorted(
+        set(cfg["d3_2014_gpu_algorithms"]) - set(specs)
+    )
+    if unknown:
+        raise ValueError(
+            f"d3_2014_method_filters / d3_2014_gpu_algorithms name filters that "
+            f"d3_2014_filters does not have: {', '.join(unknown)}"
+        )
+    for label in cfg["d3_2014_gpu_algorithms"]:
+        if specs[label]["method"] != "d3":
+            raise ValueError(f"d3_2014_gpu_algorithms: {label!r} is not a d3 filter")
     for label in (SIR_FILTER, D3_FILTER):
-        if label not in specs:
+        if label not in specs or label not in chosen:
             raise ValueError(
                 f"d3_2014_filters has no {label!r}: Figs 3-6 and Table 5 need the filters "
                 f"{SIR_FILTER!r} and {D3_FILTER!r}"
@@ -242,8 +296,17 @@ def check_config(cfg: Mapping) -> None:
                 f"d3_2014_filters.{label}: method {spec['method']!r} is not a global "
                 "resampler of the registry (pfresample.methods(), not 'cellular')"
             )
-        if method.output != "particles" and ({"noise", "cdf"} & set(spec)):
-            raise ValueError(f"d3_2014_filters.{label}: noise and cdf are options of d3 only")
+        if method.output != "particles" and ({"noise", "cdf", "threads", "threads_scope"}
+                                             & set(spec)):  # fmt: skip
+            raise ValueError(
+                f"d3_2014_filters.{label}: noise, cdf, threads and threads_scope are options "
+                "of d3 only"
+            )
+        if spec.get("threads_scope") == "step" and "threads" not in spec:
+            raise ValueError(
+                f"d3_2014_filters.{label}: threads_scope step needs threads (every kernel of "
+                "the step runs at it)"
+            )
         if spec.get("noise", "eq5") not in NOISES or spec.get("cdf", "prefix") not in CDFS:
             raise ValueError(
                 f"d3_2014_filters.{label}: noise must be one of {NOISES}, cdf one of {CDFS}"

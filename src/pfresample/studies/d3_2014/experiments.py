@@ -38,6 +38,7 @@ backend that ran it and the device.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import zlib
 
@@ -55,6 +56,7 @@ from ...rng import seed_keys
 from ...timing import cpu_name
 
 WARMUP_STEPS = 50  # untimed steps before the timed runs of a GPU cell
+FIG11_THREADS = 160  # the paper's thresholds of Fig 11 at Table 5's block size
 LOG_EVERY_S = 30.0
 
 
@@ -116,13 +118,12 @@ def first_steps(traj, steps: int) -> dict:
     return {**traj, "y": traj["y"][:steps], "truth": traj["truth"][: steps + 1]}
 
 
-def warm_up(model, traj, spec: dict, n: int, *, seed: int, threads: int | None = None) -> None:
+def warm_up(model, traj, spec: dict, n: int, *, seed: int) -> None:
     """An untimed GPU run of the first ``WARMUP_STEPS`` steps at N: it compiles
     (or loads) the kernels the timed run launches. Too short for a CUDA graph
     (the GPU filter keeps one per run length), so the timed run captures its own."""
     steps = min(WARMUP_STEPS, traj["y"].shape[0])
-    run_d3(model, traj["y"][:steps], n, warmup_seed(seed, n), backend="cuda", threads=threads,
-           **_options(spec))  # fmt: skip
+    run_d3(model, traj["y"][:steps], n, warmup_seed(seed, n), backend="cuda", **_options(spec))
 
 
 def check_trajectory(arrays, where: str) -> None:
@@ -148,12 +149,29 @@ def load_trajectory(path) -> dict:
     return arrays
 
 
+OPTIONS = ("noise", "cdf", "threads", "threads_scope", "components")
+
+
 def _options(spec: dict) -> dict:
     """run_d3's method options of a filter spec (catalog.filters)."""
-    opts = {"method": spec["method"]}
-    if "noise" in spec:
-        opts |= {"noise": spec["noise"], "cdf": spec["cdf"]}
-    return opts
+    return {"method": spec["method"]} | {k: spec[k] for k in OPTIONS if k in spec}
+
+
+def filter_model(model, spec: dict):
+    """``model`` with the filter's process noise of ``spec`` where it sets one
+    (``filter_process_sd``: null is the truth's)."""
+    if "filter_process_sd" not in spec:
+        return model
+    return dataclasses.replace(model, filter_process_sd=spec["filter_process_sd"])
+
+
+def regime_of(model) -> str:
+    """ "paper" (the filter has no process noise), "ours" (the truth's), or
+    "sd=<value>"."""
+    sd = model.particle_sd
+    if sd == model.process_sd:
+        return "ours"
+    return "paper" if sd == 0 else f"sd={sd:g}"
 
 
 def snapshot_summary(x: np.ndarray, keep: int) -> dict:
@@ -180,6 +198,7 @@ def filter_cell(
     particles on trajectory j (``traj``: :func:`trajectory`'s arrays), run r.
     Returns ``(arrays, metadata)`` (module docstring)."""
     check_trajectory(traj, f"filter_cell({label!r})")
+    model = filter_model(model, spec)
     where = resolve_backend(backend, spec["method"], log)
     y, truth = traj["y"], traj["truth"]
     if where == "cuda":
@@ -206,7 +225,9 @@ def filter_cell(
                 "n": int(n), "trajectory": int(j), "run": int(r), "seed": int(seed),
                 "steps": int(y.shape[0]), "dt": float(model.dt),
                 "ess_threshold": ess_threshold, "snapshot_step": snapshot_step,
-                "threads": None, "backend": where, "device": device_name(where)}  # fmt: skip
+                "filter_process_sd": model.particle_sd, "regime": regime_of(model),
+                "backend": where, "device": device_name(where)}  # fmt: skip
+    metadata.setdefault("threads", None)
     return arrays, metadata
 
 
@@ -227,48 +248,78 @@ def timing_cell(model, traj, label: str, spec: dict, n: int, *, seed: int,
 
 
 def gpu_cell(model, traj, spec: dict, n: int, threads, *, seed: int, ess_threshold=None,
-             log=None):  # fmt: skip
-    """Tables 5-7 and Fig 10: the GPU D3 filter (``spec``: the ``d3`` filter's)
-    with N particles on trajectory 0 (``traj``), run 0, over the first
-    ``model.steps`` steps, once per number of threads per block of
-    ``threads``, each run after an untimed warm-up (:func:`warm_up`) at its
-    block size. Arrays of length T = len(threads): ``threads``, ``rmse``,
-    ``bias`` (T, 2), ``wall_seconds``, ``device_seconds`` (the GPU's time of
-    the run), ``steps``, and ``occupancy``: the theoretical occupancy of the
-    main D3 kernel at that block size (``pfresample.cuda.d3.occupancy``, a
-    fraction of the SM's warps)."""
+             algorithm: str = "d3", window_steps: int | None = None, log=None):  # fmt: skip
+    """Tables 5-7 and Fig 10: the GPU D3 filter of ``spec`` (a GPU algorithm of
+    catalog.gpu_algorithms, labelled ``algorithm``) with N particles on
+    trajectory 0 (``traj``), run 0, over the first ``model.steps`` steps,
+    once per number of threads per block of ``threads`` (which replaces the
+    spec's), each run after an untimed warm-up (:func:`warm_up`) at its block
+    size. Arrays of length T = len(threads): ``threads``, ``rmse``, ``bias``
+    (T, 2), ``wall_seconds``, ``device_seconds`` (the GPU's time of the run),
+    ``steps``; ``chunk_ms_median``, ``chunk_ms_min``, ``chunk_ms_max`` and
+    ``chunks``: milliseconds per step of the run's replays of 100 steps (the
+    repeats of the timing: consecutive windows of the run); and
+    ``occupancy``: the theoretical occupancy of the algorithm's dominant
+    kernel at that block size (``pfresample.cuda.d3.occupancy``: d3_moves
+    for the prefix stride, the search kernel for cdf local or paper).
+    ``window_ms_per_step``: the milliseconds per step of the replays within
+    the first ``window_steps`` steps (Table 5's window, the CPU's: steps 3
+    ... 2 + 100 k), NaN where none fits."""
     from ...cuda import d3 as cuda_d3
+    from ...filters.d3_gpu import CHUNK
 
+    model = filter_model(model, spec)
     steps = int(model.steps)
     data = first_steps(traj, steps)
-    opts = _options(spec)
     tpb = np.array([int(t) for t in threads], dtype=np.int64)
     count = tpb.size
     rmse, bias = np.empty((count, 2)), np.empty((count, 2))
     wall, device, occupancy = np.empty(count), np.empty(count), np.empty(count)
+    chunk_stats = np.full((count, 3), np.nan)
+    window_ms = np.full(count, np.nan)
+    in_window = max(0, (int(window_steps or steps) - 2) // CHUNK)
+    chunks = np.zeros(count, dtype=np.int64)
+    kernel = {"prefix": "d3_moves", "local": "d3_local_strides", "paper": "d3_paper_strides"}[
+        spec.get("cdf", "prefix")
+    ]
     s = run_seed(seed, n, 0, 0)
     started = reported = time.perf_counter()
     for i, t in enumerate(tpb.tolist()):
-        warm_up(model, data, spec, n, seed=seed, threads=t)
+        spec_t = {**spec, "threads": t}
+        warm_up(model, data, spec_t, n, seed=seed)
         run = run_d3(model, data["y"], n, s, ess_threshold=ess_threshold, backend="cuda",
-                     threads=t, **opts)  # fmt: skip
+                     **_options(spec_t))  # fmt: skip
         rmse[i], bias[i] = velocity_errors(run.estimates, data["truth"][1:])
         wall[i], device[i] = run.wall_seconds, run.device_seconds
-        occupancy[i] = cuda_d3.occupancy(t)
+        ms = 1e3 * np.asarray(run.chunk_seconds, dtype=np.float64) / CHUNK
+        if ms.size:
+            chunk_stats[i] = (np.median(ms), ms.min(), ms.max())
+            chunks[i] = ms.size
+            if in_window:
+                window_ms[i] = ms[:in_window].mean()
+        occupancy[i] = cuda_d3.occupancy(t, kernel=kernel)
         now = time.perf_counter()
         if log is not None and (now - reported > LOG_EVERY_S or i + 1 == count):
             reported = now
-            log.info("GPU D3 N = %d, %d steps: %d of %d block sizes, %.1f s; at %d threads/"
-                     "block %.4g ms/step, occupancy %.3g", n, steps, i + 1, count,
+            log.info("GPU %s N = %d, %d steps: %d of %d block sizes, %.1f s; at %d threads/"
+                     "block %.4g ms/step, occupancy %.3g", algorithm, n, steps, i + 1, count,
                      now - started, t, 1e3 * device[i] / steps, occupancy[i])  # fmt: skip
     arrays = {"threads": tpb, "rmse": rmse, "bias": bias, "wall_seconds": wall,
               "device_seconds": device, "steps": np.full(count, steps, dtype=np.int64),
+              "chunk_ms_median": chunk_stats[:, 0], "chunk_ms_min": chunk_stats[:, 1],
+              "chunk_ms_max": chunk_stats[:, 2], "chunks": chunks,
+              "window_ms_per_step": window_ms,
+              "window_steps": np.int64(2 + CHUNK * min(in_window, int(chunks.max(initial=0)))),
               "occupancy": occupancy, "seed": np.uint64(s)}  # fmt: skip
-    metadata = {"study": "d3_2014", "experiment": "gpu", "filter": "d3", **opts, "n": int(n),
-                "threads": tpb.tolist(), "trajectory": 0, "run": 0, "seed": int(seed),
-                "steps": steps, "duration": float(model.duration), "dt": float(model.dt),
+    opts = {k: v for k, v in _options(spec).items() if k != "threads"}
+    metadata = {"study": "d3_2014", "experiment": "gpu", "filter": algorithm,
+                "algorithm": algorithm, **opts, "n": int(n), "threads": tpb.tolist(),
+                "trajectory": 0, "run": 0, "seed": int(seed), "steps": steps,
+                "duration": float(model.duration), "dt": float(model.dt),
+                "filter_process_sd": model.particle_sd, "regime": regime_of(model),
                 "ess_threshold": ess_threshold, "warmup_steps": WARMUP_STEPS,
-                "backend": "cuda", "device": device_name("cuda")}  # fmt: skip
+                "occupancy_kernel": kernel, "backend": "cuda",
+                "device": device_name("cuda")}  # fmt: skip
     return arrays, metadata
 
 
@@ -298,22 +349,26 @@ def step_weights(model, traj, spec: dict, n: int, step: int, *, seed: int):
 
 def fig11_cell(model, traj, spec: dict, n: int, step: int, *, seed: int, log=None):
     """Fig 11: on the weights of step ``step`` of the D3 filter at N
-    (:func:`step_weights`), thread i of the paper's local-CDF search adds
-    weights from particle 0 up to its stride particle j_i (``cdf="local"``
-    of ``pfresample.resampling.d3.plan``): j_i + 1 iterations. Also the
-    prefix-CDF strides (the library's default) on the same weights."""
+    (:func:`step_weights`), thread i of the local-CDF search adds weights
+    from particle 0 up to its stride particle j_i: j_i + 1 iterations, with
+    the systematic thresholds (``cdf="local"`` of
+    ``pfresample.resampling.d3.plan``: ``iterations``) and with the paper's
+    printed Fig 8-9 thresholds at FIG11_THREADS a block (``cdf="paper"``:
+    ``paper_iterations``; every threshold is reached, the weights summing to
+    1 >= u_i). Also the prefix-CDF strides (the library's default)."""
     check_trajectory(traj, "fig11_cell")
     _, w, pw, s = step_weights(model, traj, spec, n, step, seed=seed)
     key = tuple(int(k[0]) for k in seed_keys([s]))
     local = plan(w, pw, key, cdf="local")[0]
     prefix = plan(w, pw, key, cdf="prefix")[0]
+    paper = plan(w, pw, key, cdf="paper", threads=FIG11_THREADS)[0]
     iterations = local + 1
     if log is not None:
         log.info("step %d, N = %d: mean iterations %.1f, max %d", step, n, iterations.mean(),
                  iterations.max())  # fmt: skip
     ess = 1.0 / float(w @ w)
     arrays = {"iterations": iterations.astype(np.int64), "prefix_j": prefix.astype(np.int64),
-              "ess": np.float64(ess)}  # fmt: skip
+              "paper_iterations": (paper + 1).astype(np.int64), "ess": np.float64(ess)}  # fmt: skip
     metadata = {"study": "d3_2014", "experiment": "fig11", "n": int(n), "step": int(step),
                 "time_s": float(step * model.dt), "seed": int(seed), **_options(spec),
                 "backend": "cpu", "device": device_name("cpu")}  # fmt: skip

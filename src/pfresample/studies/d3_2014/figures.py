@@ -54,18 +54,23 @@ def snapshot(table: pd.DataFrame, caption: str) -> Figure:
 
 def threads_per_block(table: pd.DataFrame, caption: str) -> Figure:
     """Fig 10 / Table 6: GPU D3 milliseconds per filter step against threads
-    per block, a line per N (ours; the paper's per-run numbers, unit not
-    stated, on axes of their own), and the theoretical occupancy of the main
-    D3 kernel against threads per block (the paper's Fig 10 quantity; it
-    depends on the block size alone, not on N)."""
+    per block, a line per N, one panel per algorithm measured (ours, the
+    paper's GPU algorithm; the paper's per-run numbers, unit not stated, on
+    axes of their own), and the theoretical occupancy of each algorithm's
+    dominant D3 kernel against threads per block (the paper's Fig 10
+    quantity; it depends on the block size alone, not on N)."""
     measured = table[table["gpu_d3_ms_per_step"].notna()]
-    fig, axes = plots.new_figure(3, 3, panel_size=(5.0, 3.8))
+    algorithms = list(dict.fromkeys(table["algorithm"]))
+    fig, axes = plots.new_figure(len(algorithms) + 2, len(algorithms) + 2, panel_size=(5.0, 3.8))
     ns = sorted(table["n"].unique())
-    panels = ((axes[0], "gpu_d3_ms_per_step", "measured", "ms per filter step"),
-              (axes[1], "paper", "paper, as printed", "per run (unit not stated)"))  # fmt: skip
-    for ax, column, what, ylabel in panels:
+    first = table[table["algorithm"] == algorithms[0]]
+    panels = [(axes[k], table[table["algorithm"] == a], "gpu_d3_ms_per_step", f"measured: {a}",
+               "ms per filter step") for k, a in enumerate(algorithms)]  # fmt: skip
+    panels.append((axes[len(algorithms)], first, "paper", "paper, as printed",
+                   "per run (unit not stated)"))  # fmt: skip
+    for ax, part_of, column, what, ylabel in panels:
         for k, n in enumerate(ns):
-            part = table[(table["n"] == n) & table[column].notna()].sort_values("threads")
+            part = part_of[(part_of["n"] == n) & part_of[column].notna()].sort_values("threads")
             if not part.empty:
                 ax.plot(part["threads"], part[column], marker="o", ms=3, lw=1,
                         color=COLORS[k % len(COLORS)], label=f"N = {int(n):,}")  # fmt: skip
@@ -74,16 +79,23 @@ def threads_per_block(table: pd.DataFrame, caption: str) -> Figure:
         ax.set_title(what, fontsize=9)
         if ax.lines:
             ax.legend(fontsize=6, ncols=2)
-    occ = table[table["occupancy"].notna()].groupby("threads")["occupancy"].first()
+    occupancy_ax = axes[-1]
     if measured.empty:
-        for ax in (axes[0], axes[2]):
+        for ax in (*axes[: len(algorithms)], occupancy_ax):
             ax.text(0.5, 0.5, "no GPU ran:\nthis needs a CUDA device", ha="center",
                     va="center", transform=ax.transAxes, fontsize=10)  # fmt: skip
-    if not occ.empty:
-        axes[2].plot(occ.index, occ.values, marker="o", ms=3, color="tab:blue")
-        axes[2].set_ylim(0, 1.05)
-    axes[2].set(xlabel="threads per block", ylabel="occupancy (fraction of the SM's warps)")
-    axes[2].set_title("theoretical occupancy of d3_moves (Fig 10's quantity)", fontsize=9)
+    for k, a in enumerate(algorithms):
+        part = table[(table["algorithm"] == a) & table["occupancy"].notna()]
+        occ = part.groupby("threads")["occupancy"].first()
+        if not occ.empty:
+            occupancy_ax.plot(occ.index, occ.values, marker="o", ms=3, color=COLORS[k],
+                              label=a)  # fmt: skip
+    occupancy_ax.set_ylim(0, 1.05)
+    occupancy_ax.set(xlabel="threads per block", ylabel="occupancy (fraction of the SM's warps)")
+    occupancy_ax.set_title("theoretical occupancy of the dominant D3 kernel (Fig 10's quantity)",
+                           fontsize=9)  # fmt: skip
+    if occupancy_ax.lines:
+        occupancy_ax.legend(fontsize=7)
     plots.add_caption(fig, caption)
     return fig
 
@@ -94,9 +106,15 @@ def iterations(table: pd.DataFrame, caption: str) -> Figure:
     fig, (ax,) = plots.new_figure(1, 1, panel_size=(8.0, 3.6))
     first = table.iloc[0]
     ax.plot(table["thread"], table["iterations"], lw=0.6, color="tab:blue",
-            label="iterations j_i + 1")  # fmt: skip
+            label="iterations j_i + 1, systematic thresholds")  # fmt: skip
     mean = float(first["mean_iterations"])
-    ax.axhline(mean, color="tab:red", lw=1, label=f"our mean {mean:,.0f}")
+    ax.axhline(mean, color="tab:red", lw=1, label=f"systematic thresholds: mean {mean:,.0f}")
+    if "paper_thresholds_iterations" in table and (table["paper_thresholds_iterations"] > 0).all():
+        mean = float(first["paper_thresholds_mean_iterations"])
+        ax.plot(table["thread"], table["paper_thresholds_iterations"], lw=0.6,
+                color="tab:green", label="iterations, Figs 8-9's thresholds")  # fmt: skip
+        ax.axhline(mean, color="tab:green", lw=1, ls=":",
+                   label=f"Figs 8-9's thresholds: mean {mean:,.0f}")  # fmt: skip
     paper = float(first["paper_mean_iterations"])
     ax.axhline(paper, color="black", ls="--", lw=1, label=f"paper's mean {paper:,.0f}")
     ax.set(xlabel="thread i", ylabel="iterations")

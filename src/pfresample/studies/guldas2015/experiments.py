@@ -35,6 +35,9 @@ from .targets import Target
 # The methods of Figs 4.5-4.8: each standard method and its butterfly form.
 FAMILIES = {"multinomial": "butterfly-multinomial", "systematic": "butterfly-systematic"}
 PRECISIONS = ("float32", "float64")
+# The standard methods on Appendix A's float32 log-domain scan (resampling/log_scan.py),
+# at the level of the raw log g (log_offset = the set's largest log g): Figs 4.5-4.8, panel a.
+LOG32 = "log32"
 # Particles drawn and weighed at once: up to this many (a few float64 arrays of it).
 SETS_ELEMENTS = 1 << 20
 # Figs 4.1-4.4 resample in float64: they test the theory, not the arithmetic.
@@ -50,8 +53,17 @@ class Arm:
     precision: str = THEORY_PRECISION
     radix: tuple[int, ...] | None = None
 
-    def params(self) -> dict:
+    def params(self, top: float | None = None) -> dict:
+        """The method's parameters; ``top``: the log-weights' largest value,
+        the level of the log-domain scan (precision "log32")."""
+        if self.precision == LOG32:
+            return {"precision": LOG32, "log_offset": 0.0 if top is None else float(top)}
         return {} if self.radix is None else {"radix": self.radix}
+
+    @property
+    def dtype(self) -> str:
+        """The dtype of the log-weights the arm is handed (log32 scans float32)."""
+        return "float32" if self.precision == LOG32 else self.precision
 
 
 def radix_label(radix) -> str:
@@ -116,7 +128,7 @@ def replicate_errors(
     seeds = draw_seeds(seed, stream, replicates)
     estimates = xp.empty((len(arms), replicates))  # (1/N) sum_i phi(x^{a^i})
     importance = xp.empty(replicates)  # the IS estimate of eq. 4.3, float64
-    precisions = sorted({arm.precision for arm in arms})
+    precisions = sorted({arm.dtype for arm in arms})
     rows = max(1, SETS_ELEMENTS // n)
     started, reported = time.perf_counter(), 0
     for first in range(0, replicates, rows):
@@ -128,10 +140,11 @@ def replicate_errors(
         for i in range(count):
             j = first + i
             log_weights = {p: lw[i].astype(p, copy=False) for p in precisions}
+            top = float(lw[i].max())
             for k, arm in enumerate(arms):
                 a = api.resample(
-                    log_weights[arm.precision], arm.method, seed=seeds[j], backend=where,
-                    log=True, **arm.params(),
+                    log_weights[arm.dtype], arm.method, seed=seeds[j], backend=where,
+                    log=True, **arm.params(top),
                 )  # fmt: skip
                 estimates[k, j] = x[i][a].mean()
         elapsed = time.perf_counter() - started
@@ -158,14 +171,15 @@ def timing_weights(target: Target, n: int, precision: str, *, seed: int, stream,
     return to_weights_device(lw) if where == "cuda" else to_weights(lw)
 
 
-def time_arm(weights, arm: Arm, *, seed: int, backend: str, repeats: int) -> float:
+def time_arm(weights, arm: Arm, *, seed: int, backend: str, repeats: int, top=None) -> float:
     """Median milliseconds of one resampling by ``arm`` of ``weights``
     (``api.time_resample``: CUDA events around the kernels on the GPU,
-    the whole call on the CPU)."""
+    the whole call on the CPU); ``top``: see :meth:`Arm.params`."""
     where = resolve_backend(backend)
     timing = api.time_resample(
-        weights, arm.method, seed=seed, repeats=repeats, warmup=1, backend=where, **arm.params()
-    )
+        weights, arm.method, seed=seed, repeats=repeats, warmup=1, backend=where,
+        **arm.params(top),
+    )  # fmt: skip
     return timing.median_ms
 
 
@@ -245,12 +259,14 @@ def sweep_cell(
 
 
 def speed_cell(
-    target: Target, n: int, *, replicates: int, seed: int, backend: str, repeats: int, log=None
-):
+    target: Target, n: int, *, replicates: int, seed: int, backend: str, repeats: int,
+    log32: bool = False, log=None,
+):  # fmt: skip
     """Figs 4.5-4.8 at one N: standard multinomial and systematic against
-    their butterfly forms, in float32 and float64. Each butterfly runs with
-    its fastest radix sequence (:func:`fastest_radix`, per method and
-    precision); every arm is timed on one weight set, then resamples the
+    their butterfly forms, in float32 and float64, and with ``log32`` the
+    standard methods on the float32 log-domain scan (LOG32). Each butterfly
+    runs with its fastest radix sequence (:func:`fastest_radix`, per method
+    and precision); every arm is timed on one weight set, then resamples the
     ``replicates`` particle sets."""
     where = resolve_backend(backend)
     stream = stream_of(f"speed-{target.name}", n)
@@ -267,6 +283,10 @@ def speed_cell(
                 log.info("N = %d %s: %s %.3f ms, %s %s %.3f ms (fastest of %d radix sequences)",
                          n, precision, standard, times[-2], butterfly, radix_label(best),
                          times[-1], len(timed))  # fmt: skip
+            if log32 and precision == "float32":  # timed at level 0: the level costs nothing
+                arm = Arm(standard, LOG32)
+                arms.append(arm)
+                times.append(time_arm(w, arm, seed=seed, backend=where, repeats=repeats))
     errors, local = replicate_errors(target, n, arms, replicates=replicates, seed=seed,
                                      stream=stream, backend=where, log=log)  # fmt: skip
     arrays = {

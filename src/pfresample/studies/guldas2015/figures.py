@@ -20,6 +20,7 @@ def _log2_axis(ax, values) -> None:
     ax.set_xscale("log", base=2)
     ax.set_xticks(values)
     ax.set_xticklabels([f"$2^{{{int(math.log2(v))}}}$" for v in values], fontsize=7)
+    ax.xaxis.set_minor_formatter(NullFormatter())  # base-2 minor labels overlap the majors
 
 
 def radix2_histograms(table: pd.DataFrame, limit: float, caption: str) -> Figure:
@@ -103,37 +104,57 @@ def radix_sweep(table: pd.DataFrame, x: str, caption: str) -> Figure:
     return fig
 
 
-def speed(table: pd.DataFrame, caption: str, error: str = "MSE") -> Figure:
-    """Figs 4.5-4.8: row a float32, row b float64; columns MSE (eq. 4.5) vs
-    run time, run time vs N, MSE vs N, standard and butterfly. Figs 4.9-4.10
-    draw their AMSE the same way (``error="AMSE"``)."""
+SPEED_STYLE = {  # (scheme, precision) -> colour, marker, line, label
+    ("standard", "float32"): ("tab:blue", "o", "-", "standard"),
+    ("butterfly", "float32"): ("tab:orange", "s", "-", "butterfly"),
+    ("standard", "log32"): ("tab:purple", "D", ":", "standard, log-domain scan (App. A)"),
+    ("standard", "float64"): ("tab:blue", "o", "-", "standard"),
+    ("butterfly", "float64"): ("tab:orange", "s", "-", "butterfly"),
+}
+
+
+def speed(table: pd.DataFrame, caption: str, error: str = "LMSE", column: str = "lmse",
+          beside: str | None = "mse") -> Figure:  # fmt: skip
+    """Figs 4.5-4.8: row a float32, row b float64; columns ``error`` vs run
+    time, run time vs N, ``error`` vs N, standard and butterfly; ``column``
+    is the table's error (LMSE, eq. 4.6, the thesis's), ``beside`` a second
+    one drawn dotted in the last column (MSE, eq. 4.5). Row a adds the
+    standard method on the float32 log-domain scan where the table has it
+    (precision "log32"). Figs 4.9-4.10 draw their AMSE the same way
+    (``error="AMSE", column="mse", beside=None``)."""
     precisions = [p for p in ("float32", "float64") if p in set(table["precision"])]
     fig = Figure(figsize=(12.5, 3.4 * len(precisions) + 0.5), layout="constrained")
     axes = np.atleast_2d(fig.subplots(len(precisions), 3, squeeze=False))
     for row, precision in zip(axes, precisions, strict=True):
-        part = table[table["precision"] == precision]
-        for scheme, (color, marker) in SCHEME_STYLE.items():
-            s = part[part["scheme"] == scheme].sort_values("n")
+        shown = [precision, "log32"] if precision == "float32" else [precision]
+        for (scheme, p), (color, marker, ls, name) in SPEED_STYLE.items():
+            if p not in shown:
+                continue
+            s = table[(table["precision"] == p) & (table["scheme"] == scheme)].sort_values("n")
             if s.empty:
                 continue
-            label = f"{scheme} ({s['label' if 'label' in s else 'method'].iloc[0]})"
-            row[0].plot(
-                s["time_ms"], s["mse"], color=color, marker=marker, ms=3, lw=0.8, label=label
-            )
-            row[1].plot(s["n"], s["time_ms"], color=color, marker=marker, ms=3, label=label)
-            row[2].errorbar(s["n"], s["mse"], yerr=s["mse_ci"], color=color, marker=marker, ms=3,
-                            capsize=2, lw=1, label=label)  # fmt: skip
+            label = f"{name} ({s['label' if 'label' in s else 'method'].iloc[0]})"
+            row[0].plot(s["time_ms"], s[column], color=color, marker=marker, ls=ls, ms=3,
+                        lw=0.8, label=label)  # fmt: skip
+            row[1].plot(s["n"], s["time_ms"], color=color, marker=marker, ls=ls, ms=3, label=label)
+            row[2].errorbar(s["n"], s[column], yerr=s[f"{column}_ci"], color=color, marker=marker,
+                            ls=ls, ms=3, capsize=2, lw=1, label=f"{error}: {label}")  # fmt: skip
+            if beside is not None:
+                row[2].plot(s["n"], s[beside], color=color, ls=(0, (1, 2)), lw=1, alpha=0.7,
+                            label=f"{beside.upper()}: {name}")  # fmt: skip
         row[0].set(xscale="log", yscale="log", xlabel="run time (ms)", ylabel=error)
         row[0].xaxis.set_minor_formatter(NullFormatter())  # the minor labels overlap
         row[1].set(yscale="log", xlabel="N", ylabel="run time (ms)")
-        row[2].set(yscale="log", xlabel="N", ylabel=error)
+        row[2].set(yscale="log", xlabel="N",
+                   ylabel=error if beside is None else f"{error} (MSE dotted)")  # fmt: skip
         for ax in row[1:]:
-            _log2_axis(ax, sorted(part["n"].unique()))
+            _log2_axis(ax, sorted(table["n"].unique()))
         panel = "a" if precision == "float32" else "b"
         row[0].set_title(f"({panel}) {precision}: {error} vs run time", fontsize=9)
         row[1].set_title(f"({panel}) {precision}: run time vs N", fontsize=9)
         row[2].set_title(f"({panel}) {precision}: {error} vs N", fontsize=9)
         row[0].legend(fontsize=7)
+        row[2].legend(fontsize=6)
     plots.add_caption(fig, caption)
     return fig
 
@@ -159,27 +180,49 @@ def interaction(table: pd.DataFrame, caption: str) -> Figure:
     return fig
 
 
+SMCEM_STYLE = {
+    ("bootstrap", "multinomial"): ("tab:blue", "o", "-"),
+    ("bootstrap", "butterfly"): ("tab:orange", "s", "-"),
+    ("adaptive", "multinomial"): ("tab:green", "^", "--"),
+    ("adaptive", "butterfly"): ("tab:red", "v", "--"),
+}
+
+
 def smcem(table: pd.DataFrame, caption: str) -> Figure:
-    """Fig 4.12: time per EM iteration vs N, MSE of alpha vs time, MSE of
-    sigma vs time, for both resampling schemes of §4.3.2."""
-    fig = Figure(figsize=(12.5, 3.6), layout="constrained")
+    """Fig 4.12: time per EM iteration vs N; for alpha and sigma, the Monte
+    Carlo part of the SMC-EM estimate's MSE (SMC-EM minus exact EM at the
+    same iteration) against the time per iteration, for each filter and
+    scheme, with the data's part (the ML point's MSE around the truth, the
+    same at every N) dashed grey with its interval. The runs of the first
+    start in the table (the ML point where configured)."""
+    fig = Figure(figsize=(12.5, 3.8), layout="constrained")
     axes = fig.subplots(1, 3)
-    styles = {"multinomial": ("tab:blue", "o"), "butterfly": ("tab:orange", "s")}
-    for scheme, (color, marker) in styles.items():
-        s = table[table["scheme"] == scheme].sort_values("n")
+    start = table["start"].iloc[0]
+    part = table[table["start"] == start]
+    for (kind, scheme), (color, marker, ls) in SMCEM_STYLE.items():
+        s = part[(part["filter"] == kind) & (part["scheme"] == scheme)].sort_values("n")
         if s.empty:
             continue
+        label = f"{kind}, {scheme}"
         t = s["time_per_iteration_ms"]
-        axes[0].plot(s["n"], t, color=color, marker=marker, ms=3, label=scheme)
+        axes[0].plot(s["n"], t, color=color, marker=marker, ls=ls, ms=3, label=label)
         for ax, name in zip(axes[1:], ("alpha", "sigma"), strict=True):
-            ax.errorbar(t, s[f"{name}_mse"], yerr=s[f"{name}_mse_ci"], color=color,
-                        marker=marker, ms=3, capsize=2, lw=1, label=scheme)  # fmt: skip
+            ax.errorbar(t, s[f"{name}_mc_mse"], yerr=s[f"{name}_mc_mse_ci"], color=color,
+                        marker=marker, ls=ls, ms=3, capsize=2, lw=1, label=label)  # fmt: skip
+    for ax, name in zip(axes[1:], ("alpha", "sigma"), strict=True):
+        ml, half = part[f"{name}_ml_mse"].iloc[0], part[f"{name}_ml_mse_ci"].iloc[0]
+        ax.axhline(ml, color="0.4", ls="--", lw=1, label="ML point vs truth (the data's part)")
+        if np.isfinite(half):
+            ax.axhspan(max(ml - half, ml * 1e-3), ml + half, color="0.85", zorder=0)
     axes[0].set(yscale="log", xlabel="N", ylabel="time per EM iteration (ms)")
-    _log2_axis(axes[0], sorted(table["n"].unique()))
+    _log2_axis(axes[0], sorted(part["n"].unique()))
     for ax, name in zip(axes[1:], ("α", "σ"), strict=True):
         ax.set(xscale="log", yscale="log", xlabel="time per EM iteration (ms)",
                ylabel=f"MSE of {name}")  # fmt: skip
+        ax.xaxis.set_minor_formatter(NullFormatter())  # the minor labels overlap
+        ax.set_title(f"{name}: Monte Carlo part (SMC-EM − exact EM)", fontsize=9)
+    axes[0].set_title(f"start: {start}", fontsize=9)
     for ax in axes:
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6)
     plots.add_caption(fig, caption)
     return fig

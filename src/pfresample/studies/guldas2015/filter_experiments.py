@@ -15,9 +15,17 @@ models (``models.bimodal``, ``models.volatility``).
 * Fig 4.11 (:func:`interaction_cell`): one run of each adaptive filter at
   N = 1024, the butterfly with radix (2, ..., 2): ESS and interaction level
   at every step.
-* Fig 4.12 (:func:`smcem_cell`): at one N, SMC-EM with both resampling
-  schemes of §4.3.2 on M simulated sequences (the same sequences at every
-  N): the final alpha and sigma and the time per EM iteration.
+* Fig 4.12: the M simulated sequences (the same at every N) are first
+  solved exactly (:func:`smcem_reference_cell`, ``filters.volatility_grid``):
+  each sequence's maximum-likelihood point and the exact EM trace from each
+  start. Then at one N (:func:`smcem_cell`), SMC-EM with both resampling
+  schemes of §4.3.2 and both filters of §4.3.1, from each start, every
+  iterate of (alpha, sigma) and the time per EM iteration. An SMC-EM
+  estimate's error against the truth splits into three parts, each
+  measured: SMC-EM minus exact EM at the same iteration (the Monte Carlo
+  error, the part a resampler changes), exact EM minus the ML point (the
+  start and the iteration budget; zero once EM has converged), and the ML
+  point minus the truth (the data's).
 
 The filter and SMC-EM cells run where the configured ``backend`` says
 (``filters.guldas_gpu`` on the GPU: the whole run one CUDA graph; the
@@ -33,15 +41,19 @@ import zlib
 import numpy as np
 
 from ...backend import cuda_device
+from ...filters import volatility_grid
 from ...filters.adaptive import amse, run_adaptive, run_bootstrap
 from ...filters.common import select_filter_backend
-from ...filters.smcem import ALPHA_0, SIGMA_0, run_smcem
+from ...filters.smcem import ALPHA_0, FILTERS, SIGMA_0, TAU, run_smcem
 from ...models import BimodalModel, VolatilityModel
+from ...models.volatility import ALPHA, SIGMA
 from ...radix import default_radix
 from ...timing import cpu_name
 
 FILTER_KINDS = ("bootstrap", "adaptive")
 SMCEM_SCHEMES = ("multinomial", "butterfly")
+# SMC-EM's starts by name: "ml" is each sequence's ML point (smcem_reference_cell).
+SMCEM_STARTS = {"truth": (ALPHA, SIGMA), "guess": (ALPHA_0, SIGMA_0), "ml": None}
 
 
 def filter_arms(kind: str, n: int) -> list[dict]:
@@ -139,25 +151,72 @@ def smcem_sequences(seed: int, count: int, length: int) -> list[np.ndarray]:
     return [model.simulate(length, np.random.default_rng(s))[1] for s in sequence.spawn(count)]
 
 
-def smcem_cell(
-    n: int, *, sequences: int, length: int, iterations: int, seed: int, backend="cpu", log=None
-):
-    """Fig 4.12 at one N: ``alpha``, ``sigma`` (final estimates) and
-    ``seconds`` (mean per EM iteration), each of shape (2 schemes, M)."""
-    backend = select_filter_backend(backend)
+def smcem_reference_cell(*, sequences: int, length: int, iterations: int, starts, seed: int,
+                         log=None):  # fmt: skip
+    """Fig 4.12's references, per sequence: the ML point of (alpha, sigma)
+    (beta fixed; ``volatility_grid.ml_point`` from the truth and the guess)
+    and the exact EM trace of ``iterations`` iterations from each of
+    ``starts`` (names of SMCEM_STARTS). Arrays: ``ml`` (M, 3: alpha, sigma,
+    log-likelihood), ``alpha``/``sigma``/``loglik`` (starts, M, iterations + 1)."""
     data = smcem_sequences(seed, sequences, length)
-    shape = (len(SMCEM_SCHEMES), sequences)
-    alpha, sigma, seconds = np.empty(shape), np.empty(shape), np.empty(shape)
+    ml = np.empty((sequences, 3))
+    shape = (len(starts), sequences, iterations + 1)
+    alpha, sigma, loglik = np.empty(shape), np.empty(shape), np.empty(shape)
+    for m, y in enumerate(data):
+        point = volatility_grid.ml_point(y, [SMCEM_STARTS["truth"], SMCEM_STARTS["guess"]])
+        ml[m] = point.alpha, point.sigma, point.log_likelihood
+        for s, name in enumerate(starts):
+            a0, s0 = SMCEM_STARTS[name] or (point.alpha, point.sigma)
+            alpha[s, m], sigma[s, m], loglik[s, m] = volatility_grid.exact_em(y, a0, s0, iterations)
+        if log is not None:
+            log.info("sequence %d: ML alpha %.4f sigma %.4f; exact EM after %d iterations: %s",
+                     m, point.alpha, point.sigma, iterations,
+                     ", ".join(f"{name} ({alpha[s, m, -1]:.4f}, {sigma[s, m, -1]:.4f})"
+                               for s, name in enumerate(starts)))  # fmt: skip
+    arrays = {"ml": ml, "alpha": alpha, "sigma": sigma, "loglik": loglik}
+    metadata = _metadata("SMC-EM references", 0, seed, sequences=int(sequences),
+                         length=int(length), iterations=int(iterations), starts=list(starts),
+                         grid_steps_per_sigma=volatility_grid.GRID_STEPS_PER_SIGMA,
+                         grid_half_width=volatility_grid.GRID_HALF_WIDTH)  # fmt: skip
+    return arrays, metadata
+
+
+def smcem_cell(
+    n: int, reference, *, iterations: int, seed: int, filters=FILTERS, tau: float = TAU,
+    starts=None, backend="cpu", log=None,
+):  # fmt: skip
+    """Fig 4.12 at one N: SMC-EM on the reference's sequences from each of
+    its starts, for each filter of ``filters`` and scheme: ``alpha``,
+    ``sigma`` (every iterate: arms x starts x M x (iterations + 1)) and
+    ``seconds`` (mean per EM iteration: arms x starts x M). ``reference``:
+    :func:`smcem_reference_cell`'s (arrays, metadata). Sequence m of every
+    arm and start uses one run seed (the same noise stream). ``starts``: a
+    subset of the reference's (default all)."""
+    backend = select_filter_backend(backend)
+    ref, ref_meta = reference
+    starts, sequences = list(starts or ref_meta["starts"]), ref_meta["sequences"]
+    missing = sorted(set(starts) - set(ref_meta["starts"]))
+    if missing:
+        raise ValueError(f"starts {missing} are not in the reference's {ref_meta['starts']}")
+    data = smcem_sequences(ref_meta["seed"], sequences, ref_meta["length"])
+    arms = [(f, s) for f in filters for s in SMCEM_SCHEMES]
+    shape = (len(arms), len(starts), sequences)
+    alpha, sigma = np.empty((*shape, iterations + 1)), np.empty((*shape, iterations + 1))
+    seconds = np.empty(shape)
     run_seeds = _run_seeds(seed, f"smcem-{n}", sequences)
     for m, (y, run_seed) in enumerate(zip(data, run_seeds, strict=True)):
-        for s, scheme in enumerate(SMCEM_SCHEMES):
-            run = run_smcem(y, n, scheme, run_seed, iterations=iterations, backend=backend)
-            alpha[s, m], sigma[s, m] = run.alpha[-1], run.sigma[-1]
-            seconds[s, m] = run.seconds.mean()
+        for j, name in enumerate(starts):
+            a0, s0 = SMCEM_STARTS[name] or tuple(ref["ml"][m, :2])
+            for a, (kind, scheme) in enumerate(arms):
+                run = run_smcem(y, n, scheme, run_seed, iterations=iterations, alpha0=a0,
+                                sigma0=s0, backend=backend, filter=kind, tau=tau)  # fmt: skip
+                alpha[a, j, m], sigma[a, j, m] = run.alpha, run.sigma
+                seconds[a, j, m] = run.seconds.mean()
         if log is not None:
             log.info("SMC-EM N = %d: sequence %d of %d", n, m + 1, sequences)
     arrays = {"alpha": alpha, "sigma": sigma, "seconds": seconds}
-    metadata = _metadata("SMC-EM", n, seed, backend, sequences=int(sequences), length=int(length),
-                         iterations=int(iterations), schemes=list(SMCEM_SCHEMES),
-                         alpha0=ALPHA_0, sigma0=SIGMA_0)  # fmt: skip
+    metadata = _metadata("SMC-EM", n, seed, backend, sequences=int(sequences),
+                         length=int(ref_meta["length"]), iterations=int(iterations),
+                         starts=list(starts), tau=float(tau),
+                         arms=[{"filter": f, "scheme": s} for f, s in arms])  # fmt: skip
     return arrays, metadata

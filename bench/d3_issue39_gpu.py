@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Das et al. (2014) on one GPU, issue 39: the paper's GPU algorithm and ours
+side by side (Tables 5-7, Fig 10), and the two regimes at the paper's scale.
+
+**Timing** (``timing.csv``): for each algorithm, each N of the paper's Table
+6 and each threads per block (TPB) of ``--threads`` (160 ... 1024, step 36:
+the paper's 160 ... 736 and on to the block limit, to test its "lower above
+800"), one GPU filter run of trajectory 0 of the d3_2014 model over its
+first ``2 + CHUNK * repeats`` steps (``filters.d3_gpu``: two eager steps,
+then graph replays of CHUNK = 100 steps), in the paper's regime (no process
+noise in the filter). The time of each replay (CUDA events around it, the
+GPU's time of 100 steps) is one repeat: ``repeats`` consecutive windows of
+100 steps, steps 3 ... 2 + 100 repeats (t = 0.03 ... 5.02 s with 5). Their
+median and min-max (a 93.75 % distribution-free interval for the median with
+5) per step. The algorithms:
+
+* ``ours``: D3 eq. 5 with the prefix-sum stride; TPB reaches the D3 kernels,
+  the rest of the step runs at 256 (the study's GPU filter);
+* ``paper``: the paper's GPU algorithm as printed -- the local-CDF search
+  with the Fig 8-9 thresholds and one u1 a block (``cdf="paper"``), Fig 9's
+  noise line, every kernel of the step at TPB (``threads_scope="step"``).
+
+Each row also has the run's RMSE over its steps (one run: Table 7's
+quantity over the window, not over 360 s) and the theoretical occupancy of
+the algorithm's dominant kernel at that TPB.
+
+**Regimes** (``regimes/``): ``bench/d3_regimes.py``'s cells on the GPU at the
+paper's N = 50,000 over the whole 360 s, the GPU-able filters (systematic,
+d3 eq. 5, d3-between, d3-fig9, d3-fig9neg: prefix stride, the study's GPU
+filter), both regimes, ``--trajectories`` trajectories, and their summary.
+
+The timing stops starting new runs ``--timing-deadline`` seconds after the
+start, the regimes ``--deadline`` seconds after it (what was measured is
+kept and written). The timing runs ours first, then the paper's (its runs
+cost 10-30x ours), N by N, so a cut leaves whole N of ours.
+
+    python bench/d3_issue39_gpu.py --out OUT --deadline 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from pfresample.filters import d3_gpu, run_d3, velocity_errors
+from pfresample.pipeline import artifacts
+from pfresample.pipeline.tables import write_csv
+from pfresample.studies.d3_2014 import catalog, experiments, regimes
+from pfresample.timing import cpu_name
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import cuda_device_info, write_rows  # noqa: E402 -- sibling module
+from d3_regimes import FILTERS, REGIMES, config  # noqa: E402
+
+ALGORITHMS = {
+    "ours": {"method": "d3", "noise": "eq5", "cdf": "prefix", "threads_scope": "d3"},
+    "paper": {"method": "d3", "noise": "fig9", "cdf": "paper", "threads_scope": "step"},
+}
+THREADS = tuple(range(160, 1025, 36))  # 160 ... 1024
+FIRST_PASS = (160, 520, 556, 628, 736, 808, 1024)  # Table 5's, CPM's 520-628, the ends
+GPU_FILTERS = ("systematic", "d3", "d3-between", "d3-fig9neg", "d3-fig9")
+FIELDS = ["date", "device", "cuda", "cupy", "cpu", "algorithm", "n", "threads", "window_first",
+          "window_last", "repeats", "ms_per_step_median", "ms_per_step_min", "ms_per_step_max",
+          "ms_per_step_repeats", "rmse_x", "rmse_y", "occupancy", "kernel"]  # fmt: skip
+
+
+def occupancy(algorithm: str, threads: int) -> tuple[float, str]:
+    """The theoretical occupancy of the algorithm's dominant kernel at TPB."""
+    from pfresample.cuda import d3 as cuda_d3
+
+    if algorithm == "paper":
+        return cuda_d3.occupancy(threads, kernel="d3_paper_strides"), "d3_paper_strides<float>"
+    return cuda_d3.occupancy(threads), "d3_moves<float,float,double>"
+
+
+def timed_run(model, y, truth, n, t, algorithm, spec, cfg, info) -> dict:
+    """One run at N and TPB: its windows' times per step, RMSE, occupancy."""
+    seed = experiments.run_seed(cfg["seed"], n, 0, 0)
+    run = run_d3(model, y, n, seed, threads=t, backend="cuda", **spec)
+    ms = [1e3 * s / d3_gpu.CHUNK for s in run.chunk_seconds]
+    rmse, _ = velocity_errors(run.estimates, truth[1:])
+    occ, kernel = occupancy(algorithm, t)
+    return {**info, "algorithm": algorithm, "n": n, "threads": t, "window_first": 3,
+            "window_last": y.shape[0], "repeats": len(ms),
+            "ms_per_step_median": f"{statistics.median(ms):.6g}",
+            "ms_per_step_min": f"{min(ms):.6g}", "ms_per_step_max": f"{max(ms):.6g}",
+            "ms_per_step_repeats": " ".join(f"{v:.6g}" for v in ms),
+            "rmse_x": f"{rmse[0]:.6g}", "rmse_y": f"{rmse[1]:.6g}",
+            "occupancy": f"{occ:.4g}", "kernel": kernel}  # fmt: skip
+
+
+def timing(args, cfg, info, started) -> list[dict]:
+    model = replace(catalog.model(cfg), filter_process_sd=REGIMES["paper"])
+    window = 2 + d3_gpu.CHUNK * args.repeats
+    model = catalog.truncated(model, window * model.dt)
+    traj, _ = experiments.trajectory(catalog.model(cfg), cfg["seed"], 0)
+    y, truth = traj["y"][:window], traj["truth"][: window + 1]
+    rows = []
+    # coarse before fine: first the block sizes of FIRST_PASS at every N and algorithm (Table
+    # 5's 160, the paper's choices and the ends), then the rest, so that a cut by the
+    # deadline leaves whole tables at fewer block sizes rather than fewer N
+    first = [t for t in args.threads if t in FIRST_PASS]
+    passes = (first, [t for t in args.threads if t not in FIRST_PASS])
+    for threads in passes:
+        for n in args.sizes:
+            for algorithm in args.algorithms:
+                spec = ALGORITHMS[algorithm]
+                for t in threads:
+                    if time.perf_counter() - started > args.timing_deadline:
+                        print(f"deadline: timing stops before {algorithm} N={n} TPB={t}",
+                              flush=True)  # fmt: skip
+                        return rows
+                    rows.append(timed_run(model, y, truth, n, t, algorithm, spec, cfg, info))
+                    print(
+                        f"{algorithm:>5} N={n:>6} TPB={t:>4}: {rows[-1]['ms_per_step_median']} "
+                        f"ms/step, {time.perf_counter() - started:.0f} s",
+                        flush=True,
+                    )
+                d3_gpu._GRAPHS.clear()  # the graphs of one (N, algorithm) go before the next
+    return rows
+
+
+def regime_runs(args, cfg, started) -> list:
+    model = catalog.model(cfg)
+    step = catalog.snapshot_step(cfg)
+    out = args.out / "regimes" / "cells"
+    cells = []
+    for label in GPU_FILTERS:
+        for regime in REGIMES:
+            for j in range(args.trajectories):
+                if time.perf_counter() - started > args.deadline:
+                    print(f"deadline: regimes stop before {label} {regime} t{j}", flush=True)
+                    return cells
+                traj, _ = experiments.trajectory(model, cfg["seed"], j)
+                cell = regimes.regime_cell(
+                    model, traj, regime, REGIMES[regime], label, FILTERS[label], args.regime_n,
+                    j, seed=cfg["seed"], snapshot_step=step, bin_seconds=10.0, backend="cuda",
+                )  # fmt: skip
+                artifacts.save_npz(out / regime / label / f"t{j}.npz", *cell)
+                cells.append(cell)
+                print(f"regime {regime} {label} t{j}: RMSE {cell[0]['rmse'].round(4)}, "
+                      f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
+    return cells
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--sizes", type=int, nargs="+", default=list(catalog.TABLE6_N))
+    p.add_argument("--threads", type=int, nargs="+", default=list(THREADS))
+    p.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
+    p.add_argument("--repeats", type=int, default=5, help="windows of 100 steps timed")
+    p.add_argument("--trajectories", type=int, default=4, help="regime runs per filter")
+    p.add_argument("--regime-n", type=int, default=50000)
+    p.add_argument("--deadline", type=float, default=200.0, help="seconds: no new work after")
+    p.add_argument(
+        "--timing-deadline",
+        type=float,
+        default=None,
+        help="seconds: no new timing run after (default: --deadline)",
+    )
+    p.add_argument("--skip", nargs="*", default=[], choices=["timing", "regimes"])
+    args = p.parse_args(argv)
+    if args.timing_deadline is None:
+        args.timing_deadline = args.deadline
+    started = time.perf_counter()
+    cfg = config()
+    info = {**cuda_device_info(), "cpu": cpu_name()}
+    args.out.mkdir(parents=True, exist_ok=True)
+    if "timing" not in args.skip:
+        rows = timing(args, cfg, info, started)
+        write_rows(args.out / "timing.csv", rows, FIELDS)
+    if "regimes" not in args.skip:
+        cells = regime_runs(args, cfg, started)
+        if cells:
+            order = list(GPU_FILTERS)
+            write_csv(regimes.cell_frame(cells), args.out / "regimes" / "cells.csv")
+            write_csv(regimes.summary(cells, order=order), args.out / "regimes" / "summary.csv")
+            write_csv(regimes.regime_pairs(cells), args.out / "regimes" / "regime_pairs.csv")
+            write_csv(regimes.error_vs_time(cells), args.out / "regimes" / "error_vs_time.csv")
+    print(f"done in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

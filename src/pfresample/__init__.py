@@ -9,6 +9,7 @@ Güldaş (2015) and Murray et al.
 
     import pfresample as pr
     ancestors = pr.resample(weights, "uphill-ca", seed=1, segment_bytes=128)
+    run = pr.run_filter(model, y, 1024, "systematic", seed=1)  # run.log_likelihood
 """
 
 from .api import (
@@ -21,10 +22,12 @@ from .api import (
     resample_each_B,
     resample_many,
 )
+from .filters.engine import FilterResult, run_filter
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "FilterResult",
     "__version__",
     "choose_B",
     "methods",
@@ -34,4 +37,5 @@ __all__ = [
     "resample_d3",
     "resample_each_B",
     "resample_many",
+    "run_filter",
 ]

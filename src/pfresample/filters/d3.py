@@ -41,9 +41,10 @@ import numpy as np
 
 from ..api import resample, resample_d3
 from ..constants import EPSILON_FILTER
+from ..models.uuv import UuvModel
 from ..resampling.d3 import COMPONENTS
 from ..resampling.registry import get_method
-from .common import D3_STAGES, D3Run, derive_seeds
+from .common import D3_STAGES, D3Run, derive_seeds, select_filter_backend
 from .sir import weights_from_log
 
 __all__ = ["D3_STAGES", "D3Run", "prior_log_weights", "run_d3", "velocity_errors"]
@@ -115,14 +116,20 @@ def run_d3(
     steps = y.shape[0]
     if snapshot_step is not None and not 1 <= snapshot_step <= steps:
         raise ValueError(f"snapshot_step must be in 1 ... {steps}, got {snapshot_step}")
-    if backend != "cpu":
+    # "auto" takes the GPU where one is seen and the GPU filter has these options
+    # (the UUV model, every step, a method with a kernel: filters.d3_gpu), else the CPU.
+    on_gpu = (
+        components == "joint" and impl == "table" and ess_threshold is None
+        and (m.gpu is not None or m.output == "particles") and isinstance(model, UuvModel)
+    )  # fmt: skip
+    if backend == "cuda" and (components != "joint" or impl != "table"):
+        raise NotImplementedError(
+            "the GPU filter runs the joint D3 (components='joint', impl='table'); use backend='cpu'"
+        )
+    # "cuda": a visible device or a RuntimeError; then run_d3_gpu names what it lacks
+    if select_filter_backend(backend, on_gpu or backend == "cuda") == "cuda":
         from .d3_gpu import run_d3_gpu
 
-        if components != "joint" or impl != "table":
-            raise NotImplementedError(
-                "the GPU filter runs the joint D3 (components='joint', impl='table'); "
-                "use backend='cpu'"
-            )
         return run_d3_gpu(
             model, y, n, seed, m=m, noise=noise, cdf=cdf, ess_threshold=ess_threshold,
             snapshot_step=snapshot_step, threads=threads, threads_scope=threads_scope,

@@ -130,7 +130,8 @@ def smcem(args) -> None:
                 starts=args.starts, backend=args.backend,
             )  # fmt: skip
             artifacts.save_npz(path, *cell)
-            print(f"N = 2^{e}: {time.perf_counter() - started:.0f} s on {cpu_name()}", flush=True)
+            print(f"N = 2^{e}: {time.perf_counter() - started:.0f} s on {cell[1]['device']}",
+                  flush=True)  # fmt: skip
         cells.append(artifacts.load_npz(path))
     table = tables.smcem_table(cells, ALPHA, SIGMA)
     table.to_csv(out / "fig4_12.csv", index=False, float_format="%.6g")

@@ -35,6 +35,8 @@ OUT_DIR=${1:?usage: issue40_gpu.sh OUT_DIR}
 mkdir -p "$OUT_DIR"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+# the kernels' folder: package data (pfresample.gpu_kernels) exists only once installed
+export PFRESAMPLE_KERNEL_DIR=${PFRESAMPLE_KERNEL_DIR:-$PWD/gpu_kernels}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT_DIR/tests.log"
 git rev-parse --short HEAD 2>/dev/null | sed 's/^/commit /' | tee -a "$OUT_DIR/tests.log"

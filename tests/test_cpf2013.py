@@ -512,3 +512,46 @@ def test_bad_config_stops_the_run(tmp_path):
     proc = snakemake(tmp_path, "-n", "cpf2013", config=["scale=quick", "cpf2013_radii=[4096]"])
     assert proc.returncode != 0
     assert "cpf2013_radii has [4096], wider than the ring" in proc.output, proc.output
+
+
+# --- the committed GPU run's derived tables -------------------------------------------
+
+H100 = REPO / "bench" / "results" / "cpf2013_issue41" / "h100"
+
+
+def test_the_h100_runs_derived_tables_come_from_its_tables(tmp_path):
+    """docs/cpf2013.md quotes h100/derived/; rebuilt from h100/tables/ by
+    bench/cpf2013_gpu_tables.py they are the committed files, and their
+    ratios are the raw tables' (checked here by hand on one row each)."""
+    import shutil
+    import subprocess
+    import sys
+
+    run = tmp_path / "h100"
+    shutil.copytree(H100 / "tables", run / "tables")
+    script = REPO / "bench" / "cpf2013_gpu_tables.py"
+    subprocess.run([sys.executable, str(script), str(run)], check=True, capture_output=True)
+    for committed in sorted((H100 / "derived").glob("*.csv")):
+        pd.testing.assert_frame_equal(pd.read_csv(run / "derived" / committed.name),
+                                      pd.read_csv(committed))  # fmt: skip
+    timing = pd.read_csv(H100 / "tables" / "fig11.csv")
+    cpu = pd.read_csv(H100 / "tables" / "cpu_reference.csv")
+    speed = pd.read_csv(H100 / "derived" / "cpu_speedup.csv")
+    assert speed.loc[speed["source"] == "published", "speedup"].item() == pytest.approx(164.17)
+    search = (timing["kernel"] == "float64-search") & (timing["build"] == "default")
+    gpu = timing[(timing["n"] == 4096) & (timing["radius"] == 256) & search]
+    row = speed[(speed["radius"] == 256) & (speed["kernel"] == "float64-search")
+                & (speed["build"] == "default")]  # fmt: skip
+    cpu_s = cpu.loc[cpu["radius"] == 256, "wall_s_median"].item()
+    assert row["speedup"].item() == pytest.approx(cpu_s / (gpu["wall_ms"].item() * 1e-3), rel=1e-5)
+    fast = pd.read_csv(H100 / "derived" / "fast_math.csv")
+    paper = timing[(timing["kernel"] == "float32-divide") & (timing["radius"] == 256)
+                   & (timing["build"] == "fast-math") & (timing["n"] <= 16384)]  # fmt: skip
+    best = fast[(fast["kernel"] == "float32-divide") & (fast["radius"] == 256)]
+    assert best["paper_n_min"].item() == pytest.approx(paper["fast_math_ratio"].min(), rel=1e-5)
+    scaling = pd.read_csv(H100 / "derived" / "scaling.csv")
+    one = scaling[(scaling["kernel"] == "float64-search") & (scaling["build"] == "default")
+                  & (scaling["radius"] == 32)].set_index("n")  # fmt: skip
+    assert one.loc[4194304, "step_ratio_to_half_n"] == pytest.approx(
+        one.loc[4194304, "step_us"] / one.loc[2097152, "step_us"], rel=1e-5
+    )

@@ -37,6 +37,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 mkdir -p "$OUT"
 work=$(mktemp -d)
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+# The CUDA sources are package data (pfresample.gpu_kernels) only once installed; from a
+# checkout with PYTHONPATH=src the kernels are found through PFRESAMPLE_KERNEL_DIR.
+export PFRESAMPLE_KERNEL_DIR=${PFRESAMPLE_KERNEL_DIR:-$PWD/gpu_kernels}
 start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start)); }
 {

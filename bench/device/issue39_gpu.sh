@@ -8,7 +8,11 @@
 # measurements printed) and issue39_gpu.tar.gz (timing.csv and regimes/: the CSVs and
 # cells; unpack into bench/results/d3_2014_issue39/gpu/).
 # Needs CuPy, NumPy, pandas, PyYAML (PYTHONPATH may hold them: /tmp/site); runs the
-# checkout's src/ (PYTHONPATH=$PWD/src), no install.
+# checkout's src/ (PYTHONPATH=$PWD/src) and gpu_kernels/ (PFRESAMPLE_KERNEL_DIR), no install.
+# Measured (bench/results/d3_2014_issue39/gpu/, one H100, 2026-11-26): 269 s in all; the
+# tests 56 s, the timing 107 s (all 450 runs), the regimes 100 s for 33 of their 40 runs:
+# the deadline stopped them before d3-fig9's trajectories 1-3 in the paper's regime and all
+# of d3-fig9 in ours (its one run took 8.3 s: regimes/cells.csv, seconds).
 #
 # How it is sized (docs/performance.md and bench/results/d3_gpu.csv, H200, commit
 # 8314417): the GPU D3 filter with the prefix stride takes 0.029-0.096 ms a step for
@@ -35,6 +39,9 @@ OUT="$(cd "$OUT" && pwd)"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export PYTHONUNBUFFERED=1
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+# The CUDA sources: installed, they are package data (pfresample.gpu_kernels); run from a
+# checkout with PYTHONPATH=src they are only in gpu_kernels/.
+export PFRESAMPLE_KERNEL_DIR=${PFRESAMPLE_KERNEL_DIR:-$PWD/gpu_kernels}
 START=$(date +%s)
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

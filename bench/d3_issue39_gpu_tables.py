@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Das et al. (2014), issue 39: the derived tables of the GPU run
+(``bench/d3_issue39_gpu.py``'s ``timing.csv`` and ``regimes/``) beside the CPU
+baselines (``bench/d3_cpu_baselines.py``'s ``cpu_baselines.csv``), so that every
+speed-up, ratio and CPM that docs/d3_2014.md quotes is recomputed from the
+committed measurements.
+
+Writes into ``--out``:
+
+* ``table5_speedups.csv``: Table 5 over the same steps (3 ... 502 of
+  trajectory 0, the paper's regime). GPU: the run's five windows of 100
+  steps at 160 TPB, their total over 500 steps (``gpu_ms_window``: the time
+  per step over exactly the CPU's steps; one run) and their median. CPU: the
+  median of 5 repeats of the whole window with their min-max (a 93.75 %
+  distribution-free interval for the median), wall and process CPU time. The
+  speed-up is CPU / GPU with the interval [CPU min / GPU, CPU max / GPU]
+  (the GPU's windows vary by less than the CPU's repeats: ``gpu_window_spread``).
+  The paper's printed ratios beside (its unit cancels).
+* ``table6_tpb.csv``: per (algorithm, N, TPB) the median and min-max of the
+  windows, and the time against 160 TPB paired by window (the five windows
+  are the same steps at every TPB): median and min-max of the five ratios;
+  the paper's Table 6 value and its ratio to its 160 row.
+* ``table6_summary.csv``: per (algorithm, N) the fastest TPB, whether 160's
+  min-max overlaps the fastest's, the paired ratios at 736 and 1024 against
+  160, and the paper's 736 / 160.
+* ``table7_cpm.csv``: N = 50,000, per (algorithm, TPB): the run's RMSE per
+  component and its norm (502 steps, one run), the time, §4.3's CPM against
+  160 TPB (``catalog.cpm``), the paper's RMSE and CPM; per algorithm in
+  ``table7_summary.csv``: whether the RMSEs are the same at every TPB, their
+  range, and Spearman's rank correlation of the RMSE's norm with TPB with a
+  permutation p-value (fixed seed).
+* ``fig10.csv``: per (algorithm, TPB) the dominant kernel's theoretical
+  occupancy on the device and the time at N = 50,000 (median, paired ratio to
+  160); ``fig10_summary.csv``: both over TPB <= 736 (the paper's range) and
+  >= 772 (ours, "above 800").
+* ``regimes_n50000_bins.csv``: the RMSE's norm over the trajectories in the
+  10 s bins ending at 10, 200 and 350 s (``regimes/error_vs_time.csv``).
+
+    python bench/d3_issue39_gpu_tables.py   # defaults: the committed issue-39 files
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pfresample.studies.d3_2014 import catalog
+
+RESULTS = Path(__file__).resolve().parent / "results" / "d3_2014_issue39"
+REFERENCE_TPB = catalog.TABLE5_THREADS  # Table 5's 160, and the CPM's reference
+PAPER_TPB_MAX = 736  # the last row of the paper's Tables 6-7
+ABOVE_800_FROM = 772  # our first TPB past the paper's range (Fig 10's "above 800")
+CPM_TPB = tuple(catalog.PUBLISHED_CPM)  # 520, 556, 592, 628
+PERMUTATIONS = 100_000
+# The CPU rows of each Table 5 comparison: the paper's sequential D3 is Table 1's loop;
+# ours is the sparse table.
+CPU_D3 = {"paper": "d3-loop", "ours": "d3-table"}
+
+
+def windows(row) -> np.ndarray:
+    return np.array([float(v) for v in str(row["ms_per_step_repeats"]).split()])
+
+
+def table5(timing: pd.DataFrame, cpu: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    gpu = timing[timing["threads"] == REFERENCE_TPB]
+    for n in sorted(gpu["n"].unique()):
+        paper = catalog.PUBLISHED_TABLE5.get(int(n))
+        for algorithm in ("paper", "ours"):
+            g = gpu[(gpu["algorithm"] == algorithm) & (gpu["n"] == n)]
+            if g.empty:
+                continue
+            w = windows(g.iloc[0])
+            gpu_ms = float(w.mean())  # total of the windows / their steps
+            for cpu_filter in ("systematic", CPU_D3[algorithm]):
+                c = cpu[(cpu["filter"] == cpu_filter) & (cpu["n"] == n)]
+                if c.empty:
+                    continue
+                c = c.iloc[0]
+                printed = math.nan
+                if paper and algorithm == "paper":
+                    printed = paper[0 if cpu_filter == "systematic" else 1] / paper[2]
+                rows.append({
+                    "n": int(n), "gpu_algorithm": algorithm, "gpu_threads": REFERENCE_TPB,
+                    "gpu_ms_window": gpu_ms, "gpu_ms_median": float(np.median(w)),
+                    "gpu_window_spread": float((w.max() - w.min()) / np.median(w)),
+                    "cpu_filter": cpu_filter, "cpu_wall_ms_median": c["wall_ms_median"],
+                    "cpu_wall_ms_min": c["wall_ms_min"], "cpu_wall_ms_max": c["wall_ms_max"],
+                    "cpu_ms_median": c["cpu_ms_median"],
+                    "speedup_wall": c["wall_ms_median"] / gpu_ms,
+                    "speedup_wall_lo": c["wall_ms_min"] / gpu_ms,
+                    "speedup_wall_hi": c["wall_ms_max"] / gpu_ms,
+                    "speedup_cpu_time": c["cpu_ms_median"] / gpu_ms,
+                    "paper_speedup": printed,
+                    "gpu_device": g.iloc[0]["device"], "cpu_device": c["cpu"],
+                })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def table6(timing: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (algorithm, n), part in timing.groupby(["algorithm", "n"]):
+        ref = part[part["threads"] == REFERENCE_TPB]
+        ref_w = windows(ref.iloc[0]) if not ref.empty else None
+        paper = catalog.PUBLISHED_TABLE6
+        col = catalog.TABLE6_N.index(int(n)) if int(n) in catalog.TABLE6_N else None
+        for _, r in part.sort_values("threads").iterrows():
+            t = int(r["threads"])
+            ratios = windows(r) / ref_w if ref_w is not None else np.full(1, math.nan)
+            printed = paper[t][col] if t in paper and col is not None else math.nan
+            rows.append({
+                "algorithm": algorithm, "n": int(n), "threads": t,
+                "ms_median": r["ms_per_step_median"], "ms_min": r["ms_per_step_min"],
+                "ms_max": r["ms_per_step_max"],
+                "ratio_vs_160_median": float(np.median(ratios)),
+                "ratio_vs_160_min": float(ratios.min()),
+                "ratio_vs_160_max": float(ratios.max()),
+                "paper": printed,
+                "paper_ratio_vs_160": printed / paper[REFERENCE_TPB][col]
+                if col is not None else math.nan,
+                "occupancy": r["occupancy"], "kernel": r["kernel"], "device": r["device"],
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def table6_summary(t6: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (algorithm, n), part in t6.groupby(["algorithm", "n"]):
+        part = part.set_index("threads")
+        fastest = int(part["ms_median"].idxmin())
+        ref = part.loc[REFERENCE_TPB]
+        rows.append({
+            "algorithm": algorithm, "n": int(n), "fastest_threads": fastest,
+            "fastest_ms": part.loc[fastest, "ms_median"], "ms_160": ref["ms_median"],
+            "overlaps_fastest_160": bool(ref["ms_min"] <= part.loc[fastest, "ms_max"]),
+            "ratio_736_vs_160": part.loc[PAPER_TPB_MAX, "ratio_vs_160_median"],
+            "ratio_736_vs_160_min": part.loc[PAPER_TPB_MAX, "ratio_vs_160_min"],
+            "ratio_736_vs_160_max": part.loc[PAPER_TPB_MAX, "ratio_vs_160_max"],
+            "ratio_1024_vs_160": part.loc[1024, "ratio_vs_160_median"],
+            "ratio_1024_vs_160_min": part.loc[1024, "ratio_vs_160_min"],
+            "ratio_1024_vs_160_max": part.loc[1024, "ratio_vs_160_max"],
+            "paper_ratio_736_vs_160": part.loc[PAPER_TPB_MAX, "paper_ratio_vs_160"],
+            "paper_fastest_threads": int(part["paper"].idxmin()),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def spearman(x: np.ndarray, y: np.ndarray, rng) -> tuple[float, float]:
+    """Spearman's rho (ranks' Pearson correlation; no ties here) and its
+    two-sided permutation p-value over PERMUTATIONS shuffles of y."""
+    rx, ry = np.argsort(np.argsort(x)), np.argsort(np.argsort(y))
+    rho = float(np.corrcoef(rx, ry)[0, 1])
+    perms = np.array([np.corrcoef(rx, rng.permutation(ry))[0, 1] for _ in range(PERMUTATIONS)])
+    return rho, float((np.sum(np.abs(perms) >= abs(rho) - 1e-12) + 1) / (PERMUTATIONS + 1))
+
+
+def table7(timing: pd.DataFrame, n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rows, summary = [], []
+    rng = np.random.default_rng(2014)
+    col = catalog.TABLE6_N.index(catalog.CPM_N)
+    for algorithm, part in timing[timing["n"] == n].groupby("algorithm"):
+        part = part.sort_values("threads").set_index("threads")
+        ref = part.loc[REFERENCE_TPB]
+        p_ref = catalog.performance(ref["rmse_x"], ref["rmse_y"])
+        for t, r in part.iterrows():
+            paper = catalog.PUBLISHED_TABLE7.get(int(t), (math.nan, math.nan))
+            rows.append({
+                "algorithm": algorithm, "n": n, "threads": int(t), "steps": r["window_last"],
+                "rmse_x": r["rmse_x"], "rmse_y": r["rmse_y"],
+                "rmse_norm": math.hypot(r["rmse_x"], r["rmse_y"]),
+                "ms_median": r["ms_per_step_median"],
+                "cpm_vs_160": catalog.cpm(catalog.performance(r["rmse_x"], r["rmse_y"]),
+                                          r["ms_per_step_median"], p_ref,
+                                          ref["ms_per_step_median"]),
+                "paper_rmse_x": paper[0], "paper_rmse_y": paper[1],
+                "paper_cpm_printed": catalog.PUBLISHED_CPM.get(int(t), math.nan),
+                "paper_cpm_recomputed": catalog.published_cpm(int(t))
+                if int(t) in catalog.PUBLISHED_TABLE7 and int(t) in catalog.PUBLISHED_TABLE6
+                else math.nan,
+                "paper_ms": catalog.PUBLISHED_TABLE6[int(t)][col]
+                if int(t) in catalog.PUBLISHED_TABLE6 else math.nan,
+            })  # fmt: skip
+        norm = np.hypot(part["rmse_x"].to_numpy(), part["rmse_y"].to_numpy())
+        same = bool(part["rmse_x"].nunique() == 1 and part["rmse_y"].nunique() == 1)
+        rho, p = (math.nan, math.nan) if same else spearman(part.index.to_numpy(), norm, rng)
+        cpm_group = [r["cpm_vs_160"] for r in rows
+                     if r["algorithm"] == algorithm and r["threads"] in CPM_TPB]  # fmt: skip
+        summary.append({
+            "algorithm": algorithm, "n": n, "threads_run": len(part),
+            "identical_across_tpb": same,
+            "rmse_x_min": part["rmse_x"].min(), "rmse_x_max": part["rmse_x"].max(),
+            "rmse_y_min": part["rmse_y"].min(), "rmse_y_max": part["rmse_y"].max(),
+            "rmse_norm_min": norm.min(), "rmse_norm_max": norm.max(),
+            "rmse_norm_160": norm[list(part.index).index(REFERENCE_TPB)],
+            "rmse_norm_best_threads": int(part.index[int(np.argmin(norm))]),
+            "spearman_rho_rmse_norm_vs_tpb": rho, "spearman_permutation_p": p,
+            "cpm_520_628_min": min(cpm_group), "cpm_520_628_max": max(cpm_group),
+            "cpm_best_of_520_628": CPM_TPB[int(np.argmax(cpm_group))],
+        })  # fmt: skip
+    return pd.DataFrame(rows), pd.DataFrame(summary)
+
+
+def fig10(t6: pd.DataFrame, n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    part = t6[t6["n"] == n][
+        [
+            "algorithm",
+            "threads",
+            "occupancy",
+            "kernel",
+            "ms_median",
+            "ratio_vs_160_median",
+            "ratio_vs_160_min",
+            "ratio_vs_160_max",
+        ]
+    ]
+    rows = []
+    for algorithm, a in part.groupby("algorithm"):
+        for label, sel in (("160-736", a["threads"] <= PAPER_TPB_MAX),
+                           ("772-1024", a["threads"] >= ABOVE_800_FROM)):  # fmt: skip
+            s = a[sel]
+            rows.append({
+                "algorithm": algorithm, "n": n, "threads": label, "count": len(s),
+                "occupancy_min": s["occupancy"].min(), "occupancy_max": s["occupancy"].max(),
+                "occupancy_mean": s["occupancy"].mean(), "ms_median_min": s["ms_median"].min(),
+                "ms_median_max": s["ms_median"].max(),
+                "ratio_vs_160_min": s["ratio_vs_160_median"].min(),
+                "ratio_vs_160_max": s["ratio_vs_160_median"].max(),
+            })  # fmt: skip
+    return part.reset_index(drop=True), pd.DataFrame(rows)
+
+
+def regime_bins(path: Path, ends=(10.0, 200.0, 350.0)) -> pd.DataFrame:
+    e = pd.read_csv(path)
+    e = e[e["t"].isin(ends)].copy()
+    e["rmse_norm"] = np.hypot(e["rmse_x"], e["rmse_y"])
+    return e.sort_values(["regime", "filter", "t"]).reset_index(drop=True)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--gpu", type=Path, default=RESULTS / "gpu")
+    p.add_argument("--cpu", type=Path, default=RESULTS / "cpu_baselines.csv")
+    p.add_argument("--out", type=Path, default=RESULTS / "gpu" / "tables")
+    p.add_argument("--n", type=int, default=catalog.CPM_N, help="Table 7 / Fig 10's N")
+    args = p.parse_args(argv)
+    timing = pd.read_csv(args.gpu / "timing.csv")
+    cpu = pd.read_csv(args.cpu)
+    args.out.mkdir(parents=True, exist_ok=True)
+    t6 = table6(timing)
+    t7, t7s = table7(timing, args.n)
+    f10, f10s = fig10(t6, args.n)
+    outputs = {
+        "table5_speedups": table5(timing, cpu), "table6_tpb": t6,
+        "table6_summary": table6_summary(t6), "table7_cpm": t7, "table7_summary": t7s,
+        "fig10": f10, "fig10_summary": f10s,
+        "regimes_n50000_bins": regime_bins(args.gpu / "regimes" / "error_vs_time.csv"),
+    }  # fmt: skip
+    for name, frame in outputs.items():
+        frame.to_csv(args.out / f"{name}.csv", index=False, float_format="%.6g")
+        print(f"# wrote {args.out / name}.csv")
+
+
+if __name__ == "__main__":
+    main()

@@ -111,3 +111,57 @@ def test_no_import_cycle():
 
     for name in sorted(GRAPH):
         visit(name)
+
+
+# The library's own layers, lowest first (docs/DESIGN.md, "Layers of the library"): the
+# contracts both backends share; host arithmetic and checks; the two backends, side by
+# side; the registry above both; the public calls; the models; the filters; the package.
+LIBRARY_LEVELS = (
+    ("contracts", ("constants", "contracts", "rng", "radix", "backend", "interop")),
+    ("host", ("sums", "tuning", "logweights", "validation", "expectation", "timing")),
+    ("backends", ("resampling", "cuda")),
+    ("registry", ("resampling.registry",)),
+    ("calls", ("api", "metrics")),
+    ("models", ("models",)),
+    ("filters", ("filters",)),
+)
+
+
+def library_level(name: str) -> tuple[int, str]:
+    """(the level of a library module, the part it belongs to); the package
+    itself is the top."""
+    rest = name.removeprefix("pfresample").removeprefix(".")
+    best = None
+    for i, (_, parts) in enumerate(LIBRARY_LEVELS):
+        for part in parts:
+            if rest == part or rest.startswith(part + "."):
+                if best is None or len(part) > len(best[1]):
+                    best = (i, part)
+    if best is None:
+        assert rest == "", f"{name} is in no level of LIBRARY_LEVELS: add it"
+        return len(LIBRARY_LEVELS), ""
+    return best
+
+
+def test_the_library_imports_only_downward():
+    """No library module imports one of a higher level, and neither backend
+    imports the other (the CPU reference and the CUDA launchers share only
+    the contracts below them)."""
+    bad = []
+    for name, targets in GRAPH.items():
+        if layer(name) != "library":
+            continue
+        level, part = library_level(name)
+        for target in targets:
+            t_level, t_part = library_level(target)
+            sideways = level == t_level == 2 and part != t_part
+            if t_level > level or sideways:
+                bad.append(f"{name} -> {target}")
+    assert not bad, bad
+
+
+def test_negative_control_an_upward_import_is_seen():
+    assert library_level("pfresample.sums")[0] < library_level("pfresample.cuda.geometry")[0]
+    assert library_level("pfresample.resampling.registry") == (3, "resampling.registry")
+    assert library_level("pfresample.resampling.d3") == (2, "resampling")
+    assert library_level("pfresample") == (len(LIBRARY_LEVELS), "")

@@ -6,7 +6,7 @@ Each call goes one way down: an array of another library (PyTorch, JAX)
 seen as NumPy or CuPy without a copy (:mod:`pfresample.interop`), the
 registry entry of the method, the backend
 (:func:`pfresample.backend.select_backend`), the input checked and converted
-once (:func:`pfresample.validation.prepare`, log-weights included), then the
+once (:func:`prepare`, log-weights included), then the
 CPU backend (:mod:`pfresample.resampling.cpu`) or the CUDA one
 (:mod:`pfresample.cuda.run`), which check nothing again. The ancestors go
 back in the caller's kind of array.
@@ -19,11 +19,13 @@ import math
 import numbers
 import statistics
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from .backend import is_device_array, select_backend
 from .interop import restore_each, to_native
+from .logweights import to_weights
 from .resampling import cpu
 from .resampling.butterfly import AdaptiveResult
 from .resampling.registry import REGISTRY, get_method
@@ -31,13 +33,52 @@ from .rng import seed_keys
 from .timing import Timing, cpu_name
 from .validation import (
     check_int,
+    check_params,
     check_particles,
     check_prior_weights,
+    check_weights,
     kernel_arguments,
-    prepare,
+    weight_array,
 )
 
 log = logging.getLogger("pfresample")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One call's input, checked and converted once: the weights as an array
+    of the backend that runs the call, and the kernels' keyword arguments."""
+
+    w: object  # 1-D float32/float64 NumPy or CuPy array
+    kw: dict  # kernel_arguments
+    params: dict  # check_params
+
+
+def prepare(
+    weights, m, on_device: bool, B, segment_bytes, params: dict, log: bool = False
+) -> Prepared:
+    """Check and convert a call's input for the backend that runs it
+    (``on_device``: CUDA). On the host the values are checked here
+    (:func:`check_weights`); on the device the weight-statistics kernel checks
+    them in the pass that computes what the method reads
+    (``cuda.stats.check_stats``), so they are read once. ``log``: the input
+    is log-weights, turned into weights first (:mod:`pfresample.logweights`)."""
+    params = check_params(m, params)
+    if not isinstance(log, bool):
+        raise TypeError(f"log must be True or False, got {log!r}")
+    if on_device:
+        import cupy
+
+        w = weight_array(weights, cupy)
+        if log:
+            from .cuda.logweights import to_weights_device
+
+            w = to_weights_device(w)
+    else:
+        host = weights.get() if is_device_array(weights) else weights
+        w = check_weights(to_weights(weight_array(host)) if log else host)
+    kw = kernel_arguments(m, int(w.shape[0]), w.itemsize, B, segment_bytes, params)
+    return Prepared(w, kw, params)
 
 
 def methods(output: str = "ancestors") -> tuple[str, ...]:

@@ -24,7 +24,6 @@ in the last bit for some inputs.
 from __future__ import annotations
 
 import math
-from functools import cache
 
 import numpy as np
 
@@ -77,35 +76,7 @@ def check_log_weights(lw, xp=np) -> float:
     return top
 
 
-@cache
-def _device_taylor(device_id: int):
-    """TAYLOR on the device ``device_id`` (the current one), uploaded once."""
-    import cupy
-
-    return cupy.asarray(TAYLOR)
-
-
 def to_weights(lw: np.ndarray) -> np.ndarray:
     """The weights exp(lw - max lw) of checked host log-weights, in their dtype."""
     top = check_log_weights(lw)
     return exp_nonpositive(lw.astype(np.float64) - top).astype(lw.dtype)
-
-
-def to_weights_device(lw):
-    """:func:`to_weights` on the device (a CuPy array), the same bits."""
-    import cupy
-
-    from .cuda.geometry import MAP_THREADS, blocks
-    from .cuda.kernels import CTYPES, kernel
-
-    lw = cupy.ascontiguousarray(lw)  # the kernel reads lw[i] of a dense array
-    top = check_log_weights(lw, cupy)
-    w = cupy.empty_like(lw)
-    coefficients = _device_taylor(cupy.cuda.Device().id)
-    n = lw.size
-    kernel("logweights.cu", f"log_to_weights<{CTYPES[lw.dtype]}>")(
-        (blocks(n, MAP_THREADS),),
-        (MAP_THREADS,),
-        (lw, np.int64(n), np.float64(top), coefficients, np.int32(TAYLOR.size), w),
-    )
-    return w

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .cuda.geometry import REDUCE_THREADS, reduction_parts
+from .contracts import REDUCE_THREADS, reduction_parts
 
 # Float64 weights whose maximum lies outside [2^-SAFE_EXPONENT, 2^SAFE_EXPONENT]
 # are scaled before they are summed: below, subnormal terms lose bits; above,

@@ -5,17 +5,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
 
 import numpy as np
 
-from . import logweights
-from .backend import is_device_array
 from .constants import CELLULAR_DEFAULT_RADIUS, DEFAULT_SEGMENT_BYTES, MAX_PARTICLES
+from .contracts import D3_CDFS, D3_NOISES, check_d3_threads
 from .radix import check_radix
-from .resampling.d3 import CDFS as D3_CDFS
-from .resampling.d3 import NOISES as D3_NOISES
-from .resampling.d3 import check_threads as check_d3_threads
 
 
 def weight_array(weights, xp=np) -> object:
@@ -216,38 +211,3 @@ def check_radius(radius, n: int) -> int:
     if radius > n - 1:
         raise ValueError(f"radius must be at most N - 1 = {n - 1}, got {radius}")
     return radius
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """One call's input, checked and converted once: the weights as an array
-    of the backend that runs the call, and the kernels' keyword arguments."""
-
-    w: object  # 1-D float32/float64 NumPy or CuPy array
-    kw: dict  # kernel_arguments
-    params: dict  # check_params
-
-
-def prepare(
-    weights, m, on_device: bool, B, segment_bytes, params: dict, log: bool = False
-) -> Prepared:
-    """Check and convert a call's input for the backend that runs it
-    (``on_device``: CUDA). On the host the values are checked here
-    (:func:`check_weights`); on the device the weight-statistics kernel checks
-    them in the pass that computes what the method reads
-    (``cuda.stats.check_stats``), so they are read once. ``log``: the input
-    is log-weights, turned into weights first (:mod:`pfresample.logweights`)."""
-    params = check_params(m, params)
-    if not isinstance(log, bool):
-        raise TypeError(f"log must be True or False, got {log!r}")
-    if on_device:
-        import cupy
-
-        w = weight_array(weights, cupy)
-        if log:
-            w = logweights.to_weights_device(w)
-    else:
-        host = weights.get() if is_device_array(weights) else weights
-        w = check_weights(logweights.to_weights(weight_array(host)) if log else host)
-    kw = kernel_arguments(m, int(w.shape[0]), w.itemsize, B, segment_bytes, params)
-    return Prepared(w, kw, params)

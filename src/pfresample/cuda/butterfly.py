@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..resampling.butterfly import DRAWS
+from ..contracts import BUTTERFLY_DRAWS as DRAWS
 from ..sums import frexp_scale
 from .geometry import (
     BUTTERFLY_BLOCK,

@@ -10,11 +10,11 @@ from functools import cache
 
 import numpy as np
 
-from ..logweights import _device_taylor
-from ..resampling.log_scan import ATANH_COEFFICIENTS, LOG_THREADS
+from ..contracts import ATANH_COEFFICIENTS, LOG_THREADS
 from ..sums import needs_scaling
 from .geometry import SCAN_THREADS, SCAN_TILE, TILE_SUMS_THREADS, block_size, blocks
 from .kernels import CTYPES, NULL, flag, kernel
+from .logweights import _device_taylor
 from .workspace import Call, ScanBuffers
 
 LOG32 = "log32"

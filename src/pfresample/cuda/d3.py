@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..resampling.d3 import CDFS, NOISES
+from ..contracts import D3_CDFS as CDFS
+from ..contracts import D3_NOISES as NOISES
 from . import cumulative
 from .geometry import D3_THREADS, blocks, resident_threads
 from .kernels import CTYPES, NULL, kernel

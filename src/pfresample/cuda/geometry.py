@@ -11,28 +11,24 @@ from functools import cache
 
 from ..constants import D3_THREADS as _D3_THREADS
 from ..constants import WARP_SIZE
+
+# The shapes both backends share live in ..contracts; the launchers read them here too.
+from ..contracts import (  # noqa: F401
+    ITEMS_PER_THREAD,
+    MAX_PARTS,
+    REDUCE_THREADS,
+    SCAN_ITEMS,
+    SCAN_THREADS,
+    SCAN_TILE,
+    reduction_parts,
+    scan_tiles,
+)
 from .kernels import kernel
 
-# Threads of the reduction blocks (reduce.cu's REDUCE_THREADS), and at most
-# this many partial results per reduction: 1024 blocks of 256 threads fill an
-# H200 (132 SMs x 2048 threads) with one wave.
-REDUCE_THREADS = 256
 # Threads a block of the one-thread-a-weight maps (logweights.cu).
 MAP_THREADS = 256
 
-MAX_PARTS = 1024
-
-ITEMS_PER_THREAD = 8
-
-# The tiled prefix sum of the cumulative family (cumulative.cu, which
-# repeats these): tiles of SCAN_THREADS threads x SCAN_ITEMS weights; and
-# the one block of TILE_SUMS_THREADS threads of residual_plan.
-SCAN_THREADS = 256
-
-SCAN_ITEMS = 16
-
-SCAN_TILE = SCAN_THREADS * SCAN_ITEMS
-
+# The one block of TILE_SUMS_THREADS threads of residual_plan.
 TILE_SUMS_THREADS = 1024
 
 # The fused SIR filter run (fused.cu, filters/sir_fused.py): blocks of
@@ -192,18 +188,6 @@ def queue_chunk(lanes: int, block: int, capacity: int) -> int:
     lane only at the end of its chunk, and no second wave starts late."""
     warps = capacity // block * -(-block // WARP_SIZE)
     return max(WARP_SIZE, -(-lanes // max(1, warps)))
-
-
-def scan_tiles(n: int) -> int:
-    """Tiles of the cumulative family's prefix sum over N weights: blocks of
-    SCAN_THREADS threads, each tile SCAN_TILE weights (SCAN_ITEMS a thread)."""
-    return -(-n // SCAN_TILE)
-
-
-def reduction_parts(n: int) -> int:
-    """Blocks of a reduction over N weights: a fixed function of N, so that
-    the summation order (and the float64 result) is the same on every run."""
-    return max(1, min(MAX_PARTS, -(-n // (REDUCE_THREADS * ITEMS_PER_THREAD))))
 
 
 def offspring_parts(n: int) -> int:

@@ -126,7 +126,7 @@ class LogScanBuffers:
     def __init__(self, n: int):
         import cupy
 
-        from ..resampling.log_scan import LOG_TILE
+        from ..contracts import LOG_TILE
 
         self.n = n
         self.tiles = tiles = -(-n // LOG_TILE)

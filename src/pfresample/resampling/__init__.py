@@ -1,5 +1,2 @@
-"""Resampling methods: the registry and the CPU reference kernels."""
-
-from .registry import REGISTRY, Method, get_method
-
-__all__ = ["REGISTRY", "Method", "get_method"]
+"""Resampling methods: the CPU reference kernels, one module a family, and
+``registry`` (above them and the CUDA launchers: tests/test_layers.py)."""

@@ -60,10 +60,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constants import BUTTERFLY_RUNS
+from ..contracts import BUTTERFLY_DRAWS
 from ..rng import DOMAIN_PARTICLE, philox_block, uniform_float
 from ..sums import frexp_scale
 
-DRAWS = ("multinomial", "stratified", "systematic")
+DRAWS = BUTTERFLY_DRAWS
 
 
 def scaled_input(w: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, float]:

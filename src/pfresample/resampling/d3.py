@@ -81,14 +81,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..constants import D3_THREADS
+from ..contracts import D3_CDFS, D3_COMPONENTS, D3_NOISES, check_d3_threads
 from ..rng import DOMAIN_GLOBAL, DOMAIN_PARTICLE, philox_block, uniform_float
 from ..sums import weight_sums
 from .cellular import scaled_weights
 from .cumulative import systematic
 
-NOISES = ("eq5", "table1", "fig9", "between", "fig9neg")
-CDFS = ("prefix", "local", "paper")
-COMPONENTS = ("joint", "each")
+NOISES, CDFS, COMPONENTS = D3_NOISES, D3_CDFS, D3_COMPONENTS  # ..contracts
 
 
 def component_seed(seed, d: int) -> int:
@@ -99,13 +98,7 @@ def component_seed(seed, d: int) -> int:
     return int(state.generate_state(1, np.uint64)[0])
 
 
-def check_threads(threads) -> int:
-    """Threads per block: an integer 1 ... 1024 (the paper's GPU search needs it)."""
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
-        raise TypeError(f"threads must be an integer 1 ... 1024, got {threads!r}")
-    if not 1 <= int(threads) <= 1024:
-        raise ValueError(f"threads must be in 1 ... 1024, got {threads}")
-    return int(threads)
+check_threads = check_d3_threads  # ..contracts
 
 
 def paper_thresholds(n: int, threads: int, key) -> np.ndarray:

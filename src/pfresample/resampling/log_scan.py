@@ -48,17 +48,12 @@ import math
 
 import numpy as np
 
+from ..contracts import ATANH_COEFFICIENTS, ATANH_TERMS, LOG_THREADS, LOG_TILE  # noqa: F401
 from ..logweights import LN2_HI, LN2_LO, exp_nonpositive
 
-LOG_TILE = 2048  # values a tile (thesis Appendix A.1: twice the 1024 threads of a block)
-LOG_THREADS = LOG_TILE // 2
-# log1p(t) = 2 atanh(z), z = t / (2 + t) in [0, 1/3] for t in [0, 1]: the odd series
-# to z^35 / 35, whose remainder is below 3^-37 (2e-18).
-ATANH_TERMS = 18
 # log(m) = 2 atanh(z), z = (m - 1) / (m + 1), |z| <= 0.172 for m in [sqrt(1/2), sqrt(2)):
 # the series to z^23 / 23, remainder below 0.172^25 (1e-19).
 LOG_TERMS = 12
-ATANH_COEFFICIENTS = np.array([1.0 / (2 * k + 1) for k in range(ATANH_TERMS)])
 SQRT_HALF = math.sqrt(0.5)
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cuda.geometry import SCAN_ITEMS, SCAN_THREADS, SCAN_TILE
+from ..contracts import SCAN_ITEMS, SCAN_THREADS, SCAN_TILE
 from ..sums import needs_scaling, scale_exponents
 
 # A tile without a positive weight has this exponent: below every real one.

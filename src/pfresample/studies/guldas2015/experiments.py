@@ -27,7 +27,8 @@ import numpy as np
 
 from ... import api
 from ...backend import cuda_device, select_backend
-from ...logweights import to_weights, to_weights_device
+from ...cuda.logweights import to_weights_device
+from ...logweights import to_weights
 from ...radix import sequences_of_depth, shallowest_depth
 from ...timing import cpu_name
 from .targets import Target

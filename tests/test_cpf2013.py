@@ -172,14 +172,20 @@ def test_trajectories_and_seeds_do_not_depend_on_the_count():
         targets.check_set("bot", targets.simulate("growth", 2, 5, 1), "x.npz")
 
 
-def test_backend_resolution():
+def test_backend_resolution(caplog):
+    """The study's cells resolve through the library's one resolver: "cuda"
+    for a cell without GPU code runs on the CPU with a warning naming it."""
     log = logging.getLogger("test_cpf2013")
-    assert experiments.resolve_backend("cpu", True, "x") == "cpu"
-    assert experiments.resolve_backend("cuda", False, "x", log) == "cpu"  # no device code
-    assert experiments.resolve_backend("auto", False, "x") == "cpu"
+    assert experiments.resolve_backend("cpu", True, fallback="x") == "cpu"
+    with caplog.at_level(logging.WARNING, logger="test_cpf2013"):
+        assert experiments.resolve_backend("cuda", False, fallback="the x", log_to=log) == "cpu"
+    assert "the x has no GPU code" in caplog.text
+    assert experiments.resolve_backend("auto", False, fallback="x") == "cpu"
+    with pytest.raises((NotImplementedError, RuntimeError), match="no CUDA"):
+        experiments.resolve_backend("cuda", False)  # no fallback: a library call's error
     if experiments.cuda_device() is None:
         with pytest.raises(RuntimeError, match="no CUDA device is visible"):
-            experiments.resolve_backend("cuda", True, "x")
+            experiments.resolve_backend("cuda", True, fallback="x")
 
 
 # --- tables against hand computations ------------------------------------------------

@@ -5,7 +5,7 @@
 Each call goes one way down: an array of another library (PyTorch, JAX)
 seen as NumPy or CuPy without a copy (:mod:`pfresample.interop`), the
 registry entry of the method, the backend
-(:func:`pfresample.backend.select_backend`), the input checked and converted
+(:func:`pfresample.backend.resolve_backend`), the input checked and converted
 once (:func:`prepare`, log-weights included), then the
 CPU backend (:mod:`pfresample.resampling.cpu`) or the CUDA one
 (:mod:`pfresample.cuda.run`), which check nothing again. The ancestors go
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import is_device_array, select_backend
+from .backend import is_device_array, resolve_backend
 from .interop import restore_each, to_native
 from .logweights import to_weights
 from .resampling import cpu
@@ -142,7 +142,7 @@ def _resample_many(weights, method, seeds, B, segment_bytes, backend, log, param
     """:func:`resample_many` on a NumPy or CuPy array."""
     m = _ancestor_method(method)
     seeds = _seed_list(seeds)
-    where = select_backend(backend, weights, m.gpu is not None)
+    where = resolve_backend(backend, m.gpu is not None)
     call = prepare(weights, m, where == "cuda", B, segment_bytes, params, log)
     on_device = is_device_array(weights)
     if where == "cuda":
@@ -174,7 +174,7 @@ def resample_each_B(weights, method, *, seeds, Bs, segment_bytes=None, backend="
         raise TypeError(f"method {m.name!r} has no B parameter")
     Bs = [check_int(B, "B") for B in Bs]
     weights, restore = to_native(weights)
-    where = select_backend(backend, weights, m.gpu is not None)
+    where = resolve_backend(backend, m.gpu is not None)
     if where == "cuda" and is_device_array(weights) and Bs:
         from .cuda import run
         from .cuda.iterative import CONTINUABLE
@@ -240,7 +240,7 @@ def resample_adaptive(
     if max_stages is not None:
         max_stages = check_int(max_stages, "max_stages", minimum=0)
     weights, restore = to_native(weights)
-    where = select_backend(backend, weights, m.adaptive_gpu is not None)
+    where = resolve_backend(backend, m.adaptive_gpu is not None)
     call = prepare(weights, m, where == "cuda", None, None, params, log)
     if where == "cuda":
         from .cuda.workspace import make_call
@@ -323,7 +323,7 @@ def resample_d3(
     weights, _ = to_native(weights)
     particles, restore = to_native(particles)
     prior_weights, _ = to_native(prior_weights)
-    where = select_backend(backend, weights, m.gpu is not None)
+    where = resolve_backend(backend, m.gpu is not None)
     call = prepare(weights, m, where == "cuda", None, None, params, log)
     threads = call.params.get("threads")
     n = int(call.w.shape[0])
@@ -432,7 +432,7 @@ def time_resample(
     if repeats < 1 or warmup < 0:
         raise ValueError(f"need repeats >= 1 and warmup >= 0, got {repeats} and {warmup}")
     m = _ancestor_method(method)
-    where = select_backend(backend, weights, m.gpu is not None)
+    where = resolve_backend(backend, m.gpu is not None)
     if where == "cuda":
         if not is_device_array(weights):
             raise TypeError("timing on the CUDA backend needs a CuPy array of weights")

@@ -50,10 +50,23 @@ def _log_choice(message: str) -> None:
     log.info(message)
 
 
-def select_backend(backend: str, weights, has_gpu_kernel: bool) -> str:
-    """Resolve ``backend`` ("auto", "cpu" or "cuda") to "cpu" or "cuda"."""
+def resolve_backend(
+    backend: str, has_gpu_code: bool = True, *, fallback: str | None = None, log_to=None
+) -> str:
+    """Resolve ``backend`` ("auto", "cpu" or "cuda") to "cpu" or "cuda", the one
+    resolver of the library and the studies. ``has_gpu_code``: whether what
+    runs (a method, a filter on a model) has CUDA code. "auto" is CUDA where a
+    device is visible and the code exists, else the CPU, logged once. "cuda"
+    without a device raises; "cuda" without the code raises too, unless
+    ``fallback`` names what runs (a pipeline cell): it then runs on the CPU
+    with a warning naming it (to ``log_to``, default the library's log)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "cpu":
+        return "cpu"
+    if backend == "cuda" and not has_gpu_code and fallback is not None:
+        (log_to or log).warning("%s has no GPU code: it runs on the CPU", fallback)
+        return "cpu"
     device = cuda_device()
     if backend == "cuda":
         if device is None:
@@ -61,12 +74,10 @@ def select_backend(backend: str, weights, has_gpu_kernel: bool) -> str:
                 "backend='cuda' was asked for, but no CUDA device is visible "
                 "(CuPy missing or no GPU); use backend='cpu' or 'auto'"
             )
-        if not has_gpu_kernel:
+        if not has_gpu_code:
             raise NotImplementedError("this method has no CUDA kernel; use backend='cpu'")
         return "cuda"
-    if backend == "cpu":
-        return "cpu"
-    if device is not None and has_gpu_kernel:
+    if device is not None and has_gpu_code:
         _log_choice(f"pfresample: backend 'auto' -> cuda ({device})")
         return "cuda"
     reason = "no CUDA device found" if device is None else "the method has no CUDA kernel"

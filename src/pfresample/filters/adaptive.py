@@ -29,12 +29,13 @@ import time
 import numpy as np
 
 from ..api import resample, resample_adaptive
+from ..backend import resolve_backend
 from ..models.bimodal import BimodalModel
 from ..radix import check_radix, default_radix
 from ..resampling.butterfly import AdaptiveResult, effective_sample_size
 from ..resampling.registry import get_method
 from ..validation import check_int
-from .common import FilterRun, derive_seeds, select_filter_backend
+from .common import FilterRun, derive_seeds
 from .sir import weights_from_log
 
 
@@ -51,7 +52,7 @@ def _weights(model, y_t, x, log_w, step: int):
 def _on_gpu(backend: str, model, has_kernel: bool) -> bool:
     """Whether a Güldaş filter runs on the GPU: ``backend`` resolved, the
     GPU code being the bimodal model's (``filters.guldas_gpu``)."""
-    return select_filter_backend(backend, has_kernel and isinstance(model, BimodalModel)) == "cuda"
+    return resolve_backend(backend, has_kernel and isinstance(model, BimodalModel)) == "cuda"
 
 
 def run_bootstrap(

@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from ..backend import resolve_backend
 from ..logweights import check_log_weights
 from ..resampling.cellular import cellular_log
 from ..rng import seed_keys
@@ -69,7 +70,7 @@ def run_cpf(
     n = int(n)
     radius = check_radius(radius, n)
     check_kernel(precision, neighbourhood)
-    if backend != "cpu" and common.select_filter_backend(backend, _on_gpu(model, radius)) == "cuda":
+    if backend != "cpu" and resolve_backend(backend, _on_gpu(model, radius)) == "cuda":
         from .cellular_gpu import run_cpf_gpu
 
         if diversity:

@@ -97,16 +97,6 @@ def graph_inputs(y, seed: int, steps: int) -> np.ndarray:
     return np.concatenate([key, keys, z])
 
 
-def select_filter_backend(backend: str, on_gpu: bool = True) -> str:
-    """A filter's ``backend`` ("cpu", "cuda" or "auto") resolved to "cpu" or
-    "cuda" (``on_gpu``: whether this filter has GPU code for its arguments)."""
-    if backend == "cpu":
-        return "cpu"
-    from ..backend import select_backend
-
-    return select_backend(backend, None, on_gpu)
-
-
 @dataclass(frozen=True)
 class FilterRun:
     """One run over T steps: ``estimates[t - 1]`` = pi^_t(phi) for phi(x) = x,

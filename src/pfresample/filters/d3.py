@@ -40,11 +40,12 @@ import time
 import numpy as np
 
 from ..api import resample, resample_d3
+from ..backend import resolve_backend
 from ..constants import EPSILON_FILTER
 from ..models.uuv import UuvModel
 from ..resampling.d3 import COMPONENTS
 from ..resampling.registry import get_method
-from .common import D3_STAGES, D3Run, derive_seeds, select_filter_backend
+from .common import D3_STAGES, D3Run, derive_seeds
 from .sir import weights_from_log
 
 __all__ = ["D3_STAGES", "D3Run", "prior_log_weights", "run_d3", "velocity_errors"]
@@ -127,7 +128,7 @@ def run_d3(
             "the GPU filter runs the joint D3 (components='joint', impl='table'); use backend='cpu'"
         )
     # "cuda": a visible device or a RuntimeError; then run_d3_gpu names what it lacks
-    if select_filter_backend(backend, on_gpu or backend == "cuda") == "cuda":
+    if resolve_backend(backend, on_gpu or backend == "cuda") == "cuda":
         from .d3_gpu import run_d3_gpu
 
         return run_d3_gpu(

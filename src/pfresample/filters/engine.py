@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api import resample, resample_d3
-from ..backend import BACKENDS
+from ..backend import resolve_backend
 from ..constants import EPSILON_FILTER
 from ..logweights import check_log_weights
 from ..resampling.registry import get_method
@@ -90,18 +90,16 @@ def check_model(model) -> None:
         )
 
 
-def resolve_backend(backend: str) -> str:
-    """``backend`` ("auto", "cpu", "cuda") resolved for :func:`run_filter`,
-    which runs on the CPU: "auto" is the CPU whether or not a GPU is seen
-    (the GPU filters are the studies' ``run_*``); "cuda" raises, saying so."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+def engine_backend(backend: str) -> str:
+    """Where :func:`run_filter` runs: the CPU ("auto" resolves to it through
+    ``backend.resolve_backend``, which logs why); "cuda" raises, naming the
+    GPU filters, until the engine has its GPU path."""
     if backend == "cuda":
         raise NotImplementedError(
             "run_filter runs on the CPU (backend='cpu' or 'auto'); the GPU filters are "
             "filters.run_sir, run_bootstrap, run_adaptive, run_cpf and run_d3 with backend='cuda'"
         )
-    return "cpu"
+    return resolve_backend(backend, has_gpu_code=False)
 
 
 def _split_params(m, params: dict) -> tuple[dict, dict]:
@@ -139,7 +137,7 @@ def run_filter(
     resample only when ESS < tau N (the adaptive filter); None: every step.
     ``params``: the resampler's (``radix``, ``radius``, ``B``,
     ``epsilon``, ``segment_bytes``, ``precision``, D3's ``noise`` and
-    ``cdf``, ...). ``backend``: :func:`resolve_backend`."""
+    ``cdf``, ...). ``backend``: :func:`engine_backend`."""
     check_model(model)
     m = get_method(resampler)
     kw, d3_kw = _split_params(m, params)
@@ -148,7 +146,7 @@ def run_filter(
     n = check_int(n, "n", minimum=1)
     if ess_threshold is not None and not 0 <= ess_threshold <= 1:
         raise ValueError(f"ess_threshold must be in [0, 1] or None, got {ess_threshold!r}")
-    ran_on = resolve_backend(backend)
+    ran_on = engine_backend(backend)
     y = np.asarray(y, dtype=np.float64)
     if y.ndim == 0 or y.shape[0] == 0:
         raise ValueError(f"y must hold at least one measurement, got shape {y.shape}")

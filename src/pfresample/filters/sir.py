@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from ..api import choose_B, resample
-from ..backend import select_backend
+from ..backend import resolve_backend
 from ..constants import EPSILON_FILTER
 from ..logweights import check_log_weights
 from ..resampling.registry import get_method
@@ -117,7 +117,7 @@ def run_sir(
         from .sir_gpu import device_twin, run_sir_gpu
 
         on_gpu = m.gpu is not None and device_twin(model) is not None
-        if select_backend(backend, y, on_gpu) == "cuda":
+        if resolve_backend(backend, on_gpu) == "cuda":
             return run_sir_gpu(
                 model,
                 y,

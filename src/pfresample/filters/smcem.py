@@ -55,6 +55,7 @@ import time
 import numpy as np
 
 from ..api import resample, resample_adaptive
+from ..backend import resolve_backend
 from ..models.volatility import BETA, VolatilityModel
 from ..radix import default_radix
 from ..resampling.butterfly import effective_sample_size
@@ -67,7 +68,6 @@ from .common import (
     iteration_seed,
     m_step,
     resampling_period,
-    select_filter_backend,
     stop_iteration,
 )
 from .sir import weights_from_log
@@ -155,7 +155,7 @@ def run_smcem(
     the bootstrap filter only)."""
     if filter not in FILTERS:
         raise ValueError(f"filter must be one of {FILTERS}, got {filter!r}")
-    if select_filter_backend(backend, filter == "bootstrap") == "cuda":
+    if resolve_backend(backend, filter == "bootstrap") == "cuda":
         if filter != "bootstrap":
             raise NotImplementedError("SMC-EM's adaptive filter has no GPU code; use backend='cpu'")
         from .guldas_gpu import run_smcem_gpu

@@ -40,7 +40,7 @@ and the warm-up runs draw from streams of their own ("timing", "warmup").
 Backends. ``backend`` is the config's ("auto", "cpu" or "cuda"). Where a
 filter has no device code for a model (or a method), "cuda" runs that cell
 on the CPU with a warning in the log rather than failing (the library's
-``select_backend`` raises NotImplementedError there); every cell records
+``resolve_backend`` raises NotImplementedError there); every cell records
 the backend that ran it and the device's name.
 """
 
@@ -51,11 +51,11 @@ import zlib
 
 import numpy as np
 
-from ...backend import cuda_device
+from ...backend import cuda_device, resolve_backend
 from ...cuda.geometry import CPF_MAX_RADIUS
 from ...filters import run_cpf, run_sir
 from ...filters.cellular_gpu import cpf_twin
-from ...filters.common import NO_B, select_filter_backend
+from ...filters.common import NO_B
 from ...filters.sir_gpu import device_twin
 from ...resampling.registry import get_method
 from ...timing import cpu_name
@@ -80,27 +80,20 @@ def device_name(where: str) -> str:
     return cuda_device() if where == "cuda" else cpu_name()
 
 
-def resolve_backend(backend: str, has_gpu_code: bool, what: str, log=None) -> str:
-    """``backend`` as a cell runs it, "cpu" or "cuda": "auto" is the GPU where
-    one is visible and ``what`` has device code; "cuda" without device code
-    for ``what`` runs on the CPU, with a warning (module docstring)."""
-    if backend == "cuda" and not has_gpu_code:
-        if log is not None:
-            log.warning("%s has no GPU code: this cell runs on the CPU", what)
-        return "cpu"
-    return select_filter_backend(backend, has_gpu_code)
-
-
 def cpf_backend(name: str, radius: int, backend: str, log=None) -> str:
     """Where the CPF of model ``name`` at radius r runs (``resolve_backend``)."""
     has_gpu = cpf_twin(targets.model(name)) is not None and radius <= CPF_MAX_RADIUS
-    return resolve_backend(backend, has_gpu, f"the CPF on model {name!r} at r = {radius}", log)
+    return resolve_backend(
+        backend, has_gpu, fallback=f"the CPF on model {name!r} at r = {radius}", log_to=log
+    )
 
 
 def sir_backend(name: str, method: str, backend: str, log=None) -> str:
     """Where the SIR filter with ``method`` on model ``name`` runs."""
     has_gpu = get_method(method).gpu is not None and device_twin(targets.model(name)) is not None
-    return resolve_backend(backend, has_gpu, f"the SIR filter on model {name!r}", log)
+    return resolve_backend(
+        backend, has_gpu, fallback=f"the SIR filter on model {name!r}", log_to=log
+    )
 
 
 def _metadata(experiment: str, name: str, n: int, seed: int, where: str, **extra) -> dict:

@@ -44,8 +44,7 @@ import zlib
 
 import numpy as np
 
-from ...backend import cuda_device
-from ...filters.common import select_filter_backend
+from ...backend import cuda_device, resolve_backend
 from ...filters.d3 import prior_log_weights, run_d3, velocity_errors
 from ...filters.sir import weights_from_log
 from ...models.uuv import kalman_filter
@@ -83,18 +82,6 @@ def warmup_seed(seed: int, n: int) -> int:
 
 def device_name(where: str) -> str:
     return cuda_device() if where == "cuda" else cpu_name()
-
-
-def resolve_backend(backend: str, method: str, log=None) -> str:
-    """``backend`` ("auto", "cpu" or "cuda") as a filter cell runs it: "auto"
-    is the GPU where one is visible and ``method`` has device code; "cuda"
-    without device code for ``method`` runs on the CPU, with a warning."""
-    has_gpu = get_method(method).gpu is not None
-    if backend == "cuda" and not has_gpu:
-        if log is not None:
-            log.warning("%s has no GPU code: this cell runs on the CPU", method)
-        return "cpu"
-    return select_filter_backend(backend, has_gpu)
 
 
 def trajectory(model, seed: int, j: int) -> tuple[dict, dict]:
@@ -199,7 +186,10 @@ def filter_cell(
     Returns ``(arrays, metadata)`` (module docstring)."""
     check_trajectory(traj, f"filter_cell({label!r})")
     model = filter_model(model, spec)
-    where = resolve_backend(backend, spec["method"], log)
+    method = spec["method"]
+    where = resolve_backend(
+        backend, get_method(method).gpu is not None, fallback=method, log_to=log
+    )
     y, truth = traj["y"], traj["truth"]
     if where == "cuda":
         warm_up(model, traj, spec, n, seed=seed)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...api import choose_B, resample_each_B, resample_many, time_resample
-from ...backend import select_backend
+from ...backend import resolve_backend
 from ...expectation import unbiased
 from ...metrics import OffspringStats
 from ...resampling.registry import get_method
@@ -226,8 +226,8 @@ class CellSettings:
 
 def uses_cuda(variant: Variant, backend: str) -> bool:
     """Whether the cell's draws run on the CUDA backend (the library's own
-    choice: ``backend.select_backend``)."""
-    return select_backend(backend, None, get_method(variant.method).gpu is not None) == "cuda"
+    choice: ``backend.resolve_backend``)."""
+    return resolve_backend(backend, get_method(variant.method).gpu is not None) == "cuda"
 
 
 def _timing_kwargs(variant: Variant, B, ssd_table) -> dict:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...backend import cuda_device, select_backend
+from ...backend import cuda_device, resolve_backend
 from ...constants import EPSILON_FILTER
 from ...filters import STAGES, rmse, run_sir
 from ...models import GrowthModel, RadarModel
@@ -104,14 +104,6 @@ def run_rmse(kind: str, estimates, truth) -> float:
         return rmse(estimates, truth)
     columns = list(columns)
     return rmse(np.asarray(estimates)[:, columns], truth[:, columns])
-
-
-def resolve_backend(requested: str) -> str:
-    """``"cpu"`` or ``"cuda"``: where the filter runs for the configured
-    ``backend`` (auto: CUDA when a device is visible; cuda without one
-    raises). Every variant of the catalog has a CUDA kernel and both models
-    a device twin (pfresample.filters.sir_gpu), so the choice is run_sir's."""
-    return select_backend(requested, None, True)
 
 
 def backend_device(backend: str) -> str:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import api
-from ...backend import cuda_device, select_backend
+from ...backend import cuda_device, resolve_backend
 from ...cuda.logweights import to_weights_device
 from ...logweights import to_weights
 from ...radix import sequences_of_depth, shallowest_depth
@@ -95,12 +95,6 @@ def draw_seeds(seed: int, stream, count: int) -> list[int]:
     """The resampling seeds of a cell's ``count`` particle sets, < 2^64."""
     words = np.random.SeedSequence(seed, spawn_key=(*stream, 1)).generate_state(count, np.uint64)
     return [int(s) for s in words]
-
-
-def resolve_backend(backend: str) -> str:
-    """``backend`` ("auto", "cpu", "cuda") as the cells run it (every method
-    of this study has a CUDA kernel)."""
-    return select_backend(backend, None, True)
 
 
 def device_name(where: str) -> str:

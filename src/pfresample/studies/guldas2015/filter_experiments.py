@@ -40,10 +40,9 @@ import zlib
 
 import numpy as np
 
-from ...backend import cuda_device
+from ...backend import cuda_device, resolve_backend
 from ...filters import volatility_grid
 from ...filters.adaptive import amse, run_adaptive, run_bootstrap
-from ...filters.common import select_filter_backend
 from ...filters.smcem import ALPHA_0, FILTERS, SIGMA_0, TAU, run_smcem
 from ...models import BimodalModel, VolatilityModel
 from ...models.volatility import ALPHA, SIGMA
@@ -98,7 +97,7 @@ def filter_cell(
     """Figs 4.9 (``kind="bootstrap"``) and 4.10 (``"adaptive"``) at one N:
     ``(arrays, metadata)`` with ``amse``, ``seconds`` and ``level`` of shape
     (2 arms, runs). ``backend``: "cpu", "cuda" or "auto"."""
-    backend = select_filter_backend(backend)
+    backend = resolve_backend(backend)
     model = BimodalModel()
     truth, y = model.simulate(steps)
     arms = filter_arms(kind, n)
@@ -192,7 +191,7 @@ def smcem_cell(
     :func:`smcem_reference_cell`'s (arrays, metadata). Sequence m of every
     arm and start uses one run seed (the same noise stream). ``starts``: a
     subset of the reference's (default all)."""
-    backend = select_filter_backend(backend)
+    backend = resolve_backend(backend)
     ref, ref_meta = reference
     starts, sequences = list(starts or ref_meta["starts"]), ref_meta["sequences"]
     missing = sorted(set(starts) - set(ref_meta["starts"]))

@@ -27,6 +27,13 @@ import pandas as pd
 from .artifacts import CorruptArtifact, load_npz
 
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
+_RULE = re.compile(r"^\S+ \S+ INFO rule (\w+)", re.MULTILINE)
+
+
+def _log_rule(path: Path) -> str:
+    """The rule a job log names on its first line ("rule <name>, wildcards ...")."""
+    found = _RULE.search(path.read_text(errors="replace"))
+    return found[1] if found else ""
 
 
 def _log_span(path: Path) -> float | None:
@@ -47,8 +54,10 @@ def _compile_s(cell: Path) -> float:
 
 
 def job_overheads(results="results") -> pd.DataFrame:
-    """One row per job: kind (the first directory under benchmarks/), job,
-    job_s, work_s, startup_s, compile_s, max_rss_mb."""
+    """One row per job: kind (the first directory under benchmarks/), rule
+    (from its log), job, job_s, work_s, startup_s, compile_s, cpu_s (the
+    benchmark's CPU time: what the job cost, whatever ran beside it),
+    max_rss_mb."""
     root = Path(results)
     rows = []
     for bench in sorted((root / "benchmarks").glob("**/*.tsv")):
@@ -62,11 +71,13 @@ def job_overheads(results="results") -> pd.DataFrame:
         rows.append(
             {
                 "kind": rel.parts[0],
+                "rule": _log_rule(log) if log.exists() else "",
                 "job": str(rel),
                 "job_s": job_s,
                 "work_s": work if work is not None else np.nan,
                 "startup_s": job_s - work if work is not None else np.nan,
                 "compile_s": _compile_s(cell) if cell is not None else 0.0,
+                "cpu_s": float(record.get("cpu_time", np.nan)),
                 "max_rss_mb": float(record.get("max_rss", np.nan)),
             }
         )
@@ -95,3 +106,23 @@ def summary(jobs: pd.DataFrame) -> pd.DataFrame:
     out = pd.concat([per_kind, total])
     out["overhead_pct"] = 100 * out["overhead_s"] / out["job_s"]
     return out.reset_index(names="kind")
+
+
+def per_rule(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Where a run's job time goes, one row per rule, largest first: jobs,
+    job_s (summed wall time), share (% of all jobs' job_s), longest_s (its
+    longest job: a single job past a core's share of the budget sets the
+    critical path), cpu_s (summed CPU time) and startup_s (summed)."""
+    table = (
+        jobs.assign(rule=jobs["rule"].replace("", "(no log)"))
+        .groupby("rule")
+        .agg(
+            jobs=("job", "size"),
+            job_s=("job_s", "sum"),
+            longest_s=("job_s", "max"),
+            cpu_s=("cpu_s", "sum"),
+            startup_s=("startup_s", "sum"),
+        )
+    )
+    table.insert(2, "share_pct", 100 * table["job_s"] / table["job_s"].sum())
+    return table.sort_values("job_s", ascending=False).reset_index()

@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check
 
 .PHONY: help test test-gpu test-slurm figures lint bench bench-gpu bench-gpu-filter frontier \
-	frontier-figure clean
+	frontier-figure design-map clean
 
 test: $(VENV)/.dev-stamp           ## the README test command (CI runs it)
 	$(BIN)/python -m pytest -m "not gpu and not slurm" $(PYTEST_ARGS)
@@ -39,6 +39,9 @@ frontier: $(VENV)/.cuda-stamp       ## MSE/N against time per call, every method
 
 frontier-figure: $(VENV)/.dev-stamp  ## redraw bench/results/frontier.png from the committed CSV
 	$(BIN)/python bench/frontier_figure.py
+
+design-map: $(VENV)/.dev-stamp     ## every resampler in run_filter on 3 models: RMSE, Var log-lik, time a step (CPU, ~25 min)
+	$(BIN)/python bench/design_map.py bench/results/design_map_cpu $(BENCH_ARGS)
 
 help:                              ## this list
 	@awk -F ':.*## ' '/^[a-z][a-z-]*:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

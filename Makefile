@@ -17,7 +17,7 @@ test-gpu: $(VENV)/.cuda-stamp       ## the CUDA kernels against the CPU referenc
 test-slurm: $(VENV)/.cluster-stamp  ## profiles/slurm on a local one-node SLURM cluster (root: apt-installs slurm-wlm)
 	$(BIN)/python -m pytest -m slurm $(PYTEST_ARGS)
 
-figures: $(VENV)/.dev-stamp        ## reproduce the thesis figures
+figures: $(VENV)/.pipeline-stamp   ## reproduce the thesis figures
 	$(BIN)/snakemake --snakefile Snakefile --cores all $(SNAKEMAKE_ARGS)
 
 lint: $(VENV)/.dev-stamp            ## ruff: lint and format check (CI runs it)
@@ -37,7 +37,7 @@ frontier: $(VENV)/.cuda-stamp       ## MSE/N against time per call, every method
 	$(BIN)/python bench/frontier.py --backend cuda $(BENCH_ARGS)
 	$(BIN)/python bench/frontier_figure.py
 
-frontier-figure: $(VENV)/.dev-stamp  ## redraw bench/results/frontier.png from the committed CSV
+frontier-figure: $(VENV)/.pipeline-stamp  ## redraw bench/results/frontier.png from the committed CSV
 	$(BIN)/python bench/frontier_figure.py
 
 design-map: $(VENV)/.dev-stamp     ## every resampler in run_filter on 3 models: RMSE, Var log-lik, time a step (CPU, ~25 min)
@@ -50,10 +50,16 @@ clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
-$(VENV)/.dev-stamp: pyproject.toml
+# The library needs NumPy alone (pyproject.toml); the pipeline extra adds Snakemake, pandas,
+# seaborn and PyYAML; dev adds the test and lint tools.
+$(VENV)/.pipeline-stamp: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[dev]'
+	$(PIP) install --quiet -e '.[pipeline]'
+	touch $@
+
+$(VENV)/.dev-stamp: $(VENV)/.pipeline-stamp
+	$(PIP) install --quiet -e '.[dev,pipeline]'
 	touch $@
 
 $(VENV)/.bench-stamp: $(VENV)/.dev-stamp

@@ -58,6 +58,8 @@ TINY_GRID = {
     "filter_runs": 2,
     "filter_speedup_runs": 2,
     "filter_jobs": "per_variant",
+    # One resampling job per variant, as the quick grid runs them.
+    "resample_jobs": "per_variant",
     # Güldaş (2015): radix 2 up to N = 2^4, sweeps at 2^4, speed at 2^5 and 2^6.
     "guldas2015_radix2_log2_n_max": 4,
     "guldas2015_radix2_replicates": 20,
@@ -109,6 +111,8 @@ TINY = [
     f"{k}=[{','.join(map(str, v))}]" if isinstance(v, list) else f"{k}={v}"
     for k, v in TINY_GRID.items()
 ]
+# The tiny grid with one resampling job per (variant, distribution), as at thesis scale.
+TINY_PER_CELL = [c for c in TINY if not c.startswith("resample_jobs=")] + ["resample_jobs=per_cell"]
 
 
 def expected_cells(grid) -> set[tuple[str, str]]:
@@ -129,13 +133,18 @@ def expected_cells(grid) -> set[tuple[str, str]]:
 
 
 def cell_jobs(grid) -> dict[str, int]:
-    """Cell jobs by rule: a resample_cell per single variant and distribution,
-    a resample_ladder_<ladder> per reduced-B ladder and distribution."""
+    """Cell jobs by rule: a resample_cell per single variant and distribution
+    (`resample_jobs: per_cell`) or a resample_variant_<variant> per single
+    variant (per_variant), a resample_ladder_<ladder> per reduced-B ladder and
+    distribution."""
     variants = expand_variants(CATALOG["variants"], grid["segment_bytes"])
     counts, ladders = {}, set()
+    per_variant = grid.get("resample_jobs") == "per_variant"
     for v, d in expected_cells(grid):
         ladder = variants[v].ladder
-        if ladder is None:
+        if ladder is None and per_variant:
+            counts["resample_variant_" + re.sub(r"\W", "_", v)] = 1
+        elif ladder is None:
             counts["resample_cell"] = counts.get("resample_cell", 0) + 1
         else:
             ladders.add((ladder, d))
@@ -317,36 +326,36 @@ def test_dry_run_thesis_scale_and_overrides(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "target, tiny, jobs",
+    "target, config, jobs",
     [
         (
             "results/figures/dulger2017/fig2_3.png",
-            False,
+            (),
             {"fig2_3_weight_dataset": len(GAMMA), "dulger2017_fig2_3": 1},
         ),
         # Fig 6.27: three variants on eq. 2.33 with y = 4; Uphill's B needs the SSD tables.
         (
             "results/figures/dulger2017/fig6_27.png",
-            True,
+            TINY_PER_CELL,
             {"weight_datasets": 1, "uphill_ssd_tables": 1, "resample_cell": 3,
              "dulger2017_table": 1, "dulger2017_figure": 1},
         ),
         # Güldaş Fig 4.3: the one sweep cell, its table and figure.
         (
             "results/figures/guldas2015/fig4_3.png",
-            True,
+            TINY,
             {"guldas2015_sweep_cell": 1, "guldas2015_table": 1, "guldas2015_figure": 1},
         ),
         # Table 7.3: the six variants of scenario 1 and their trajectory set, nothing else.
         (
             "results/tables/dulger2017/table7_3.md",
-            True,
+            TINY,
             {"filter_trajectories": 1, "filter_cells": 6, "dulger2017_filter_table": 1},
         ),
     ],
 )  # fmt: skip
-def test_one_figure_builds_only_what_it_needs(tmp_path, target, tiny, jobs):
-    proc = snakemake(tmp_path, "-n", target, config=TINY if tiny else ())
+def test_one_figure_builds_only_what_it_needs(tmp_path, target, config, jobs):
+    proc = snakemake(tmp_path, "-n", target, config=config)
     assert proc.returncode == 0, proc.output
     assert job_counts(proc.output) == jobs
 
@@ -516,6 +525,22 @@ def test_per_cell_job_gives_the_per_variant_cell(tiny_run, tmp_path):
     assert (tmp_path / "results/benchmarks/filter/growth/uphill-ca-ss128/n64.tsv").exists()
 
 
+def test_per_cell_resample_job_gives_the_per_variant_cell(tiny_run, tmp_path):
+    """`resample_jobs: per_cell` (thesis scale) writes the same resampling cell as
+    the tiny run's one job per variant: the draws' statistics and B do not depend on
+    the job layout (the times do)."""
+    target = "results/resample/uphill/eq233-y4.npz"
+    proc = snakemake(tmp_path, target, config=TINY_PER_CELL)
+    assert proc.returncode == 0, proc.output
+    assert "rule resample_cell:" in proc.output or "resample_cell " in proc.output
+    got, meta = io.load_npz(tmp_path / target)
+    want, want_meta = io.load_npz(tiny_run / target)
+    for key in ("n", "squared_errors", "variance", "bias2", "B"):
+        assert np.array_equal(got[key], want[key]), key
+    assert meta["rule"] == "resample_cell" and want_meta["rule"] == "resample_variant_uphill"
+    assert (tiny_run / "results/benchmarks/resample/uphill/all.tsv").exists()
+
+
 def _pooled_difference(a: pd.DataFrame, b: pd.DataFrame, column: str) -> tuple[float, float]:
     """Mean of a - b over matching (distribution, N, sequence) rows and its
     standard error from the per-row spread."""
@@ -600,12 +625,14 @@ def _finished_cells(workdir: Path) -> dict[str, int]:
 
 def test_kill_and_resume_gives_identical_tables(tiny_run, tmp_path):
     """kill -9 mid-run, then restart: completed cells are kept, not recomputed, and the
-    tables equal the uninterrupted run's (times aside: they are measurements)."""
+    tables equal the uninterrupted run's (times aside: they are measurements). One
+    job per cell (thesis scale), so that a kill lands between cells; the tiny run,
+    whose tables these must equal, ran one job per variant."""
     # The resampling outputs only: the filter jobs resume the same way and are
     # covered by their own tests.
     targets = resampling_targets()
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
-           "--directory", str(tmp_path), "--cores", "2", *targets, "--config", *TINY]  # fmt: skip
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "--directory",
+           str(tmp_path), "--cores", "2", *targets, "--config", *TINY_PER_CELL]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=tmp_path, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 300
@@ -627,8 +654,8 @@ def test_kill_and_resume_gives_identical_tables(tiny_run, tmp_path):
     assert len(in_flight_jobs) <= 2, sorted(set(present) - set(done))
     assert 10 <= len(done) < len(expected_cells({**CONFIG, **TINY_GRID})), len(done)
 
-    assert snakemake(tmp_path, "--unlock", config=TINY).returncode == 0
-    proc = snakemake(tmp_path, *targets, config=TINY, timeout=600)
+    assert snakemake(tmp_path, "--unlock", config=TINY_PER_CELL).returncode == 0
+    proc = snakemake(tmp_path, *targets, config=TINY_PER_CELL, timeout=600)
     assert proc.returncode == 0, proc.output
     after = _cell_state(tmp_path)
     assert {p: after[p] for p in done} == done  # completed cells were not recomputed
@@ -649,7 +676,7 @@ def test_kill_and_resume_gives_identical_tables(tiny_run, tmp_path):
             fh.truncate(path.stat().st_size // 2)
     # Found (and deleted) when the workflow starts, also on a dry run; target `all`
     # asks for them again (DISCARDED), so they are rebuilt with what read them.
-    proc = snakemake(tmp_path, "-n", config=TINY)
+    proc = snakemake(tmp_path, "-n", config=TINY_PER_CELL)
     assert proc.returncode == 0, proc.output
     assert "deleted corrupt artifact results/resample/uphill/eq233-y4.npz" in proc.output
     assert "deleted corrupt artifact results/weights/eq233-y4/64.npz" in proc.output
@@ -657,7 +684,7 @@ def test_kill_and_resume_gives_identical_tables(tiny_run, tmp_path):
     assert re.search(r"output: [^\n]*results/weights/eq233-y4/64\.npz", proc.output)
     # Rebuilt for real (the resampling targets only: all would run the filter too).
     lost = [str(p.relative_to(tmp_path)) for p in (cell, data)]
-    proc = snakemake(tmp_path, *targets, *lost, config=TINY, timeout=600)
+    proc = snakemake(tmp_path, *targets, *lost, config=TINY_PER_CELL, timeout=600)
     assert proc.returncode == 0, proc.output
     io.load_npz(cell), io.load_npz(data)
     assert_same_tables(read_tables(tmp_path), expected)

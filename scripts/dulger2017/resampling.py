@@ -5,8 +5,9 @@ the rule's name. Each reads its inputs, calls the study
 
 * weight_datasets: results/weights/{dist}/{n}.npz, every N of the grid;
 * uphill_ssd_tables: results/tuning/uphill_ssd/{n}.npz;
-* resample_cell, resample_ladder_*: results/resample/{variant}/{dist}.npz
-  (a ladder: one file per rung), from experiments.run_ladder;
+* resample_cell, resample_ladder_*, resample_variant_*:
+  results/resample/{variant}/{dist}.npz (a ladder: one file per rung; a variant:
+  one per distribution), from experiments.run_ladder;
 * dulger2017_table: results/tables/dulger2017/{figure}.csv and _sequences.csv;
 * dulger2017_figure, dulger2017_fig2_3: results/figures/dulger2017/*.png, .pdf.
 """
@@ -95,24 +96,30 @@ class LazyWeights(Mapping):
 
 
 def resample_cell(snakemake, log):
-    """One cell, or every rung of a reduced-B ladder (one file per rung)."""
+    """One cell, every rung of a reduced-B ladder (one file per rung), or one
+    variant over several distributions (``resample_jobs: per_variant``: one file
+    per distribution)."""
     # The CPU kernels' thread pool uses the threads the job was given (read per call).
     os.environ["PFRESAMPLE_THREADS"] = str(snakemake.threads)
     p = snakemake.params
     if CLAIM is not None:
         log.info("GPU: device %s of %s (waited %.1f s)", CLAIM.device, p.devices, CLAIM.waited_s)
     variants = [experiments.Variant(**v) for v in p.variants]
-    dist = snakemake.wildcards.dist
-    weights_by_n = LazyWeights(dict(zip(p.n, snakemake.input.weights, strict=True)))
+    dists = getattr(p, "dists", None) or [snakemake.wildcards.dist]
     ssd = {n: artifacts.load_npz(path)[0]["ssd"]
            for n, path in zip(p.n, snakemake.input.ssd, strict=False)}  # fmt: skip
     settings = experiments.CellSettings(**p.settings)
-    cells = experiments.run_ladder(variants, dist, weights_by_n, settings, ssd)
-    for path, (arrays, metadata) in zip(snakemake.output, cells, strict=True):
-        metadata.update(scale=p.scale, **provenance(snakemake))
-        artifacts.save_npz(path, arrays, metadata)
-        log.info("%s on %s: backend %s, device %s", metadata["variant"]["name"], dist,
-                 metadata["backend"], metadata["device"])  # fmt: skip
+    paths, weights, grid = iter(snakemake.output), list(snakemake.input.weights), len(p.n)
+    for i, dist in enumerate(dists):
+        files = weights[i * grid : (i + 1) * grid]
+        weights_by_n = LazyWeights(dict(zip(p.n, files, strict=True)))
+        for arrays, metadata in experiments.run_ladder(variants, dist, weights_by_n, settings, ssd):
+            metadata.update(scale=p.scale, **provenance(snakemake))
+            artifacts.save_npz(next(paths), arrays, metadata)
+            log.info("%s on %s: backend %s, device %s", metadata["variant"]["name"], dist,
+                     metadata["backend"], metadata["device"])  # fmt: skip
+    if next(paths, None) is not None:
+        raise RuntimeError("more outputs than cells: the rule and the script disagree")
 
 
 def table(snakemake, log):
@@ -170,7 +177,8 @@ def weight_histograms(snakemake, log):
 
 
 def job(rule: str):
-    """The function of a rule (a ladder's rules are named resample_ladder_<name>)."""
+    """The function of a rule (ladders' and variants' rules are named
+    resample_ladder_<name>, resample_variant_<name>)."""
     if rule.startswith("resample_"):
         return resample_cell
     return {

@@ -39,6 +39,17 @@ def cell_path(variant, dist) -> str:
     return f"results/resample/{variant}/{dist}.npz"
 
 
+def variant_dists() -> dict[str, list[str]]:
+    """Every distribution some figure needs of each single variant (a variant that
+    no figure draws is left out): the cells of a `resample_jobs: per_variant` job."""
+    out = {}
+    for figure, spec in config["dulger2017_figures"].items():
+        for v in catalog.figure_variants(VARIANTS, spec):
+            if VARIANTS[v].ladder is None:
+                out.setdefault(v, set()).update(figure_distributions(spec))
+    return {v: sorted(dists) for v, dists in sorted(out.items())}
+
+
 def figure_distributions(spec) -> list[str]:
     return catalog.figure_distributions(config, spec)
 

@@ -10,7 +10,8 @@ src/pfresample/studies/dulger2017/ and its glue scripts/dulger2017/resampling.py
 * results/tuning/uphill_ssd/{n}.npz: the Uphill SSD table SSD(EU(., B)),
   B = 0 ... 8191 (thesis §6.4), one job for every N of the grid.
 * results/resample/{variant}/{dist}.npz: a resampling cell, one job per method
-  variant and distribution with the N grid swept inside the job (docs/DESIGN.md,
+  variant and distribution (`resample_jobs: per_cell`; per_variant, the quick grid:
+  one job per variant over its distributions) with the N grid swept inside the job (docs/DESIGN.md,
   "Cells: the N sweep inside the job"); the rungs of a reduced-B ladder
   (Figs 5.11-5.14) differ in B only and one job runs them all (on the GPU one
   pass of the largest B gives every rung), writing the same per-variant files.
@@ -104,31 +105,66 @@ rule uphill_ssd_tables:
 
 
 
-rule resample_cell:
-    input:
-        weights=cell_weights,
-        ssd=lambda wildcards: ssd_tables_for([wildcards.variant]),
-    output:
-        "results/resample/{variant}/{dist}.npz",
-    params:
-        variants=lambda wildcards: [VARIANTS[wildcards.variant].as_dict()],
-        n=n_grid(),
-        devices=GPU_DEVICES,
-        settings=cell_settings(),
-        scale=SCALE_NOTE,
-    log:
-        "results/logs/resample/{variant}/{dist}.log",
-    benchmark:
-        "results/benchmarks/resample/{variant}/{dist}.tsv"
-    threads: config["cell_threads"]
-    resources:
-        mem_mb=cell_mem_mb,
-        gpu=CELL_GPUS,
-    priority: lambda wildcards: resample_priority([wildcards.variant])
-    conda:
-        CONDA_ENV
-    script:
-        SCRIPT
+if config["resample_jobs"] == "per_cell":
+
+    rule resample_cell:
+        input:
+            weights=cell_weights,
+            ssd=lambda wildcards: ssd_tables_for([wildcards.variant]),
+        output:
+            "results/resample/{variant}/{dist}.npz",
+        params:
+            variants=lambda wildcards: [VARIANTS[wildcards.variant].as_dict()],
+            n=n_grid(),
+            devices=GPU_DEVICES,
+            settings=cell_settings(),
+            scale=SCALE_NOTE,
+        log:
+            "results/logs/resample/{variant}/{dist}.log",
+        benchmark:
+            "results/benchmarks/resample/{variant}/{dist}.tsv"
+        threads: config["cell_threads"]
+        resources:
+            mem_mb=cell_mem_mb,
+            gpu=CELL_GPUS,
+        priority: lambda wildcards: resample_priority([wildcards.variant])
+        conda:
+            CONDA_ENV
+        script:
+            SCRIPT
+
+else:
+    # One job per variant over the distributions its figures need (the quick grid).
+    for variant, dists in variant_dists().items():
+
+        rule:
+            name:
+                "resample_variant_" + re.sub(r"\W", "_", variant)
+            input:
+                weights=[weight_dataset(d, n) for d in dists for n in n_grid()],
+                ssd=ssd_tables_for([variant]),
+            output:
+                [cell_path(variant, d) for d in dists],
+            params:
+                variants=[VARIANTS[variant].as_dict()],
+                dists=dists,
+                n=n_grid(),
+                devices=GPU_DEVICES,
+                settings=cell_settings(),
+                scale=SCALE_NOTE,
+            log:
+                f"results/logs/resample/{variant}/all.log",
+            benchmark:
+                f"results/benchmarks/resample/{variant}/all.tsv"
+            threads: config["cell_threads"]
+            resources:
+                mem_mb=cell_mem_mb,
+                gpu=CELL_GPUS,
+            priority: resample_priority([variant])
+            conda:
+                CONDA_ENV
+            script:
+                SCRIPT
 
 
 for ladder, rungs in LADDERS.items():

@@ -50,6 +50,12 @@ def variant_dists() -> dict[str, list[str]]:
     return {v: sorted(dists) for v, dists in sorted(out.items())}
 
 
+def variant_rule(variant) -> str:
+    """The name of a variant's `resample_jobs: per_variant` rule (a rule name is a word)."""
+    word = re.sub(r"\W", "_", variant)
+    return f"resample_variant_{word}"
+
+
 def figure_distributions(spec) -> list[str]:
     return catalog.figure_distributions(config, spec)
 

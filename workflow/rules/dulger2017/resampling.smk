@@ -139,7 +139,7 @@ else:
 
         rule:
             name:
-                "resample_variant_" + re.sub(r"\W", "_", variant)
+                variant_rule(variant)
             input:
                 weights=[weight_dataset(d, n) for d in dists for n in n_grid()],
                 ssd=ssd_tables_for([variant]),

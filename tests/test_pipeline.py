@@ -746,14 +746,14 @@ def test_overhead_report_reads_every_job(tiny_run):
     total = overhead.summary(jobs).set_index("kind").loc["all"]
     assert total["jobs"] == len(jobs) and 0 < total["overhead_pct"] < 100
     # Every job's log names its rule; the per-rule table adds up to the jobs.
-    assert (jobs["rule"] != "").all() and "resample_cell" in set(jobs["rule"])
+    assert (jobs["rule"] != "").all() and "filter_cells" in set(jobs["rule"])
     rules = overhead.per_rule(jobs)
     assert rules["jobs"].sum() == len(jobs)
     assert rules["job_s"].sum() == pytest.approx(jobs["job_s"].sum())
     assert rules["share_pct"].sum() == pytest.approx(100)
     assert rules["job_s"].is_monotonic_decreasing
-    one = rules.set_index("rule").loc["resample_cell"]
-    cells = jobs[jobs["rule"] == "resample_cell"]
+    one = rules.set_index("rule").loc["filter_cells"]
+    cells = jobs[jobs["rule"] == "filter_cells"]
     assert one["longest_s"] == cells["job_s"].max() and one["cpu_s"] == pytest.approx(
         cells["cpu_s"].sum()
     )
@@ -762,4 +762,4 @@ def test_overhead_report_reads_every_job(tiny_run):
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert "overhead_pct" in out.stdout and "resample" in out.stdout
-    assert "share_pct" in out.stdout and "resample_cell" in out.stdout
+    assert "share_pct" in out.stdout and "filter_cells" in out.stdout

@@ -30,16 +30,16 @@ _STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
 _RULE = re.compile(r"^\S+ \S+ INFO rule (\w+)", re.MULTILINE)
 
 
-def _log_rule(path: Path) -> str:
+def _log_rule(text: str) -> str:
     """The rule a job log names on its first line ("rule <name>, wildcards ...")."""
-    found = _RULE.search(path.read_text(errors="replace"))
+    found = _RULE.search(text)
     return found[1] if found else ""
 
 
-def _log_span(path: Path) -> float | None:
+def _log_span(text: str) -> float | None:
     """Seconds between the first and the last timestamped line of a job log."""
     stamps = []
-    for line in path.read_text(errors="replace").splitlines():
+    for line in text.splitlines():
         if m := _STAMP.match(line):
             stamps.append(datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f"))
     return (stamps[-1] - stamps[0]).total_seconds() if len(stamps) >= 2 else None
@@ -65,13 +65,14 @@ def job_overheads(results="results") -> pd.DataFrame:
         rel = Path(str(bench.relative_to(root / "benchmarks"))[: -len(".tsv")])
         log = root / "logs" / f"{rel}.log"
         record = pd.read_csv(bench, sep="\t").iloc[-1]
-        work = _log_span(log) if log.exists() else None
+        text = log.read_text(errors="replace") if log.exists() else ""
+        work = _log_span(text)
         job_s = float(record["s"])
         cell = root / f"{rel}.npz" if rel.parts[0] == "resample" else None
         rows.append(
             {
                 "kind": rel.parts[0],
-                "rule": _log_rule(log) if log.exists() else "",
+                "rule": _log_rule(text),
                 "job": str(rel),
                 "job_s": job_s,
                 "work_s": work if work is not None else np.nan,

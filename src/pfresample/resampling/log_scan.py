@@ -48,7 +48,7 @@ import math
 
 import numpy as np
 
-from ..contracts import ATANH_COEFFICIENTS, ATANH_TERMS, LOG_THREADS, LOG_TILE  # noqa: F401
+from ..contracts import ATANH_COEFFICIENTS, ATANH_TERMS, LOG_THREADS, LOG_TILE
 from ..logweights import LN2_HI, LN2_LO, exp_nonpositive
 
 # log(m) = 2 atanh(z), z = (m - 1) / (m + 1), |z| <= 0.172 for m in [sqrt(1/2), sqrt(2)):

@@ -61,11 +61,18 @@ ALGORITHMS = {
     "paper": {"method": "d3", "noise": "fig9", "cdf": "paper", "threads_scope": "step"},
 }
 THREADS = tuple(range(160, 1025, 36))  # 160 ... 1024
+SECTIONS = ("timing", "spread", "regimes", "table7")
 FIRST_PASS = (160, 520, 556, 628, 736, 808, 1024)  # Table 5's, CPM's 520-628, the ends
-GPU_FILTERS = ("systematic", "d3", "d3-between", "d3-fig9neg", "d3-fig9")
-FIELDS = ["date", "device", "cuda", "cupy", "cpu", "algorithm", "n", "threads", "window_first",
-          "window_last", "repeats", "ms_per_step_median", "ms_per_step_min", "ms_per_step_max",
-          "ms_per_step_repeats", "rmse_x", "rmse_y", "occupancy", "kernel"]  # fmt: skip
+# cheapest first: a deadline cuts the paper's O(N^2) search (~100 s a run at N = 50,000);
+# d3-each is not here: the GPU filter runs the joint D3 only (bench/d3_regimes.py runs it
+# on the CPU)
+GPU_FILTERS = ("systematic", "d3", "d3-between", "d3-fig9neg", "d3-fig9", "d3-paper")
+SPREAD_THREADS = (160, 556, 736, 1024)  # Table 5's, the CPM's pick, the paper's last, the limit
+TABLE7_THREADS = {"ours": THREADS, "paper": (160, 556, 736, 1024)}
+FIELDS = ["date", "device", "cuda", "cupy", "cpu", "algorithm", "n", "threads", "run",
+          "window_first", "window_last", "repeats", "ms_per_step_median", "ms_per_step_min",
+          "ms_per_step_max", "ms_per_step_repeats", "rmse_x", "rmse_y", "occupancy",
+          "kernel"]  # fmt: skip
 
 
 def occupancy(algorithm: str, threads: int) -> tuple[float, str]:
@@ -77,14 +84,15 @@ def occupancy(algorithm: str, threads: int) -> tuple[float, str]:
     return cuda_d3.occupancy(threads), "d3_moves<float,float,double>"
 
 
-def timed_run(model, y, truth, n, t, algorithm, spec, cfg, info) -> dict:
-    """One run at N and TPB: its windows' times per step, RMSE, occupancy."""
-    seed = experiments.run_seed(cfg["seed"], n, 0, 0)
+def timed_run(model, y, truth, n, t, algorithm, spec, cfg, info, r: int = 0) -> dict:
+    """Run ``r`` (its own filter seed) at N and TPB: its windows' times per
+    step, RMSE, occupancy."""
+    seed = experiments.run_seed(cfg["seed"], n, 0, r)
     run = run_d3(model, y, n, seed, threads=t, backend="cuda", **spec)
     ms = [1e3 * s / d3_gpu.CHUNK for s in run.chunk_seconds]
     rmse, _ = velocity_errors(run.estimates, truth[1:])
     occ, kernel = occupancy(algorithm, t)
-    return {**info, "algorithm": algorithm, "n": n, "threads": t, "window_first": 3,
+    return {**info, "algorithm": algorithm, "n": n, "threads": t, "run": r, "window_first": 3,
             "window_last": y.shape[0], "repeats": len(ms),
             "ms_per_step_median": f"{statistics.median(ms):.6g}",
             "ms_per_step_min": f"{min(ms):.6g}", "ms_per_step_max": f"{max(ms):.6g}",
@@ -93,12 +101,81 @@ def timed_run(model, y, truth, n, t, algorithm, spec, cfg, info) -> dict:
             "occupancy": f"{occ:.4g}", "kernel": kernel}  # fmt: skip
 
 
-def timing(args, cfg, info, started) -> list[dict]:
+def window_inputs(cfg, repeats: int):
+    """The paper's regime over the timing window (2 eager steps and ``repeats``
+    graph replays of CHUNK steps) of trajectory 0: (model, y, truth)."""
     model = replace(catalog.model(cfg), filter_process_sd=REGIMES["paper"])
-    window = 2 + d3_gpu.CHUNK * args.repeats
+    window = 2 + d3_gpu.CHUNK * repeats
     model = catalog.truncated(model, window * model.dt)
     traj, _ = experiments.trajectory(catalog.model(cfg), cfg["seed"], 0)
-    y, truth = traj["y"][:window], traj["truth"][: window + 1]
+    return model, traj["y"][:window], traj["truth"][: window + 1]
+
+
+def spread(args, cfg, info, started) -> list[dict]:
+    """Run-to-run spread at a fixed TPB: ``--spread-runs`` runs (each its own
+    filter seed, the same trajectory) of each algorithm at N = ``--regime-n``
+    and each TPB of SPREAD_THREADS, over the timing window. Whether the
+    paper's algorithm's RMSE depends on TPB is then a comparison of groups of
+    runs, not of one run a TPB."""
+    model, y, truth = window_inputs(cfg, args.repeats)
+    rows = []
+    for r in range(args.spread_runs):  # run by run: a cut leaves every TPB with as many runs
+        for algorithm in args.algorithms:
+            for t in SPREAD_THREADS:
+                if time.perf_counter() - started > args.spread_deadline:
+                    print(f"deadline: spread stops before run {r}", flush=True)
+                    return rows
+                row = timed_run(model, y, truth, args.regime_n, t, algorithm,
+                                ALGORITHMS[algorithm], cfg, info, r)  # fmt: skip
+                rows.append(row)
+                print(f"spread {algorithm:>5} TPB={t:>4} run {r}: {row['ms_per_step_median']} "
+                      f"ms/step, RMSE {row['rmse_x']} {row['rmse_y']}", flush=True)  # fmt: skip
+        d3_gpu._GRAPHS.clear()
+    return rows
+
+
+TABLE7_FIELDS = ["date", "device", "cuda", "cupy", "algorithm", "n", "threads", "trajectory",
+                 "steps", "rmse_x", "rmse_y", "bias_x", "bias_y", "ms_per_step_median",
+                 "seconds"]  # fmt: skip
+
+
+def table7(args, cfg, info, started) -> list[dict]:
+    """Table 7 over the paper's whole 360 s (36,000 steps) at N = ``--regime-n``
+    in the paper's regime, trajectory 0: ours at every TPB of THREADS, the
+    paper's algorithm at TABLE7_THREADS (its run takes ~100 s). One run a cell,
+    its RMSE and bias over all steps; ``ms_per_step_median`` is the median of
+    its replays' times (other work may share the GPU: the timing tables come
+    from ``timing.csv``)."""
+    model = replace(catalog.model(cfg), filter_process_sd=REGIMES["paper"])
+    traj, _ = experiments.trajectory(catalog.model(cfg), cfg["seed"], 0)
+    y, truth = traj["y"], traj["truth"]
+    n = args.regime_n
+    rows = []
+    for algorithm in args.algorithms:
+        for t in TABLE7_THREADS[algorithm]:
+            if time.perf_counter() - started > args.deadline:
+                print(f"deadline: table7 stops before {algorithm} TPB={t}", flush=True)
+                return rows
+            seed = experiments.run_seed(cfg["seed"], n, 0, 0)
+            begin = time.perf_counter()
+            run = run_d3(model, y, n, seed, threads=t, backend="cuda", **ALGORITHMS[algorithm])
+            seconds = time.perf_counter() - begin
+            rmse, bias = velocity_errors(run.estimates, truth[1:])
+            ms = [1e3 * s / d3_gpu.CHUNK for s in run.chunk_seconds]
+            rows.append({k: info[k] for k in ("date", "device", "cuda", "cupy")} | {
+                "algorithm": algorithm, "n": n, "threads": t, "trajectory": 0,
+                "steps": y.shape[0], "rmse_x": f"{rmse[0]:.6g}", "rmse_y": f"{rmse[1]:.6g}",
+                "bias_x": f"{bias[0]:.6g}", "bias_y": f"{bias[1]:.6g}",
+                "ms_per_step_median": f"{statistics.median(ms):.6g}",
+                "seconds": f"{seconds:.4g}"})  # fmt: skip
+            print(f"table7 {algorithm:>5} TPB={t:>4}: RMSE {rmse.round(5)} in {seconds:.1f} s, "
+                  f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
+        d3_gpu._GRAPHS.clear()
+    return rows
+
+
+def timing(args, cfg, info, started) -> list[dict]:
+    model, y, truth = window_inputs(cfg, args.repeats)
     rows = []
     # coarse before fine: first the block sizes of FIRST_PASS at every N and algorithm (Table
     # 5's 160, the paper's choices and the ends), then the rest, so that a cut by the
@@ -129,18 +206,22 @@ def regime_runs(args, cfg, started) -> list:
     step = catalog.snapshot_step(cfg)
     out = args.out / "regimes" / "cells"
     cells = []
-    for label in GPU_FILTERS:
+    for label in args.filters:
         for regime in REGIMES:
             for j in range(args.trajectories):
                 if time.perf_counter() - started > args.deadline:
                     print(f"deadline: regimes stop before {label} {regime} t{j}", flush=True)
                     return cells
+                path = out / regime / label / f"t{j}.npz"
+                if path.exists():  # kept from an earlier run (--out given its regimes/)
+                    cells.append(artifacts.load_npz(path))
+                    continue
                 traj, _ = experiments.trajectory(model, cfg["seed"], j)
                 cell = regimes.regime_cell(
                     model, traj, regime, REGIMES[regime], label, FILTERS[label], args.regime_n,
                     j, seed=cfg["seed"], snapshot_step=step, bin_seconds=10.0, backend="cuda",
                 )  # fmt: skip
-                artifacts.save_npz(out / regime / label / f"t{j}.npz", *cell)
+                artifacts.save_npz(path, *cell)
                 cells.append(cell)
                 print(f"regime {regime} {label} t{j}: RMSE {cell[0]['rmse'].round(4)}, "
                       f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
@@ -163,10 +244,17 @@ def main(argv=None) -> None:
         default=None,
         help="seconds: no new timing run after (default: --deadline)",
     )
-    p.add_argument("--skip", nargs="*", default=[], choices=["timing", "regimes"])
+    p.add_argument("--spread-runs", type=int, default=8, help="runs a TPB of the spread")
+    p.add_argument("--spread-deadline", type=float, default=None,
+                   help="seconds: no new spread run after (default: --deadline)")  # fmt: skip
+    p.add_argument("--filters", nargs="+", default=list(GPU_FILTERS), choices=GPU_FILTERS,
+                   help="the regime runs' filters")  # fmt: skip
+    p.add_argument("--skip", nargs="*", default=[], choices=SECTIONS)
     args = p.parse_args(argv)
     if args.timing_deadline is None:
         args.timing_deadline = args.deadline
+    if args.spread_deadline is None:
+        args.spread_deadline = args.deadline
     started = time.perf_counter()
     cfg = config()
     info = {**cuda_device_info(), "cpu": cpu_name()}
@@ -174,14 +262,18 @@ def main(argv=None) -> None:
     if "timing" not in args.skip:
         rows = timing(args, cfg, info, started)
         write_rows(args.out / "timing.csv", rows, FIELDS)
+    if "spread" not in args.skip:
+        write_rows(args.out / "spread.csv", spread(args, cfg, info, started), FIELDS)
     if "regimes" not in args.skip:
         cells = regime_runs(args, cfg, started)
         if cells:
-            order = list(GPU_FILTERS)
+            order = [f for f in GPU_FILTERS if any(c[1]["filter"] == f for c in cells)]
             write_csv(regimes.cell_frame(cells), args.out / "regimes" / "cells.csv")
             write_csv(regimes.summary(cells, order=order), args.out / "regimes" / "summary.csv")
             write_csv(regimes.regime_pairs(cells), args.out / "regimes" / "regime_pairs.csv")
             write_csv(regimes.error_vs_time(cells), args.out / "regimes" / "error_vs_time.csv")
+    if "table7" not in args.skip:
+        write_rows(args.out / "table7_360s.csv", table7(args, cfg, info, started), TABLE7_FIELDS)
     print(f"done in {time.perf_counter() - started:.0f} s", flush=True)
 
 

@@ -47,7 +47,13 @@ FILTERS = {
     "d3-between": {"method": "d3", "noise": "between", "cdf": "prefix"},
     # the paper's GPU resampler as printed: Figs 8-9's thresholds at 160 threads per
     # block (Table 5's) and Fig 9's noise line
-    "d3-paper": {"method": "d3", "noise": "fig9", "cdf": "paper", "threads": 160},
+    "d3-paper": {
+        "method": "d3",
+        "noise": "fig9",
+        "cdf": "paper",
+        "threads": 160,
+        "threads_scope": "step",
+    },
 }
 BIN_SECONDS = 10.0
 

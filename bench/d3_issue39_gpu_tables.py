@@ -35,6 +35,20 @@ Writes into ``--out``:
   >= 772 (ours, "above 800").
 * ``regimes_n50000_bins.csv``: the RMSE's norm over the trajectories in the
   10 s bins ending at 10, 200 and 350 s (``regimes/error_vs_time.csv``).
+* ``spread.csv`` / ``spread_summary.csv`` (from ``spread.csv`` of the GPU
+  run): per (algorithm, TPB) the runs (each its own filter seed, trajectory
+  0, the timing window), the mean RMSE's norm with its 99 % Student-t
+  interval, the run medians' median and min-max time a step; per algorithm a
+  one-way test of TPB on the RMSE's norm: the F statistic of the TPB groups
+  and its permutation p-value (PERMUTATIONS shuffles of the runs' TPB labels,
+  fixed seed), and whether every run's RMSE is the same at every TPB.
+* ``table7_360s.csv``: Table 7 over the whole 360 s (``table7_360s.csv`` of
+  the GPU run, trajectory 0, one run a cell): the RMSE per component and its
+  norm, the paper's printed RMSE, and §4.3's CPM against 160 TPB with the
+  time a step of the clean timing windows (``timing.csv``, N = 50,000).
+* ``components_n1000.csv`` (from ``../regimes_n1000/cells.csv``): per regime,
+  per-component D3 (``d3-each``) against the joint one (``d3``), the paired
+  difference of the RMSE's norm over the trajectories with its 99 % interval.
 
     python bench/d3_issue39_gpu_tables.py   # defaults: the committed issue-39 files
 """
@@ -48,7 +62,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pfresample.studies.d3_2014 import catalog
+from pfresample.studies.d3_2014 import catalog, regimes
 
 RESULTS = Path(__file__).resolve().parent / "results" / "d3_2014_issue39"
 REFERENCE_TPB = catalog.TABLE5_THREADS  # Table 5's 160, and the CPM's reference
@@ -233,6 +247,87 @@ def fig10(t6: pd.DataFrame, n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     return part.reset_index(drop=True), pd.DataFrame(rows)
 
 
+def f_statistic(values: np.ndarray, groups: np.ndarray) -> float:
+    """One-way ANOVA's F: between-group over within-group mean square."""
+    labels = np.unique(groups)
+    grand = values.mean()
+    between = sum((groups == g).sum() * (values[groups == g].mean() - grand) ** 2 for g in labels)
+    within = sum(((values[groups == g] - values[groups == g].mean()) ** 2).sum() for g in labels)
+    dfb, dfw = labels.size - 1, values.size - labels.size
+    return float((between / dfb) / (within / dfw)) if within > 0 else math.inf
+
+
+def spread_tables(spread: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    spread = spread.assign(rmse_norm=np.hypot(spread["rmse_x"], spread["rmse_y"]))
+    rows, summary = [], []
+    rng = np.random.default_rng(2014)
+    for (algorithm, t), part in spread.groupby(["algorithm", "threads"]):
+        mean, half = regimes.t_interval(part["rmse_norm"])
+        rows.append({
+            "algorithm": algorithm, "n": int(part["n"].iloc[0]), "threads": int(t),
+            "runs": len(part), "rmse_norm_mean": mean, "rmse_norm_ci": half,
+            "rmse_norm_min": part["rmse_norm"].min(), "rmse_norm_max": part["rmse_norm"].max(),
+            "ms_median_of_runs": part["ms_per_step_median"].median(),
+            "ms_min_of_runs": part["ms_per_step_median"].min(),
+            "ms_max_of_runs": part["ms_per_step_median"].max(),
+        })  # fmt: skip
+    for algorithm, part in spread.groupby("algorithm"):
+        values, groups = part["rmse_norm"].to_numpy(), part["threads"].to_numpy()
+        same = bool((part.groupby("run")["rmse_norm"].nunique() == 1).all())
+        f = math.nan if same else f_statistic(values, groups)
+        p = math.nan
+        if not same:
+            perms = [
+                f_statistic(values, rng.permutation(groups)) for _ in range(PERMUTATIONS // 10)
+            ]
+            p = float((np.sum(np.asarray(perms) >= f - 1e-12) + 1) / (len(perms) + 1))
+        summary.append({
+            "algorithm": algorithm, "runs": len(part), "threads": part["threads"].nunique(),
+            "identical_across_tpb_per_run": same, "f_tpb": f, "f_permutation_p": p,
+        })  # fmt: skip
+    return pd.DataFrame(rows), pd.DataFrame(summary)
+
+
+def table7_full(full: pd.DataFrame, timing: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for algorithm, part in full.groupby("algorithm"):
+        clean = timing[(timing["algorithm"] == algorithm) & (timing["n"] == part["n"].iloc[0])]
+        ms = clean.set_index("threads")["ms_per_step_median"]
+        ref = part.set_index("threads").loc[REFERENCE_TPB]
+        p_ref = catalog.performance(ref["rmse_x"], ref["rmse_y"])
+        for _, r in part.sort_values("threads").iterrows():
+            t = int(r["threads"])
+            paper = catalog.PUBLISHED_TABLE7.get(t, (math.nan, math.nan))
+            rows.append({
+                "algorithm": algorithm, "n": int(r["n"]), "threads": t, "steps": int(r["steps"]),
+                "rmse_x": r["rmse_x"], "rmse_y": r["rmse_y"],
+                "rmse_norm": math.hypot(r["rmse_x"], r["rmse_y"]),
+                "bias_x": r["bias_x"], "bias_y": r["bias_y"], "ms_clean": ms.get(t, math.nan),
+                "cpm_vs_160": catalog.cpm(catalog.performance(r["rmse_x"], r["rmse_y"]),
+                                          ms.get(t, math.nan), p_ref, ms.get(REFERENCE_TPB)),
+                "paper_rmse_x": paper[0], "paper_rmse_y": paper[1],
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def components(cells: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for regime, part in cells.groupby("regime"):
+        joint = part[part["filter"] == "d3"].set_index("trajectory")["rmse_norm"]
+        each = part[part["filter"] == "d3-each"].set_index("trajectory")["rmse_norm"]
+        both = joint.index.intersection(each.index)
+        d = (each.loc[both] - joint.loc[both]).to_numpy()
+        mean, half = regimes.t_interval(d)
+        rows.append({
+            "regime": regime, "n": int(part["n"].iloc[0]), "trajectories": both.size,
+            "d3_rmse_norm_mean": joint.loc[both].mean(),
+            "d3_each_rmse_norm_mean": each.loc[both].mean(),
+            "d_each_minus_joint": mean, "ci": half, "each_lower_in": int((d < 0).sum()),
+            "level": regimes.LEVEL,
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 def regime_bins(path: Path, ends=(10.0, 200.0, 350.0)) -> pd.DataFrame:
     e = pd.read_csv(path)
     e = e[e["t"].isin(ends)].copy()
@@ -246,6 +341,7 @@ def main(argv=None) -> None:
     p.add_argument("--cpu", type=Path, default=RESULTS / "cpu_baselines.csv")
     p.add_argument("--out", type=Path, default=RESULTS / "gpu" / "tables")
     p.add_argument("--n", type=int, default=catalog.CPM_N, help="Table 7 / Fig 10's N")
+    p.add_argument("--n1000", type=Path, default=RESULTS / "regimes_n1000" / "cells.csv")
     args = p.parse_args(argv)
     timing = pd.read_csv(args.gpu / "timing.csv")
     cpu = pd.read_csv(args.cpu)
@@ -258,7 +354,12 @@ def main(argv=None) -> None:
         "table6_summary": table6_summary(t6), "table7_cpm": t7, "table7_summary": t7s,
         "fig10": f10, "fig10_summary": f10s,
         "regimes_n50000_bins": regime_bins(args.gpu / "regimes" / "error_vs_time.csv"),
+        "table7_360s": table7_full(pd.read_csv(args.gpu / "table7_360s.csv"), timing),
+        "components_n1000": components(pd.read_csv(args.n1000)),
     }  # fmt: skip
+    outputs["spread"], outputs["spread_summary"] = spread_tables(
+        pd.read_csv(args.gpu / "spread.csv")
+    )
     for name, frame in outputs.items():
         frame.to_csv(args.out / f"{name}.csv", index=False, float_format="%.6g")
         print(f"# wrote {args.out / name}.csv")

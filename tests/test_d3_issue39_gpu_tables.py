@@ -98,3 +98,59 @@ def test_spearman_negative_control(monkeypatch):
     rho, p = tables.spearman(x, -x, rng)
     assert rho == pytest.approx(-1.0) and p < 0.01
     assert not math.isnan(rho)
+
+
+def test_f_statistic_matches_the_hand_computed_anova():
+    """Groups (1, 2, 3) and (4, 5, 6): between MS 13.5 / 1, within MS 4 / 4."""
+    values = np.array([1.0, 2, 3, 4, 5, 6])
+    groups = np.array([0, 0, 0, 1, 1, 1])
+    assert tables.f_statistic(values, groups) == pytest.approx(13.5)
+
+
+def _spread(shift: float) -> pd.DataFrame:
+    """8 runs at each of 4 TPB: ours the same RMSE at every TPB of a run; the
+    paper's with noise (fixed seed) plus ``shift`` times the TPB's index."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for t_index, t in enumerate((160, 556, 736, 1024)):
+        for r in range(8):
+            rows.append(
+                {
+                    "algorithm": "ours",
+                    "n": 50000,
+                    "threads": t,
+                    "run": r,
+                    "rmse_x": 0.3 + 0.01 * r,
+                    "rmse_y": 0.3,
+                    "ms_per_step_median": 0.07,
+                }
+            )
+            rows.append({"algorithm": "paper", "n": 50000, "threads": t, "run": r,
+                         "rmse_x": 0.3 + rng.normal(0, 0.01) + shift * t_index, "rmse_y": 0.3,
+                         "ms_per_step_median": 2.7 + 0.001 * t})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_spread_finds_a_tpb_effect_only_where_there_is_one():
+    rows, summary = tables.spread_tables(_spread(shift=0.05))
+    s = summary.set_index("algorithm")
+    assert bool(s.loc["ours", "identical_across_tpb_per_run"])
+    assert math.isnan(s.loc["ours", "f_tpb"])
+    assert s.loc["paper", "f_permutation_p"] < 0.01  # a shift of 5 noise sds per TPB step
+    assert set(rows["runs"]) == {8}
+    # negative control: no shift, no effect found at the 1 % level
+    _, null = tables.spread_tables(_spread(shift=0.0))
+    assert null.set_index("algorithm").loc["paper", "f_permutation_p"] > 0.01
+
+
+def test_components_pairs_each_with_joint_by_trajectory():
+    cells = pd.DataFrame({
+        "regime": ["ours"] * 6, "n": [1000] * 6, "trajectory": [0, 1, 2, 0, 1, 2],
+        "filter": ["d3"] * 3 + ["d3-each"] * 3,
+        "rmse_norm": [0.40, 0.41, 0.39, 0.30, 0.32, 0.28],
+    })  # fmt: skip
+    row = tables.components(cells).iloc[0]
+    assert row["d_each_minus_joint"] == pytest.approx(-0.1)
+    assert row["each_lower_in"] == 3 and row["trajectories"] == 3
+    half = tables.regimes.t_quantile(0.995, 2) * np.std([-0.1, -0.09, -0.11], ddof=1) / np.sqrt(3)
+    assert row["ci"] == pytest.approx(half)

@@ -11,7 +11,7 @@ import pytest
 
 import pfresample as pr
 from pfresample.backend import cuda_device
-from pfresample.filters import run_d3
+from pfresample.filters import D3_OPTIONS
 from pfresample.models import LinearGaussianModel, UuvModel
 from pfresample.resampling.registry import REGISTRY
 
@@ -109,19 +109,22 @@ def test_same_seed_same_run():
 
 def test_auto_backend_runs_on_the_cpu_and_cuda_says_why_not():
     assert pr.run_filter(MODEL, Y, 32, "systematic", seed=1, backend="auto").backend == "cpu"
-    with pytest.raises(NotImplementedError, match="runs on the CPU"):
+    # no GPU filter runs a user's model through these kernels: "cuda" says so, or,
+    # without a device, the resolver says that
+    with pytest.raises((NotImplementedError, RuntimeError), match="no GPU filter|no CUDA device"):
         pr.run_filter(MODEL, Y, 32, "systematic", seed=1, backend="cuda")
     with pytest.raises(ValueError, match="backend must be one of"):
         pr.run_filter(MODEL, Y, 32, "systematic", seed=1, backend="gpu")
 
 
 @pytest.mark.skipif(cuda_device() is not None, reason="a GPU is visible: auto takes it")
-def test_run_d3_auto_falls_back_to_the_cpu_without_a_gpu():
+def test_d3_auto_falls_back_to_the_cpu_without_a_gpu():
     model = UuvModel(duration=0.2)
     _, y = model.simulate(1)
-    assert run_d3(model, y, 32, 1, backend="auto").estimates.shape == (20, 2)
+    run = pr.run_filter(model, y, 32, "d3", seed=1, backend="auto", **D3_OPTIONS)
+    assert run.backend == "cpu" and run.estimates.shape == (20, 2)
     with pytest.raises(RuntimeError, match="no CUDA device"):
-        run_d3(model, y, 32, 1, backend="cuda")
+        pr.run_filter(model, y, 32, "d3", seed=1, backend="cuda", **D3_OPTIONS)
 
 
 def test_bad_input_names_the_problem():

@@ -25,6 +25,69 @@ MAX_RADIX = 256  # Güldaş §4.3.2: "we set the maximum radix sequence to 256"
 
 
 @dataclass(frozen=True)
+class FilterResult:
+    """One run of ``filters.engine.run_filter`` over T steps.
+
+    ``estimates[k - 1]``: SUM_i W_k^i x_k^i, the posterior mean before step
+    k's resampling ((T,) for a scalar state, (T, d) for a vector one);
+    ``ess`` and ``resampled``: each step's ESS before resampling and whether
+    it resampled; ``stages``: the stages of an adaptive resampler that ran
+    (``gate="stages"``; else 1 where it resampled, 0 where not);
+    ``log_likelihood``: the estimate of log p(z_1:T), the sum of
+    ``log_likelihood_steps`` (log Z_k); ``stage_seconds`` (T, 4): the wall
+    time of the four stages of the module docstring (``STAGES``; NaN where a
+    GPU filter times the run whole), ``total_seconds`` their sum (on the
+    GPU: the device time of the run), ``wall_seconds`` the host's clock
+    around the loop; ``B``: each step's B (``NO_B`` for a method without);
+    ``backend`` and ``device``: where it ran.
+
+    Asked for: ``resampled_estimates`` (the estimate after each step's
+    resampling: the mean of the particles, or their carried-weight mean),
+    ``distinct``, ``lineages`` and ``resampled_cov`` (``diagnostics``: the
+    distinct ancestors of each resampling, the initial particles still
+    represented, the covariance of the resampled particles), ``snapshot``
+    (the particles after step ``snapshot_step``), ``particles`` and
+    ``log_weights`` (``keep_particles``: the last step's, before its
+    resampling when it did not resample). GPU runs also give
+    ``device_seconds`` and ``chunk_seconds`` (the D3 filter's replays)."""
+
+    method: str
+    n: int
+    seed: int
+    estimates: np.ndarray
+    ess: np.ndarray
+    resampled: np.ndarray
+    log_likelihood: float
+    log_likelihood_steps: np.ndarray
+    stage_seconds: np.ndarray
+    wall_seconds: float
+    backend: str
+    device: str
+    total_seconds: float = math.nan
+    B: np.ndarray | None = None
+    stages: np.ndarray | None = None
+    resampled_estimates: np.ndarray | None = None
+    distinct: np.ndarray | None = None
+    lineages: np.ndarray | None = None
+    resampled_cov: np.ndarray | None = None
+    snapshot: np.ndarray | None = None
+    particles: np.ndarray | None = None
+    log_weights: np.ndarray | None = None
+    device_seconds: float | None = None
+    chunk_seconds: tuple = ()
+
+    @property
+    def stage_totals(self) -> np.ndarray:
+        """Seconds per stage, summed over the time steps (shape (4,))."""
+        return self.stage_seconds.sum(axis=0)
+
+    @property
+    def stage_shares(self) -> np.ndarray:
+        """Each stage's percentage of the total time (as Dülger's Tables 5.1, 6.2)."""
+        return 100.0 * self.stage_totals / self.total_seconds
+
+
+@dataclass(frozen=True)
 class SirResult:
     """The outcome of :func:`run_sir` over T time steps.
 
@@ -56,6 +119,7 @@ class SirResult:
     distinct: np.ndarray | None = None
     lineages: np.ndarray | None = None
     resampled_cov: np.ndarray | None = None
+    log_likelihood_steps: np.ndarray | None = None  # the GPU graph's log Z_k
 
     @property
     def stage_totals(self) -> np.ndarray:

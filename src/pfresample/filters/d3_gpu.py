@@ -45,7 +45,7 @@ import numpy as np
 
 from ..constants import EPSILON_FILTER
 from ..cuda import d3 as cuda_d3
-from ..cuda import geometry, kernels, workspace
+from ..cuda import geometry, kernels, stats, workspace
 from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
 from .common import GPU_STATE_DTYPE, D3Run, graph_inputs
@@ -104,11 +104,7 @@ class D3FilterGraph:
         # The statistics record of w~ that the resampler reads: the sum is the
         # filter's (weight_total), the maximum 1 (w~ = exp(0) at the maximum),
         # no scaling (w~ <= 1), no bad entry.
-        ws = workspace.Workspace(n)
-        ws.stats[workspace.STAT_MAX] = 1.0
-        ws.stats[workspace.STAT_BAD] = n
-        ws.stats[workspace.STAT_SCALE] = 1.0
-        ws.max = 1.0
+        ws = stats.with_known_statistics(workspace.Workspace(n), stats.known_statistics(n))
         self.ancestors = cupy.empty((1, n), dtype=np.int32)
         self.strides = cupy.empty(n, dtype=np.int32)
         self.l_ = cupy.empty(n, dtype=np.int32)
@@ -134,7 +130,7 @@ class D3FilterGraph:
         tpb = self.step_threads  # None: ours, the kernels' own sizes
         args = (x, self.log_w, np.uint32(n), self.noise_key, self.step, self.table, self.z)
         args += (f(model.obs_mean), f(model.particle_sd), f(1.0 / model.obs_var), self.top)
-        total = self.call.ws.stats[workspace.STAT_SUM : workspace.STAT_SUM + 1]
+        total = stats.sum_slot(self.call.ws.stats)
         weights = (self.log_w, self.top, self.w_tilde, np.int64(n), self.sums, self.tickets[0:1])
         estimate = (self.w_tilde, x, np.int64(n), total)
         prior = (x, np.int64(n), self.previous, self.step, self.table, self.sums)

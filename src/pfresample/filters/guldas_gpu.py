@@ -39,6 +39,7 @@ import numpy as np
 from ..cuda import geometry, workspace
 from ..cuda.butterfly import Gates, ess_gate
 from ..cuda.kernels import NULL
+from ..cuda.stats import sum_slot
 from ..models.bimodal import BimodalModel
 from ..models.volatility import BETA
 from ..radix import default_radix
@@ -155,7 +156,7 @@ class BootstrapGraph(_GuldasGraph):
 
     def _step(self, k: int, x, x_next) -> None:
         n = self.n
-        total = self.stats[k, workspace.STAT_SUM : workspace.STAT_SUM + 1]
+        total = sum_slot(self.stats[k])
         ess_gate(self.w_tilde, 0, n, 1, WEIGHT_DTYPE, self.gate_parts, self.gate_ticket,
                  ess=self.ess[k : k + 1], total=total)  # fmt: skip
         self._resample(k)

@@ -44,8 +44,8 @@ filter, and their RMSEs agree within the spread of runs
 
 from __future__ import annotations
 
-import copy
 import hashlib
+import math
 import time
 from collections import OrderedDict
 
@@ -178,20 +178,11 @@ def device_twin(model):
     return None
 
 
-def enqueue_resampler(call, m, kw: dict, params: dict, **extra):
-    """A filter step's resampling by the registry method ``m`` on the
-    filter's w~ (``call``): B or the statistics where the method reads them,
-    then its kernels (``extra``: more keyword arguments of its launcher).
-    A comparison-based method reads the filter's own statistics record of
-    w~ (its sum from the filter's stage 2, its maximum 1), so only B is
-    computed; the others compute what they read, as on their own. Returns
-    what the launcher returns."""
-    if m.comparison_based:
-        if stats.device_chooses_B(m, kw):
-            stats.enqueue_B(call, m, params)
-    elif run.needs_stats(m, kw):
-        stats.enqueue_inputs(m, call, kw, params)
-    return m.gpu(call, **kw, **extra)
+# A filter step's resampling by the registry method on the filter's w~: a
+# comparison-based method reads the filter's own statistics record of w~ (its
+# sum from stage 2, its maximum 1), so only B is computed; the others compute
+# what they read, as on their own (cuda.stats).
+enqueue_resampler = run.enqueue_with_known_statistics
 
 
 def _timing_record(event, stream) -> None:
@@ -233,10 +224,7 @@ class FilterGraph:
         # is stage 2's; the maximum is 1, since w~ = exp(log w - max log w)
         # is exp(0) = 1 exactly at the maximum; no entry is bad (a NaN or
         # infinite estimate raises after the run).
-        self.stats = cupy.zeros((steps, workspace.STAT_COUNT), dtype=np.float64)
-        self.stats[:, workspace.STAT_MAX] = 1.0
-        self.stats[:, workspace.STAT_BAD] = n
-        self.stats[:, workspace.STAT_SCALE] = 1.0  # w~ <= 1: no scaling (sums.stats_scale)
+        self.stats = stats.known_statistics(n, steps)
         self.estimates = cupy.empty((steps, rows), dtype=np.float64)
         self.sums = cupy.empty(rows * parts, dtype=np.float64)  # partials of stages 2 and 3
         self.tickets = cupy.zeros(2, dtype=np.uint32)
@@ -302,13 +290,10 @@ class FilterGraph:
         a comparison-based method reads the step's statistics record, and a
         B chosen on the device goes straight into ``used_B[k]`` (no copy
         node a step)."""
-        step_ws = copy.copy(workspace.workspace(self.n))
-        if self.m.comparison_based:
-            step_ws.stats = self.stats[k]
-        step_ws.max = 1.0  # w~ = exp(log w - max log w) <= 1, exactly 1 at the maximum
-        if self.device_B:
-            step_ws.b = self.used_B[k : k + 1]
-        return step_ws
+        ws = workspace.workspace(self.n)
+        record = self.stats[k] if self.m.comparison_based else ws.stats
+        b = self.used_B[k : k + 1] if self.device_B else None
+        return stats.with_known_statistics(ws, record, b=b)
 
     def _record_mark(self, event) -> None:
         """``event`` recorded once the work enqueued so far is done, as a
@@ -347,7 +332,7 @@ class FilterGraph:
             x, x_next = self.x[k % 2], self.x[(k + 1) % 2]
             top, total = (
                 self.top[k : k + 1],
-                self.stats[k, workspace.STAT_SUM : workspace.STAT_SUM + 1],
+                stats.sum_slot(self.stats[k]),
             )
             mark(k, 0)
             z = self.z[mz * k : mz * (k + 1)]
@@ -456,7 +441,28 @@ class FilterGraph:
             wall,
             used_B,
             backend="cuda",
+            log_likelihood_steps=self.log_likelihood_steps(),
         )
+
+    def log_likelihood_steps(self) -> np.ndarray:
+        """log Z_k of the last replay (``filters.engine``'s estimator), from
+        what the steps already keep: each step's maximum log-weight m_k
+        (``top``, ordered as ``reduce.cuh``'s to_ordered) and the float64 sum
+        of w~ = exp(log w - m_k) (the statistics record's sum). The filter
+        resamples every step, so log w is the step's log-likelihood and
+        log Z_k = m_k + log SUM w~ - log N."""
+        top = from_ordered(self.top.get(stream=self.stream))
+        sums = self.stats[:, workspace.STAT_SUM].get(stream=self.stream)
+        with np.errstate(divide="ignore"):
+            return top.astype(np.float64) + np.log(sums) - math.log(self.n)
+
+
+def from_ordered(keys: np.ndarray) -> np.ndarray:
+    """float32 values of ``reduce.cuh``'s to_ordered keys (its from_ordered on
+    the host): the sign bit set marks a non-negative float."""
+    keys = np.asarray(keys, dtype=np.uint32)
+    bits = np.where(keys & np.uint32(0x80000000), keys & np.uint32(0x7FFFFFFF), ~keys)
+    return bits.astype(np.uint32).view(np.float32)
 
 
 _GRAPHS: OrderedDict = OrderedDict()

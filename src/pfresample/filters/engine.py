@@ -204,8 +204,10 @@ def run_filter(
 
     ``backend``: "cpu", "cuda" or "auto" (``backend.resolve_backend``): on
     the GPU the engine runs the fused filter that implements this model,
-    resampler and options (``filters.gpu``), or the CPU ("auto") when none
-    does; "cuda" without one raises, naming what is missing."""
+    resampler and options (``filters.gpu``); else, for a model written
+    against the array module it is handed (``array_generic = True``, or any
+    model with "cuda"), this loop on CuPy arrays (``filters.device``); else
+    the CPU ("auto"), or, with "cuda", an error naming what is missing."""
     check_model(model)
     m = get_method(resampler)
     kw, own = _split_params(m, params)
@@ -242,9 +244,12 @@ def run_filter(
     )  # fmt: skip
     if backend != "cpu":
         options["stage_times"] = stage_times
-        from . import gpu
+        from . import device, gpu
 
         runner = gpu.fused_filter(model, m, n, kw, own, options)
+        generic = backend == "cuda" or getattr(model, "array_generic", False)
+        if runner is None and generic and device.applies(model, m, own, options):
+            runner = device.runner(options)
         if resolve_backend(backend, runner is not None or backend == "cuda") == "cuda":
             if runner is None:
                 raise NotImplementedError(gpu.why_not(model, m, kw, own, options))

@@ -49,6 +49,7 @@ from ..cuda import geometry, kernels, stats, workspace
 from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
 from .common import GPU_STATE_DTYPE, D3Run, graph_inputs
+from .graph import GraphRunner, check_finite, kept
 from .sir_gpu import THREADS, enqueue_resampler
 
 CHUNK = 100  # steps a replayed graph holds (even: the two state buffers alternate)
@@ -65,9 +66,10 @@ def _launch(module: str, name: str, n: int, args: tuple, grid: int | None = None
     kernels.kernel(module, name)((grid,), (threads,), args)
 
 
-class D3FilterGraph:
+class D3FilterGraph(GraphRunner):
     """The buffers and kernels of one (model, method, N, T, D3 options);
-    :meth:`run` runs the filter for one seed and one set of measurements."""
+    :meth:`run` runs the filter for one seed and one set of measurements
+    (the graph runner's stream, inputs and capture: ``filters.graph``)."""
 
     def __init__(self, model, m, n: int, steps: int, noise: str, cdf: str, threads,
                  threads_scope: str = "d3"):  # fmt: skip
@@ -97,7 +99,7 @@ class D3FilterGraph:
         table = np.stack([f[:, 0, 1], f[:, 1, 0], b[:, 0], b[:, 1]], axis=1)
         self.table = cupy.asarray(table.astype(np.float32).ravel())
         # The run's inputs (common.graph_inputs): noise key, a key a step, measurements.
-        self.inputs = cupy.zeros(2 + 2 * steps + 2 * steps, dtype=np.uint32)
+        self.open(2 + 2 * steps + 2 * steps)
         self.noise_key = self.inputs[:2]
         self.keys = self.inputs[2 : 2 + 2 * steps]
         self.z = self.inputs[2 + 2 * steps :].view(np.float32)
@@ -117,8 +119,6 @@ class D3FilterGraph:
         self.kw = {}
         if m.output == "ancestors":
             self.kw = kernel_arguments(m, n, 4, None, None, check_params(m, self.params))
-        self.stream = cupy.cuda.Stream(non_blocking=True)
-        self.graph = None
         self.snapshot_step = None
 
     def _step(self, k: int) -> None:
@@ -184,13 +184,12 @@ class D3FilterGraph:
 
     def _capture(self, first: int) -> None:
         """Capture CHUNK steps from step ``first`` (even) as the graph."""
-        self.stream.begin_capture()
-        try:
+
+        def chunk() -> None:
             for j in range(CHUNK):
                 self._step(first + j)
-        finally:
-            self.graph = self.stream.end_capture()
-        self.graph.upload(self.stream)
+
+        self.graph = self.capture(chunk)
 
     def run(self, y, seed: int, snapshot_step: int | None) -> D3Run:
         import cupy
@@ -201,7 +200,7 @@ class D3FilterGraph:
         start_event, end_event = cupy.cuda.Event(), cupy.cuda.Event()
         chunked = self.steps >= 2 + CHUNK
         with self.stream:
-            self.inputs.set(host, stream=self.stream)
+            self.set_inputs(host)
             if chunked and self.graph is None:
                 # Before the clocks start: two eager steps (every kernel compiled, every
                 # buffer made) and the capture of the graph; the run then starts afresh.
@@ -235,11 +234,7 @@ class D3FilterGraph:
             1e-3 * cupy.cuda.get_elapsed_time(a, b) for a, b in zip(marks, marks[1:], strict=False)
         ) if chunked else ()  # fmt: skip
         estimates = self.estimates.get()
-        bad = np.flatnonzero(~np.isfinite(estimates).all(axis=1))
-        if bad.size:
-            raise FloatingPointError(
-                f"the GPU D3 filter's estimate is not finite from step {int(bad[0]) + 1} on"
-            )
+        check_finite(estimates, "the GPU D3 filter's estimate is not finite from step {step} on")
         snapshot = None if snapshot_step is None else self.snapshot.get().T.astype(np.float64)
         seconds = np.full(3, np.nan)  # no marks between the stages: the run is timed whole
         return D3Run(
@@ -295,5 +290,5 @@ def run_d3_gpu(
         )
     key = (cupy.cuda.Device().id, model, m.name, n, steps, noise, cdf, threads, threads_scope)
     make = lambda: D3FilterGraph(model, m, n, steps, noise, cdf, threads, threads_scope)  # noqa: E731
-    graph = workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
+    graph = kept(_GRAPHS, key, make, GRAPHS_KEPT)
     return graph.run(y, seed, snapshot_step)

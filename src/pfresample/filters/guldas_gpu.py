@@ -36,7 +36,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..cuda import geometry, workspace
+from ..cuda import geometry
 from ..cuda.butterfly import Gates, ess_gate
 from ..cuda.kernels import NULL
 from ..cuda.stats import sum_slot
@@ -55,6 +55,7 @@ from .common import (
     resampling_period,
     stop_iteration,
 )
+from .graph import check_finite, kept
 from .sir_gpu import WEIGHT_DTYPE, FilterGraph, _launch
 
 GRAPHS_KEPT = 4
@@ -140,11 +141,7 @@ class _GuldasGraph(FilterGraph):
 
     def results(self) -> tuple[np.ndarray, np.ndarray]:
         estimates = self.estimates.get(stream=self.stream)[:, 0]
-        bad = np.flatnonzero(~np.isfinite(estimates))
-        if bad.size:
-            raise FloatingPointError(
-                f"the GPU filter's estimate is not finite from step {int(bad[0]) + 1} on"
-            )
+        check_finite(estimates, "the GPU filter's estimate is not finite from step {step} on")
         return estimates, self.ess.get(stream=self.stream)
 
 
@@ -222,7 +219,7 @@ def _graph(kind, model, m, n: int, steps: int, kw: dict, params: dict, *extra):
         make = lambda: kind(m, n, steps, kw, params, *extra)  # noqa: E731
     else:
         make = lambda: kind(model, m, n, steps, kw, params, *extra)  # noqa: E731
-    return workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
+    return kept(_GRAPHS, key, make, GRAPHS_KEPT)
 
 
 def _arguments(m, n: int, params: dict) -> tuple[dict, dict]:

@@ -57,6 +57,7 @@ from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
 from . import sir_fused
 from .common import GPU_STATE_DTYPE, NO_B, STAGES, SirResult, graph_inputs
+from .graph import GraphRunner, check_finite, kept
 
 WEIGHT_DTYPE = np.float32  # the resamplers' default (api.resample)
 THREADS = geometry.REDUCE_THREADS  # every kernel of models.cu and filter.cu (block reductions)
@@ -192,10 +193,11 @@ def _timing_record(event, stream) -> None:
         raise RuntimeError(f"cuEventRecordWithFlags failed (CUresult {rc})")
 
 
-class FilterGraph:
+class FilterGraph(GraphRunner):
     """T steps of the filter for one (model, method, N, B rule), captured as
     a CUDA graph over buffers it owns (by the first :meth:`run`); :meth:`run`
-    replays it for one seed and one set of measurements."""
+    replays it for one seed and one set of measurements. Its stream, inputs
+    and capture are the graph runner's (``filters.graph``)."""
 
     eager_steps = 1  # steps of the eager run before the capture: one of each kernel
 
@@ -232,7 +234,7 @@ class FilterGraph:
         self.used_B = cupy.full(steps, self.fixed_B, dtype=np.int32)
         # A run's inputs, one buffer: noise key (2), resampling keys (2 per
         # step), then the measurements as float32.
-        self.inputs = cupy.zeros(2 + 2 * steps + steps * twin.measurement_size, dtype=np.uint32)
+        self.open(2 + 2 * steps + steps * twin.measurement_size)
         self.noise_key = self.inputs[:2]
         self.z = self.inputs[2 + 2 * steps :].view(np.float32)
         self.ancestors = cupy.empty((1, n), dtype=np.int32)
@@ -258,10 +260,8 @@ class FilterGraph:
         self.timed = timed
         marks = steps * len(STAGES) + 1 if timed else 2
         self.marks = [cupy.cuda.Event() for _ in range(marks)]
-        self.stream = cupy.cuda.Stream(non_blocking=True)
         self.side = cupy.cuda.Stream(non_blocking=True)  # the marks' branch
         self._fork, self._join = (cupy.cuda.Event(disable_timing=True) for _ in range(2))
-        self.graph = None  # captured by the first run (_capture)
 
     def _capture(self) -> None:
         """Capture the T steps as the graph, after one eager step: the eager
@@ -273,17 +273,16 @@ class FilterGraph:
         scenario 2 at N = 2^22, Metropolis's first call had not finished
         after 75 s (0.6 s now), and a Rejection cell of 160 runs of 0.2 s
         took 785 s.)"""
-        with self.stream:
-            self._enqueue(self.eager_steps, marks=False)
-            self.stream.synchronize()
-            self.stream.begin_capture()
-            try:
-                self._enqueue(self.steps, marks=True)
-                self._join.record(self.side)  # the branch rejoins before the graph ends
-                self.stream.wait_event(self._join)
-            finally:
-                self.graph = self.stream.end_capture()
-            self.graph.upload(self.stream)
+
+        def rejoin() -> None:  # the marks' branch rejoins before the graph ends
+            self._join.record(self.side)
+            self.stream.wait_event(self._join)
+
+        self.graph = self.capture(
+            lambda: self._enqueue(self.steps, marks=True),
+            eager=lambda: self._enqueue(self.eager_steps, marks=False),
+            finish=rejoin,
+        )
 
     def _step_workspace(self, k: int):
         """The workspace of step k's resampling: the shared one, except that
@@ -381,7 +380,7 @@ class FilterGraph:
 
     def upload(self, host: np.ndarray) -> None:
         """``host_inputs`` on the device; the graph is captured by the first upload."""
-        self.inputs.set(host, stream=self.stream)
+        self.set_inputs(host)
         if self.graph is None:
             self._capture()
 
@@ -420,13 +419,11 @@ class FilterGraph:
         estimates = self.estimates.get(stream=self.stream)
         if self.twin.rows == 1:
             estimates = estimates[:, 0]
-        bad = np.flatnonzero(~np.isfinite(estimates.reshape(steps, -1)).all(axis=1))
-        if bad.size:
-            raise FloatingPointError(
-                f"the GPU filter's estimate is not finite from step {int(bad[0]) + 1} on "
-                "(a log-likelihood was NaN or +inf, every weight underflowed, or a state "
-                "overflowed)"
-            )
+        check_finite(
+            estimates,
+            "the GPU filter's estimate is not finite from step {step} on (a log-likelihood was "
+            "NaN or +inf, every weight underflowed, or a state overflowed)",
+        )
         if self.device_B:
             used_B = self.used_B.get(stream=self.stream).astype(np.int64)
         else:  # known on the host: no second copy back
@@ -485,7 +482,7 @@ def filter_graph(
     rule = tuple(sorted((k, plain(v)) for k, v in {**kw, **params}.items()))
     key = (cupy.cuda.Device().id, model, m.name, n, steps, rule, timed)
     make = lambda: FilterGraph(model, m, n, steps, kw, params, timed)  # noqa: E731
-    return workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
+    return kept(_GRAPHS, key, make, GRAPHS_KEPT)
 
 
 def run_sir_gpu(

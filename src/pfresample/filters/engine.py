@@ -392,12 +392,17 @@ def _run_cpu(
                     w_d3 = weights_of_columns(model.log_likelihood_components(y[k], x))
                 x = resample_d3(x, w_d3, prior, seed=int(draw_seeds[k]), backend="cpu",
                                 components=components, **d3_kw)  # fmt: skip
-            elif cellular:
+            elif cellular and not (ar.carry_normalised and set(own) <= {"radius"}):
+                # the CPF's own resampling from the log-likelihoods (Gelencsér-Horváth
+                # et al., Fig 6; resampling.cellular.cellular_log); the engine's default
+                # arithmetic hands the registry's cellular resampler W, as any method
                 k0, k1 = seed_keys([int(draw_seeds[k])])
                 ancestors = cellular_log(lw, (k0[0], k1[0]), radius, dtype=np.dtype(precision),
                                          divide=neighbourhood == "divide")  # fmt: skip
                 x = x[ancestors]
             else:
+                if cellular:
+                    kw = {"radius": radius}
                 b = _choose_B(m, w_in, kw)
                 call = {key: v for key, v in kw.items() if key not in ("B", "epsilon", "ssd_table")}
                 ancestors = resample(w_in, m.name, seed=int(draw_seeds[k]), B=b, backend="cpu",

@@ -69,7 +69,7 @@ def _filter_rows(run, label: str, methods, n: int, runs: int, info: dict, **kw) 
         results = [
             run(model, y, n, method, seed=s, backend="cuda", **kw) for s in range(1, runs + 1)
         ]
-        ms = statistics.median(1e3 * r.wall_seconds for r in results)
+        ms = statistics.median(1e3 * r.total_seconds for r in results)
         stages = np.concatenate([r.stages for r in results])
         rows.append({**info, "filter": label, "method": method, "n": n, "median_ms": ms,
                      "runs": runs, "resampled_share": float((stages > 0).mean()),

@@ -49,7 +49,7 @@ def _guldas(run, radix):
         radix = default_radix(run.n) if run.method.startswith("butterfly") else (run.n,)
     return SimpleNamespace(
         estimates=run.resampled_estimates, ess=run.ess, stages=run.stages,
-        level=interaction_level(run.stages, radix), seconds=run.wall_seconds,
+        level=interaction_level(run.stages, radix), seconds=run.total_seconds,
     )  # fmt: skip
 
 

@@ -142,8 +142,9 @@ def test_bad_input_names_the_problem():
         pr.run_filter(MODEL, Y, 8, "systematic", seed=1, radius=3)
     with pytest.raises(ValueError, match="unknown|method"):
         pr.run_filter(MODEL, Y, 8, "no-such-method", seed=1)
-    with pytest.raises(ValueError, match="ess_threshold"):
-        pr.run_filter(MODEL, Y, 8, "systematic", seed=1, ess_threshold=1.5)
+    for bad in (-0.5, float("nan")):  # above 1 is every step (ESS <= N); below 0 is no tau
+        with pytest.raises(ValueError, match="ess_threshold"):
+            pr.run_filter(MODEL, Y, 8, "systematic", seed=1, ess_threshold=bad)
 
     class NanAtStep3(LinearGaussianModel):
         def log_likelihood(self, y, x):

@@ -2,7 +2,7 @@ import pickle
 import sys
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
-from cases_common import *
+from cases_common import b, bot, boty, by, g, gy, u, uy, v, vy  # noqa: E402
 
 from pfresample.filters import run_adaptive, run_bootstrap, run_cpf, run_d3, run_sir
 from pfresample.filters.smcem import expected_statistics

@@ -37,7 +37,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..cuda import geometry, kernels
-from .common import CpfRun, check_kernel, graph_inputs
+from .common import FilterResult, check_kernel, gpu_result, graph_inputs
 from .graph import GraphRunner, check_finite, kept
 
 GRAPHS_KEPT = 8  # a timing cell interleaves 2 kernels x 2 builds at one (N, r)
@@ -188,7 +188,7 @@ class CpfGraph(GraphRunner):
         """One eager run (loads the kernels), then the capture."""
         self.graph = self.capture(self._enqueue, eager=self._enqueue)
 
-    def run(self, y, seed: int) -> CpfRun:
+    def run(self, y, seed: int) -> FilterResult:
         """One run: upload, replay, download; the host's clock around all of it."""
         import cupy
 
@@ -213,10 +213,12 @@ class CpfGraph(GraphRunner):
         if self.twin.rows == 1:
             estimates = estimates[:, 0]
             weighted = None if weighted is None else weighted[:, 0]
-        return CpfRun(
-            self.n, self.radius, int(seed), estimates, device / self.steps, wall, backend="cuda",
-            weighted_estimates=weighted, precision=self.precision,
-            neighbourhood=self.neighbourhood,
+        # CPF_OPTIONS's record: the weighted mean before resampling (NaN when the
+        # steps did not write it) and the CPF's own estimate, the resampled mean
+        before = np.full_like(estimates, np.nan) if weighted is None else weighted
+        return gpu_result(
+            "cellular", self.n, seed, before, wall_seconds=wall, total_seconds=device,
+            resampled_estimates=estimates,
         )  # fmt: skip
 
 
@@ -245,7 +247,7 @@ def cpf_graph(
 def run_cpf_gpu(
     model, y, n: int, radius: int, seed: int, *, fast_math: bool = False,
     neighbourhood: str = "search", precision: str = "float64", weighted: bool = False,
-) -> CpfRun:  # fmt: skip
+) -> FilterResult:  # fmt: skip
     """:func:`pfresample.filters.run_cpf` on the GPU (``cpf_graph``'s replay)."""
     y = np.asarray(y, dtype=np.float64)
     graph = cpf_graph(model, n, radius, y.shape[0], fast_math, neighbourhood, precision, weighted)

@@ -48,7 +48,7 @@ from ..cuda import d3 as cuda_d3
 from ..cuda import geometry, kernels, stats, workspace
 from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
-from .common import GPU_STATE_DTYPE, D3Run, graph_inputs
+from .common import GPU_STATE_DTYPE, FilterResult, gpu_result, graph_inputs
 from .graph import GraphRunner, check_finite, kept
 from .sir_gpu import THREADS, enqueue_resampler
 
@@ -191,7 +191,7 @@ class D3FilterGraph(GraphRunner):
 
         self.graph = self.capture(chunk)
 
-    def run(self, y, seed: int, snapshot_step: int | None) -> D3Run:
+    def run(self, y, seed: int, snapshot_step: int | None) -> FilterResult:
         import cupy
 
         if snapshot_step != self.snapshot_step:
@@ -236,10 +236,10 @@ class D3FilterGraph(GraphRunner):
         estimates = self.estimates.get()
         check_finite(estimates, "the GPU D3 filter's estimate is not finite from step {step} on")
         snapshot = None if snapshot_step is None else self.snapshot.get().T.astype(np.float64)
-        seconds = np.full(3, np.nan)  # no marks between the stages: the run is timed whole
-        return D3Run(
-            self.m.name, self.n, int(seed), estimates, self.steps, snapshot, seconds, wall,
-            backend="cuda", device_seconds=device, chunk_seconds=chunks,
+        # no marks between the stages: the run is timed whole (NaN stage times)
+        return gpu_result(
+            self.m.name, self.n, seed, estimates, wall_seconds=wall, total_seconds=device,
+            snapshot=snapshot, device_seconds=device, chunk_seconds=chunks,
         )  # fmt: skip
 
 
@@ -259,7 +259,7 @@ def run_d3_gpu(
     snapshot_step,
     threads=None,
     threads_scope="d3",
-) -> D3Run:
+) -> FilterResult:
     """:func:`pfresample.filters.run_d3` on the GPU (``backend="cuda"``)."""
     import cupy
 

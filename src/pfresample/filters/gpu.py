@@ -24,13 +24,8 @@ the sum of w~); the other GPU filters give NaN.
 
 from __future__ import annotations
 
-import time
-
-import numpy as np
-
 from ..models.bimodal import BimodalModel
 from ..models.uuv import UuvModel
-from .common import FilterResult
 
 THREADS_SCOPES = ("d3", "step")
 
@@ -108,47 +103,23 @@ def why_not(model, m, kw: dict, own: dict, options: dict) -> str:
     )
 
 
-def _result(m, n, seed, estimates, *, steps, wall, total, stage_seconds=None, log_z=None,
-            **extra):  # fmt: skip
-    from ..backend import cuda_device
-
-    nan = np.full(steps, np.nan)
-    if stage_seconds is None:
-        stage_seconds = np.full((steps, 4), np.nan)
-    extra.setdefault("resampled", np.ones(steps, dtype=bool))
-    log_z = nan if log_z is None else np.asarray(log_z, dtype=np.float64)
-    return FilterResult(
-        method=m.name, n=n, seed=int(seed), estimates=estimates, ess=extra.pop("ess", nan),
-        log_likelihood=float(log_z.sum()), log_likelihood_steps=log_z, stage_seconds=stage_seconds,
-        wall_seconds=wall, backend="cuda", device=cuda_device() or "CUDA device",
-        total_seconds=total, **extra,
-    )  # fmt: skip
-
-
 def _cellular(model, y, n, m, seed, kw, own):
     from .cellular_gpu import run_cpf_gpu
 
-    run = run_cpf_gpu(model, y, n, int(own.get("radius", 1)), seed,
-                      fast_math=bool(own.get("fast_math", False)),
-                      neighbourhood=own.get("neighbourhood", "search"),
-                      precision=own.get("precision", "float64"), weighted=True)  # fmt: skip
-    steps = len(run.estimates)
-    return _result(m, n, seed, run.weighted_estimates, steps=steps, wall=run.wall_seconds,
-                   total=run.step_seconds * steps, resampled_estimates=run.estimates)  # fmt: skip
+    return run_cpf_gpu(model, y, n, int(own.get("radius", 1)), seed,
+                       fast_math=bool(own.get("fast_math", False)),
+                       neighbourhood=own.get("neighbourhood", "search"),
+                       precision=own.get("precision", "float64"), weighted=True)  # fmt: skip
 
 
 def _d3(options):
     def run(model, y, n, m, seed, kw, own):
         from .d3_gpu import run_d3_gpu
 
-        out = run_d3_gpu(model, y, n, seed, m=m, noise=own.get("noise", "eq5"),
-                         cdf=own.get("cdf", "prefix"), ess_threshold=None,
-                         snapshot_step=options["snapshot_step"], threads=own.get("threads"),
-                         threads_scope=own.get("threads_scope", "d3"))  # fmt: skip
-        steps = len(out.estimates)
-        return _result(m, n, seed, out.estimates, steps=steps, wall=out.wall_seconds,
-                       total=out.device_seconds, device_seconds=out.device_seconds,
-                       chunk_seconds=out.chunk_seconds, snapshot=out.snapshot)  # fmt: skip
+        return run_d3_gpu(model, y, n, seed, m=m, noise=own.get("noise", "eq5"),
+                          cdf=own.get("cdf", "prefix"), ess_threshold=None,
+                          snapshot_step=options["snapshot_step"], threads=own.get("threads"),
+                          threads_scope=own.get("threads_scope", "d3"))  # fmt: skip
 
     return run
 
@@ -159,20 +130,11 @@ def _guldas(options):
     def run(model, y, n, m, seed, kw, own):
         from .guldas_gpu import run_adaptive_gpu, run_bootstrap_gpu
 
-        start = time.perf_counter()
         if staged:
             params = {k: v for k, v in kw.items() if k != "radix"}
-            out = run_adaptive_gpu(model, y, n, m.name, seed, tau=options["ess_threshold"],
-                                   radix=kw.get("radix"), **params)  # fmt: skip
-        else:
-            out = run_bootstrap_gpu(model, y, n, m.name, seed, **kw)
-        wall = time.perf_counter() - start
-        steps = len(out.estimates)
-        # total_seconds: the device time of the run's graph (guldas_gpu's FilterRun.seconds)
-        return _result(m, n, seed, out.estimates, steps=steps, wall=wall,
-                       total=out.seconds, ess=out.ess, stages=out.stages,
-                       resampled=np.asarray(out.stages) > 0,
-                       resampled_estimates=out.estimates)  # fmt: skip
+            return run_adaptive_gpu(model, y, n, m.name, seed, tau=options["ess_threshold"],
+                                    radix=kw.get("radix"), **params)  # fmt: skip
+        return run_bootstrap_gpu(model, y, n, m.name, seed, **kw)
 
     return run
 
@@ -182,10 +144,6 @@ def _sir(options):
         from .sir_gpu import run_sir_gpu
 
         call = {k: kw[k] for k in ("B", "epsilon", "segment_bytes", "ssd_table") if k in kw}
-        out = run_sir_gpu(model, y, n, m, seed, stage_times=options["stage_times"], **call)
-        steps = len(out.estimates)
-        return _result(m, n, seed, out.estimates, steps=steps, wall=out.wall_seconds,
-                       total=out.total_seconds, stage_seconds=out.stage_seconds,
-                       B=out.B, log_z=out.log_likelihood_steps)  # fmt: skip
+        return run_sir_gpu(model, y, n, m, seed, stage_times=options["stage_times"], **call)
 
     return run

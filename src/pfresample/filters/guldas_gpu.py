@@ -30,7 +30,6 @@ for bit.
 
 from __future__ import annotations
 
-import math
 import time
 from collections import OrderedDict
 
@@ -49,7 +48,8 @@ from .common import (
     MAX_RADIX,
     SCHEMES,
     EmRun,
-    FilterRun,
+    FilterResult,
+    gpu_result,
     iteration_seed,
     m_step,
     resampling_period,
@@ -139,6 +139,17 @@ class _GuldasGraph(FilterGraph):
         self.replay(y, seed)
         return self.stage_seconds()[1]
 
+    def result(self, seed, estimates, ess, stages, seconds: float, wall: float) -> FilterResult:
+        """A run as ``BOOTSTRAP_OPTIONS``' / ``ADAPTIVE_OPTIONS``' record: the
+        estimate after resampling (§4.2.1) in ``estimates`` and
+        ``resampled_estimates``, the stages each step ran, the graph's device
+        time in ``total_seconds`` and the host's clock in ``wall_seconds``
+        (``adaptive.interaction_level`` gives Fig 4.11's level from the stages)."""
+        return gpu_result(
+            self.m.name, self.n, seed, estimates, wall_seconds=wall, total_seconds=seconds,
+            ess=ess, stages=stages, resampled=stages > 0, resampled_estimates=estimates,
+        )  # fmt: skip
+
     def results(self) -> tuple[np.ndarray, np.ndarray]:
         estimates = self.estimates.get(stream=self.stream)[:, 0]
         check_finite(estimates, "the GPU filter's estimate is not finite from step {step} on")
@@ -160,12 +171,12 @@ class BootstrapGraph(_GuldasGraph):
         self._gather(x, x_next)
         self._mean(None, x_next, k)
 
-    def run(self, y, seed: int) -> FilterRun:
+    def run(self, y, seed: int) -> FilterResult:
+        start = time.perf_counter()
         seconds = self.device_run(y, seed)
         estimates, ess = self.results()
         stages = np.full(self.steps, self.depth, dtype=np.int64)
-        level = np.full(self.steps, math.log2(self.n))
-        return FilterRun(self.m.name, self.n, int(seed), estimates, ess, level, stages, seconds)
+        return self.result(seed, estimates, ess, stages, seconds, time.perf_counter() - start)
 
     @property
     def depth(self) -> int:
@@ -197,12 +208,12 @@ class AdaptiveGraph(_GuldasGraph):
         self._gather(x, x_next, go=self.go[k, 0:1])
         self._mean(self.w_post, x_next, k)
 
-    def run(self, y, seed: int) -> FilterRun:
+    def run(self, y, seed: int) -> FilterResult:
+        start = time.perf_counter()
         seconds = self.device_run(y, seed)
         estimates, ess = self.results()
         stages = self.go.get(stream=self.stream).sum(axis=1).astype(np.int64)
-        level = np.array([math.log2(math.prod(self.radix[:s])) for s in stages])
-        return FilterRun(self.m.name, self.n, int(seed), estimates, ess, level, stages, seconds)
+        return self.result(seed, estimates, ess, stages, seconds, time.perf_counter() - start)
 
 
 _GRAPHS: OrderedDict = OrderedDict()
@@ -235,7 +246,7 @@ def _bimodal(model):
         )
 
 
-def run_bootstrap_gpu(model, y, n: int, method: str, seed: int, **params) -> FilterRun:
+def run_bootstrap_gpu(model, y, n: int, method: str, seed: int, **params) -> FilterResult:
     """:func:`pfresample.filters.run_bootstrap` on the GPU (``seconds``: the
     run's device time)."""
     _bimodal(model)
@@ -248,7 +259,7 @@ def run_bootstrap_gpu(model, y, n: int, method: str, seed: int, **params) -> Fil
 
 
 def run_adaptive_gpu(model, y, n: int, method: str, seed: int, *, tau: float, radix=None,
-                     **params) -> FilterRun:  # fmt: skip
+                     **params) -> FilterResult:  # fmt: skip
     """:func:`pfresample.filters.run_adaptive` on the GPU."""
     _bimodal(model)
     m = get_method(method)

@@ -26,7 +26,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..cuda import geometry, kernels
-from .common import GPU_STATE_DTYPE, NO_B, STAGES, SirResult, graph_inputs
+from .common import GPU_STATE_DTYPE, STAGES, FilterResult, gpu_result, graph_inputs
 from .graph import GraphRunner, check_finite, kept
 
 FAMILY = "fused.cu"
@@ -119,7 +119,7 @@ class FusedRun(GraphRunner):
         grid, block = (self.blocks,), (geometry.FUSED_THREADS,)
         launch(grid, block, args, stream=self.stream, enable_cooperative_groups=True)
 
-    def run(self, y, seed: int) -> SirResult:
+    def run(self, y, seed: int) -> FilterResult:
         """One run: the measurements ``y`` (T values) and the run's ``seed``
         (``derive_seeds``: the noise key and the resampling seeds), as
         ``FilterGraph.run``. ``stage_seconds`` holds the kernel's four
@@ -146,17 +146,10 @@ class FusedRun(GraphRunner):
             "the GPU filter's estimate is not finite from step {step} on (a log-likelihood was "
             "NaN or +inf, or a state overflowed)",
         )
-        return SirResult(
-            "systematic",
-            self.n,
-            int(seed),
-            estimates,
-            stage_seconds,
-            float(stage_seconds.sum()),
-            wall,
-            np.full(self.steps, NO_B, np.int64),
-            backend="cuda",
-        )
+        return gpu_result(
+            "systematic", self.n, seed, estimates, wall_seconds=wall,
+            total_seconds=float(stage_seconds.sum()), stage_seconds=stage_seconds,
+        )  # fmt: skip
 
 
 _RUNS: OrderedDict = OrderedDict()

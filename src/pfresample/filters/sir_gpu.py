@@ -56,7 +56,7 @@ from ..cuda import geometry, kernels, run, stats, workspace
 from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
 from . import sir_fused
-from .common import GPU_STATE_DTYPE, NO_B, STAGES, SirResult, graph_inputs
+from .common import GPU_STATE_DTYPE, NO_B, STAGES, FilterResult, gpu_result, graph_inputs
 from .graph import GraphRunner, check_finite, kept
 
 WEIGHT_DTYPE = np.float32  # the resamplers' default (api.resample)
@@ -410,7 +410,7 @@ class FilterGraph(GraphRunner):
         seconds = 1e-3 * np.array(ms).reshape(self.steps, len(STAGES))
         return seconds, float(seconds.sum())
 
-    def run(self, y, seed: int) -> SirResult:
+    def run(self, y, seed: int) -> FilterResult:
         """One run: the measurements ``y`` (T rows) and the run's ``seed``
         (``derive_seeds``: the noise key and the resampling seeds)."""
         steps = self.steps
@@ -428,18 +428,11 @@ class FilterGraph(GraphRunner):
             used_B = self.used_B.get(stream=self.stream).astype(np.int64)
         else:  # known on the host: no second copy back
             used_B = np.full(steps, self.fixed_B, np.int64)
-        return SirResult(
-            self.m.name,
-            self.n,
-            int(seed),
-            estimates,
-            stage_seconds,
-            total_seconds,
-            wall,
-            used_B,
-            backend="cuda",
+        return gpu_result(
+            self.m.name, self.n, seed, estimates, wall_seconds=wall,
+            total_seconds=total_seconds, stage_seconds=stage_seconds, B=used_B,
             log_likelihood_steps=self.log_likelihood_steps(),
-        )
+        )  # fmt: skip
 
     def log_likelihood_steps(self) -> np.ndarray:
         """log Z_k of the last replay (``filters.engine``'s estimator), from
@@ -498,7 +491,7 @@ def run_sir_gpu(
     ssd_table=None,
     stage_times=True,
     fused=None,
-) -> SirResult:
+) -> FilterResult:
     """:func:`pfresample.filters.run_sir` on the GPU (``backend="cuda"``);
     ``m`` is the registry entry, checked by the caller; the keywords'
     defaults are run_sir's. ``stage_times``

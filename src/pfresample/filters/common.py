@@ -11,7 +11,7 @@ import numpy as np
 
 from ..validation import check_int
 
-# The four stages of Algorithm 2.4, in the order of SirResult.stage_seconds's columns.
+# The four stages of Algorithm 2.4, in the order of FilterResult.stage_seconds's columns.
 STAGES = (
     "prediction and weight update",
     "sum of weights",
@@ -174,7 +174,7 @@ def iteration_seed(seed: int, i: int) -> int:
     return int(np.random.SeedSequence([seed, i]).generate_state(1, np.uint64)[0])
 
 
-# The D3 filter's stages (filters/d3.py), in the order of D3Run.stage_seconds's columns.
+# The D3 filter's stages (filters/d3.py), in the order of the d3_2014 study's stage_seconds columns.
 D3_STAGES = ("prediction and weights", "normalisation and estimate", "resampling")
 
 

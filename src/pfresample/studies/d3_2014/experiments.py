@@ -25,8 +25,8 @@ threads-per-block (common random numbers: one initial particle set for all
 filters), and independent of how many trajectories and runs the grid has.
 
 Timing. ``wall_seconds`` is the filter's own clock around its loop over the
-T steps (``D3Run.wall_seconds``), ``device_seconds`` on the GPU the CUDA
-events around the steps (``D3Run.device_seconds``: the GPU's time of the
+T steps (``FilterResult.wall_seconds``), ``device_seconds`` on the GPU the CUDA
+events around the steps (``FilterResult.device_seconds``: the GPU's time of the
 run, the capture of the run's CUDA graph included). The tables divide them
 by the steps: milliseconds per filter step, since the paper's unit is not
 stated and the runs' lengths differ (Table 5's CPU runs and the GPU runs at

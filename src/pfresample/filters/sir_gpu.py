@@ -81,6 +81,10 @@ class _GrowthTwin:
     def __init__(self, model):
         self.model = model
 
+    def log_likelihood_constant(self) -> float:
+        """What the kernel's log g(z | x) leaves out of the model's: -1/2 log(2 pi sigma_n^2)."""
+        return -0.5 * math.log(2.0 * math.pi * self.model.sigma_n2)
+
     def init(self, x, key) -> None:
         """x_0 ~ N(start_mean, start_sd^2) (models/growth.py: N(init_mean,
         init_var), or the point mass 0 of ``particles_from_noise``); ``key``:
@@ -133,6 +137,10 @@ class _RadarTwin:
     def __init__(self, model):
         self.model = model
 
+    def log_likelihood_constant(self) -> float:
+        """What the kernel's log g(z | x) leaves out of the model's: -1/2 SUM log(2 pi R_jj)."""
+        return -0.5 * sum(math.log(2.0 * math.pi * v) for v in self.model.r_diag)
+
     def init(self, x, key) -> None:
         _rows4_init(x, key, self.model.x0, [v**0.5 for v in self.model.p0_diag])
 
@@ -154,6 +162,10 @@ class _BotTwin:
 
     def __init__(self, model):
         self.model = model
+
+    def log_likelihood_constant(self) -> float:
+        """What the kernel's log g(z | x) leaves out of the model's: -1/2 log(2 pi r_sd^2)."""
+        return -0.5 * math.log(2.0 * math.pi * self.model.r_sd**2)
 
     def init(self, x, key) -> None:
         _rows4_init(x, key, self.model.prior_mean, self.model.prior_sd)
@@ -440,11 +452,14 @@ class FilterGraph(GraphRunner):
         (``top``, ordered as ``reduce.cuh``'s to_ordered) and the float64 sum
         of w~ = exp(log w - m_k) (the statistics record's sum). The filter
         resamples every step, so log w is the step's log-likelihood and
-        log Z_k = m_k + log SUM w~ - log N."""
+        log Z_k = m_k + log SUM w~ - log N, plus the constant the kernels drop
+        from the model's log-likelihood (the CPU filter's estimate is of the
+        density ``model.log_likelihood`` returns, constant included)."""
         top = from_ordered(self.top.get(stream=self.stream))
         sums = self.stats[:, workspace.STAT_SUM].get(stream=self.stream)
+        constant = self.twin.log_likelihood_constant()
         with np.errstate(divide="ignore"):
-            return top.astype(np.float64) + np.log(sums) - math.log(self.n)
+            return top.astype(np.float64) + np.log(sums) - math.log(self.n) + constant
 
 
 def from_ordered(keys: np.ndarray) -> np.ndarray:

@@ -55,7 +55,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pfresample.filters import run_cpf
+from pfresample.filters import CPF_OPTIONS, run_filter
 from pfresample.studies.cpf2013 import experiments, paired, tables, targets
 from pfresample.timing import cpu_name
 
@@ -63,6 +63,16 @@ SEED = 2017  # config/config.yaml's seed
 STEPS = {"growth": 100, "bot": 24}
 PAPER_N = (2048, 4096, 8192, 16384)
 PAPER_R = (32, 64, 128, 256)
+
+
+def run_cpf(model, y, n, radius, seed, **kw):
+    """The CPF: ``run_filter`` with resampler "cellular" and ``CPF_OPTIONS`` (the
+    CPU unless told; its estimate is ``resampled_estimates``)."""
+    kw.setdefault("backend", "cpu")
+    kw.pop("weighted", None)  # the weighted mean is always ``estimates``
+    if "diversity" in kw:
+        kw["diagnostics"] = kw.pop("diversity")
+    return run_filter(model, y, n, "cellular", seed=seed, radius=radius, **CPF_OPTIONS, **kw)
 
 
 def cpf(model, n, r, setup="paper", precision="float64", neighbourhood="search", fast=False):

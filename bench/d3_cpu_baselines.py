@@ -39,7 +39,7 @@ import time  # noqa: E402
 from dataclasses import replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from pfresample.filters import run_d3  # noqa: E402
+from pfresample.filters import D3_OPTIONS, run_filter  # noqa: E402
 from pfresample.resampling import d3_loop  # noqa: E402
 from pfresample.studies.d3_2014 import catalog, experiments  # noqa: E402
 from pfresample.timing import cpu_name  # noqa: E402
@@ -58,6 +58,12 @@ SKIP = 2
 FIELDS = ["date", "cpu", "cores", "filter", "n", "window_first", "window_last", "repeats",
           "wall_ms_median", "wall_ms_min", "wall_ms_max", "cpu_ms_median", "cpu_ms_min",
           "cpu_ms_max", "load1_before", "numba"]  # fmt: skip
+
+
+def run_d3(model, y, n, seed, *, method="d3", **kw):
+    """Das et al.'s filter: ``run_filter`` with ``D3_OPTIONS`` (the CPU unless told)."""
+    kw.setdefault("backend", "cpu")
+    return run_filter(model, y, n, method, seed=seed, **D3_OPTIONS, **kw)
 
 
 def clocks(model, y, n, seed, spec) -> tuple[float, float]:

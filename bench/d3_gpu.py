@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 import pfresample as pr
-from pfresample.filters import run_d3
+from pfresample.filters import D3_OPTIONS, run_filter
 from pfresample.models import UuvModel
 from pfresample.studies.d3_2014.catalog import PUBLISHED_TABLE5
 from pfresample.studies.d3_2014.experiments import step_weights
@@ -50,6 +50,12 @@ from gpu_resamplers import device_info  # noqa: E402
 SIZES = tuple(PUBLISHED_TABLE5)  # the paper's Table 5: N -> (CPU systematic, CPU D3, GPU D3)
 FIELDS = ["date", "device", "cuda", "cupy", "cpu", "n", "what", "steps", "seconds",
           "ms_per_step", "runs"]  # fmt: skip
+
+
+def run_d3(model, y, n, seed, *, method="d3", **kw):
+    """Das et al.'s filter: ``run_filter`` with ``D3_OPTIONS`` (the CPU unless told)."""
+    kw.setdefault("backend", "cpu")
+    return run_filter(model, y, n, method, seed=seed, **D3_OPTIONS, **kw)
 
 
 def _gpu_run(model, y, n: int, runs: int, **kw) -> tuple[float, int]:

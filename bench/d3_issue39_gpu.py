@@ -46,7 +46,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from pfresample.filters import d3_gpu, run_d3, velocity_errors
+from pfresample.filters import D3_OPTIONS, d3_gpu, run_filter, velocity_errors
 from pfresample.pipeline import artifacts
 from pfresample.pipeline.tables import write_csv
 from pfresample.studies.d3_2014 import catalog, experiments, regimes
@@ -73,6 +73,12 @@ FIELDS = ["date", "device", "cuda", "cupy", "cpu", "algorithm", "n", "threads", 
           "window_first", "window_last", "repeats", "ms_per_step_median", "ms_per_step_min",
           "ms_per_step_max", "ms_per_step_repeats", "rmse_x", "rmse_y", "occupancy",
           "kernel"]  # fmt: skip
+
+
+def run_d3(model, y, n, seed, *, method="d3", **kw):
+    """Das et al.'s filter: ``run_filter`` with ``D3_OPTIONS`` (the CPU unless told)."""
+    kw.setdefault("backend", "cpu")
+    return run_filter(model, y, n, method, seed=seed, **D3_OPTIONS, **kw)
 
 
 def occupancy(algorithm: str, threads: int) -> tuple[float, str]:

@@ -1,7 +1,17 @@
 #!/usr/bin/env python3
-"""The design-space map of issue 42 (CPU half): every resampler of the four
-studies in one filter, ``pfresample.run_filter``, on three models and several
-N, with R runs per cell on shared trajectories and seeds.
+"""The design-space map of issue 42: every resampler of the four studies in
+one filter, ``pfresample.run_filter``, on three models and several N, with R
+runs per cell on shared trajectories and seeds, on the CPU (``--backend
+cpu``, the default) or the GPU (``--backend cuda``).
+
+On the GPU the engine picks its GPU filter (``pfresample.filters.gpu``): the
+growth and bearings-only models run Dülger's SIR graph (float32 states,
+Philox noise, the log-likelihood estimate from each step's kept maximum and
+sum; cellular there runs the CPF graph, which keeps no log-likelihood: NaN),
+and D3 on them and every method on ``lg`` the engine's loop on CuPy arrays
+(``filters.device``). So the GPU half is another draw of the same filters,
+not the CPU's bits; ``device_step_seconds`` is the GPU's own time a step
+(CUDA events around a graph's steps; the host's clock for the CuPy loop).
 
 Resamplers: every method of ``pfresample.methods()`` plus "d3" (Das et al.
 2014, which moves the particles); cellular with radius ``CELLULAR_RADIUS``,
@@ -42,7 +52,9 @@ Per cell (``summary.csv``, :func:`summarise`), 95 % intervals:
   of order statistics (:func:`median_interval`), and the same for stage 4.
 
     python bench/design_map.py bench/results/design_map_cpu --runs 16 --jobs 3   # make design-map
-    python bench/design_map.py OUT --replot          # summary and figure from OUT/runs.csv
+    python bench/design_map.py OUT --backend cuda --runs 8 --jobs 1 \
+        --sizes 2^10 2^14 2^18 2^22                  # the GPU half (bench/device/issue42_gpu.sh)
+    python bench/design_map.py OUT --replot          # summary and figure from OUT/runs*.csv
 """
 
 from __future__ import annotations
@@ -93,7 +105,8 @@ BOOTSTRAP_SEED = 42
 TRAJECTORY_SEED = 2024
 RUN_FIELDS = [
     "model", "n", "method", "seed", "steps", "rmse", "rmse_exact", "log_likelihood",
-    "exact_log_likelihood", "ess_mean", "step_seconds", "resample_seconds",
+    "exact_log_likelihood", "ess_mean", "step_seconds", "resample_seconds", "backend",
+    "device_step_seconds",
 ]  # fmt: skip
 
 
@@ -119,8 +132,10 @@ def rmse(name: str, estimates, truth) -> float:
     return float(math.sqrt(np.mean(np.sum(d * d, axis=1))))
 
 
-def one_run(name, model, truth, y, means, exact, n, method, seed) -> dict:
-    run = pr.run_filter(model, y, n, method, seed=seed, **METHOD_PARAMS.get(method, {}))
+def one_run(name, model, truth, y, means, exact, n, method, seed, backend="cpu") -> dict:
+    run = pr.run_filter(
+        model, y, n, method, seed=seed, backend=backend, **METHOD_PARAMS.get(method, {})
+    )
     steps = len(y)
     return {
         "model": name, "n": n, "method": method, "seed": seed, "steps": steps,
@@ -131,14 +146,19 @@ def one_run(name, model, truth, y, means, exact, n, method, seed) -> dict:
         "ess_mean": float(run.ess.mean()),
         "step_seconds": run.wall_seconds / steps,
         "resample_seconds": float(run.stage_seconds[:, 3].mean()),
+        "backend": run.backend,
+        "device_step_seconds": run.total_seconds / steps,
     }  # fmt: skip
 
 
-def measure_model(out: Path, name: str, sizes, runs: int, methods, first_seed: int = 0) -> Path:
+def measure_model(
+    out: Path, name: str, sizes, runs: int, methods, first_seed: int = 0, backend: str = "cpu"
+) -> Path:
     """Every (N, seed, method) of model ``name``, seeds ``first_seed`` ...
     ``first_seed + runs - 1``, the methods innermost so
     that the machine's load falls alike on every method; rows appended to
-    ``out/runs-<name>.csv`` as they come."""
+    ``out/runs-<name>.csv`` as they come (a run cut short keeps them). A
+    method with no path on ``backend`` for this model is said and left out."""
     path = out / f"runs-{name}.csv"
     model, truth, y, means, exact = trajectory(name)
     with open(path, "w", newline="") as f:
@@ -148,20 +168,27 @@ def measure_model(out: Path, name: str, sizes, runs: int, methods, first_seed: i
             start = time.perf_counter()
             for seed in range(first_seed, first_seed + runs):
                 for method in methods:
-                    writer.writerow(one_run(name, model, truth, y, means, exact, n, method, seed))
+                    try:
+                        row = one_run(name, model, truth, y, means, exact, n, method, seed,
+                                      backend)  # fmt: skip
+                    except (NotImplementedError, TypeError) as error:
+                        print(f"# {name} N={n} {method}: no run ({error})", flush=True)
+                        continue
+                    writer.writerow(row)
                 f.flush()
             print(f"# {name} N={n}: {time.perf_counter() - start:.1f} s", flush=True)
     return path
 
 
 def measure(
-    out: Path, sizes, runs: int, models, methods, jobs: int = 1, first_seed: int = 0
-) -> list[dict]:
+    out: Path, sizes, runs: int, models, methods, jobs: int = 1, first_seed: int = 0,
+    backend: str = "cpu",
+) -> list[dict]:  # fmt: skip
     """:func:`measure_model` for each model, ``jobs`` models at a time (one
     process each), their rows joined into ``out/runs.csv`` (in the order of
     ``models``) and returned."""
     out.mkdir(parents=True, exist_ok=True)
-    tasks = [(out, name, list(sizes), runs, list(methods), first_seed) for name in models]
+    tasks = [(out, name, list(sizes), runs, list(methods), first_seed, backend) for name in models]
     if jobs > 1:
         from multiprocessing import get_context
 
@@ -179,6 +206,19 @@ def measure(
         writer.writerows(rows)
     for part in parts:
         part.unlink()
+    return rows
+
+
+def read_runs(out: Path) -> list[dict]:
+    """The rows of ``out/runs.csv``, or, where a run was cut short before
+    joining them, of every ``out/runs-<model>.csv`` (in ``MODELS``' order)."""
+    paths = [out / "runs.csv"]
+    if not paths[0].exists():
+        paths = [out / f"runs-{name}.csv" for name in MODELS if (out / f"runs-{name}.csv").exists()]
+    rows = []
+    for path in paths:
+        with open(path, newline="") as f:
+            rows.extend(csv.DictReader(f))
     return rows
 
 
@@ -274,7 +314,11 @@ def summarise(rows) -> list[dict]:
             row["z_ratio_mean"] = float(ratio.mean())
             row["z_ratio_se"] = float(ratio.std(ddof=1) / math.sqrt(ratio.size))
         row["ess_mean"] = float(_floats(cell, "ess_mean").mean())
-        for key, col in (("step_ms", "step_seconds"), ("resample_ms", "resample_seconds")):
+        timed = [("step_ms", "step_seconds"), ("resample_ms", "resample_seconds")]
+        if cell[0].get("device_step_seconds") not in ("", None):  # the runs of the GPU half
+            timed.append(("device_step_ms", "device_step_seconds"))
+            row["backend"] = cell[0]["backend"]
+        for key, col in timed:
             med, lo, hi = median_interval(1e3 * _floats(cell, col))
             row.update({key: med, f"{key}_lo": lo, f"{key}_hi": hi})
         out.append(row)
@@ -286,7 +330,8 @@ SUMMARY_FIELDS = [
     "rmse_diff_lo", "rmse_diff_hi", "rmse_exact", "rmse_exact_lo", "rmse_exact_hi", "ll_mean",
     "var_ll", "var_ll_lo", "var_ll_hi", "var_ll_ratio_vs_systematic", "var_ll_ratio_lo",
     "var_ll_ratio_hi", "z_ratio_mean", "z_ratio_se", "ess_mean", "step_ms", "step_ms_lo",
-    "step_ms_hi", "resample_ms", "resample_ms_lo", "resample_ms_hi",
+    "step_ms_hi", "resample_ms", "resample_ms_lo", "resample_ms_hi", "backend", "device_step_ms",
+    "device_step_ms_lo", "device_step_ms_hi",
 ]  # fmt: skip
 PANELS = (
     ("rmse", "RMSE (model's truth)"),
@@ -367,18 +412,24 @@ def main(argv=None) -> None:
     p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     p.add_argument("--first-seed", type=int, default=0, help="seeds first ... first + runs - 1")
     p.add_argument("--jobs", type=int, default=3, help="models measured at once (processes)")
-    p.add_argument("--replot", action="store_true", help="summarise and draw OUT/runs.csv")
+    p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument(
+        "--replot", action="store_true",
+        help="summarise and draw OUT/runs.csv (or OUT/runs-*.csv of a run cut short)",
+    )  # fmt: skip
     args = p.parse_args(argv)
     if args.runs < 2:
         p.error("--runs must be at least 2 (a variance across seeds)")
     if args.replot:
-        with open(args.out / "runs.csv", newline="") as f:
-            rows = list(csv.DictReader(f))
+        rows = read_runs(args.out)
+        if not rows:
+            p.error(f"no runs in {args.out} (runs.csv or runs-<model>.csv)")
     else:
         start, commit = time.perf_counter(), git_revision(HERE)
         rows = measure(
-            args.out, args.sizes, args.runs, args.models, args.methods, args.jobs, args.first_seed
-        )
+            args.out, args.sizes, args.runs, args.models, args.methods, args.jobs,
+            args.first_seed, args.backend,
+        )  # fmt: skip
         write_readme_header(args.out, commit, time.perf_counter() - start)
     summary = summarise(rows)
     write_rows(args.out / "summary.csv", summary, SUMMARY_FIELDS)

@@ -48,7 +48,7 @@ import numpy as np
 import yaml
 
 from pfresample.constants import CONFIDENCE_Z, WARP_SIZE, CandidateScope
-from pfresample.filters import run_sir
+from pfresample.filters import SIR_OPTIONS, run_filter
 from pfresample.models.growth import GrowthModel
 from pfresample.resampling import lanes
 from pfresample.rng import DOMAIN_WARP, StreamBlocks, uniform_int
@@ -189,6 +189,15 @@ RUN_COLUMNS = (
     "mean_B",
 )
 LIBRARY_KEYS = ("method", "segment_bytes", "epsilon", "B", "normalised")
+
+
+def run_sir(model, y, n, method, seed, **kw):
+    """Dülger's Algorithm 2.4: ``run_filter`` with ``SIR_OPTIONS`` (the CPU unless told)."""
+    kw.setdefault("backend", "cpu")
+    normalised = kw.pop("normalised", None)  # an override of §6.9's stage 4
+    if normalised is not None:
+        kw["stage4_weights"] = "normalised" if normalised else "unnormalised"
+    return run_filter(model, y, n, method, seed=seed, **SIR_OPTIONS, **kw)
 
 
 class Float32Growth(GrowthModel):

@@ -48,7 +48,8 @@ from pathlib import Path
 import numpy as np
 from _common import parse_size, particles_version, write_rows  # bench/, the scripts' own folder
 
-from pfresample.filters.sir import rmse, run_sir
+from pfresample.filters import SIR_OPTIONS, run_filter
+from pfresample.filters.sir import rmse
 from pfresample.models.growth import STEPS, GrowthModel
 from pfresample.timing import cpu_name
 
@@ -63,6 +64,12 @@ except ImportError:  # optional: pip install -e '.[bench]'
 TRAJECTORY_SEED = 20261122  # trajectory j is simulated from SeedSequence([TRAJECTORY_SEED, j])
 CONFIDENCE = 0.99
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "filter_peers.csv"
+
+
+def run_sir(model, y, n, method, seed, **kw):
+    """Dülger's Algorithm 2.4: ``run_filter`` with ``SIR_OPTIONS`` (the CPU unless told)."""
+    kw.setdefault("backend", "cpu")
+    return run_filter(model, y, n, method, seed=seed, **SIR_OPTIONS, **kw)
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -36,7 +36,7 @@ import numpy as np
 from _common import parse_size, write_rows  # bench/, the scripts' own folder
 
 from pfresample.backend import cuda_device
-from pfresample.filters import run_sir
+from pfresample.filters import SIR_OPTIONS, run_filter
 from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
 
 # (method, segment_bytes, the thesis's column name)
@@ -66,6 +66,12 @@ K40_SECONDS = {
         22: (1.285, 26.014, 8.253, 9.258, 2.584, 1.982),
     },
 }
+
+
+def run_sir(model, y, n, method, seed, **kw):
+    """Dülger's Algorithm 2.4: ``run_filter`` with ``SIR_OPTIONS`` (the CPU unless told)."""
+    kw.setdefault("backend", "cpu")
+    return run_filter(model, y, n, method, seed=seed, **SIR_OPTIONS, **kw)
 
 
 def trajectory(model_name: str):

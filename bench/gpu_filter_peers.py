@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from pfresample.cuda import geometry
-from pfresample.filters import rmse, run_sir
+from pfresample.filters import SIR_OPTIONS, rmse, run_filter
 from pfresample.filters.sir_gpu import run_sir_gpu
 from pfresample.models import GrowthModel
 from pfresample.resampling.registry import get_method
@@ -63,6 +63,12 @@ FIELDS = ["date", "device", "torch", "jax", "cupy", "filter", "n", "steps", "wal
 
 
 # --- PyTorch, as a user writes it ---------------------------------------------------
+
+
+def run_sir(model, y, n, method, seed, **kw):
+    """Dülger's Algorithm 2.4: ``run_filter`` with ``SIR_OPTIONS`` (the CPU unless told)."""
+    kw.setdefault("backend", "cpu")
+    return run_filter(model, y, n, method, seed=seed, **SIR_OPTIONS, **kw)
 
 
 def torch_filter(y, n: int, model: GrowthModel):

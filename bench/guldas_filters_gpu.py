@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from pfresample.api import time_resample
-from pfresample.filters import run_adaptive, run_bootstrap, run_smcem
+from pfresample.filters import ADAPTIVE_OPTIONS, BOOTSTRAP_OPTIONS, run_filter, run_smcem
 from pfresample.models.bimodal import BimodalModel
 from pfresample.models.volatility import VolatilityModel
 
@@ -45,6 +45,21 @@ FIELDS = ["date", "device", "cuda", "cupy", "filter", "method", "n", "median_ms"
           "resampled_share", "mean_stages"]  # fmt: skip
 
 
+def run_adaptive(model, y, n, method, seed, *, tau, **kw):
+    """Güldaş's Fig 1.3 filter: ``run_filter`` with ``ADAPTIVE_OPTIONS`` (the CPU unless told)."""
+    kw.setdefault("backend", "cpu")
+    if kw.get("radix", 0) is None:
+        kw.pop("radix")
+    return run_filter(model, y, n, method, seed=seed, ess_threshold=tau, **ADAPTIVE_OPTIONS,
+                      **kw)  # fmt: skip
+
+
+def run_bootstrap(model, y, n, method, seed, **kw):
+    """Güldaş's Fig 1.2 filter: ``run_filter`` with ``BOOTSTRAP_OPTIONS`` (the CPU unless told)."""
+    kw.setdefault("backend", "cpu")
+    return run_filter(model, y, n, method, seed=seed, **BOOTSTRAP_OPTIONS, **kw)
+
+
 def _filter_rows(run, label: str, methods, n: int, runs: int, info: dict, **kw) -> list[dict]:
     model = BimodalModel()
     _, y = model.simulate(100)
@@ -54,7 +69,7 @@ def _filter_rows(run, label: str, methods, n: int, runs: int, info: dict, **kw) 
         results = [
             run(model, y, n, method, seed=s, backend="cuda", **kw) for s in range(1, runs + 1)
         ]
-        ms = statistics.median(1e3 * r.seconds for r in results)
+        ms = statistics.median(1e3 * r.total_seconds for r in results)
         stages = np.concatenate([r.stages for r in results])
         rows.append({**info, "filter": label, "method": method, "n": n, "median_ms": ms,
                      "runs": runs, "resampled_share": float((stages > 0).mean()),

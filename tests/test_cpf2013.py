@@ -3,7 +3,7 @@ configuration and its checks, the error measures of Figs 9-10 and the tables'
 statistics against hand computations, the seeds, a tiny end-to-end run of the
 study's cells, tables and figures on the CPU, and a dry run of target `cpf2013`.
 
-The filter itself (run_cpf, cellular resampling) is tested in test_cellular.py and,
+The filter itself (run_filter with resampler "cellular") is tested in test_cellular.py and,
 on a GPU, test_gpu_cellular.py; here it is only run."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import pytest
 
 import pfresample as pr
 from pfresample.backend import cuda_device
-from pfresample.filters import run_d3
+from pfresample.filters import D3_OPTIONS
 from pfresample.models import LinearGaussianModel, UuvModel
 from pfresample.resampling.registry import REGISTRY
 
@@ -107,21 +107,25 @@ def test_same_seed_same_run():
     assert a.log_likelihood == b.log_likelihood
 
 
-def test_auto_backend_runs_on_the_cpu_and_cuda_says_why_not():
+def test_auto_backend_without_a_gpu_runs_on_the_cpu_and_cuda_says_why_not(monkeypatch):
+    from pfresample import backend
+
+    monkeypatch.setattr(backend, "cuda_device", lambda: None)
     assert pr.run_filter(MODEL, Y, 32, "systematic", seed=1, backend="auto").backend == "cpu"
-    with pytest.raises(NotImplementedError, match="runs on the CPU"):
+    with pytest.raises(RuntimeError, match="no CUDA device"):
         pr.run_filter(MODEL, Y, 32, "systematic", seed=1, backend="cuda")
     with pytest.raises(ValueError, match="backend must be one of"):
         pr.run_filter(MODEL, Y, 32, "systematic", seed=1, backend="gpu")
 
 
 @pytest.mark.skipif(cuda_device() is not None, reason="a GPU is visible: auto takes it")
-def test_run_d3_auto_falls_back_to_the_cpu_without_a_gpu():
+def test_d3_auto_falls_back_to_the_cpu_without_a_gpu():
     model = UuvModel(duration=0.2)
     _, y = model.simulate(1)
-    assert run_d3(model, y, 32, 1, backend="auto").estimates.shape == (20, 2)
+    run = pr.run_filter(model, y, 32, "d3", seed=1, backend="auto", **D3_OPTIONS)
+    assert run.backend == "cpu" and run.estimates.shape == (20, 2)
     with pytest.raises(RuntimeError, match="no CUDA device"):
-        run_d3(model, y, 32, 1, backend="cuda")
+        pr.run_filter(model, y, 32, "d3", seed=1, backend="cuda", **D3_OPTIONS)
 
 
 def test_bad_input_names_the_problem():
@@ -138,8 +142,9 @@ def test_bad_input_names_the_problem():
         pr.run_filter(MODEL, Y, 8, "systematic", seed=1, radius=3)
     with pytest.raises(ValueError, match="unknown|method"):
         pr.run_filter(MODEL, Y, 8, "no-such-method", seed=1)
-    with pytest.raises(ValueError, match="ess_threshold"):
-        pr.run_filter(MODEL, Y, 8, "systematic", seed=1, ess_threshold=1.5)
+    for bad in (-0.5, float("nan")):  # above 1 is every step (ESS <= N); below 0 is no tau
+        with pytest.raises(ValueError, match="ess_threshold"):
+            pr.run_filter(MODEL, Y, 8, "systematic", seed=1, ess_threshold=bad)
 
     class NanAtStep3(LinearGaussianModel):
         def log_likelihood(self, y, x):

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from pfresample.constants import CONFIDENCE_Z
-from pfresample.filters import rmse, run_sir
+from pfresample.filters import SIR_OPTIONS, rmse, run_filter
 from pfresample.models import GrowthModel, RadarModel
 from pfresample.studies.dulger2017 import filter_experiments as fe
 from pfresample.studies.dulger2017 import filter_tables as ft
@@ -157,10 +157,11 @@ def test_run_filter_cell_small_growth_cell():
     assert (cell["B"] == -1).all()  # Systematic has no B
     assert np.isfinite(cell["rmse"]).all() and (cell["rmse"] > 0).all()
     assert meta["backend"] == "cpu" and meta["runs"] == 2 and meta["trajectories"] == 2
-    # Run (j, r) is run_sir with run_seed(seed, model, N, j, r): rebuild run (1, 1).
+    # Run (j, r) is Algorithm 2.4 with run_seed(seed, model, N, j, r): rebuild run (1, 1).
     seed = fe.run_seed(7, "growth", 32, 1, 1)
     assert cell["seeds"][1, 1] == seed
-    again = run_sir(GrowthModel(), arrays["y"][1], 32, "systematic", seed)
+    again = run_filter(GrowthModel(), arrays["y"][1], 32, "systematic", seed=seed, backend="cpu",
+                       **SIR_OPTIONS)  # fmt: skip
     assert cell["rmse"][1, 1] == fe.run_rmse("growth", again.estimates, arrays["truth"][1])
     # A cell with fewer runs holds the first runs of a larger one (same seeds).
     fewer = fe.FilterSettings(runs=1, seed=7, backend="cpu")

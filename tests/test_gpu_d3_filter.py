@@ -33,8 +33,15 @@ import pytest
 cupy = pytest.importorskip("cupy")
 
 from pfresample.backend import cuda_device  # noqa: E402
-from pfresample.filters import d3_gpu, run_d3  # noqa: E402
+from pfresample.filters import D3_OPTIONS, d3_gpu, run_filter  # noqa: E402
 from pfresample.models import UuvModel, kalman_filter  # noqa: E402
+
+
+def run_d3(model, y, n, seed, *, method="d3", **kw):
+    """Das et al.'s filter through the engine (``run_filter`` with ``D3_OPTIONS``)."""
+    kw.setdefault("backend", "cpu")
+    return run_filter(model, y, n, method, seed=seed, **D3_OPTIONS, **kw)
+
 
 pytestmark = [
     pytest.mark.gpu,

@@ -25,10 +25,19 @@ import pytest
 import pfresample as pr
 from pfresample.constants import EPSILON_FILTER
 from pfresample.cuda.kernels import NULL
-from pfresample.filters import STAGES, rmse, run_sir, sir_gpu
+from pfresample.filters import SIR_OPTIONS, STAGES, rmse, run_filter, sir_gpu
 from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
 
 cupy = pytest.importorskip("cupy")
+
+
+def run_sir(model, y, n, method, seed, **kw):
+    """Dülger's Algorithm 2.4 through the engine (``run_filter`` with
+    ``SIR_OPTIONS``), on the CPU unless told."""
+    kw.setdefault("backend", "cpu")
+    return run_filter(model, y, n, method, seed=seed, **SIR_OPTIONS, **kw)
+
+
 pytestmark = pytest.mark.gpu
 
 GROWTH = GrowthModel()

@@ -18,12 +18,21 @@ import numpy as np
 import pytest
 
 from pfresample.cuda import geometry
-from pfresample.filters import rmse, run_sir, sir_fused
+from pfresample.filters import SIR_OPTIONS, rmse, run_filter, sir_fused
 from pfresample.filters.sir_gpu import run_sir_gpu
 from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
 from pfresample.resampling.registry import get_method
 
 cupy = pytest.importorskip("cupy")
+
+
+def run_sir(model, y, n, method, seed, **kw):
+    """Dülger's Algorithm 2.4 through the engine (``run_filter`` with
+    ``SIR_OPTIONS``), on the CPU unless told."""
+    kw.setdefault("backend", "cpu")
+    return run_filter(model, y, n, method, seed=seed, **SIR_OPTIONS, **kw)
+
+
 pytestmark = pytest.mark.gpu
 
 GROWTH = GrowthModel()

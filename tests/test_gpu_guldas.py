@@ -20,18 +20,53 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import pfresample as pr
-from pfresample.filters import amse, run_adaptive, run_bootstrap, run_smcem
+from pfresample.filters import (
+    ADAPTIVE_OPTIONS,
+    BOOTSTRAP_OPTIONS,
+    amse,
+    interaction_level,
+    run_filter,
+    run_smcem,
+)
 from pfresample.models.bimodal import BimodalModel
 from pfresample.models.volatility import VolatilityModel
 from pfresample.radix import default_radix
 
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
+
+
+def _guldas(run, radix):
+    """A run under the names this file's tests use: ``estimates`` the
+    estimate after resampling (§4.2.1), ``level`` the interaction level."""
+    if radix is None:
+        radix = default_radix(run.n) if run.method.startswith("butterfly") else (run.n,)
+    return SimpleNamespace(
+        estimates=run.resampled_estimates, ess=run.ess, stages=run.stages,
+        level=interaction_level(run.stages, radix), seconds=run.total_seconds,
+    )  # fmt: skip
+
+
+def run_bootstrap(model, y, n, method, seed, *, backend="cpu", radix=None):
+    """Güldaş's Fig 1.2 filter through the engine (``BOOTSTRAP_OPTIONS``)."""
+    kw = {} if radix is None else {"radix": radix}
+    run = run_filter(model, y, n, method, seed=seed, backend=backend, **BOOTSTRAP_OPTIONS, **kw)
+    return _guldas(run, radix)
+
+
+def run_adaptive(model, y, n, method, seed, *, tau, backend="cpu", radix=None):
+    """Güldaş's Fig 1.3 filter through the engine (``ADAPTIVE_OPTIONS``)."""
+    kw = {} if radix is None else {"radix": radix}
+    run = run_filter(model, y, n, method, seed=seed, backend=backend, ess_threshold=tau,
+                     **ADAPTIVE_OPTIONS, **kw)  # fmt: skip
+    return _guldas(run, radix)
+
 
 BUTTERFLIES = ["butterfly-multinomial", "butterfly-stratified", "butterfly-systematic"]
 

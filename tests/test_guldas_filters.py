@@ -37,8 +37,8 @@ import math
 import numpy as np
 import pytest
 
-from pfresample.filters import volatility_grid
-from pfresample.filters.adaptive import amse, run_adaptive, run_bootstrap
+from pfresample.filters import ADAPTIVE_OPTIONS, BOOTSTRAP_OPTIONS, run_filter, volatility_grid
+from pfresample.filters.adaptive import amse, interaction_level
 from pfresample.filters.smcem import (
     expected_statistics,
     m_step,
@@ -48,6 +48,7 @@ from pfresample.filters.smcem import (
     transpose_permutation,
 )
 from pfresample.models import BimodalModel, VolatilityModel
+from pfresample.radix import default_radix
 
 Z = 4.0
 
@@ -57,6 +58,26 @@ FILTERS = [
     ("adaptive", "butterfly-multinomial", None),
     ("adaptive", "butterfly-multinomial", (1024,)),  # adaptive multinomial
 ]
+
+
+def run_bootstrap(model, y, n, method, seed, **kw):
+    """Fig 1.2's filter (``run_filter`` with ``BOOTSTRAP_OPTIONS``) on the CPU."""
+    return run_filter(model, y, n, method, seed=seed, backend="cpu", **BOOTSTRAP_OPTIONS, **kw)
+
+
+def run_adaptive(model, y, n, method, seed, *, tau, radix=None):
+    """Fig 1.3's filter (``run_filter`` with ``ADAPTIVE_OPTIONS``) on the CPU."""
+    kw = {} if radix is None else {"radix": radix}
+    return run_filter(model, y, n, method, seed=seed, backend="cpu", ess_threshold=tau,
+                      **ADAPTIVE_OPTIONS, **kw)  # fmt: skip
+
+
+def level(run, radix=None):
+    """Each step's interaction level (Fig 4.11) of a run of the butterfly or a
+    standard method."""
+    if radix is None:
+        radix = default_radix(run.n) if run.method.startswith("butterfly") else (run.n,)
+    return interaction_level(run.stages, radix)
 
 
 def _run(kind, method, radix, model, y, n, seed, tau=0.6):
@@ -69,7 +90,9 @@ def _run(kind, method, radix, model, y, n, seed, tau=0.6):
 def test_bimodal_estimates_have_mean_zero(kind, method, radix):
     model = BimodalModel()
     truth, y = model.simulate(30)
-    runs = np.array([_run(kind, method, radix, model, y, 1024, s).estimates for s in range(60)])
+    runs = np.array(
+        [_run(kind, method, radix, model, y, 1024, s).resampled_estimates for s in range(60)]
+    )
     final = runs[:, -1]  # the estimate at T, where the modes sit at +-15
     half_width = Z * final.std(ddof=1) / math.sqrt(final.size)
     assert abs(final.mean() - truth[-1]) < half_width
@@ -84,7 +107,10 @@ def test_bimodal_amse_falls_as_one_over_n(method):
     log_amse, se = [], []
     for n in sizes:
         a = np.array(
-            [amse(run_bootstrap(model, y, n, method, s).estimates, truth) for s in range(60)]
+            [
+                amse(run_bootstrap(model, y, n, method, s).resampled_estimates, truth)
+                for s in range(60)
+            ]
         )
         log_amse.append(math.log(a.mean()))
         se.append(a.std(ddof=1) / math.sqrt(a.size) / a.mean())
@@ -100,7 +126,7 @@ def test_adaptive_with_tau_zero_never_resamples():
     model = BimodalModel()
     _, y = model.simulate(15)
     run = run_adaptive(model, y, 256, "butterfly-multinomial", 4, tau=0.0)
-    assert run.stages.max() == 0 and run.level.max() == 0
+    assert run.stages.max() == 0 and level(run).max() == 0
     assert run.ess[-1] < run.ess[0]  # the weights degenerate, nothing resets them
 
 
@@ -111,8 +137,10 @@ def test_adaptive_above_one_is_the_bootstrap_filter(method):
     n = 2**12
     adaptive = run_adaptive(model, y, n, method, 5, tau=1.5)
     bootstrap = run_bootstrap(model, y, n, method, 5)
-    assert np.all(adaptive.stages == 2) and np.all(adaptive.level == 12)
-    np.testing.assert_allclose(adaptive.estimates, bootstrap.estimates, rtol=0, atol=1e-12)
+    assert np.all(adaptive.stages == 2) and np.all(level(adaptive) == 12)
+    np.testing.assert_allclose(
+        adaptive.resampled_estimates, bootstrap.resampled_estimates, rtol=0, atol=1e-12
+    )
     np.testing.assert_array_equal(adaptive.ess, bootstrap.ess)
 
 
@@ -120,7 +148,7 @@ def test_adaptive_level_counts_radix_2_stages():
     model = BimodalModel()
     _, y = model.simulate(20)
     run = run_adaptive(model, y, 1024, "butterfly-multinomial", 6, tau=0.6, radix=(2,) * 10)
-    np.testing.assert_array_equal(run.level, run.stages)  # log2 of 2^k
+    np.testing.assert_array_equal(level(run, (2,) * 10), run.stages)  # log2 of 2^k
     assert 0 < run.stages.mean() < 10  # Fig 4.11: between none and every stage
 
 

@@ -23,10 +23,12 @@ def growth_inputs(steps: int = 100):
 def host_share(model, y, n: int, calls: int = 200) -> tuple[float, float]:
     """Medians (seconds) of a fused run_sir call (Systematic, no stage
     marks) and of its kernel's own clock, over ``calls`` calls after 3."""
-    from pfresample.filters import run_sir
+    from pfresample.filters import SIR_OPTIONS, run_filter
 
     def call(seed):
-        return run_sir(model, y, n, "systematic", seed, backend="cuda", stage_times=False)
+        return run_filter(
+            model, y, n, "systematic", seed=seed, backend="cuda", stage_times=False, **SIR_OPTIONS
+        )
 
     for s in range(3):
         call(s)

@@ -8,11 +8,11 @@ import sys
 
 import numpy as np
 
-from pfresample.filters import run_cpf
+from pfresample.filters import CPF_OPTIONS, run_filter
 from pfresample.models import GrowthModel
 
 model = GrowthModel()
 _, y = model.simulate(100, np.random.default_rng(0))
 for arg in sys.argv[1:] or ["16384:256"]:
     n, radius = (int(v) for v in arg.split(":"))
-    run_cpf(model, y, n, radius, seed=1, backend="cuda")
+    run_filter(model, y, n, "cellular", seed=1, backend="cuda", radius=radius, **CPF_OPTIONS)

@@ -22,7 +22,7 @@ import cupy
 import cupyx
 import numpy as np
 
-from pfresample.filters import run_sir
+from pfresample.filters import SIR_OPTIONS, run_filter
 from pfresample.filters.common import graph_inputs
 from pfresample.filters.sir_fused import fused_run
 from pfresample.models import GrowthModel
@@ -45,7 +45,9 @@ def median_us(f):
 def report(n: int) -> None:
     fr = fused_run(model, n, STEPS)
     for s in range(3):
-        run_sir(model, y, n, "systematic", s, backend="cuda", stage_times=False)
+        run_filter(
+            model, y, n, "systematic", seed=s, backend="cuda", stage_times=False, **SIR_OPTIONS
+        )
     host = graph_inputs(y, 0, STEPS)
     pinned_in = cupyx.empty_pinned(host.shape, host.dtype)
     pinned_in[...] = host
@@ -64,8 +66,8 @@ def report(n: int) -> None:
         fr.out.get(stream=st, out=dst)
 
     rows = {
-        "run_sir": lambda s: run_sir(
-            model, y, n, "systematic", s, backend="cuda", stage_times=False
+        "run_sir": lambda s: run_filter(
+            model, y, n, "systematic", seed=s, backend="cuda", stage_times=False, **SIR_OPTIONS
         ),
         "FusedRun.run": lambda s: fr.run(y, s),
         "graph_inputs": lambda s: graph_inputs(y, s, STEPS),

@@ -9,19 +9,25 @@ import time
 
 from _timing import growth_inputs, print_profile
 
-from pfresample.filters import run_sir
+from pfresample.filters import SIR_OPTIONS, run_filter
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 2**14
 model, y = growth_inputs()
 for s in range(3):
-    run_sir(model, y, n, "systematic", s, backend="cuda", stage_times=False)
+    run_filter(model, y, n, "systematic", seed=s, backend="cuda", stage_times=False, **SIR_OPTIONS)
 start = time.perf_counter()
 for s in range(50):
-    r = run_sir(model, y, n, "systematic", s, backend="cuda", stage_times=False)
+    r = run_filter(
+        model, y, n, "systematic", seed=s, backend="cuda", stage_times=False, **SIR_OPTIONS
+    )
 print(
     f"per call {1e3 * (time.perf_counter() - start) / 50:.3f} ms, run's wall "
     f"{1e3 * r.wall_seconds:.3f} ms, kernel {1e3 * r.total_seconds:.3f} ms"
 )
 print_profile(
-    lambda s: run_sir(model, y, n, "systematic", s, backend="cuda", stage_times=False), 50, 18
+    lambda s: run_filter(
+        model, y, n, "systematic", seed=s, backend="cuda", stage_times=False, **SIR_OPTIONS
+    ),
+    50,
+    18,
 )

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from pfresample.filters import run_sir
+from pfresample.filters import SIR_OPTIONS, run_filter
 from pfresample.filters.common import graph_inputs
 from pfresample.models import GrowthModel
 
@@ -22,11 +22,15 @@ model = GrowthModel()
 _, y = model.simulate(100, np.random.default_rng(1))
 for n in [int(a) for a in sys.argv[1:]] or [2**14]:
     for s in range(3):
-        run_sir(model, y, n, "systematic", s, backend="cuda", stage_times=False)
+        run_filter(
+            model, y, n, "systematic", seed=s, backend="cuda", stage_times=False, **SIR_OPTIONS
+        )
     call, keys, wall, kernel = [], [], [], []
     for s in range(CALLS):
         start = time.perf_counter()
-        r = run_sir(model, y, n, "systematic", s, backend="cuda", stage_times=False)
+        r = run_filter(
+            model, y, n, "systematic", seed=s, backend="cuda", stage_times=False, **SIR_OPTIONS
+        )
         call.append(time.perf_counter() - start)
         wall.append(r.wall_seconds)
         kernel.append(r.total_seconds)

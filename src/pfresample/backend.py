@@ -45,6 +45,19 @@ def is_device_array(x) -> bool:
     return type(x).__module__.split(".")[0] == "cupy"
 
 
+def array_module(x):
+    """The array module of ``x``: CuPy for a CuPy array, else NumPy. A model
+    that computes with ``array_module(x)`` runs on either backend
+    (``run_filter``'s GPU path for such models, ``filters.device``)."""
+    if is_device_array(x):
+        import cupy
+
+        return cupy
+    import numpy
+
+    return numpy
+
+
 @cache
 def _log_choice(message: str) -> None:
     log.info(message)

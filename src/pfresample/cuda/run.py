@@ -14,10 +14,11 @@ from dataclasses import replace
 
 from ..backend import cuda_device
 from ..timing import Timing, cuda_event_times
+from . import stats
 from .cumulative import residual
 from .rejection import rejection
 from .stats import device_chooses_B, enqueue_checked_inputs, enqueue_inputs
-from .workspace import make_call
+from .workspace import Call, make_call
 
 # Launchers whose kernels read the weight statistics (w_max; Residual's sum of
 # the weights); the statistics kernel is then part of their time (thesis
@@ -90,3 +91,18 @@ def time_resample(m, w, seed, kw: dict, params: dict, repeats: int, warmup: int)
     first = (time.perf_counter() - start) * 1e3
     times = cuda_event_times(enqueue, repeats, warmup=max(warmup - 1, 0))
     return Timing(statistics.median(times), tuple(times), "cuda", cuda_device(), first)
+
+
+def enqueue_with_known_statistics(call: Call, m, kw: dict, params: dict, **extra):
+    """``m``'s resampling of ``call.w``, enqueued where the caller knows the
+    weights' statistics (``call.ws`` from ``stats.with_known_statistics``, its
+    sum written by the caller's kernel): a comparison-based method reads them,
+    and only B is computed where the device chooses it; the other methods
+    compute what they read, as on their own. ``extra``: more keyword
+    arguments of the method's launcher. Returns what the launcher returns."""
+    if m.comparison_based:
+        if stats.device_chooses_B(m, kw):
+            stats.enqueue_B(call, m, params)
+    elif needs_stats(m, kw):
+        stats.enqueue_inputs(m, call, kw, params)
+    return m.gpu(call, **kw, **extra)

@@ -6,6 +6,7 @@ bits (:func:`enqueue_checked_inputs`); the timed calls do not."""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -15,7 +16,16 @@ from ..sums import stats_scale
 from ..validation import ALL_ZERO, bad_weight_error
 from .geometry import REDUCE_THREADS
 from .kernels import NULL, kernel
-from .workspace import STAT_BAD, STAT_MAX, Call, device_ssd_table
+from .workspace import (
+    STAT_BAD,
+    STAT_COUNT,
+    STAT_MAX,
+    STAT_SCALE,
+    STAT_SUM,
+    Call,
+    Workspace,
+    device_ssd_table,
+)
 
 
 def enqueue_stats(call: Call, metropolis_epsilon: float | None = None) -> None:
@@ -92,3 +102,45 @@ def enqueue_checked_inputs(m, call: Call, kw: dict, params: dict) -> None:
     if scale != 1.0:
         call.ws.scale = scale
         enqueue_inputs(m, call, kw, params)
+
+
+# ---------------------------------------------------------------- known statistics
+# A filter that computes w~ = exp(log w - max log w) knows what the statistics
+# pass would find: the largest weight is exp(0) = 1, no entry is bad (a
+# non-finite estimate raises after the run), no scaling is needed (w~ <= 1),
+# and its own reduction writes the sum. These calls hand a resampler that
+# record, so that it skips the pass (a reduction kernel fewer a step):
+# ``run.enqueue_with_known_statistics`` enqueues the resampler on them.
+
+
+def known_statistics(n: int, rows: int | None = None):
+    """Device statistics records (``workspace.STAT_*``) of N weights whose
+    maximum is 1, with no bad entry and no scaling: one record, or ``rows``
+    of them (one a filter step). The sum slot is the caller's to fill
+    (:func:`sum_slot`: a kernel writes it before the resampler reads it)."""
+    import cupy
+
+    shape = (STAT_COUNT,) if rows is None else (rows, STAT_COUNT)
+    record = cupy.zeros(shape, dtype=np.float64)
+    record[..., STAT_MAX] = 1.0
+    record[..., STAT_BAD] = n
+    record[..., STAT_SCALE] = 1.0
+    return record
+
+
+def sum_slot(record):
+    """The one-element view of a record's sum (``STAT_SUM``) a kernel writes."""
+    return record[..., STAT_SUM : STAT_SUM + 1]
+
+
+def with_known_statistics(ws: Workspace, record, b=None) -> Workspace:
+    """A view of the workspace ``ws`` whose resampler reads ``record`` (from
+    :func:`known_statistics`) instead of computing the statistics, with the
+    largest weight 1 known on the host; ``b``: where a B chosen on the device
+    goes (a one-element int32 array; None: ``ws.b``)."""
+    view = copy.copy(ws)
+    view.stats = record
+    view.max = 1.0
+    if b is not None:
+        view.b = b
+    return view

@@ -1,34 +1,32 @@
-"""Particle filters built on the resamplers of ``pfresample``: the SIR filter of
-Dülger (2017) (``sir``), the bootstrap and adaptive-resampling filters and
-SMC-EM of Güldaş (2015) (``adaptive``, ``smcem``), the cellular particle
-filter of Gelencsér-Horváth et al. (2013) (``cellular``), the SIR and D3
-filters of Das et al. (2014) (``d3``), and ``run_filter`` (``engine``): one
-bootstrap filter for any resampler and any model, with the estimate of
-log p(z_1:T)."""
+"""Particle filters built on the resamplers of ``pfresample``: one engine,
+``run_filter`` (``engine``), for any resampler and any model, with the
+estimate of log p(z_1:T); the source documents' filters are its options --
+Dülger's SIR filter (``sir.SIR_OPTIONS``), Güldaş's bootstrap and adaptive
+filters (``adaptive``), the cellular particle filter of Gelencsér-Horváth et
+al. (``cellular.CPF_OPTIONS``), the filters of Das et al. (``d3.D3_OPTIONS``)
+-- and SMC-EM (``smcem``) runs its E-step through it. On the GPU the engine
+picks the CUDA graph that implements a call (``gpu``)."""
 
-from .adaptive import FilterRun, amse, run_adaptive, run_bootstrap
-from .cellular import CpfRun, run_cpf
-from .d3 import D3Run, run_d3, velocity_errors
+from .adaptive import ADAPTIVE_OPTIONS, BOOTSTRAP_OPTIONS, amse, interaction_level
+from .cellular import CPF_OPTIONS
+from .common import STAGES
+from .d3 import D3_OPTIONS, velocity_errors
 from .engine import FilterResult, run_filter
-from .sir import STAGES, SirResult, rmse, run_sir
-from .smcem import EmRun, run_smcem
+from .sir import SIR_OPTIONS, rmse
+from .smcem import run_smcem
 
 __all__ = [
+    "ADAPTIVE_OPTIONS",
+    "BOOTSTRAP_OPTIONS",
+    "CPF_OPTIONS",
+    "D3_OPTIONS",
+    "SIR_OPTIONS",
     "STAGES",
-    "CpfRun",
-    "D3Run",
-    "EmRun",
     "FilterResult",
-    "FilterRun",
-    "SirResult",
     "amse",
+    "interaction_level",
     "rmse",
-    "run_adaptive",
-    "run_bootstrap",
-    "run_cpf",
-    "run_d3",
     "run_filter",
-    "run_sir",
     "run_smcem",
     "velocity_errors",
 ]

@@ -36,8 +36,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..cuda import geometry, kernels, workspace
-from .common import CpfRun, check_kernel, graph_inputs
+from ..cuda import geometry, kernels
+from .common import FilterResult, check_kernel, gpu_result, graph_inputs
+from .graph import GraphRunner, check_finite, kept
 
 GRAPHS_KEPT = 8  # a timing cell interleaves 2 kernels x 2 builds at one (N, r)
 # cellular.cu's modes of cpf_step (CPF_SEARCH, CPF_SCAN, CPF_DIVIDE) and the
@@ -101,10 +102,11 @@ def cpf_twin(model):
     return None
 
 
-class CpfGraph:
+class CpfGraph(GraphRunner):
     """The T steps of the CPF for one (model, N, r, T, fast math, kernel,
     weighted), captured as a CUDA graph by the first :meth:`run` and
-    replayed by every run."""
+    replayed by every run (the graph runner's stream, inputs and capture:
+    ``filters.graph``)."""
 
     def __init__(
         self, model, n: int, radius: int, steps: int, fast_math: bool = False,
@@ -128,15 +130,13 @@ class CpfGraph:
         reals = span + (span + 1 if neighbourhood == "search" else 0)
         self.shared = reals * real_bytes + span * 4 + twin.rows * span * 4
         self.x = cupy.empty((2, twin.rows, n), dtype=np.float32)
-        self.inputs = cupy.zeros(2 + 3 * steps, dtype=np.uint32)
+        self.open(2 + 3 * steps)
         # The blocks' plain sums, their weighted sums and weight, and their shifts (grid_means).
         self.parts = cupy.empty((2 * twin.rows + 2) * self.grid, dtype=np.float64)
         self.ticket = cupy.zeros(1, dtype=np.uint32)
         self.estimates = cupy.empty((steps, twin.rows), dtype=np.float64)
         self.weighted_estimates = cupy.empty((steps, twin.rows), dtype=np.float64)
-        self.stream = cupy.cuda.Stream(non_blocking=True)
         self.start, self.end = cupy.cuda.Event(), cupy.cuda.Event()
-        self.graph = None
 
     def _step(self, k: int) -> None:
         """Step k's kernel (one launch), on the current stream."""
@@ -169,41 +169,31 @@ class CpfGraph:
         import cupy
 
         k = self.steps // 2
-        with self.stream:
-            self.stream.begin_capture()
-            try:
-                for _ in range(launches):
-                    self._step(k)
-            finally:
-                graph = self.stream.end_capture()
-            graph.upload(self.stream)
-            times = []
-            for _ in range(repeats + 1):
-                self.start.record(self.stream)
-                graph.launch(self.stream)
-                self.end.record(self.stream)
-                self.end.synchronize()
-                times.append(cupy.cuda.get_elapsed_time(self.start, self.end) / launches)
+
+        def middle_steps() -> None:
+            for _ in range(launches):
+                self._step(k)
+
+        graph = self.capture(middle_steps)
+        times = []
+        for _ in range(repeats + 1):
+            self.start.record(self.stream)
+            graph.launch(self.stream)
+            self.end.record(self.stream)
+            self.end.synchronize()
+            times.append(cupy.cuda.get_elapsed_time(self.start, self.end) / launches)
         return 1e-3 * float(np.median(times[1:]))
 
     def _capture(self) -> None:
         """One eager run (loads the kernels), then the capture."""
-        with self.stream:
-            self._enqueue()
-            self.stream.synchronize()
-            self.stream.begin_capture()
-            try:
-                self._enqueue()
-            finally:
-                self.graph = self.stream.end_capture()
-            self.graph.upload(self.stream)
+        self.graph = self.capture(self._enqueue, eager=self._enqueue)
 
-    def run(self, y, seed: int) -> CpfRun:
+    def run(self, y, seed: int) -> FilterResult:
         """One run: upload, replay, download; the host's clock around all of it."""
         import cupy
 
         start = time.perf_counter()
-        self.inputs.set(graph_inputs(y, seed, self.steps), stream=self.stream)
+        self.set_inputs(graph_inputs(y, seed, self.steps))
         if self.graph is None:
             self._capture()
         self.start.record(self.stream)
@@ -214,21 +204,21 @@ class CpfGraph:
         wall = time.perf_counter() - start
         device = 1e-3 * cupy.cuda.get_elapsed_time(self.start, self.end)
         for values in (estimates, weighted):
-            if values is None:
-                continue
-            bad = np.flatnonzero(~np.isfinite(values).all(axis=1))
-            if bad.size:
-                raise FloatingPointError(
-                    f"the GPU CPF's estimate is not finite from step {int(bad[0]) + 1} on (a "
-                    "log-likelihood was NaN or +inf, or no particle had weight)"
+            if values is not None:
+                check_finite(
+                    values,
+                    "the GPU CPF's estimate is not finite from step {step} on (a "
+                    "log-likelihood was NaN or +inf, or no particle had weight)",
                 )
         if self.twin.rows == 1:
             estimates = estimates[:, 0]
             weighted = None if weighted is None else weighted[:, 0]
-        return CpfRun(
-            self.n, self.radius, int(seed), estimates, device / self.steps, wall, backend="cuda",
-            weighted_estimates=weighted, precision=self.precision,
-            neighbourhood=self.neighbourhood,
+        # CPF_OPTIONS's record: the weighted mean before resampling (NaN when the
+        # steps did not write it) and the CPF's own estimate, the resampled mean
+        before = np.full_like(estimates, np.nan) if weighted is None else weighted
+        return gpu_result(
+            "cellular", self.n, seed, before, wall_seconds=wall, total_seconds=device,
+            resampled_estimates=estimates,
         )  # fmt: skip
 
 
@@ -251,13 +241,13 @@ def cpf_graph(
     options = (bool(fast_math), neighbourhood, precision, bool(weighted))
     key = (cupy.cuda.Device().id, model, n, radius, steps, *options)
     make = lambda: CpfGraph(model, n, radius, steps, *options)  # noqa: E731
-    return workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
+    return kept(_GRAPHS, key, make, GRAPHS_KEPT)
 
 
 def run_cpf_gpu(
     model, y, n: int, radius: int, seed: int, *, fast_math: bool = False,
     neighbourhood: str = "search", precision: str = "float64", weighted: bool = False,
-) -> CpfRun:  # fmt: skip
+) -> FilterResult:  # fmt: skip
     """:func:`pfresample.filters.run_cpf` on the GPU (``cpf_graph``'s replay)."""
     y = np.asarray(y, dtype=np.float64)
     graph = cpf_graph(model, n, radius, y.shape[0], fast_math, neighbourhood, precision, weighted)

@@ -11,51 +11,70 @@ import numpy as np
 
 from ..validation import check_int
 
-# The four stages of Algorithm 2.4, in the order of SirResult.stage_seconds's columns.
+# The four stages of Algorithm 2.4, in the order of FilterResult.stage_seconds's columns.
 STAGES = (
     "prediction and weight update",
     "sum of weights",
     "normalisation and estimate",
     "resampling",
 )
-NO_B = -1  # SirResult.B for methods without a B parameter
+NO_B = -1  # FilterResult.B for methods without a B parameter
 GPU_STATE_DTYPE = np.float32  # the GPU filters' states: thesis §2.4, single precision
 SCHEMES = ("multinomial", "butterfly")  # SMC-EM's resampling schemes (filters/smcem.py)
 MAX_RADIX = 256  # Güldaş §4.3.2: "we set the maximum radix sequence to 256"
 
 
 @dataclass(frozen=True)
-class SirResult:
-    """The outcome of :func:`run_sir` over T time steps.
+class FilterResult:
+    """One run of ``filters.engine.run_filter`` over T steps.
 
-    ``estimates[k - 1]`` is x^_k (shape (T,) for a scalar state, (T, d) else).
-    ``stage_seconds[k - 1, s]`` is the time of stage s + 1 at step k
-    (``time.perf_counter``); ``total_seconds`` is their sum, and
-    ``wall_seconds`` the separately measured time of the whole loop (it also
-    holds the loop's bookkeeping, so it is slightly larger). ``B[k - 1]`` is
-    the B used at step k (``NO_B`` for methods without one). ``backend`` is
-    where the filter ran, "cpu" or "cuda". With ``diagnostics`` (the CPU
-    filter), ``resampled_estimates[k - 1]`` is the mean of the resampled
-    particles (the cellular filter's estimate), ``resampled_cov[k - 1]`` their
-    covariance (d x d; 1 x 1 for a scalar state), ``distinct[k - 1]`` the
-    number of distinct ancestors of step k's resampling and ``lineages[k - 1]``
-    the number of distinct initial particles the particles descend from after
-    it; None otherwise.
-    """
+    ``estimates[k - 1]``: SUM_i W_k^i x_k^i, the posterior mean before step
+    k's resampling ((T,) for a scalar state, (T, d) for a vector one);
+    ``ess`` and ``resampled``: each step's ESS before resampling and whether
+    it resampled; ``stages``: the stages of an adaptive resampler that ran
+    (``gate="stages"``; else 1 where it resampled, 0 where not);
+    ``log_likelihood``: the estimate of log p(z_1:T), the sum of
+    ``log_likelihood_steps`` (log Z_k); ``stage_seconds`` (T, 4): the wall
+    time of the four stages of the module docstring (``STAGES``; NaN where a
+    GPU filter times the run whole), ``total_seconds`` their sum (on the
+    GPU: the device time of the run), ``wall_seconds`` the host's clock
+    around the loop; ``B``: each step's B (``NO_B`` for a method without);
+    ``backend`` and ``device``: where it ran.
+
+    Asked for: ``resampled_estimates`` (the estimate after each step's
+    resampling: the mean of the particles, or their carried-weight mean),
+    ``distinct``, ``lineages`` and ``resampled_cov`` (``diagnostics``: the
+    distinct ancestors of each resampling, the initial particles still
+    represented, the covariance of the resampled particles), ``snapshot``
+    (the particles after step ``snapshot_step``), ``particles`` and
+    ``log_weights`` (``keep_particles``: the last step's, before its
+    resampling when it did not resample). GPU runs also give
+    ``device_seconds`` and ``chunk_seconds`` (the D3 filter's replays)."""
 
     method: str
     n: int
     seed: int
     estimates: np.ndarray
+    ess: np.ndarray
+    resampled: np.ndarray
+    log_likelihood: float
+    log_likelihood_steps: np.ndarray
     stage_seconds: np.ndarray
-    total_seconds: float
     wall_seconds: float
-    B: np.ndarray
-    backend: str = "cpu"
+    backend: str
+    device: str
+    total_seconds: float = math.nan
+    B: np.ndarray | None = None
+    stages: np.ndarray | None = None
     resampled_estimates: np.ndarray | None = None
     distinct: np.ndarray | None = None
     lineages: np.ndarray | None = None
     resampled_cov: np.ndarray | None = None
+    snapshot: np.ndarray | None = None
+    particles: np.ndarray | None = None
+    log_weights: np.ndarray | None = None
+    device_seconds: float | None = None
+    chunk_seconds: tuple = ()
 
     @property
     def stage_totals(self) -> np.ndarray:
@@ -64,8 +83,34 @@ class SirResult:
 
     @property
     def stage_shares(self) -> np.ndarray:
-        """Each stage's percentage of the total time (as Tables 5.1, 6.2)."""
+        """Each stage's percentage of the total time (as Dülger's Tables 5.1, 6.2)."""
         return 100.0 * self.stage_totals / self.total_seconds
+
+
+def gpu_result(method: str, n: int, seed: int, estimates, *, wall_seconds: float,
+               total_seconds: float, stage_seconds=None, log_likelihood_steps=None,
+               **extra) -> FilterResult:  # fmt: skip
+    """A GPU filter's run (``filters.gpu``) as a :class:`FilterResult`:
+    ``total_seconds`` the device's time of the run, ``wall_seconds`` the
+    host's clock; the stage times NaN where the run is timed whole, the ESS
+    NaN where the graph keeps none, every step resampled unless ``extra``
+    says otherwise, and the log-likelihood NaN where the graph keeps no
+    ``log_likelihood_steps``."""
+    from ..backend import cuda_device
+
+    steps = len(estimates)
+    nan = np.full(steps, np.nan)
+    if stage_seconds is None:
+        stage_seconds = np.full((steps, len(STAGES)), np.nan)
+    log_z = nan if log_likelihood_steps is None else np.asarray(log_likelihood_steps, np.float64)
+    extra.setdefault("resampled", np.ones(steps, dtype=bool))
+    extra.setdefault("B", np.full(steps, NO_B, dtype=np.int64))
+    return FilterResult(
+        method=method, n=n, seed=int(seed), estimates=estimates, ess=extra.pop("ess", nan),
+        log_likelihood=float(log_z.sum()), log_likelihood_steps=log_z,
+        stage_seconds=stage_seconds, wall_seconds=wall_seconds, backend="cuda",
+        device=cuda_device() or "CUDA device", total_seconds=total_seconds, **extra,
+    )  # fmt: skip
 
 
 def derive_seeds(seed: int, steps: int) -> tuple[np.random.Generator, np.ndarray]:
@@ -95,26 +140,6 @@ def graph_inputs(y, seed: int, steps: int) -> np.ndarray:
     keys = draw_seeds.astype("<u8", copy=False).view("<u4").astype(np.uint32, copy=False)
     z = np.ascontiguousarray(y, dtype=np.float32).reshape(-1).view(np.uint32)
     return np.concatenate([key, keys, z])
-
-
-@dataclass(frozen=True)
-class FilterRun:
-    """One run over T steps: ``estimates[t - 1]`` = pi^_t(phi) for phi(x) = x,
-    ``ess[t - 1]`` the effective sample size (eq. 1.11) of the weights before
-    resampling, ``level[t - 1]`` the interaction level (log2 of the largest
-    block that interacted; 0 when nothing was resampled), ``stages[t - 1]``
-    the butterfly stages run (K_t; the bootstrap filter: every stage of its
-    method, 1 for a non-butterfly method), and ``seconds`` the wall time of
-    the loop (on the GPU: the device time of the run's CUDA graph)."""
-
-    method: str
-    n: int
-    seed: int
-    estimates: np.ndarray
-    ess: np.ndarray
-    level: np.ndarray
-    stages: np.ndarray
-    seconds: float
 
 
 @dataclass(frozen=True)
@@ -149,66 +174,8 @@ def iteration_seed(seed: int, i: int) -> int:
     return int(np.random.SeedSequence([seed, i]).generate_state(1, np.uint64)[0])
 
 
-@dataclass(frozen=True)
-class CpfRun:
-    """One run over T steps: ``estimates[k - 1]`` = x^_k, the mean of the
-    resampled particles (shape (T,) for a scalar state, (T, d) else);
-    ``step_seconds`` the mean time of a step (on the GPU: the device time of
-    the run's graph over T, which is the step kernels' time plus the initial
-    kernel), ``wall_seconds`` the host's clock around the whole run (on the
-    GPU: the inputs' upload, the graph, the estimates' download).
-    ``weighted_estimates``: the weighted mean of the predicted particles
-    before resampling (the SIR filter's estimate), when asked for;
-    ``distinct[k - 1]``: the number of distinct ancestors of step k's
-    resampling, ``lineages[k - 1]`` the number of distinct initial particles
-    the particles descend from after it, ``resampled_cov[k - 1]`` the
-    covariance of the resampled particles (d x d) (CPU, when asked for);
-    ``precision`` and ``neighbourhood``: the kernel that ran
-    (``filters.cellular.run_cpf``)."""
-
-    n: int
-    radius: int
-    seed: int
-    estimates: np.ndarray
-    step_seconds: float
-    wall_seconds: float
-    backend: str = "cpu"
-    weighted_estimates: np.ndarray | None = None
-    distinct: np.ndarray | None = None
-    lineages: np.ndarray | None = None
-    resampled_cov: np.ndarray | None = None
-    precision: str = "float64"
-    neighbourhood: str = "scan"
-
-
-# The D3 filter's stages (filters/d3.py), in the order of D3Run.stage_seconds's columns.
+# The D3 filter's stages (filters/d3.py), in the order of the d3_2014 study's stage_seconds columns.
 D3_STAGES = ("prediction and weights", "normalisation and estimate", "resampling")
-
-
-@dataclass(frozen=True)
-class D3Run:
-    """One filter run over T steps. ``estimates[k - 1]`` is x^_k ((T, D));
-    ``resampled`` the number of steps that resampled; ``snapshot`` the
-    particles right after the resampling of step ``snapshot_step`` (None
-    when not asked for: the paper's Figs 5-6 at t = 200 s); ``stage_seconds``
-    the seconds of each stage summed over the steps (``D3_STAGES``; NaN on
-    the GPU, which times the run whole: ``device_seconds``, CUDA events
-    around the steps, and ``chunk_seconds``, each replayed chunk of steps);
-    ``wall_seconds`` the host's time of the whole loop."""
-
-    method: str
-    n: int
-    seed: int
-    estimates: np.ndarray
-    resampled: int
-    snapshot: np.ndarray | None
-    stage_seconds: np.ndarray
-    wall_seconds: float
-    backend: str = "cpu"
-    device_seconds: float | None = None  # the GPU's time of the steps (CUDA events)
-    # the GPU's time of each replay of the run's graph of CHUNK steps (CUDA events between
-    # them), in order: steps 3 ... 2 + CHUNK, then the next CHUNK, ...; empty on the CPU
-    chunk_seconds: tuple = ()
 
 
 class CloudDiagnostics:

@@ -45,10 +45,11 @@ import numpy as np
 
 from ..constants import EPSILON_FILTER
 from ..cuda import d3 as cuda_d3
-from ..cuda import geometry, kernels, workspace
+from ..cuda import geometry, kernels, stats, workspace
 from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
-from .common import GPU_STATE_DTYPE, D3Run, graph_inputs
+from .common import GPU_STATE_DTYPE, FilterResult, gpu_result, graph_inputs
+from .graph import GraphRunner, check_finite, kept
 from .sir_gpu import THREADS, enqueue_resampler
 
 CHUNK = 100  # steps a replayed graph holds (even: the two state buffers alternate)
@@ -65,9 +66,10 @@ def _launch(module: str, name: str, n: int, args: tuple, grid: int | None = None
     kernels.kernel(module, name)((grid,), (threads,), args)
 
 
-class D3FilterGraph:
+class D3FilterGraph(GraphRunner):
     """The buffers and kernels of one (model, method, N, T, D3 options);
-    :meth:`run` runs the filter for one seed and one set of measurements."""
+    :meth:`run` runs the filter for one seed and one set of measurements
+    (the graph runner's stream, inputs and capture: ``filters.graph``)."""
 
     def __init__(self, model, m, n: int, steps: int, noise: str, cdf: str, threads,
                  threads_scope: str = "d3"):  # fmt: skip
@@ -97,18 +99,14 @@ class D3FilterGraph:
         table = np.stack([f[:, 0, 1], f[:, 1, 0], b[:, 0], b[:, 1]], axis=1)
         self.table = cupy.asarray(table.astype(np.float32).ravel())
         # The run's inputs (common.graph_inputs): noise key, a key a step, measurements.
-        self.inputs = cupy.zeros(2 + 2 * steps + 2 * steps, dtype=np.uint32)
+        self.open(2 + 2 * steps + 2 * steps)
         self.noise_key = self.inputs[:2]
         self.keys = self.inputs[2 : 2 + 2 * steps]
         self.z = self.inputs[2 + 2 * steps :].view(np.float32)
         # The statistics record of w~ that the resampler reads: the sum is the
         # filter's (weight_total), the maximum 1 (w~ = exp(0) at the maximum),
         # no scaling (w~ <= 1), no bad entry.
-        ws = workspace.Workspace(n)
-        ws.stats[workspace.STAT_MAX] = 1.0
-        ws.stats[workspace.STAT_BAD] = n
-        ws.stats[workspace.STAT_SCALE] = 1.0
-        ws.max = 1.0
+        ws = stats.with_known_statistics(workspace.Workspace(n), stats.known_statistics(n))
         self.ancestors = cupy.empty((1, n), dtype=np.int32)
         self.strides = cupy.empty(n, dtype=np.int32)
         self.l_ = cupy.empty(n, dtype=np.int32)
@@ -121,8 +119,6 @@ class D3FilterGraph:
         self.kw = {}
         if m.output == "ancestors":
             self.kw = kernel_arguments(m, n, 4, None, None, check_params(m, self.params))
-        self.stream = cupy.cuda.Stream(non_blocking=True)
-        self.graph = None
         self.snapshot_step = None
 
     def _step(self, k: int) -> None:
@@ -134,7 +130,7 @@ class D3FilterGraph:
         tpb = self.step_threads  # None: ours, the kernels' own sizes
         args = (x, self.log_w, np.uint32(n), self.noise_key, self.step, self.table, self.z)
         args += (f(model.obs_mean), f(model.particle_sd), f(1.0 / model.obs_var), self.top)
-        total = self.call.ws.stats[workspace.STAT_SUM : workspace.STAT_SUM + 1]
+        total = stats.sum_slot(self.call.ws.stats)
         weights = (self.log_w, self.top, self.w_tilde, np.int64(n), self.sums, self.tickets[0:1])
         estimate = (self.w_tilde, x, np.int64(n), total)
         prior = (x, np.int64(n), self.previous, self.step, self.table, self.sums)
@@ -188,15 +184,14 @@ class D3FilterGraph:
 
     def _capture(self, first: int) -> None:
         """Capture CHUNK steps from step ``first`` (even) as the graph."""
-        self.stream.begin_capture()
-        try:
+
+        def chunk() -> None:
             for j in range(CHUNK):
                 self._step(first + j)
-        finally:
-            self.graph = self.stream.end_capture()
-        self.graph.upload(self.stream)
 
-    def run(self, y, seed: int, snapshot_step: int | None) -> D3Run:
+        self.graph = self.capture(chunk)
+
+    def run(self, y, seed: int, snapshot_step: int | None) -> FilterResult:
         import cupy
 
         if snapshot_step != self.snapshot_step:
@@ -205,7 +200,7 @@ class D3FilterGraph:
         start_event, end_event = cupy.cuda.Event(), cupy.cuda.Event()
         chunked = self.steps >= 2 + CHUNK
         with self.stream:
-            self.inputs.set(host, stream=self.stream)
+            self.set_inputs(host)
             if chunked and self.graph is None:
                 # Before the clocks start: two eager steps (every kernel compiled, every
                 # buffer made) and the capture of the graph; the run then starts afresh.
@@ -239,16 +234,12 @@ class D3FilterGraph:
             1e-3 * cupy.cuda.get_elapsed_time(a, b) for a, b in zip(marks, marks[1:], strict=False)
         ) if chunked else ()  # fmt: skip
         estimates = self.estimates.get()
-        bad = np.flatnonzero(~np.isfinite(estimates).all(axis=1))
-        if bad.size:
-            raise FloatingPointError(
-                f"the GPU D3 filter's estimate is not finite from step {int(bad[0]) + 1} on"
-            )
+        check_finite(estimates, "the GPU D3 filter's estimate is not finite from step {step} on")
         snapshot = None if snapshot_step is None else self.snapshot.get().T.astype(np.float64)
-        seconds = np.full(3, np.nan)  # no marks between the stages: the run is timed whole
-        return D3Run(
-            self.m.name, self.n, int(seed), estimates, self.steps, snapshot, seconds, wall,
-            backend="cuda", device_seconds=device, chunk_seconds=chunks,
+        # no marks between the stages: the run is timed whole (NaN stage times)
+        return gpu_result(
+            self.m.name, self.n, seed, estimates, wall_seconds=wall, total_seconds=device,
+            snapshot=snapshot, device_seconds=device, chunk_seconds=chunks,
         )  # fmt: skip
 
 
@@ -268,7 +259,7 @@ def run_d3_gpu(
     snapshot_step,
     threads=None,
     threads_scope="d3",
-) -> D3Run:
+) -> FilterResult:
     """:func:`pfresample.filters.run_d3` on the GPU (``backend="cuda"``)."""
     import cupy
 
@@ -299,5 +290,5 @@ def run_d3_gpu(
         )
     key = (cupy.cuda.Device().id, model, m.name, n, steps, noise, cdf, threads, threads_scope)
     make = lambda: D3FilterGraph(model, m, n, steps, noise, cdf, threads, threads_scope)  # noqa: E731
-    graph = workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
+    graph = kept(_GRAPHS, key, make, GRAPHS_KEPT)
     return graph.run(y, seed, snapshot_step)

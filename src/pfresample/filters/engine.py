@@ -2,18 +2,18 @@
 
 The bootstrap filter (Gordon et al. 1993; Dülger Algorithm 2.4, Güldaş Figs
 1.2-1.3) with the model's transition as the proposal. One step k = 1 ... T,
-with normalised log-weights log W_{k-1} carried from the step before
-(log W_0 = -log N):
+with log-weights log W_{k-1} carried from the step before (log W_0 = -log N):
 
 1. x_k^i ~ p(x_k | x_{k-1}^i) (the model's ``transition``) and
    l^i = log W_{k-1}^i + log g(z_k | x_k^i) (its ``log_likelihood``);
-2. the increment log Z_k = log SUM_i exp(l^i), computed as m + log SUM exp(l^i - m)
-   with m = max l^i, so that no weight underflows;
-3. W_k^i = exp(l^i - log Z_k), the estimate SUM_i W_k^i x_k^i and
+2. the increment log Z_k = log SUM_i exp(l^i) - log SUM_i W_{k-1}^i, computed
+   as m + log SUM exp(l^i - m) with m = max l^i, so that no weight underflows;
+3. W_k^i = exp(l^i - m) / SUM, the estimate SUM_i W_k^i x_k^i and
    ESS_k = 1 / SUM_i (W_k^i)^2 (Güldaş eq. 1.11);
 4. when ``ess_threshold`` is None, or ESS_k < tau N: resample with the
-   registry method (x_k <- x_k[ancestors], log W_k = -log N), or move the
-   particles with D3 (Das et al. 2014).
+   registry method (x_k <- x_k[ancestors], even weights), or move the
+   particles with D3 (Das et al. 2014); with ``gate="stages"`` an adaptive
+   resampler (the butterflies; Güldaş Fig 3.7) decides stage by stage.
 
 log p(z_1:T) is estimated by SUM_k log Z_k: the standard estimator, whose
 exponent is unbiased for p(z_1:T) when the resampler is unbiased (each
@@ -27,9 +27,27 @@ log p(z_1:T) less T times them.
 
 Stage 4's weights follow §6.9 of Dülger (2017): the comparison-based methods
 (Metropolis, Rejection, Uphill) get w~ = exp(l - m) (largest weight 1), the
-cumulative ones the normalised W. The model protocol is the one
-``pfresample.models`` documents; docs/library.md ("Your own model") shows a
-user's model.
+cumulative ones the normalised W (``stage4_weights`` overrides it). The
+model protocol is the one ``pfresample.models`` documents; docs/library.md
+("Your own model") shows a user's model.
+
+Arithmetic. The source documents' filters fix how stages 2-3 round, and
+their studies' tables rest on those bits; ``arithmetic`` names the
+convention (:data:`ARITHMETIC`):
+
+* ``"float64"`` (the default): w~ in float64, the carried log-weights
+  normalised (log W), the estimate and the ESS as NumPy sums;
+* ``"float64-raw"``: the same weights, the log-weights carried unnormalised
+  (0 after a resampling): the cellular filter of Gelencsér-Horváth et al.
+  (2013), whose resampler reads them;
+* ``"float32"``: Dülger's single precision (§2.4): w~ = float32 exp(l - m),
+  their sum in float64, W = w~ / float32(sum), x^ = W @ x, and eq. 1.11's ESS
+  as sequential float64 sums over w~ (Güldaş; ``resampling.butterfly``);
+* ``"float32-w64"``: Das et al.'s filter: float32 w~, W = w~ / sum in
+  float64, x^ = W @ x, ESS = 1 / (W @ W).
+
+``estimator="ratio"`` computes the estimate as SUM w~ x / SUM w~ in float64
+(the cellular filter's weighted mean, SMC-EM's E-step).
 """
 
 from __future__ import annotations
@@ -40,44 +58,52 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..api import resample, resample_d3
+from ..api import choose_B, resample, resample_adaptive, resample_d3
 from ..backend import resolve_backend
 from ..constants import EPSILON_FILTER
 from ..logweights import check_log_weights
+from ..radix import check_radix, default_radix
+from ..resampling.butterfly import effective_sample_size
+from ..resampling.cellular import cellular_log
+from ..resampling.d3 import COMPONENTS
 from ..resampling.registry import get_method
+from ..rng import seed_keys
 from ..timing import cpu_name
-from ..validation import check_int
-from .common import STAGES, derive_seeds
-from .d3 import prior_log_weights
+from ..validation import check_int, check_radius
+from .common import NO_B, STAGES, CloudDiagnostics, FilterResult, check_kernel, derive_seeds
+from .d3 import prior_log_weights, weights_of_columns
 
 PROTOCOL = ("init_particles", "transition", "log_likelihood")
-D3_PARAMS = ("noise", "cdf", "precision", "threads", "impl")  # joint D3 (components="joint")
+# D3's options (resample_d3's), beside the registry's method parameters
+D3_PARAMS = ("noise", "cdf", "precision", "threads", "impl", "components", "threads_scope")
+CELLULAR_PARAMS = ("radius", "precision", "neighbourhood", "fast_math")
+GATES = ("filter", "stages")
+ESTIMATORS = ("normalised", "ratio")
+RESAMPLED_ESTIMATES = ("mean", "weighted")
+STAGE4_WEIGHTS = ("normalised", "unnormalised")
+# tau above 1 runs every stage an adaptive resampler is allowed (ESS <= N)
+ALWAYS = 2.0
 
 
 @dataclass(frozen=True)
-class FilterResult:
-    """One run of :func:`run_filter` over T steps.
+class Arithmetic:
+    """How stages 2-3 round (module docstring): the dtype of w~, of the
+    normalised W, whether the carried log-weights are normalised, the ESS's
+    formula ("sum", "dot", "sequential") and whether the estimate is W @ x."""
 
-    ``estimates[k - 1]``: SUM_i W_k^i x_k^i, the posterior mean before step
-    k's resampling ((T,) for a scalar state, (T, d) for a vector one);
-    ``ess`` and ``resampled``: each step's ESS before resampling and whether
-    it resampled; ``log_likelihood``: the estimate of log p(z_1:T), the sum
-    of ``log_likelihood_steps`` (log Z_k); ``stage_seconds`` (T, 4): the
-    wall time of the four stages of the module docstring (``STAGES``);
-    ``backend`` and ``device``: where it ran."""
+    weights: type
+    normalised: type
+    carry_normalised: bool
+    ess: str
+    dot: bool
 
-    method: str
-    n: int
-    seed: int
-    estimates: np.ndarray
-    ess: np.ndarray
-    resampled: np.ndarray
-    log_likelihood: float
-    log_likelihood_steps: np.ndarray
-    stage_seconds: np.ndarray
-    wall_seconds: float
-    backend: str
-    device: str
+
+ARITHMETIC = {
+    "float64": Arithmetic(np.float64, np.float64, True, "sum", False),
+    "float64-raw": Arithmetic(np.float64, np.float64, False, "sum", False),
+    "float32": Arithmetic(np.float32, np.float32, False, "sequential", True),
+    "float32-w64": Arithmetic(np.float32, np.float64, False, "dot", True),
+}
 
 
 def check_model(model) -> None:
@@ -90,29 +116,24 @@ def check_model(model) -> None:
         )
 
 
-def engine_backend(backend: str) -> str:
-    """Where :func:`run_filter` runs: the CPU ("auto" resolves to it through
-    ``backend.resolve_backend``, which logs why); "cuda" raises, naming the
-    GPU filters, until the engine has its GPU path."""
-    if backend == "cuda":
-        raise NotImplementedError(
-            "run_filter runs on the CPU (backend='cpu' or 'auto'); the GPU filters are "
-            "filters.run_sir, run_bootstrap, run_adaptive, run_cpf and run_d3 with backend='cuda'"
-        )
-    return resolve_backend(backend, has_gpu_code=False)
-
-
 def _split_params(m, params: dict) -> tuple[dict, dict]:
-    """(the resampler's keyword arguments, D3's), an unknown name a TypeError."""
+    """(the resampler's keyword arguments, D3's or the cellular filter's),
+    an unknown name a TypeError."""
     if m.output == "particles":
         unknown = sorted(set(params) - set(D3_PARAMS))
         if unknown:
             raise TypeError(f"d3 takes {D3_PARAMS}, not {unknown}")
         return {}, params
+    if m.name == "cellular":
+        unknown = sorted(set(params) - set(CELLULAR_PARAMS))
+        if unknown:
+            raise TypeError(f"cellular takes {CELLULAR_PARAMS}, not {unknown}")
+        return {}, params
     allowed = (
         set(m.params)
-        | ({"B"} if m.B_rule else set())
+        | ({"B", "epsilon", "ssd_table"} if m.B_rule else set())
         | ({"segment_bytes"} if m.segmented else set())
+        | ({"radix", "max_stages"} if m.adaptive is not None else set())
     )
     unknown = sorted(set(params) - allowed)
     if unknown:
@@ -123,9 +144,34 @@ def _split_params(m, params: dict) -> tuple[dict, dict]:
     return kw, {}
 
 
+def _choose_B(m, w, kw: dict) -> int | None:
+    """The B of this step: the fixed one when given, Murray's rule with the
+    filter's epsilon for the Metropolis family, the SSD rule for Uphill."""
+    if m.B_rule is None:
+        return None
+    if kw.get("B") is not None:
+        return int(kw["B"])
+    if m.B_rule == "metropolis":
+        return choose_B(w, m.name, epsilon=kw["epsilon"])
+    return choose_B(w, m.name, ssd_table=kw.get("ssd_table"))
+
+
+def _log_sum(lw: np.ndarray) -> float:
+    """log SUM exp(lw), shifted by the maximum (-inf for no weight)."""
+    top = float(np.max(lw))
+    if not math.isfinite(top):
+        return top
+    return top + math.log(float(np.exp(lw - top).sum()))
+
+
 def run_filter(
     model, y, n: int, resampler: str, *, seed: int, backend: str = "auto",
-    ess_threshold: float | None = None, **params,
+    ess_threshold: float | None = None, arithmetic: str = "float64",
+    estimator: str = "normalised", stage4_weights: str | None = None, gate: str = "filter",
+    resample_at=None, permutation=None, seed_offset: int = 0,
+    resampled_estimates: str | None = None, diagnostics: bool = False,
+    snapshot_step: int | None = None, keep_particles: bool = False, stage_times: bool = True,
+    **params,
 ) -> FilterResult:  # fmt: skip
     """Run the bootstrap particle filter of the module docstring with ``n``
     particles over the measurements ``y`` (``y[k - 1]`` = z_k) and the
@@ -133,34 +179,149 @@ def run_filter(
     particles, and needs the model's ``mean_transition``).
 
     ``seed`` fixes every draw (the model's through a NumPy Generator, the
-    resampler's through its Philox seeds). ``ess_threshold`` tau in [0, 1]:
-    resample only when ESS < tau N (the adaptive filter); None: every step.
-    ``params``: the resampler's (``radix``, ``radius``, ``B``,
-    ``epsilon``, ``segment_bytes``, ``precision``, D3's ``noise`` and
-    ``cdf``, ...). ``backend``: :func:`engine_backend`."""
+    resampler's through its Philox seeds: step k's is the (k +
+    ``seed_offset``)-th of ``filters.common.derive_seeds``). ``ess_threshold``
+    tau >= 0: resample only when ESS < tau N (the adaptive filter; above 1:
+    every step, as ESS <= N); None: every step. ``params``: the resampler's (``radix``, ``radius``,
+    ``B``, ``epsilon``, ``ssd_table``, ``segment_bytes``, ``precision``,
+    ``neighbourhood``, D3's ``noise``, ``cdf``, ``threads``,
+    ``components``, ``impl``, ...).
+
+    The source documents' conventions (their studies use them; the defaults
+    are the library's): ``arithmetic`` and ``estimator`` (module docstring);
+    ``stage4_weights`` "normalised" or "unnormalised" replaces §6.9's choice
+    of the weights handed to the resampler; ``gate="stages"``: an adaptive
+    resampler (Güldaş Fig 3.7) runs its stages while ESS < tau N, a
+    standard one resamples all N then, and the weights it leaves are carried
+    (with ``ess_threshold`` None: every stage, or ``max_stages`` of them);
+    ``resample_at`` (T booleans): the steps that may resample (SMC-EM's
+    schedule); ``permutation``: applied to the particles and their weights
+    after each staged resampling (SMC-EM's transpose); ``resampled_estimates``
+    "mean" or "weighted" also records the estimate after resampling;
+    ``diagnostics``, ``snapshot_step``, ``keep_particles``:
+    :class:`FilterResult`. ``stage_times=False`` leaves out the GPU SIR
+    filter's timing marks between the stages (the CPU always times them).
+
+    ``backend``: "cpu", "cuda" or "auto" (``backend.resolve_backend``): on
+    the GPU the engine runs the fused filter that implements this model,
+    resampler and options (``filters.gpu``); else, for a model written
+    against the array module it is handed (``array_generic = True``, or any
+    model with "cuda"), this loop on CuPy arrays (``filters.device``); else
+    the CPU ("auto"), or, with "cuda", an error naming what is missing."""
     check_model(model)
     m = get_method(resampler)
-    kw, d3_kw = _split_params(m, params)
+    kw, own = _split_params(m, params)
     if m.output == "particles" and not callable(getattr(model, "mean_transition", None)):
         raise TypeError("resampler 'd3' needs the model's mean_transition(x, k): its prior weights")
     n = check_int(n, "n", minimum=1)
-    if ess_threshold is not None and not 0 <= ess_threshold <= 1:
-        raise ValueError(f"ess_threshold must be in [0, 1] or None, got {ess_threshold!r}")
-    ran_on = engine_backend(backend)
+    if ess_threshold is not None and not 0 <= ess_threshold < math.inf:
+        raise ValueError(f"ess_threshold must be a number >= 0 or None, got {ess_threshold!r}")
+    for name, value, allowed in (
+        ("arithmetic", arithmetic, tuple(ARITHMETIC)), ("estimator", estimator, ESTIMATORS),
+        ("gate", gate, GATES), ("stage4_weights", stage4_weights, (None, *STAGE4_WEIGHTS)),
+        ("resampled_estimates", resampled_estimates, (None, *RESAMPLED_ESTIMATES)),
+    ):  # fmt: skip
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    if gate == "stages" and m.output != "ancestors":
+        raise ValueError("gate='stages' needs a resampler that returns ancestors")
     y = np.asarray(y, dtype=np.float64)
     if y.ndim == 0 or y.shape[0] == 0:
         raise ValueError(f"y must hold at least one measurement, got shape {y.shape}")
     steps = y.shape[0]
-    rng, draw_seeds = derive_seeds(seed, steps)
+    if snapshot_step is not None and not 1 <= snapshot_step <= steps:
+        raise ValueError(f"snapshot_step must be in 1 ... {steps}, got {snapshot_step}")
+    if resample_at is not None:
+        resample_at = np.asarray(resample_at, dtype=bool)
+        if resample_at.shape != (steps,):
+            raise ValueError(f"resample_at must hold {steps} booleans, got {resample_at.shape}")
+    options = dict(
+        ess_threshold=ess_threshold, arithmetic=arithmetic, estimator=estimator,
+        stage4_weights=stage4_weights, gate=gate, resample_at=resample_at,
+        permutation=permutation, seed_offset=seed_offset,
+        resampled_estimates=resampled_estimates, diagnostics=diagnostics,
+        snapshot_step=snapshot_step, keep_particles=keep_particles,
+    )  # fmt: skip
+    if backend != "cpu":
+        options["stage_times"] = stage_times
+        from . import device, gpu
+
+        runner = gpu.fused_filter(model, m, n, kw, own, options)
+        generic = backend == "cuda" or getattr(model, "array_generic", False)
+        if runner is None and generic and device.applies(model, m, own, options):
+            runner = device.runner(options)
+        if resolve_backend(backend, runner is not None or backend == "cuda") == "cuda":
+            if runner is None:
+                raise NotImplementedError(gpu.why_not(model, m, kw, own, options))
+            return runner(model, y, n, m, seed, kw, own)
+        del options["stage_times"]
+    return _run_cpu(model, y, n, m, int(seed), kw, own, **options)
+
+
+def _run_cpu(
+    model, y, n, m, seed, kw, own, *, ess_threshold, arithmetic, estimator, stage4_weights, gate,
+    resample_at, permutation, seed_offset, resampled_estimates, diagnostics, snapshot_step,
+    keep_particles,
+) -> FilterResult:  # fmt: skip
+    """:func:`run_filter` on the CPU (NumPy), its options checked."""
+    ar = ARITHMETIC[arithmetic]
+    steps = y.shape[0]
+    seed_offset = check_int(seed_offset, "seed_offset", minimum=0)
+    rng, draw_seeds = derive_seeds(seed, steps + seed_offset)
+    draw_seeds = draw_seeds[seed_offset:]
+    cellular = m.name == "cellular"
+    if cellular:
+        radius = check_radius(own.get("radius", 1), n)
+        precision = own.get("precision", "float64")
+        neighbourhood = own.get("neighbourhood", "search")
+        check_kernel(precision, neighbourhood)
+        if own.get("fast_math"):
+            raise ValueError("fast_math is an option of the GPU kernels; the CPU has none")
+    d3_kw = {}  # threads_scope is the GPU filter's: the CPU's particles do not depend on it
+    if m.output == "particles":
+        d3_kw = {k: v for k, v in own.items() if k not in ("components", "threads_scope")}
+    components = own.get("components", "joint") if m.output == "particles" else "joint"
+    if components not in COMPONENTS:
+        raise ValueError(f"components must be one of {', '.join(COMPONENTS)}, got {components!r}")
+    if components == "each" and ess_threshold is not None:
+        raise ValueError("components='each' resamples every step (ess_threshold=None)")
+    staged = gate == "stages"
+    if staged:
+        radix = kw.pop("radix", None)
+        max_stages = kw.pop("max_stages", None)
+        if m.adaptive is None:  # a standard method: one stage over all N
+            if radix is not None:
+                raise TypeError(f"method {m.name!r} takes no radix")
+            radix = (n,)
+        else:
+            radix = check_radix(radix, n) if radix is not None else default_radix(n)
+        tau = ALWAYS if ess_threshold is None else ess_threshold
+    elif m.adaptive is not None:
+        kw.pop("max_stages", None)
+    depth = 1
+    if m.adaptive is not None and not staged:  # the butterflies' stages of a full resampling
+        radix_kw = kw.get("radix")
+        depth = len(check_radix(radix_kw, n) if radix_kw is not None else default_radix(n))
     x = np.asarray(model.init_particles(n, rng))
     if x.shape[0] != n:
         raise ValueError(f"init_particles({n}, rng) returned {x.shape[0]} particles")
-    log_w = np.full(n, -math.log(n))
+    # the carried log-weights and log SUM of their exp
+    log_w, carried_sum = (np.full(n, -math.log(n)), 0.0) if ar.carry_normalised else (0.0, None)
+    if carried_sum is None:
+        carried_sum = math.log(n)
     estimate = x.mean(axis=0)
     estimates = np.empty((steps,) + x.shape[1:])
+    after = np.empty_like(estimates) if resampled_estimates or diagnostics else None
+    cloud = CloudDiagnostics(n, steps, x.shape[1:]) if diagnostics else None
     ess, increments = np.empty(steps), np.empty(steps)
     resampled = np.zeros(steps, dtype=bool)
+    stages = np.zeros(steps, dtype=np.int64)
+    used_B = np.full(steps, NO_B, dtype=np.int64)
     stage_seconds = np.empty((steps, len(STAGES)))
+    snapshot = None
+    unnormalised = {None: m.comparison_based, "normalised": False, "unnormalised": True}[
+        stage4_weights
+    ]  # fmt: skip
     wall_start = time.perf_counter()
     for k in range(steps):
         t0 = time.perf_counter()
@@ -173,31 +334,129 @@ def run_filter(
             raise ValueError(f"step {k + 1} of the filter: {error}") from error
         t1 = time.perf_counter()
         w_tilde = np.exp(lw - top)
-        total = w_tilde.sum()
-        increments[k] = top + math.log(total)
+        if ar.weights is np.float32:
+            w_tilde = w_tilde.astype(np.float32)
+        total = w_tilde.sum(dtype=np.float64)
+        log_sum = top + math.log(total)
+        increments[k] = log_sum - carried_sum
         t2 = time.perf_counter()
-        w = w_tilde / total
-        # Sums, not BLAS dot products: a threaded BLAS takes milliseconds a step on a
-        # loaded host at N = 2^14 (bench/results/design_map_cpu/README.md).
-        estimate = estimates[k] = (w.reshape((n,) + (1,) * (x.ndim - 1)) * x).sum(axis=0)
-        ess[k] = 1.0 / float((w * w).sum())
+        w = w_tilde / np.float32(total) if ar.normalised is np.float32 else w_tilde / total
+        if estimator == "ratio":
+            c = w_tilde.astype(np.float64)
+            estimate = (c @ x) / c.sum()
+        elif ar.dot:
+            estimate = w @ x
+        else:
+            # Sums, not BLAS dot products: a threaded BLAS takes milliseconds a step on a
+            # loaded host at N = 2^14 (bench/results/design_map_cpu/README.md).
+            estimate = (w.reshape((n,) + (1,) * (x.ndim - 1)) * x).sum(axis=0)
+        estimates[k] = estimate
+        if ar.ess == "sequential":
+            ess[k] = effective_sample_size(w_tilde, 1)  # eq. 1.11
+        elif ar.ess == "dot":
+            ess[k] = 1.0 / float(w @ w)
+        else:
+            ess[k] = 1.0 / float((w * w).sum())
         t3 = time.perf_counter()
-        if ess_threshold is None or ess[k] < ess_threshold * n:
+        allowed = resample_at is None or resample_at[k]
+        w_in = w_tilde if unnormalised else w
+        carried = None  # the linear weights a staged resampling leaves
+        ancestors = None
+        if allowed and staged:
+            out = _staged_step(m, w_in, int(draw_seeds[k]), tau, radix, max_stages, ess[k], kw)
+            stages[k] = out.stages
+            if permutation is not None:  # SMC-EM's butterfly: the stage, then the transpose
+                ancestors = out.ancestors[permutation]
+                with np.errstate(divide="ignore"):  # a zero segment mean is a zero weight
+                    log_w = np.log(out.weights.astype(np.float64))[permutation]
+                carried = out.weights.astype(np.float64)[permutation]
+                x = x[ancestors]
+            elif out.stages:
+                ancestors = out.ancestors
+                x = x[ancestors]
+                with np.errstate(divide="ignore"):
+                    log_w = np.log(out.weights.astype(np.float64))
+                carried = out.weights.astype(np.float64)
+            else:
+                log_w = lw
+                carried = out.weights.astype(np.float64)
+            resampled[k] = out.stages > 0
+            carried_sum = _log_sum(log_w) if resampled[k] or permutation is not None else log_sum
+        elif allowed and (ess_threshold is None or ess[k] < ess_threshold * n):
             if m.output == "particles":
                 mu = model.mean_transition(previous, k)
                 cols = x.reshape(n, -1)  # eqs. 2-4 over the state's components
-                prior = prior_log_weights(cols, np.reshape(mu, (-1, cols.shape[1])))
-                x = resample_d3(x, w, prior, seed=int(draw_seeds[k]), backend="cpu", **d3_kw)
+                prior = prior_log_weights(cols, np.reshape(mu, (-1, cols.shape[1])), components)
+                w_d3 = w
+                if components == "each":  # each component's own reading (Fig 9)
+                    w_d3 = weights_of_columns(model.log_likelihood_components(y[k], x))
+                x = resample_d3(x, w_d3, prior, seed=int(draw_seeds[k]), backend="cpu",
+                                components=components, **d3_kw)  # fmt: skip
+            elif cellular and not (ar.carry_normalised and set(own) <= {"radius"}):
+                # the CPF's own resampling from the log-likelihoods (Gelencsér-Horváth
+                # et al., Fig 6; resampling.cellular.cellular_log); the engine's default
+                # arithmetic hands the registry's cellular resampler W, as any method
+                k0, k1 = seed_keys([int(draw_seeds[k])])
+                ancestors = cellular_log(lw, (k0[0], k1[0]), radius, dtype=np.dtype(precision),
+                                         divide=neighbourhood == "divide")  # fmt: skip
+                x = x[ancestors]
             else:
-                w_in = w_tilde if m.comparison_based else w
-                x = x[resample(w_in, m.name, seed=int(draw_seeds[k]), backend="cpu", **kw)]
-            log_w = np.full(n, -math.log(n))
+                if cellular:
+                    kw = {"radius": radius}
+                b = _choose_B(m, w_in, kw)
+                call = {key: v for key, v in kw.items() if key not in ("B", "epsilon", "ssd_table")}
+                ancestors = resample(w_in, m.name, seed=int(draw_seeds[k]), B=b, backend="cpu",
+                                     **call)  # fmt: skip
+                x = x[ancestors]
+                if b is not None:
+                    used_B[k] = b
             resampled[k] = True
+            stages[k] = depth
+            log_w = np.full(n, -math.log(n)) if ar.carry_normalised else 0.0
+            carried_sum = 0.0 if ar.carry_normalised else math.log(n)
         else:
-            log_w = lw - increments[k]
+            log_w = lw - log_sum if ar.carry_normalised else lw
+            carried_sum = 0.0 if ar.carry_normalised else log_sum
+        if after is not None:
+            if resampled_estimates == "weighted":
+                c = carried if carried is not None else (
+                    np.ones(n) if resampled[k] else w_tilde.astype(np.float64))  # fmt: skip
+                after[k] = (c @ x) / c.sum()
+            elif resampled[k]:
+                after[k] = x.mean(axis=0)
+            else:
+                after[k] = estimate
+        if cloud is not None and ancestors is not None:
+            cloud.record(k, ancestors, x)
+        if k + 1 == snapshot_step:
+            snapshot = x.copy()
         stage_seconds[k] = (t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)
     wall = time.perf_counter() - wall_start
+    extra = {}
+    if diagnostics:
+        extra = {"distinct": cloud.distinct, "lineages": cloud.lineages,
+                 "resampled_cov": cloud.cov}  # fmt: skip
+    if keep_particles:
+        extra["particles"] = x
+        extra["log_weights"] = np.broadcast_to(np.asarray(log_w, dtype=np.float64), (n,)).copy()
     return FilterResult(
-        m.name, n, int(seed), estimates, ess, resampled, float(increments.sum()), increments,
-        stage_seconds, wall, ran_on, cpu_name(),
+        m.name, n, seed, estimates, ess, resampled, float(increments.sum()), increments,
+        stage_seconds, wall, "cpu", cpu_name(), total_seconds=float(stage_seconds.sum()),
+        B=used_B, stages=stages, resampled_estimates=after, snapshot=snapshot, **extra,
     )  # fmt: skip
+
+
+def _staged_step(m, w, seed: int, tau: float, radix, max_stages, ess: float, kw: dict):
+    """One step's staged resampling (Güldaş Fig 1.3): ``resample_adaptive``
+    for a method with an adaptive form; for a standard method, all N
+    particles resampled (even weights after) when ESS < tau N, else the
+    weights carried. Both an ``AdaptiveResult``."""
+    from ..resampling.butterfly import AdaptiveResult
+
+    if m.adaptive is not None:
+        return resample_adaptive(w, m.name, seed=seed, tau=tau, radix=radix,
+                                 max_stages=max_stages, backend="cpu", **kw)  # fmt: skip
+    if not ess < tau * w.size:
+        return AdaptiveResult(np.arange(w.size, dtype=np.int32), w, 0)
+    ancestors = resample(w, m.name, seed=seed, backend="cpu", **kw)
+    return AdaptiveResult(ancestors, np.ones(w.size, dtype=np.float32), 1)

@@ -30,15 +30,15 @@ for bit.
 
 from __future__ import annotations
 
-import math
 import time
 from collections import OrderedDict
 
 import numpy as np
 
-from ..cuda import geometry, workspace
+from ..cuda import geometry
 from ..cuda.butterfly import Gates, ess_gate
 from ..cuda.kernels import NULL
+from ..cuda.stats import sum_slot
 from ..models.bimodal import BimodalModel
 from ..models.volatility import BETA
 from ..radix import default_radix
@@ -48,12 +48,14 @@ from .common import (
     MAX_RADIX,
     SCHEMES,
     EmRun,
-    FilterRun,
+    FilterResult,
+    gpu_result,
     iteration_seed,
     m_step,
     resampling_period,
     stop_iteration,
 )
+from .graph import check_finite, kept
 from .sir_gpu import WEIGHT_DTYPE, FilterGraph, _launch
 
 GRAPHS_KEPT = 4
@@ -137,13 +139,20 @@ class _GuldasGraph(FilterGraph):
         self.replay(y, seed)
         return self.stage_seconds()[1]
 
+    def result(self, seed, estimates, ess, stages, seconds: float, wall: float) -> FilterResult:
+        """A run as ``BOOTSTRAP_OPTIONS``' / ``ADAPTIVE_OPTIONS``' record: the
+        estimate after resampling (§4.2.1) in ``estimates`` and
+        ``resampled_estimates``, the stages each step ran, the graph's device
+        time in ``total_seconds`` and the host's clock in ``wall_seconds``
+        (``adaptive.interaction_level`` gives Fig 4.11's level from the stages)."""
+        return gpu_result(
+            self.m.name, self.n, seed, estimates, wall_seconds=wall, total_seconds=seconds,
+            ess=ess, stages=stages, resampled=stages > 0, resampled_estimates=estimates,
+        )  # fmt: skip
+
     def results(self) -> tuple[np.ndarray, np.ndarray]:
         estimates = self.estimates.get(stream=self.stream)[:, 0]
-        bad = np.flatnonzero(~np.isfinite(estimates))
-        if bad.size:
-            raise FloatingPointError(
-                f"the GPU filter's estimate is not finite from step {int(bad[0]) + 1} on"
-            )
+        check_finite(estimates, "the GPU filter's estimate is not finite from step {step} on")
         return estimates, self.ess.get(stream=self.stream)
 
 
@@ -155,19 +164,19 @@ class BootstrapGraph(_GuldasGraph):
 
     def _step(self, k: int, x, x_next) -> None:
         n = self.n
-        total = self.stats[k, workspace.STAT_SUM : workspace.STAT_SUM + 1]
+        total = sum_slot(self.stats[k])
         ess_gate(self.w_tilde, 0, n, 1, WEIGHT_DTYPE, self.gate_parts, self.gate_ticket,
                  ess=self.ess[k : k + 1], total=total)  # fmt: skip
         self._resample(k)
         self._gather(x, x_next)
         self._mean(None, x_next, k)
 
-    def run(self, y, seed: int) -> FilterRun:
+    def run(self, y, seed: int) -> FilterResult:
+        start = time.perf_counter()
         seconds = self.device_run(y, seed)
         estimates, ess = self.results()
         stages = np.full(self.steps, self.depth, dtype=np.int64)
-        level = np.full(self.steps, math.log2(self.n))
-        return FilterRun(self.m.name, self.n, int(seed), estimates, ess, level, stages, seconds)
+        return self.result(seed, estimates, ess, stages, seconds, time.perf_counter() - start)
 
     @property
     def depth(self) -> int:
@@ -199,12 +208,12 @@ class AdaptiveGraph(_GuldasGraph):
         self._gather(x, x_next, go=self.go[k, 0:1])
         self._mean(self.w_post, x_next, k)
 
-    def run(self, y, seed: int) -> FilterRun:
+    def run(self, y, seed: int) -> FilterResult:
+        start = time.perf_counter()
         seconds = self.device_run(y, seed)
         estimates, ess = self.results()
         stages = self.go.get(stream=self.stream).sum(axis=1).astype(np.int64)
-        level = np.array([math.log2(math.prod(self.radix[:s])) for s in stages])
-        return FilterRun(self.m.name, self.n, int(seed), estimates, ess, level, stages, seconds)
+        return self.result(seed, estimates, ess, stages, seconds, time.perf_counter() - start)
 
 
 _GRAPHS: OrderedDict = OrderedDict()
@@ -221,7 +230,7 @@ def _graph(kind, model, m, n: int, steps: int, kw: dict, params: dict, *extra):
         make = lambda: kind(m, n, steps, kw, params, *extra)  # noqa: E731
     else:
         make = lambda: kind(model, m, n, steps, kw, params, *extra)  # noqa: E731
-    return workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
+    return kept(_GRAPHS, key, make, GRAPHS_KEPT)
 
 
 def _arguments(m, n: int, params: dict) -> tuple[dict, dict]:
@@ -237,7 +246,7 @@ def _bimodal(model):
         )
 
 
-def run_bootstrap_gpu(model, y, n: int, method: str, seed: int, **params) -> FilterRun:
+def run_bootstrap_gpu(model, y, n: int, method: str, seed: int, **params) -> FilterResult:
     """:func:`pfresample.filters.run_bootstrap` on the GPU (``seconds``: the
     run's device time)."""
     _bimodal(model)
@@ -250,7 +259,7 @@ def run_bootstrap_gpu(model, y, n: int, method: str, seed: int, **params) -> Fil
 
 
 def run_adaptive_gpu(model, y, n: int, method: str, seed: int, *, tau: float, radix=None,
-                     **params) -> FilterRun:  # fmt: skip
+                     **params) -> FilterResult:  # fmt: skip
     """:func:`pfresample.filters.run_adaptive` on the GPU."""
     _bimodal(model)
     m = get_method(method)

@@ -25,8 +25,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..cuda import geometry, kernels, workspace
-from .common import GPU_STATE_DTYPE, NO_B, STAGES, SirResult, graph_inputs
+from ..cuda import geometry, kernels
+from .common import GPU_STATE_DTYPE, STAGES, FilterResult, gpu_result, graph_inputs
+from .graph import GraphRunner, check_finite, kept
 
 FAMILY = "fused.cu"
 RUNS_KEPT = 4  # FusedRun objects kept per process (each holds a few N-sized buffers)
@@ -65,7 +66,7 @@ def default_blocks(n: int) -> int:
     return geometry.fused_blocks(n, resident_blocks(), sms)
 
 
-class FusedRun:
+class FusedRun(GraphRunner):
     """T steps of the growth-model filter with Systematic resampling for one
     N, over buffers it owns; :meth:`run` runs it for one seed and one set of
     measurements. ``blocks``: the grid (at most :func:`resident_blocks`);
@@ -105,8 +106,7 @@ class FusedRun:
         # filter_drift(k) (8 cos(1.2 k)) in float64 on the host, rounded to float32.
         drift = np.array([model.filter_drift(k) for k in range(steps)], dtype=np.float64)
         self.drift = cupy.asarray(drift.astype(np.float32))
-        self.inputs = cupy.empty(2 + 3 * steps, dtype=np.uint32)
-        self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.open(2 + 3 * steps)  # one kernel a run, no graph: the runner's stream and inputs
 
     def _launch(self) -> None:
         m, f32 = self.model, np.float32
@@ -119,7 +119,7 @@ class FusedRun:
         grid, block = (self.blocks,), (geometry.FUSED_THREADS,)
         launch(grid, block, args, stream=self.stream, enable_cooperative_groups=True)
 
-    def run(self, y, seed: int) -> SirResult:
+    def run(self, y, seed: int) -> FilterResult:
         """One run: the measurements ``y`` (T values) and the run's ``seed``
         (``derive_seeds``: the noise key and the resampling seeds), as
         ``FilterGraph.run``. ``stage_seconds`` holds the kernel's four
@@ -132,7 +132,7 @@ class FusedRun:
 
         host = graph_inputs(y, seed, self.steps)
         start = time.perf_counter()
-        self.inputs.set(host, stream=self.stream)
+        self.set_inputs(host)
         cupy.cuda.runtime.memsetAsync(self.bar.data.ptr, 0, self.bar.nbytes, self.stream.ptr)
         self._launch()
         self.stream.synchronize()
@@ -141,23 +141,15 @@ class FusedRun:
         estimates = out[: self.steps].view(np.float64)
         marks = out[self.steps :].astype(np.int64)
         stage_seconds = 1e-9 * np.diff(marks).reshape(self.steps, len(STAGES))
-        bad = np.flatnonzero(~np.isfinite(estimates))
-        if bad.size:
-            raise FloatingPointError(
-                f"the GPU filter's estimate is not finite from step {int(bad[0]) + 1} on "
-                "(a log-likelihood was NaN or +inf, or a state overflowed)"
-            )
-        return SirResult(
-            "systematic",
-            self.n,
-            int(seed),
+        check_finite(
             estimates,
-            stage_seconds,
-            float(stage_seconds.sum()),
-            wall,
-            np.full(self.steps, NO_B, np.int64),
-            backend="cuda",
+            "the GPU filter's estimate is not finite from step {step} on (a log-likelihood was "
+            "NaN or +inf, or a state overflowed)",
         )
+        return gpu_result(
+            "systematic", self.n, seed, estimates, wall_seconds=wall,
+            total_seconds=float(stage_seconds.sum()), stage_seconds=stage_seconds,
+        )  # fmt: skip
 
 
 _RUNS: OrderedDict = OrderedDict()
@@ -170,4 +162,4 @@ def fused_run(model, n: int, steps: int, blocks: int | None = None) -> FusedRun:
 
     key = (cupy.cuda.Device().id, model, n, steps, blocks)
     make = lambda: FusedRun(model, n, steps, blocks)  # noqa: E731
-    return workspace.cached(_RUNS, key, make, RUNS_KEPT)
+    return kept(_RUNS, key, make, RUNS_KEPT)

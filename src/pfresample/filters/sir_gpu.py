@@ -44,8 +44,8 @@ filter, and their RMSEs agree within the spread of runs
 
 from __future__ import annotations
 
-import copy
 import hashlib
+import math
 import time
 from collections import OrderedDict
 
@@ -56,7 +56,8 @@ from ..cuda import geometry, kernels, run, stats, workspace
 from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
 from . import sir_fused
-from .common import GPU_STATE_DTYPE, NO_B, STAGES, SirResult, graph_inputs
+from .common import GPU_STATE_DTYPE, NO_B, STAGES, FilterResult, gpu_result, graph_inputs
+from .graph import GraphRunner, check_finite, kept
 
 WEIGHT_DTYPE = np.float32  # the resamplers' default (api.resample)
 THREADS = geometry.REDUCE_THREADS  # every kernel of models.cu and filter.cu (block reductions)
@@ -79,6 +80,10 @@ class _GrowthTwin:
 
     def __init__(self, model):
         self.model = model
+
+    def log_likelihood_constant(self) -> float:
+        """What the kernel's log g(z | x) leaves out of the model's: -1/2 log(2 pi sigma_n^2)."""
+        return -0.5 * math.log(2.0 * math.pi * self.model.sigma_n2)
 
     def init(self, x, key) -> None:
         """x_0 ~ N(start_mean, start_sd^2) (models/growth.py: N(init_mean,
@@ -132,6 +137,10 @@ class _RadarTwin:
     def __init__(self, model):
         self.model = model
 
+    def log_likelihood_constant(self) -> float:
+        """What the kernel's log g(z | x) leaves out of the model's: -1/2 SUM log(2 pi R_jj)."""
+        return -0.5 * sum(math.log(2.0 * math.pi * v) for v in self.model.r_diag)
+
     def init(self, x, key) -> None:
         _rows4_init(x, key, self.model.x0, [v**0.5 for v in self.model.p0_diag])
 
@@ -153,6 +162,10 @@ class _BotTwin:
 
     def __init__(self, model):
         self.model = model
+
+    def log_likelihood_constant(self) -> float:
+        """What the kernel's log g(z | x) leaves out of the model's: -1/2 log(2 pi r_sd^2)."""
+        return -0.5 * math.log(2.0 * math.pi * self.model.r_sd**2)
 
     def init(self, x, key) -> None:
         _rows4_init(x, key, self.model.prior_mean, self.model.prior_sd)
@@ -178,20 +191,11 @@ def device_twin(model):
     return None
 
 
-def enqueue_resampler(call, m, kw: dict, params: dict, **extra):
-    """A filter step's resampling by the registry method ``m`` on the
-    filter's w~ (``call``): B or the statistics where the method reads them,
-    then its kernels (``extra``: more keyword arguments of its launcher).
-    A comparison-based method reads the filter's own statistics record of
-    w~ (its sum from the filter's stage 2, its maximum 1), so only B is
-    computed; the others compute what they read, as on their own. Returns
-    what the launcher returns."""
-    if m.comparison_based:
-        if stats.device_chooses_B(m, kw):
-            stats.enqueue_B(call, m, params)
-    elif run.needs_stats(m, kw):
-        stats.enqueue_inputs(m, call, kw, params)
-    return m.gpu(call, **kw, **extra)
+# A filter step's resampling by the registry method on the filter's w~: a
+# comparison-based method reads the filter's own statistics record of w~ (its
+# sum from stage 2, its maximum 1), so only B is computed; the others compute
+# what they read, as on their own (cuda.stats).
+enqueue_resampler = run.enqueue_with_known_statistics
 
 
 def _timing_record(event, stream) -> None:
@@ -201,10 +205,11 @@ def _timing_record(event, stream) -> None:
         raise RuntimeError(f"cuEventRecordWithFlags failed (CUresult {rc})")
 
 
-class FilterGraph:
+class FilterGraph(GraphRunner):
     """T steps of the filter for one (model, method, N, B rule), captured as
     a CUDA graph over buffers it owns (by the first :meth:`run`); :meth:`run`
-    replays it for one seed and one set of measurements."""
+    replays it for one seed and one set of measurements. Its stream, inputs
+    and capture are the graph runner's (``filters.graph``)."""
 
     eager_steps = 1  # steps of the eager run before the capture: one of each kernel
 
@@ -233,10 +238,7 @@ class FilterGraph:
         # is stage 2's; the maximum is 1, since w~ = exp(log w - max log w)
         # is exp(0) = 1 exactly at the maximum; no entry is bad (a NaN or
         # infinite estimate raises after the run).
-        self.stats = cupy.zeros((steps, workspace.STAT_COUNT), dtype=np.float64)
-        self.stats[:, workspace.STAT_MAX] = 1.0
-        self.stats[:, workspace.STAT_BAD] = n
-        self.stats[:, workspace.STAT_SCALE] = 1.0  # w~ <= 1: no scaling (sums.stats_scale)
+        self.stats = stats.known_statistics(n, steps)
         self.estimates = cupy.empty((steps, rows), dtype=np.float64)
         self.sums = cupy.empty(rows * parts, dtype=np.float64)  # partials of stages 2 and 3
         self.tickets = cupy.zeros(2, dtype=np.uint32)
@@ -244,7 +246,7 @@ class FilterGraph:
         self.used_B = cupy.full(steps, self.fixed_B, dtype=np.int32)
         # A run's inputs, one buffer: noise key (2), resampling keys (2 per
         # step), then the measurements as float32.
-        self.inputs = cupy.zeros(2 + 2 * steps + steps * twin.measurement_size, dtype=np.uint32)
+        self.open(2 + 2 * steps + steps * twin.measurement_size)
         self.noise_key = self.inputs[:2]
         self.z = self.inputs[2 + 2 * steps :].view(np.float32)
         self.ancestors = cupy.empty((1, n), dtype=np.int32)
@@ -270,10 +272,8 @@ class FilterGraph:
         self.timed = timed
         marks = steps * len(STAGES) + 1 if timed else 2
         self.marks = [cupy.cuda.Event() for _ in range(marks)]
-        self.stream = cupy.cuda.Stream(non_blocking=True)
         self.side = cupy.cuda.Stream(non_blocking=True)  # the marks' branch
         self._fork, self._join = (cupy.cuda.Event(disable_timing=True) for _ in range(2))
-        self.graph = None  # captured by the first run (_capture)
 
     def _capture(self) -> None:
         """Capture the T steps as the graph, after one eager step: the eager
@@ -285,30 +285,26 @@ class FilterGraph:
         scenario 2 at N = 2^22, Metropolis's first call had not finished
         after 75 s (0.6 s now), and a Rejection cell of 160 runs of 0.2 s
         took 785 s.)"""
-        with self.stream:
-            self._enqueue(self.eager_steps, marks=False)
-            self.stream.synchronize()
-            self.stream.begin_capture()
-            try:
-                self._enqueue(self.steps, marks=True)
-                self._join.record(self.side)  # the branch rejoins before the graph ends
-                self.stream.wait_event(self._join)
-            finally:
-                self.graph = self.stream.end_capture()
-            self.graph.upload(self.stream)
+
+        def rejoin() -> None:  # the marks' branch rejoins before the graph ends
+            self._join.record(self.side)
+            self.stream.wait_event(self._join)
+
+        self.graph = self.capture(
+            lambda: self._enqueue(self.steps, marks=True),
+            eager=lambda: self._enqueue(self.eager_steps, marks=False),
+            finish=rejoin,
+        )
 
     def _step_workspace(self, k: int):
         """The workspace of step k's resampling: the shared one, except that
         a comparison-based method reads the step's statistics record, and a
         B chosen on the device goes straight into ``used_B[k]`` (no copy
         node a step)."""
-        step_ws = copy.copy(workspace.workspace(self.n))
-        if self.m.comparison_based:
-            step_ws.stats = self.stats[k]
-        step_ws.max = 1.0  # w~ = exp(log w - max log w) <= 1, exactly 1 at the maximum
-        if self.device_B:
-            step_ws.b = self.used_B[k : k + 1]
-        return step_ws
+        ws = workspace.workspace(self.n)
+        record = self.stats[k] if self.m.comparison_based else ws.stats
+        b = self.used_B[k : k + 1] if self.device_B else None
+        return stats.with_known_statistics(ws, record, b=b)
 
     def _record_mark(self, event) -> None:
         """``event`` recorded once the work enqueued so far is done, as a
@@ -347,7 +343,7 @@ class FilterGraph:
             x, x_next = self.x[k % 2], self.x[(k + 1) % 2]
             top, total = (
                 self.top[k : k + 1],
-                self.stats[k, workspace.STAT_SUM : workspace.STAT_SUM + 1],
+                stats.sum_slot(self.stats[k]),
             )
             mark(k, 0)
             z = self.z[mz * k : mz * (k + 1)]
@@ -396,7 +392,7 @@ class FilterGraph:
 
     def upload(self, host: np.ndarray) -> None:
         """``host_inputs`` on the device; the graph is captured by the first upload."""
-        self.inputs.set(host, stream=self.stream)
+        self.set_inputs(host)
         if self.graph is None:
             self._capture()
 
@@ -426,7 +422,7 @@ class FilterGraph:
         seconds = 1e-3 * np.array(ms).reshape(self.steps, len(STAGES))
         return seconds, float(seconds.sum())
 
-    def run(self, y, seed: int) -> SirResult:
+    def run(self, y, seed: int) -> FilterResult:
         """One run: the measurements ``y`` (T rows) and the run's ``seed``
         (``derive_seeds``: the noise key and the resampling seeds)."""
         steps = self.steps
@@ -435,28 +431,43 @@ class FilterGraph:
         estimates = self.estimates.get(stream=self.stream)
         if self.twin.rows == 1:
             estimates = estimates[:, 0]
-        bad = np.flatnonzero(~np.isfinite(estimates.reshape(steps, -1)).all(axis=1))
-        if bad.size:
-            raise FloatingPointError(
-                f"the GPU filter's estimate is not finite from step {int(bad[0]) + 1} on "
-                "(a log-likelihood was NaN or +inf, every weight underflowed, or a state "
-                "overflowed)"
-            )
+        check_finite(
+            estimates,
+            "the GPU filter's estimate is not finite from step {step} on (a log-likelihood was "
+            "NaN or +inf, every weight underflowed, or a state overflowed)",
+        )
         if self.device_B:
             used_B = self.used_B.get(stream=self.stream).astype(np.int64)
         else:  # known on the host: no second copy back
             used_B = np.full(steps, self.fixed_B, np.int64)
-        return SirResult(
-            self.m.name,
-            self.n,
-            int(seed),
-            estimates,
-            stage_seconds,
-            total_seconds,
-            wall,
-            used_B,
-            backend="cuda",
-        )
+        return gpu_result(
+            self.m.name, self.n, seed, estimates, wall_seconds=wall,
+            total_seconds=total_seconds, stage_seconds=stage_seconds, B=used_B,
+            log_likelihood_steps=self.log_likelihood_steps(),
+        )  # fmt: skip
+
+    def log_likelihood_steps(self) -> np.ndarray:
+        """log Z_k of the last replay (``filters.engine``'s estimator), from
+        what the steps already keep: each step's maximum log-weight m_k
+        (``top``, ordered as ``reduce.cuh``'s to_ordered) and the float64 sum
+        of w~ = exp(log w - m_k) (the statistics record's sum). The filter
+        resamples every step, so log w is the step's log-likelihood and
+        log Z_k = m_k + log SUM w~ - log N, plus the constant the kernels drop
+        from the model's log-likelihood (the CPU filter's estimate is of the
+        density ``model.log_likelihood`` returns, constant included)."""
+        top = from_ordered(self.top.get(stream=self.stream))
+        sums = self.stats[:, workspace.STAT_SUM].get(stream=self.stream)
+        constant = self.twin.log_likelihood_constant()
+        with np.errstate(divide="ignore"):
+            return top.astype(np.float64) + np.log(sums) - math.log(self.n) + constant
+
+
+def from_ordered(keys: np.ndarray) -> np.ndarray:
+    """float32 values of ``reduce.cuh``'s to_ordered keys (its from_ordered on
+    the host): the sign bit set marks a non-negative float."""
+    keys = np.asarray(keys, dtype=np.uint32)
+    bits = np.where(keys & np.uint32(0x80000000), keys & np.uint32(0x7FFFFFFF), ~keys)
+    return bits.astype(np.uint32).view(np.float32)
 
 
 _GRAPHS: OrderedDict = OrderedDict()
@@ -479,7 +490,7 @@ def filter_graph(
     rule = tuple(sorted((k, plain(v)) for k, v in {**kw, **params}.items()))
     key = (cupy.cuda.Device().id, model, m.name, n, steps, rule, timed)
     make = lambda: FilterGraph(model, m, n, steps, kw, params, timed)  # noqa: E731
-    return workspace.cached(_GRAPHS, key, make, GRAPHS_KEPT)
+    return kept(_GRAPHS, key, make, GRAPHS_KEPT)
 
 
 def run_sir_gpu(
@@ -495,7 +506,7 @@ def run_sir_gpu(
     ssd_table=None,
     stage_times=True,
     fused=None,
-) -> SirResult:
+) -> FilterResult:
     """:func:`pfresample.filters.run_sir` on the GPU (``backend="cuda"``);
     ``m`` is the registry entry, checked by the caller; the keywords'
     defaults are run_sir's. ``stage_times``

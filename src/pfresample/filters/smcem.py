@@ -54,22 +54,20 @@ import time
 
 import numpy as np
 
-from ..api import resample, resample_adaptive
 from ..backend import resolve_backend
 from ..models.volatility import BETA, VolatilityModel
 from ..radix import default_radix
-from ..resampling.butterfly import effective_sample_size
 from ..validation import check_int
 from .common import (
     MAX_RADIX,
     SCHEMES,
     EmRun,
-    derive_seeds,
     iteration_seed,
     m_step,
     resampling_period,
     stop_iteration,
 )
+from .engine import run_filter
 from .sir import weights_from_log
 
 ALPHA_0 = 0.8  # the EM's initial guess (the thesis gives none)
@@ -87,6 +85,43 @@ def transpose_permutation(n: int, r: int) -> np.ndarray:
     return (p % rows) * r + p // rows
 
 
+class _PathStatistics:
+    """The volatility model with each particle's four running sums (§4.3.1)
+    beside its state, as one (N, 5) state for ``run_filter``: column 0 is
+    x_k, columns 1-4 S_1 ... S_4. Filter step 0 weighs y_0 against the
+    initial particles (no transition: ``transition`` at k = 0 keeps them);
+    step k >= 1 draws x_k from x_{k-1} and adds the sums' terms."""
+
+    def __init__(self, model: VolatilityModel, y: np.ndarray):
+        self.model, self.y = model, y
+
+    def init_particles(self, n: int, rng) -> np.ndarray:
+        x = self.model.init_particles(n, rng)
+        state = np.zeros((n, 5))
+        state[:, 0] = x
+        state[:, 2] = x * x
+        state[:, 4] = self.y[0] ** 2 * np.exp(-x)
+        return state
+
+    def transition(self, state: np.ndarray, k: int, rng) -> np.ndarray:
+        if k == 0:
+            return state
+        x = state[:, 0]
+        new = self.model.transition(x, k - 1, rng)
+        out = np.empty_like(state)
+        out[:, 0] = new
+        stats = state[:, 1:].copy()
+        stats[:, 0] += x * x
+        stats[:, 1] += new * new
+        stats[:, 2] += x * new
+        stats[:, 3] += self.y[k] ** 2 * np.exp(-new)
+        out[:, 1:] = stats
+        return out
+
+    def log_likelihood(self, y_k, state: np.ndarray) -> np.ndarray:
+        return self.model.log_likelihood(y_k, state[:, 0])
+
+
 def expected_statistics(
     model: VolatilityModel, y, n: int, scheme: str, seed: int, *, filter: str = "bootstrap",
     tau: float = TAU,
@@ -94,50 +129,38 @@ def expected_statistics(
     """One particle filter over y_0 ... y_n with ``n`` particles under
     ``model`` (the current parameters): the weighted mean of the four
     statistics at time n (the E-step). ``filter``: "bootstrap" or
-    "adaptive" (module docstring), the latter with threshold ``tau``."""
+    "adaptive" (module docstring), the latter with threshold ``tau``.
+
+    The filter is ``run_filter`` on the path-statistics state
+    (:class:`_PathStatistics`), steps 0 ... n, resampling at the end of step
+    k - 1 what the thesis's step k resamples before its prediction (so step
+    k's resampling seed is the k-th: ``seed_offset=1``), never after step n."""
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
     if filter not in FILTERS:
         raise ValueError(f"filter must be one of {FILTERS}, got {filter!r}")
-    gate = tau if filter == "adaptive" else 2.0  # tau > 1: the stage always runs
     n = check_int(n, "n", minimum=2)
     y = np.asarray(y, dtype=np.float64)
     length = y.size - 1
-    rng, draw_seeds = derive_seeds(seed, length + 1)
-    x = model.init_particles(n, rng)
-    stats = np.zeros((n, 4))
-    stats[:, 1] = x * x
-    stats[:, 3] = y[0] ** 2 * np.exp(-x)
-    log_w = model.log_likelihood(y[0], x)
-    period, r1 = resampling_period(n), default_radix(n, MAX_RADIX)[0]
-    radix = (r1, n // r1) if n > r1 else (n,)  # N <= 256: one block, one stage
-    order = transpose_permutation(n, r1) if scheme == "butterfly" else None
-    for k in range(1, length + 1):
-        if scheme == "butterfly":
-            out = resample_adaptive(
-                weights_from_log(log_w), "butterfly-multinomial", seed=int(draw_seeds[k]), tau=gate,
-                max_stages=1, radix=radix, backend="cpu",
-            )  # fmt: skip
-            pick = out.ancestors[order]
-            with np.errstate(divide="ignore"):
-                log_w = np.log(out.weights.astype(np.float64))[order]
-            x, stats = x[pick], stats[pick]
-        elif k % period == 0 and (
-            filter == "bootstrap" or effective_sample_size(weights_from_log(log_w), 1) < tau * n
-        ):
-            pick = resample(
-                weights_from_log(log_w), "multinomial", seed=int(draw_seeds[k]), backend="cpu"
-            )
-            x, stats, log_w = x[pick], stats[pick], np.zeros(n)
-        new = model.transition(x, k - 1, rng)
-        stats[:, 0] += x * x
-        stats[:, 1] += new * new
-        stats[:, 2] += x * new
-        stats[:, 3] += y[k] ** 2 * np.exp(-new)
-        log_w = log_w + model.log_likelihood(y[k], new)
-        x = new
-    w = weights_from_log(log_w).astype(np.float64)
-    return w @ stats / w.sum()
+    steps = np.arange(length + 1)
+    threshold = tau if filter == "adaptive" else None
+    options = {"arithmetic": "float32", "stage4_weights": "unnormalised", "seed_offset": 1,
+               "keep_particles": True, "backend": "cpu"}  # fmt: skip
+    if scheme == "butterfly":
+        r1 = default_radix(n, MAX_RADIX)[0]
+        radix = (r1, n // r1) if n > r1 else (n,)  # N <= 256: one block, one stage
+        run = run_filter(
+            _PathStatistics(model, y), y, n, "butterfly-multinomial", seed=seed,
+            ess_threshold=threshold, gate="stages", radix=radix, max_stages=1,
+            permutation=transpose_permutation(n, r1), resample_at=steps < length, **options,
+        )  # fmt: skip
+    else:
+        period = resampling_period(n)
+        schedule = ((steps + 1) % period == 0) & (steps < length)
+        run = run_filter(_PathStatistics(model, y), y, n, "multinomial", seed=seed,
+                         ess_threshold=threshold, resample_at=schedule, **options)  # fmt: skip
+    w = weights_from_log(run.log_weights).astype(np.float64)
+    return w @ np.ascontiguousarray(run.particles[:, 1:]) / w.sum()
 
 
 def run_smcem(

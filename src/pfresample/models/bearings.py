@@ -62,6 +62,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend import array_module
 from .radar import wrap_angle
 
 # Gordon, Salmond & Smith (1993); see the module docstring for the sources.
@@ -109,23 +110,26 @@ class BearingsOnlyModel:
     def mean_transition(self, x, k: int = 0) -> np.ndarray:
         """F x ((B1) without w_k). ``k`` is unused: the model is time-invariant;
         it is accepted so that every model has the same interface."""
-        return np.asarray(x, dtype=np.float64) @ self.transition_matrix().T
+        xp = array_module(x)  # NumPy or CuPy: the filters run the model on either
+        return xp.asarray(x, dtype=np.float64) @ xp.asarray(self.transition_matrix().T)
 
     def transition(self, x, k: int, rng: np.random.Generator) -> np.ndarray:
         """Draw x_{k+1} = F x_k + G w_{k+1} (B1) for each row of ``x``; w is
         ``q_sd`` times ``rng.standard_normal((N, 2))``."""
         mean = self.mean_transition(x, k)
         w = self.q_sd * rng.standard_normal(mean.shape[:-1] + (NOISE_DIM,))
-        return mean + w @ self.noise_gain().T
+        return mean + w @ array_module(w).asarray(self.noise_gain().T)
 
     def observe(self, x) -> np.ndarray:
         """The bearing atan2(y, x) of each state ((B2) without v_k), shape (...,)."""
-        x = np.asarray(x, dtype=np.float64)
-        return np.arctan2(x[..., 2], x[..., 0])
+        xp = array_module(x)
+        x = xp.asarray(x, dtype=np.float64)
+        return xp.arctan2(x[..., 2], x[..., 0])
 
     def residual(self, y, x) -> np.ndarray:
         """y - atan2(y_k, x_k) wrapped into [-pi, pi)."""
-        return wrap_angle(np.asarray(y, dtype=np.float64) - self.observe(x))
+        xp = array_module(x)
+        return wrap_angle(xp.asarray(y, dtype=np.float64) - self.observe(x))
 
     def log_likelihood(self, y, x) -> np.ndarray:
         """log p(z_k = y | x_k = x): the Gaussian density of v_k (B2) at the
@@ -138,7 +142,8 @@ class BearingsOnlyModel:
         """N particles drawn from the prior N(prior_mean, diag(prior_sd^2)),
         shape (N, 4)."""
         z = rng.standard_normal((n, STATE_DIM))
-        return np.asarray(self.prior_mean) + z * np.asarray(self.prior_sd)
+        xp = array_module(z)
+        return xp.asarray(self.prior_mean) + z * xp.asarray(self.prior_sd)
 
     def simulate(self, steps: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """A ground-truth trajectory: ``x`` of shape (steps + 1, 4) holding

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend import array_module
+
 # Thesis §2.6 (below eq. 2.35) and §5.4 / §6.9.
 SIGMA_V2 = 10.0  # variance of the process noise v_k
 SIGMA_N2 = 1.0  # variance of the measurement noise n_k
@@ -81,7 +83,7 @@ class GrowthModel:
 
     @staticmethod
     def _f(x) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
+        x = array_module(x).asarray(x, dtype=np.float64)
         return x / 2.0 + 25.0 * x / (1.0 + x * x)
 
     def mean_transition(self, x, k: int) -> np.ndarray:
@@ -96,7 +98,7 @@ class GrowthModel:
 
     def observe(self, x) -> np.ndarray:
         """The mean of z_k given x_k = x (eq. 2.35 without n_k)."""
-        x = np.asarray(x, dtype=np.float64)
+        x = array_module(x).asarray(x, dtype=np.float64)
         return x * x / 20.0
 
     def log_likelihood(self, y: float, x) -> np.ndarray:

@@ -21,10 +21,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend import array_module
+
 
 @dataclass(frozen=True)
 class LinearGaussianModel:
-    """The model of the module docstring; N particles are float64 (N,)."""
+    """The model of the module docstring; N particles are float64 (N,).
+    Its methods compute with the array module of the particles, so it runs
+    on CuPy arrays too (``run_filter``'s GPU path for such models)."""
+
+    array_generic = True  # run_filter(backend="auto") may run it on CuPy arrays
 
     a: float = 0.9
     q: float = 1.0
@@ -45,17 +51,18 @@ class LinearGaussianModel:
 
     def mean_transition(self, x, k: int) -> np.ndarray:
         """The mean of x_{k+1} given x_k = x (D3's prior weights need it)."""
-        return self.a * np.asarray(x, dtype=np.float64)
+        return self.a * array_module(x).asarray(x, dtype=np.float64)
 
     def transition(self, x, k: int, rng: np.random.Generator) -> np.ndarray:
-        return self.mean_transition(x, k) + self.q * rng.standard_normal(np.shape(x))
+        mean = self.mean_transition(x, k)
+        return mean + self.q * rng.standard_normal(mean.shape)
 
     def observe(self, x) -> np.ndarray:
         return np.asarray(x, dtype=np.float64)
 
     def log_likelihood(self, y, x) -> np.ndarray:
         """log N(y; x, r^2), normalised."""
-        e = (float(y) - np.asarray(x, dtype=np.float64)) / self.r
+        e = (float(y) - array_module(x).asarray(x, dtype=np.float64)) / self.r
         return -0.5 * e * e - math.log(self.r) - 0.5 * math.log(2 * math.pi)
 
     def simulate(self, steps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend import array_module
+
 # Tables 7.1 and 7.4 (identical for both scenarios).
 SAMPLING_TIME = 1.0  # T, seconds
 X0 = (1000.0, 1000.0, 0.0, 0.0)  # initial state vector [p_x, p_y, v_x, v_y]
@@ -43,7 +45,8 @@ MEASUREMENT_DIM = 2
 def wrap_angle(a) -> np.ndarray:
     """``a`` mapped into [-pi, pi): a bearing residual of +pi - d and one of
     -pi + d are both small angles of size d, not 2 pi apart."""
-    return np.mod(np.asarray(a, dtype=np.float64) + math.pi, 2.0 * math.pi) - math.pi
+    xp = array_module(a)
+    return xp.mod(xp.asarray(a, dtype=np.float64) + math.pi, 2.0 * math.pi) - math.pi
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The cells of Gelencsér-Horváth et al. (2013), "Evaluation and results", on
-the library's cellular particle filter (``pfresample.filters.run_cpf``,
-the paper's Fig 6 on a ring) and, as baselines the paper does not have, the
-SIR filter with global resampling (``pfresample.filters.run_sir``).
+the library's cellular particle filter (``pfresample.run_filter`` with resampler
+"cellular" and ``CPF_OPTIONS``, the paper's Fig 6 on a ring) and, as baselines
+the paper does not have, the SIR filter with global resampling (``SIR_OPTIONS``).
 
 * :func:`cpf_cell` (Figs 7-10, Table 1): the CPF at one configuration
   (N, r) on every trajectory of a model: per trajectory the error measures
@@ -25,7 +25,7 @@ kernel of its stages, ``stage_times=False``), on the CPU the host's clock
 around the filter's loop over T. ``wall_seconds`` is the "global running
 time" of Fig 12 and Table 1, the host's clock around a whole run: the CPF's
 own ``wall_seconds`` (inputs built and uploaded, graph, estimates
-downloaded), and for the SIR filter the clock around the ``run_sir`` call
+downloaded), and for the SIR filter the clock around the ``run_filter`` call
 (its own ``wall_seconds`` leaves out building the inputs and downloading
 the estimates). Every cell first makes ``TIMING_WARMUP`` untimed runs (NVRTC
 compile or cache load, graph capture), which keeps these out of every time.
@@ -53,7 +53,7 @@ import numpy as np
 
 from ...backend import cuda_device, resolve_backend
 from ...cuda.geometry import CPF_MAX_RADIUS
-from ...filters import run_cpf, run_sir
+from ...filters import CPF_OPTIONS, SIR_OPTIONS, run_filter
 from ...filters.cellular_gpu import cpf_twin
 from ...filters.common import NO_B
 from ...filters.sir_gpu import device_twin
@@ -139,6 +139,23 @@ def _run_trajectories(run_one, name: str, trajectories, seeds, label: str, log=N
             "seeds": np.array(seeds, dtype=np.uint64), "estimates": first}  # fmt: skip
 
 
+def _cpf(model, y, n: int, radius: int, seed: int, where: str, *, fast_math: bool = False,
+         **options):  # fmt: skip
+    """The CPF (``run_filter`` with resampler "cellular" and ``CPF_OPTIONS``) on ``where``."""
+    if not fast_math:  # an option of the GPU kernels only
+        return run_filter(model, y, n, "cellular", seed=seed, backend=where, radius=radius,
+                          **CPF_OPTIONS, **options)  # fmt: skip
+    return run_filter(model, y, n, "cellular", seed=seed, backend=where, radius=radius,
+                      fast_math=True, **CPF_OPTIONS, **options)  # fmt: skip
+
+
+def _step_seconds(run) -> float:
+    """ "The kernel time per state" of Figs 9-11: the device time of the run's
+    graph over T on the GPU, the loop's clock over T on the CPU."""
+    steps = max(len(run.estimates), 1)
+    return (run.total_seconds if run.backend == "cuda" else run.wall_seconds) / steps
+
+
 def cpf_cell(
     name: str, trajectories, n: int, radius: int, *, seed: int, backend: str,
     fast_math: bool = False, setup: str = "paper", precision: str = "float64",
@@ -149,7 +166,7 @@ def cpf_cell(
     set of ``targets.simulate``), the growth model started as ``setup``
     says. ``fast_math`` builds the GPU kernels with --use_fast_math (ignored
     on the CPU); ``precision`` and ``neighbourhood`` choose the kernel
-    (``run_cpf``). Returns ``(arrays, metadata)``: per trajectory the error
+    (``_cpf``). Returns ``(arrays, metadata)``: per trajectory the error
     measures of the CPF's own estimate (the mean of the resampled
     particles), of the weighted mean before resampling (``_weighted``) and
     again of its own (``_resampled``); ``step_seconds``, ``wall_seconds``;
@@ -166,11 +183,11 @@ def cpf_cell(
     kernel = {"precision": precision, "neighbourhood": neighbourhood}
 
     def run_one(y, run_seed):
-        run = run_cpf(model, y, n, radius, run_seed, backend=where, fast_math=fast,
-                      weighted=True, diversity=where == "cpu", **kernel)  # fmt: skip
-        estimates = {"own": run.estimates, "weighted": run.weighted_estimates,
-                     "resampled": run.estimates}  # fmt: skip
-        return estimates, run.step_seconds, run.wall_seconds, run
+        run = _cpf(model, y, n, radius, run_seed, where, fast_math=fast,
+                   diagnostics=where == "cpu", **kernel)  # fmt: skip
+        estimates = {"own": run.resampled_estimates, "weighted": run.estimates,
+                     "resampled": run.resampled_estimates}  # fmt: skip
+        return estimates, _step_seconds(run), run.wall_seconds, run
 
     for warm in run_seeds(seed, name, n, TIMING_WARMUP, "warmup"):
         run_one(trajectories["y"][0], warm)
@@ -203,7 +220,7 @@ def sir_cell(
     setup: str = "paper", first: int = 0, log=None,
 ):  # fmt: skip
     """The baselines of Figs 9-10: the SIR filter (Dülger's Algorithm 2.4,
-    ``run_sir``) with the global resampler ``method`` at N on every
+    ``run_filter`` with ``SIR_OPTIONS``) with the global resampler ``method`` at N on every
     trajectory of model ``name``, with the CPF cells' run seeds and start.
     Arrays as :func:`cpf_cell`'s -- its own estimate is the weighted mean
     before resampling; the mean of the resampled particles (``_resampled``)
@@ -218,8 +235,8 @@ def sir_cell(
 
     def run_one(y, run_seed):
         start = time.perf_counter()
-        run = run_sir(model, y, n, method, run_seed, backend=where, stage_times=False,
-                      diagnostics=where == "cpu")  # fmt: skip
+        run = run_filter(model, y, n, method, seed=run_seed, backend=where, stage_times=False,
+                         diagnostics=where == "cpu", **SIR_OPTIONS)  # fmt: skip
         wall = time.perf_counter() - start
         used_B.append(np.nan if (run.B == NO_B).all() else float(run.B.mean()))
         # Step time: device time over T on the GPU, the loop's clock over T on the CPU.
@@ -273,7 +290,7 @@ def timing_cell(
     variants of one radius take turns run by run (repeat i of each, then
     repeat i + 1), so that a drift of the machine's speed falls on all of
     them alike and repeat i of two builds is a pair. Then the SIR filter with
-    each method of ``baselines`` on the same trajectory (``run_sir`` without
+    each method of ``baselines`` on the same trajectory (``run_filter`` without
     stage marks; step time as :func:`sir_cell`'s). Arrays ``step_seconds``
     and ``wall_seconds`` of shape (variants, repeats), ``sir_step_seconds``
     and ``sir_wall_seconds`` of shape (methods, repeats)."""
@@ -291,9 +308,9 @@ def timing_cell(
     step, wall = np.empty((len(variants), repeats)), np.empty((len(variants), repeats))
 
     def run(v: dict, run_seed: int):
-        return run_cpf(model, y, n, v["radius"], run_seed, backend=where,
-                       fast_math=v["build"] == "fast-math", precision=v["precision"],
-                       neighbourhood=v["neighbourhood"])  # fmt: skip
+        return _cpf(model, y, n, v["radius"], run_seed, where,
+                    fast_math=v["build"] == "fast-math", precision=v["precision"],
+                    neighbourhood=v["neighbourhood"])  # fmt: skip
 
     for radius in radii:
         rows = [k for k, v in enumerate(variants) if v["radius"] == radius]
@@ -303,7 +320,7 @@ def timing_cell(
         for i, run_seed in enumerate(seeds):
             for k in rows:
                 result = run(variants[k], run_seed)
-                step[k, i], wall[k, i] = result.step_seconds, result.wall_seconds
+                step[k, i], wall[k, i] = _step_seconds(result), result.wall_seconds
         if log is not None:
             for k in rows:
                 v = variants[k]
@@ -319,7 +336,8 @@ def timing_cell(
 
         def sir_run(run_seed: int, on=on, method=method) -> tuple[float, float]:
             start = time.perf_counter()
-            result = run_sir(model, y, n, method, run_seed, backend=on, stage_times=False)
+            result = run_filter(model, y, n, method, seed=run_seed, backend=on,
+                                stage_times=False, **SIR_OPTIONS)  # fmt: skip
             elapsed = time.perf_counter() - start
             loop = result.total_seconds if on == "cuda" else result.wall_seconds
             return loop / steps, elapsed

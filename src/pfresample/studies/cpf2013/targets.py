@@ -197,7 +197,7 @@ def coverage_bound(dim: int) -> float:
 
 def cloud_measures(name: str, n: int, run, truth) -> dict[str, float]:
     """The particle cloud of one CPU run after each resampling (``run``: a
-    CpfRun or SirResult with ``distinct``, ``lineages``, ``resampled_cov``;
+    a FilterResult with ``distinct``, ``lineages``, ``resampled_cov``;
     the cloud's mean is the mean of the resampled particles), over the
     steps: ``distinct_fraction`` and ``lineage_fraction`` (means of the
     counts over N), ``spread`` (the mean of sqrt(trace C_t), C_t the

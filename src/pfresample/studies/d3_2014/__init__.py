@@ -2,7 +2,7 @@
 filtering method" (Computing, 2014): D3 (dual distribution dependent)
 resampling on the UUV velocity model of §3.2, Figs 3-6, 10, 11 and Tables
 5-7 with the cost-to-performance metric, on the library's
-``pfresample.filters.run_d3`` and ``pfresample.models.UuvModel``.
+``pfresample.run_filter`` with ``D3_OPTIONS`` and ``pfresample.models.UuvModel``.
 
 * ``catalog``: the study's configuration keys, their checks, the paper's
   published numbers and the CPM of §4.3;

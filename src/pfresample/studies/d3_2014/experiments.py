@@ -1,5 +1,5 @@
 """The cells of Das, Mazumdar & Banerjee (2014) on the library's D3 filter
-(``pfresample.filters.run_d3``: the SIR filter with any registry method, or
+(``pfresample.run_filter`` with ``D3_OPTIONS``: the SIR filter with any registry method, or
 D3 resampling with the prior weights of eqs. 1-4) and the UUV model of §3.2.
 
 * :func:`trajectory` (every cell): one simulated trajectory (truth, DVL
@@ -25,8 +25,8 @@ threads-per-block (common random numbers: one initial particle set for all
 filters), and independent of how many trajectories and runs the grid has.
 
 Timing. ``wall_seconds`` is the filter's own clock around its loop over the
-T steps (``D3Run.wall_seconds``), ``device_seconds`` on the GPU the CUDA
-events around the steps (``D3Run.device_seconds``: the GPU's time of the
+T steps (``FilterResult.wall_seconds``), ``device_seconds`` on the GPU the CUDA
+events around the steps (``FilterResult.device_seconds``: the GPU's time of the
 run, the capture of the run's CUDA graph included). The tables divide them
 by the steps: milliseconds per filter step, since the paper's unit is not
 stated and the runs' lengths differ (Table 5's CPU runs and the GPU runs at
@@ -45,7 +45,8 @@ import zlib
 import numpy as np
 
 from ...backend import cuda_device, resolve_backend
-from ...filters.d3 import prior_log_weights, run_d3, velocity_errors
+from ...filters import D3_OPTIONS, run_filter
+from ...filters.d3 import prior_log_weights, velocity_errors
 from ...filters.sir import weights_from_log
 from ...models.uuv import kalman_filter
 from ...pipeline import artifacts
@@ -113,6 +114,18 @@ def warm_up(model, traj, spec: dict, n: int, *, seed: int) -> None:
     run_d3(model, traj["y"][:steps], n, warmup_seed(seed, n), backend="cuda", **_options(spec))
 
 
+def run_d3(model, y, n: int, seed: int, *, method: str = "d3", **options):
+    """Das et al.'s filter (``run_filter`` with ``D3_OPTIONS``) with ``method``."""
+    return run_filter(model, y, n, method, seed=seed, **D3_OPTIONS, **options)
+
+
+def d3_stage_seconds(run) -> np.ndarray:
+    """The seconds of the three stages of ``D3_STAGES`` summed over the steps,
+    from the engine's four (prediction and weights: its first two)."""
+    s = np.asarray(run.stage_seconds).sum(axis=0)
+    return np.array([s[0] + s[1], s[2], s[3]])
+
+
 def check_trajectory(arrays, where: str) -> None:
     """Raise ValueError (naming ``where``) unless ``arrays`` is a trajectory:
     finite ``truth`` (T + 1, 2) and ``y`` (T, 2)."""
@@ -140,7 +153,7 @@ OPTIONS = ("noise", "cdf", "threads", "threads_scope", "components")
 
 
 def _options(spec: dict) -> dict:
-    """run_d3's method options of a filter spec (catalog.filters)."""
+    """:func:`run_d3`'s method options of a filter spec (catalog.filters)."""
     return {"method": spec["method"]} | {k: spec[k] for k in OPTIONS if k in spec}
 
 
@@ -202,8 +215,8 @@ def filter_cell(
     steps = np.arange(estimate_every, y.shape[0] + 1, estimate_every)  # k of x^_k kept
     arrays = {
         "rmse": rmse, "bias": bias, "wall_seconds": np.float64(run.wall_seconds),
-        "call_seconds": np.float64(elapsed), "stage_seconds": np.asarray(run.stage_seconds),
-        "resampled": np.int64(run.resampled), "estimate_steps": steps,
+        "call_seconds": np.float64(elapsed), "stage_seconds": d3_stage_seconds(run),
+        "resampled": np.int64(np.count_nonzero(run.resampled)), "estimate_steps": steps,
         "estimates": np.asarray(run.estimates)[steps - 1], "seed": np.uint64(s),
     }  # fmt: skip
     if run.snapshot is not None:

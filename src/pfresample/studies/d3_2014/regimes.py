@@ -36,8 +36,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from ...filters.d3 import run_d3, velocity_errors
-from .experiments import run_seed, snapshot_summary
+from ...filters.d3 import velocity_errors
+from .experiments import run_d3, run_seed, snapshot_summary
 
 LEVEL = 0.99  # the project's intervals (constants.CONFIDENCE_LEVEL), here Student-t
 REFERENCE = "systematic"  # the filter every other is paired against

@@ -7,10 +7,10 @@ manoeuvring truth (a scenario spec, :mod:`pfresample.models.scenarios`). Its
 J trajectories are generated once and cached (:mod:`pfresample.trajectories`).
 
 A *filter cell* is one model x one method variant x one N: the SIR filter of
-Algorithm 2.4 (:func:`pfresample.filters.run_sir`) run R times on each of the
+Algorithm 2.4 (:func:`pfresample.run_filter` with ``SIR_OPTIONS``) run R times on each of the
 J trajectories, T steps each (thesis: J = 16, R = 100, T = 100). Run r of
 trajectory j uses the seed :func:`run_seed` (seed, model, N, j, r): the same
-for every method, so methods are compared on common random numbers (run_sir
+for every method, so methods are compared on common random numbers (run_filter
 derives the model noise and the resampling seeds from it), and a cell with
 fewer runs holds the first runs of a larger one.
 
@@ -32,8 +32,9 @@ import numpy as np
 
 from ...backend import cuda_device, resolve_backend
 from ...constants import EPSILON_FILTER
-from ...filters import STAGES, rmse, run_sir
+from ...filters import SIR_OPTIONS, STAGES, rmse, run_filter
 from ...models import GrowthModel, RadarModel
+from ...resampling.registry import get_method
 from ...timing import cpu_name
 
 log = logging.getLogger("pfresample.filter_experiments")
@@ -124,10 +125,12 @@ class FilterSettings:
 
 
 def _sir(model, y, n, variant, seed, settings, backend):
-    return run_sir(
-        model, y, n, variant.method, seed,
-        epsilon=settings.epsilon, segment_bytes=variant.segment_bytes, backend=backend,
-    )  # fmt: skip
+    """Algorithm 2.4 (``run_filter`` with ``SIR_OPTIONS``) with the variant's method."""
+    m = get_method(variant.method)
+    params = {"epsilon": settings.epsilon} if m.B_rule == "metropolis" else {}
+    if variant.segment_bytes is not None:
+        params["segment_bytes"] = variant.segment_bytes
+    return run_filter(model, y, n, m.name, seed=seed, backend=backend, **SIR_OPTIONS, **params)
 
 
 def part_runs(trajectories: int, runs: int, part: int, parts: int) -> list[tuple[int, int]]:

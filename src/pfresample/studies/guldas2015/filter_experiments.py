@@ -41,12 +41,13 @@ import zlib
 import numpy as np
 
 from ...backend import cuda_device, resolve_backend
-from ...filters import volatility_grid
-from ...filters.adaptive import amse, run_adaptive, run_bootstrap
+from ...filters import ADAPTIVE_OPTIONS, BOOTSTRAP_OPTIONS, run_filter, volatility_grid
+from ...filters.adaptive import amse, interaction_level
 from ...filters.smcem import ALPHA_0, FILTERS, SIGMA_0, TAU, run_smcem
 from ...models import BimodalModel, VolatilityModel
 from ...models.volatility import ALPHA, SIGMA
 from ...radix import default_radix
+from ...resampling.registry import get_method
 from ...timing import cpu_name
 
 FILTER_KINDS = ("bootstrap", "adaptive")
@@ -79,10 +80,22 @@ def _run_seeds(seed: int, tag: str, count: int) -> list[int]:
 
 
 def _run(kind, arm, model, y, n, seed, tau, backend):
+    """Fig 1.2's bootstrap or Fig 1.3's adaptive filter (``run_filter`` with
+    ``BOOTSTRAP_OPTIONS`` or ``ADAPTIVE_OPTIONS``) of one arm."""
     radix = {"radix": arm["radix"]} if arm["radix"] is not None else {}
     if kind == "bootstrap":
-        return run_bootstrap(model, y, n, arm["method"], seed, backend=backend, **radix)
-    return run_adaptive(model, y, n, arm["method"], seed, tau=tau, backend=backend, **radix)
+        return run_filter(model, y, n, arm["method"], seed=seed, backend=backend,
+                          **BOOTSTRAP_OPTIONS, **radix)  # fmt: skip
+    return run_filter(model, y, n, arm["method"], seed=seed, backend=backend, ess_threshold=tau,
+                      **ADAPTIVE_OPTIONS, **radix)  # fmt: skip
+
+
+def _level(run, radix, n: int) -> np.ndarray:
+    """Each step's interaction level (Fig 4.11): log2 of the largest block
+    that interacted, from the stages run (a standard method: one stage of N)."""
+    if radix is None:
+        radix = default_radix(n) if get_method(run.method).adaptive is not None else (n,)
+    return interaction_level(run.stages, radix)
 
 
 def _metadata(experiment: str, n: int, seed: int, backend: str = "cpu", **extra) -> dict:
@@ -106,9 +119,12 @@ def filter_cell(
     for j, run_seed in enumerate(_run_seeds(seed, f"filter-{kind}-{n}", runs)):
         for a, arm in enumerate(arms):
             result = _run(kind, arm, model, y, n, run_seed, tau, backend)
-            errors[a, j] = amse(result.estimates, truth)
-            seconds[a, j] = result.seconds
-            level[a, j] = result.level.mean()
+            errors[a, j] = amse(result.resampled_estimates, truth)
+            # the loop's clock on the CPU, the run's graph's device time on the GPU
+            seconds[a, j] = (
+                result.total_seconds if result.backend == "cuda" else result.wall_seconds
+            )
+            level[a, j] = _level(result, arm["radix"], n).mean()
         if log is not None and (j + 1) % max(1, runs // 4) == 0:
             log.info("%s filter N = %d: %d of %d runs", kind, n, j + 1, runs)
     arrays = {"amse": errors, "seconds": seconds, "level": level}
@@ -131,11 +147,12 @@ def interaction_cell(n: int, *, steps: int, tau: float, seed: int, log=None):
             "adaptive butterfly": ("butterfly-multinomial", (2,) * int(math.log2(n)))}  # fmt: skip
     ess, level = [], []
     for label, (method, radix) in arms.items():
-        run = run_adaptive(model, y, n, method, run_seed, tau=tau, radix=radix)
+        run = _run("adaptive", {"method": method, "radix": radix}, model, y, n, run_seed, tau,
+                   "cpu")  # fmt: skip
         ess.append(run.ess)
-        level.append(run.level)
+        level.append(_level(run, radix, n))
         if log is not None:
-            log.info("%s: mean interaction level %.2f", label, run.level.mean())
+            log.info("%s: mean interaction level %.2f", label, level[-1].mean())
     arrays = {"ess": np.array(ess), "level": np.array(level)}
     metadata = _metadata("interaction level", n, seed, steps=int(steps), tau=float(tau),
                          labels=list(arms))  # fmt: skip

@@ -1,0 +1,150 @@
+""":func:`pfresample.run_filter` on the GPU for a model written against the
+array module it is handed: the engine's loop (``filters.engine``, its
+default "float64" arithmetic) with every array a CuPy array.
+
+The model's ``init_particles(n, rng)`` and ``transition(x, k, rng)`` get a
+``cupy.random.Generator`` and CuPy particles, ``log_likelihood(y, x)`` CuPy
+particles; a model that draws from ``rng`` and computes with the array
+module of ``x`` (``pfresample.backend.array_module``; NumPy's ufuncs and
+functions dispatch to CuPy's too) runs unchanged, without any CUDA of its
+own. The resampler is the registry method's CUDA kernel
+(``pfresample.resample`` on a device array; D3's ``resample_d3``). A model
+says it may run this way with a class attribute ``array_generic = True``:
+``backend="auto"`` then takes the GPU; ``backend="cuda"`` takes it for any
+model.
+
+The model's noise comes from CuPy's generator (seeded from the run's noise
+stream, ``common.derive_seeds``), the resampler's draws from the same Philox
+seeds as the CPU's: a GPU run is another draw of the same filter, whose
+answers agree with the CPU's in distribution (tests/test_gpu_engine.py).
+Each step reads three numbers back (the largest log-weight, the sum of the
+weights, the ESS), so this path is for models without a fused GPU filter,
+not a fast path.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..api import resample, resample_d3
+from ..backend import cuda_device
+from ..logweights import check_log_weights
+from .common import NO_B, STAGES, FilterResult, derive_seeds
+
+GENERIC = {"arithmetic": "float64", "estimator": "normalised", "gate": "filter",
+           "resample_at": None, "permutation": None, "seed_offset": 0,
+           "diagnostics": False}  # fmt: skip
+
+
+def applies(model, m, own: dict, options: dict) -> bool:
+    """Whether this path runs these arguments: the engine's own conventions,
+    and a resampler with a CUDA kernel and only its registry parameters."""
+    if any(options.get(k) != v for k, v in GENERIC.items()):
+        return False
+    if options.get("resampled_estimates") not in (None, "mean"):
+        return False
+    if m.gpu is None:
+        return False
+    if m.name == "cellular":
+        return set(own) <= {"radius"}
+    if m.output == "particles":
+        return own.get("components", "joint") == "joint" and own.get("impl", "table") == "table"
+    return True
+
+
+def prior_log_weights(x, mu):
+    """Eqs. 2-4 of Das et al. up to a constant (``filters.d3.prior_log_weights``,
+    joint) on any array module: -1/2 SUM_d (x_d - mu_d)^2 / sigma_d^2."""
+    d = x - mu
+    var = (d * d).sum(axis=0) / max(x.shape[0] - 1, 1)
+    inv = (var > 0) / (var + (var == 0))  # 1 / var, and 0 where var = 0
+    return -0.5 * (d * d) @ inv
+
+
+def run(model, y, n: int, m, seed: int, kw: dict, own: dict, options: dict) -> FilterResult:
+    """The engine's loop on the device (module docstring)."""
+    import cupy
+
+    steps = y.shape[0]
+    rng_host, draw_seeds = derive_seeds(seed, steps)
+    rng = cupy.random.default_rng(int(rng_host.integers(0, 2**63)))
+    ess_threshold = options["ess_threshold"]
+    unnormalised = {None: m.comparison_based, "normalised": False, "unnormalised": True}[
+        options["stage4_weights"]
+    ]  # fmt: skip
+    d3_kw = {k: v for k, v in own.items() if k not in ("components", "threads_scope", "impl")}
+    kw = {k: v for k, v in kw.items() if k != "max_stages"}  # the staged gate's (CPU only)
+    x = cupy.asarray(model.init_particles(n, rng))
+    if x.shape[0] != n:
+        raise ValueError(f"init_particles({n}, rng) returned {x.shape[0]} particles")
+    log_w = cupy.full(n, -math.log(n))
+    estimate = x.mean(axis=0)
+    estimates = cupy.empty((steps,) + x.shape[1:])
+    after = cupy.empty_like(estimates) if options["resampled_estimates"] else None
+    ess, increments = np.empty(steps), np.empty(steps)
+    resampled = np.zeros(steps, dtype=bool)
+    stage_seconds = np.empty((steps, len(STAGES)))
+    snapshot, snapshot_step = None, options["snapshot_step"]
+    wall_start = time.perf_counter()
+    for k in range(steps):
+        t0 = time.perf_counter()
+        previous = estimate
+        x = model.transition(x, k, rng)
+        lw = log_w + cupy.asarray(model.log_likelihood(y[k], x), dtype=np.float64)
+        try:
+            top = check_log_weights(lw, cupy)
+        except ValueError as error:
+            raise ValueError(f"step {k + 1} of the filter: {error}") from error
+        t1 = time.perf_counter()
+        w_tilde = cupy.exp(lw - top)
+        total = float(w_tilde.sum())
+        increments[k] = top + math.log(total)
+        t2 = time.perf_counter()
+        w = w_tilde / total
+        estimate = (w.reshape((n,) + (1,) * (x.ndim - 1)) * x).sum(axis=0)
+        estimates[k] = estimate
+        ess[k] = 1.0 / float((w * w).sum())
+        t3 = time.perf_counter()
+        if ess_threshold is None or ess[k] < ess_threshold * n:
+            if m.output == "particles":
+                mu = cupy.asarray(model.mean_transition(previous, k))
+                cols = x.reshape(n, -1)
+                prior = prior_log_weights(cols, mu.reshape(-1, cols.shape[1]))
+                x = resample_d3(x, w, prior, seed=int(draw_seeds[k]), backend="cuda", **d3_kw)
+            else:
+                w_in = w_tilde if unnormalised else w
+                x = x[resample(w_in, m.name, seed=int(draw_seeds[k]), backend="cuda", **kw)]
+            log_w = cupy.full(n, -math.log(n))
+            resampled[k] = True
+        else:
+            log_w = lw - increments[k]
+        if after is not None:
+            after[k] = x.mean(axis=0) if resampled[k] else estimate
+        if k + 1 == snapshot_step:
+            snapshot = cupy.asnumpy(x)
+        stage_seconds[k] = (t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)
+    estimates = cupy.asnumpy(estimates)
+    wall = time.perf_counter() - wall_start
+    extra = {}
+    if options["keep_particles"]:
+        extra = {"particles": cupy.asnumpy(x), "log_weights": cupy.asnumpy(log_w)}
+    return FilterResult(
+        m.name, n, int(seed), estimates, ess, resampled, float(increments.sum()), increments,
+        stage_seconds, wall, "cuda", cuda_device() or "CUDA device",
+        total_seconds=float(stage_seconds.sum()), B=np.full(steps, NO_B, dtype=np.int64),
+        stages=resampled.astype(np.int64),
+        resampled_estimates=None if after is None else cupy.asnumpy(after), snapshot=snapshot,
+        **extra,
+    )  # fmt: skip
+
+
+def runner(options: dict):
+    """:func:`run` as the engine's GPU runner (model, y, n, m, seed, kw, own)."""
+
+    def go(model, y, n, m, seed, kw, own):
+        return run(model, y, n, m, seed, kw, own, options)
+
+    return go

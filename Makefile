@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check
 
 .PHONY: help test test-gpu test-slurm figures lint bench bench-gpu bench-gpu-filter frontier \
-	frontier-figure design-map clean
+	frontier-figure design-map dulger2017-ablation clean
 
 test: $(VENV)/.dev-stamp           ## the README test command (CI runs it)
 	$(BIN)/python -m pytest -m "not gpu and not slurm" $(PYTEST_ARGS)
@@ -42,6 +42,9 @@ frontier-figure: $(VENV)/.pipeline-stamp  ## redraw bench/results/frontier.png f
 
 design-map: $(VENV)/.dev-stamp     ## every resampler in run_filter on 3 models: RMSE, Var log-lik, time a step (CPU, ~25 min)
 	$(BIN)/python bench/design_map.py bench/results/design_map_cpu $(BENCH_ARGS)
+
+dulger2017-ablation: $(VENV)/.pipeline-stamp  ## one Dülger filter ablation, paired: ABLATION=uc1_segments ABLATION_ARGS="--log2n 12 --runs 10"
+	$(BIN)/python scripts/dulger2017/ablations.py $(ABLATION) $(ABLATION_ARGS)
 
 help:                              ## this list
 	@awk -F ':.*## ' '/^[a-z][a-z-]*:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

@@ -85,7 +85,14 @@ def parse_args(argv=None) -> argparse.Namespace:
         default=10,
         help="timed calls per filter and N, alternated (default: 10)",
     )
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"CSV (default: {DEFAULT_OUT})")
+    p.add_argument(
+        "--csv",
+        "--out",
+        dest="out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"CSV (default: {DEFAULT_OUT})",
+    )
     args = p.parse_args(argv)
     for name in ("trajectories", "runs", "timing_repeats"):
         if getattr(args, name) < 1:

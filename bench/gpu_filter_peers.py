@@ -12,7 +12,7 @@ resampling). The peers are written plainly, as a user would:
 * ``torch-eager``: a Python loop of PyTorch operations; the weights
   normalised as exp(log w - max) / sum (``torch.softmax`` over one row of
   N runs on a single block: 2.07 ms a step at N = 2^22 on the H200,
-  bench/device/torch_peer_profile.py, so a user who times it writes this);
+  docs/performance-archive.md, so a user who times it writes this);
   systematic resampling by ``torch.cumsum`` + ``torch.searchsorted``;
 * ``torch-graph``: the same 100 steps captured once as a CUDA graph
   (``torch.cuda.CUDAGraph``) and replayed, the readings in a static tensor;

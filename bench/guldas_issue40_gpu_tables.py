@@ -1,5 +1,5 @@
 """Issue 40's GPU results as the tables docs/guldas2015.md quotes (no new
-measurement: derived from the files bench/device/issue40_gpu.sh returned).
+measurement: derived from the files bench/device/guldas2015_gpu.sh returned).
 
 * ``log32_gpu/summary.csv`` from ``log32_gpu/issue40_log32_gpu.csv``: per
   particle-weight set, N and standard method, the LMSE (eq. 4.6) on the

@@ -100,7 +100,7 @@ def run_sir(
     same numbers, faster at small N) that times its own phases. The CPU
     filter always times its stages. ``normalised`` overrides §6.9's choice of
     stage 4's weights for every method (True: w, False: w~; CPU only), an
-    ablation of the thesis's filter (bench/dulger_ablations.py).
+    ablation of the thesis's filter.
     ``diagnostics`` (CPU only) also records each step's mean and covariance
     of the resampled particles, its number of distinct ancestors and the
     lineages alive after it (``SirResult.resampled_estimates``,

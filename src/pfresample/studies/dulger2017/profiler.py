@@ -68,8 +68,7 @@ KERNEL_REGEX = {
 }
 
 # Scale of ncu's units to the base unit (seconds, bytes); --print-units base
-# asks for base units, the others are read in case a report has them
-# (bench/device/kernel_summary.py reads them too).
+# asks for base units, the others are read in case a report has them.
 UNITS = {
     "ns": 1e-9,  # what ncu 2025.3 writes with --print-units base
     "us": 1e-6,

@@ -26,8 +26,8 @@ method and keywords plus, for the CPU, two things the library does not offer:
 
 Usage::
 
-    python bench/dulger_ablations.py uc1_segments --log2n 12 14 --runs 10
-    python bench/dulger_ablations.py b_rule --backend cuda --log2n 14 18 22 --runs 20
+    python scripts/dulger2017/ablations.py uc1_segments --log2n 12 14 --runs 10
+    python scripts/dulger2017/ablations.py b_rule --backend cuda --log2n 14 18 22 --runs 20
 
 Writes ``<out>/<ablation>_runs.csv`` (one row per run) and
 ``<out>/<ablation>.md`` (per variant and N: mean RMSE, paired difference from
@@ -61,7 +61,7 @@ from pfresample.studies.dulger2017.filter_experiments import (
 from pfresample.studies.dulger2017.filter_tables import mean_of_means, runs_half_width
 
 SEED = 2017  # config/config.yaml's seed: the tables' trajectories and runs
-STUDY_CONFIG = Path(__file__).resolve().parents[1] / "config/studies/dulger2017.yaml"
+STUDY_CONFIG = Path(__file__).resolve().parents[2] / "config/studies/dulger2017.yaml"
 SEGMENT_RULES = ("random", "fixed", "own", "shared")
 SHARED_OFFSET = 1 << 20  # warp-stream counters of the `shared` rule's offsets (past the segments')
 FIXED_SEGMENT_KEY = (np.uint32(0x5EED), np.uint32(2017))  # the `fixed` rule's warp key
@@ -422,7 +422,7 @@ def main(argv=None) -> None:
     parser.add_argument("--trajectories", type=int, default=16)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
-    parser.add_argument("--out", type=Path, default=Path("bench/results/dulger2017_ablations"))
+    parser.add_argument("--out", type=Path, default=Path("results/dulger2017/ablations"))
     a = parser.parse_args(argv)
     paths = a.summarise or [
         run_ablation(

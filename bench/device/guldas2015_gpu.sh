@@ -3,7 +3,7 @@
 # (precision "log32") and of Güldaş's filters and SMC-EM, then two measurements.
 # Writes three files into OUT_DIR:
 #   tests.log                 the pytest summary (and the first failures, if any);
-#   issue40_log32_gpu.csv     bench/device/issue40_log32.py: standard multinomial and
+#   issue40_log32_gpu.csv     bench/device/guldas2015_log32_gpu.py: standard multinomial and
 #                             systematic on the log-domain scan beside float32/float64
 #                             and butterfly multinomial, LMSE with paired differences and
 #                             times, N = 2^16, 2^18 ... 2^22, 300 particle sets a point;
@@ -16,7 +16,7 @@
 #                             the cells (a cell is saved per N, so a run stopped by the
 #                             timeout keeps its finished N; rerun the same command on a CPU
 #                             to make the table from them).
-# Usage: bash bench/device/issue40_gpu.sh OUT_DIR   (PYTHONPATH: src/ and the lead's site)
+# Usage: bash bench/device/guldas2015_gpu.sh OUT_DIR   (PYTHONPATH: src/ and the lead's site)
 #
 # Sizing for 5 minutes on one H100, from timings in the repo:
 # * tests: tests/test_gpu_log_scan.py (about 40 resampling calls up to 2^22 + 4097, the
@@ -31,7 +31,7 @@
 #   capture per (N, scheme).
 # Total ~190 s; each part is capped by `timeout` so that the files come back.
 set -uo pipefail
-OUT_DIR=${1:?usage: issue40_gpu.sh OUT_DIR}
+OUT_DIR=${1:?usage: guldas2015_gpu.sh OUT_DIR}
 mkdir -p "$OUT_DIR"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
@@ -51,7 +51,7 @@ rm -f "$OUT_DIR/pytest.out"
 echo "tests rc=$rc, $(( $(date +%s) - start )) s" | tee -a "$OUT_DIR/tests.log"
 
 start=$(date +%s)
-timeout 50 python3 bench/device/issue40_log32.py "$OUT_DIR/issue40_log32_gpu.csv" \
+timeout 50 python3 bench/device/guldas2015_log32_gpu.py "$OUT_DIR/issue40_log32_gpu.csv" \
     >> "$OUT_DIR/tests.log" 2>&1
 echo "log32 bench rc=$?, $(( $(date +%s) - start )) s" | tee -a "$OUT_DIR/tests.log"
 

@@ -5,7 +5,7 @@ on Figs 4.5-4.8's particle-weight sets: LMSE (eq. 4.6) over T sets with its
 99 % interval, the paired difference to float64 on the same sets, and the
 median time of a call (CUDA events, 21 calls after a warm-up).
 
-    PYTHONPATH=src python bench/device/issue40_log32.py OUT.csv [--replicates 300]
+    PYTHONPATH=src python bench/device/guldas2015_log32_gpu.py OUT.csv [--replicates 300]
 """
 
 from __future__ import annotations

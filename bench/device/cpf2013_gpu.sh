@@ -17,7 +17,7 @@
 #   3. `bench/cpf2013_runs.py cpu-reference`: the CPU filter alone on the host at N =
 #      4,096 (Table "164x").
 # Usage (in the checkout, PYTHONPATH holding src/ and the pipeline's wheels: pandas,
-# matplotlib, pyyaml, pytest):  bash bench/device/issue41_gpu.sh OUT_DIR
+# matplotlib, pyyaml, pytest):  bash bench/device/cpf2013_gpu.sh OUT_DIR
 # Writes OUT_DIR/pytest.log, OUT_DIR/run.log and OUT_DIR/cpf2013_issue41.tgz (study/:
 # tables/*.csv, figures/*.png, study.json; device.txt).
 #
@@ -32,7 +32,7 @@
 # study's --deadline leaves the extras out once 300 s minus a margin would be passed;
 # what ran is in study.json's log.
 set -uo pipefail
-OUT=${1:?usage: bash bench/device/issue41_gpu.sh OUT_DIR}
+OUT=${1:?usage: bash bench/device/cpf2013_gpu.sh OUT_DIR}
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 mkdir -p "$OUT"
 work=$(mktemp -d)

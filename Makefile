@@ -37,8 +37,8 @@ frontier: $(VENV)/.cuda-stamp       ## MSE/N against time per call, every method
 	$(BIN)/python bench/frontier.py --backend cuda $(BENCH_ARGS)
 	$(BIN)/python bench/frontier_figure.py
 
-frontier-figure: $(VENV)/.pipeline-stamp  ## redraw bench/results/frontier.png from the committed CSV
-	$(BIN)/python bench/frontier_figure.py
+frontier-figure: $(VENV)/.pipeline-stamp  ## redraw the frontier figure from the committed CSV into results/bench/
+	$(BIN)/python bench/frontier_figure.py --csv evidence/2026-11-25-h100-54f66cf/frontier.csv
 
 design-map: $(VENV)/.dev-stamp     ## every resampler in run_filter on 3 models: RMSE, Var log-lik, time a step (CPU, ~25 min)
 	$(BIN)/python bench/design_map.py bench/results/design_map_cpu $(BENCH_ARGS)

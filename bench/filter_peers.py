@@ -62,7 +62,7 @@ except ImportError:  # optional: pip install -e '.[bench]'
 
 TRAJECTORY_SEED = 20261122  # trajectory j is simulated from SeedSequence([TRAJECTORY_SEED, j])
 CONFIDENCE = 0.99
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "filter_peers.csv"
+DEFAULT_OUT = Path("results/bench/filter_peers.csv")
 
 
 def parse_args(argv=None) -> argparse.Namespace:

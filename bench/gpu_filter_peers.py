@@ -31,7 +31,7 @@ the truth is given beside (the mean over the timed runs), so that no filter
 wins by computing less. Ours also reports its device time (CUDA events, or
 the fused kernel's own clock).
 
-    python bench/gpu_filter_peers.py --csv bench/results/gpu_filter_peers.csv
+    python bench/gpu_filter_peers.py --csv results/bench/gpu_filter_peers.csv
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ def main(argv=None) -> None:
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--ours", nargs="+", default=list(OURS))
     p.add_argument("--peers", nargs="+", default=["torch-eager", "torch-graph", "jax"])
-    p.add_argument("--csv", type=Path, default=Path("bench/results/gpu_filter_peers.csv"))
+    p.add_argument("--csv", type=Path, default=Path("results/bench/gpu_filter_peers.csv"))
     args = p.parse_args(argv)
 
     # JAX takes 75 % of the GPU's memory at start unless told not to; CuPy and PyTorch share it.

@@ -522,7 +522,7 @@ def test_bad_config_stops_the_run(tmp_path):
 
 # --- the committed GPU run's derived tables -------------------------------------------
 
-H100 = REPO / "bench" / "results" / "cpf2013_issue41" / "h100"
+H100 = REPO / "evidence" / "2026-11-26-h100-804d6d3" / "cpf2013"
 
 
 def test_the_h100_runs_derived_tables_come_from_its_tables(tmp_path):

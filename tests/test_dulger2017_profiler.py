@@ -208,7 +208,7 @@ def test_dry_run_of_the_rule_and_not_in_all(tmp_path):
     assert "dulger2017_profiler" not in job_counts(proc.output)
 
 
-RECORDED = ROOT / "bench" / "results" / "dulger2017_profiler_h100"
+RECORDED = ROOT / "evidence" / "2026-11-25-h100-8b42d82" / "dulger2017_profiler"
 
 
 def test_the_recorded_h100_run_gives_its_tables():

@@ -1,5 +1,5 @@
 """CPU checks of bench/peers/megopolis_repo.py on the peer's own output,
-recorded on the H200 (bench/results/peers/megopolis_repo_raw_*)."""
+recorded on the H200 (evidence/2026-11-25-h200-2c810b3/megopolis/megopolis_repo_raw_*)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
-RECORDED = BENCH / "results" / "peers"
+RECORDED = BENCH.parent / "evidence" / "2026-11-25-h200-2c810b3" / "megopolis"
 
 
 @pytest.fixture(scope="module")

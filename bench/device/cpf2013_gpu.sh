@@ -21,7 +21,7 @@
 # Writes OUT_DIR/pytest.log, OUT_DIR/run.log and OUT_DIR/cpf2013_issue41.tgz (study/:
 # tables/*.csv, figures/*.png, study.json; device.txt).
 #
-# Sizing (bench/results/cpf2013_h200/, docs/performance.md, H200): a growth CPF run takes
+# Sizing (evidence/2026-11-24-h200-018e605/cpf2013/, docs/performance.md, H200): a growth CPF run takes
 # 0.64-0.85 ms whole (fig9.csv, fig12.csv), an SIR run 2.4-3.0 ms (fig12's former SIR
 # times), a BOT run under 1 ms (CPF) and 0.8-2.8 ms (SIR): the paper-scale cells are about
 # 16 x 1000 x 0.8 ms + 12 x 1000 x 2.7 ms + 32 x 100 x 2 ms = 50 s. The large N are

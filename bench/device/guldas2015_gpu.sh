@@ -11,7 +11,7 @@
 #                             (N = 2^11, 2^13, ..., 2^21, 10 sequences, 100 EM iterations
 #                             from each sequence's ML point, bootstrap filter: the adaptive
 #                             SMC-EM filter has no GPU code), on the committed CPU reference
-#                             (bench/results/guldas2015_issue40/smcem_cpu/reference_smcem.npz:
+#                             (evidence/2026-11-26-xeon2-bc8d0b2/guldas2015/smcem_cpu/reference_smcem.npz:
 #                             ML points and exact EM): fig4_12.csv, mc_trace.csv, fig4_12.png,
 #                             the cells (a cell is saved per N, so a run stopped by the
 #                             timeout keeps its finished N; rerun the same command on a CPU
@@ -59,7 +59,7 @@ start=$(date +%s)
 work=$(mktemp -d)
 timeout 130 python3 bench/guldas_smcem_convergence.py smcem --log2-n 11 13 15 17 19 21 \
     --starts ml --filters bootstrap --backend cuda --out "$work/smcem_gpu" \
-    --reference bench/results/guldas2015_issue40/smcem_cpu/reference_smcem.npz \
+    --reference evidence/2026-11-26-xeon2-bc8d0b2/guldas2015/smcem_cpu/reference_smcem.npz \
     >> "$OUT_DIR/tests.log" 2>&1
 echo "SMC-EM rc=$?, $(( $(date +%s) - start )) s" | tee -a "$OUT_DIR/tests.log"
 tar -C "$work" -czf "$OUT_DIR/smcem_gpu.tar.gz" smcem_gpu

@@ -280,11 +280,9 @@ class FilterGraph:
         step compiles or loads every kernel and makes the workspace's
         buffers, neither of which may happen while capturing. It reads the
         first run's inputs, already uploaded, and so costs one step of a run.
-        (With made-up inputs -- zeros -- the radar model's weights were so
-        degenerate that the eager step dwarfed the runs: on the H200, radar
-        scenario 2 at N = 2^22, Metropolis's first call had not finished
-        after 75 s (0.6 s now), and a Rejection cell of 160 runs of 0.2 s
-        took 785 s.)"""
+        (With made-up inputs -- zeros -- the radar model's weights are so
+        degenerate that the eager step dwarfs the runs; docs/performance.md,
+        "Measurements behind the code's choices".)"""
         with self.stream:
             self._enqueue(self.eager_steps, marks=False)
             self.stream.synchronize()
@@ -314,8 +312,7 @@ class FilterGraph:
         """``event`` recorded once the work enqueued so far is done, as a
         node on a side branch of the graph (``self.side``): the kernels'
         chain does not wait for the marks. (In the chain itself each mark
-        was one more dependent node, about 2.7 us: 1.1 ms of a 100-step run
-        at N = 2^14, measured on the H200.)"""
+        would be one more dependent node; docs/performance.md has its cost.)"""
         self._fork.record(self.stream)
         self.side.wait_event(self._fork)
         _timing_record(event, self.side)

@@ -23,7 +23,8 @@ import jsonschema
 import pytest
 import yaml
 
-from pfresample.cuda import kernels
+from pfresample.cuda import geometry, kernels
+from pfresample.cuda.settings import launch_settings
 from pfresample.studies.dulger2017 import catalog, profiler
 from snake_tools import job_counts, snakemake
 
@@ -86,19 +87,76 @@ def test_plan_lists_every_cell_once_per_build(cells):
     assert profiler.cells_from_json(profiler.cells_to_json(cells)) == cells
 
 
-def test_build_options_choose_the_global_loads(monkeypatch):
-    monkeypatch.delenv(kernels.GLOBAL_LOADS_ENV, raising=False)
+def test_build_options_choose_the_global_loads():
     assert kernels.build_options() == kernels.COMPILE_OPTIONS
     l2 = kernels.build_options(loads="l2")
     assert l2[: len(kernels.COMPILE_OPTIONS)] == kernels.COMPILE_OPTIONS
     assert "--ptxas-options=-dlcm=cg" in l2 and "-D__restrict__=" in l2
     assert "--ptxas-options=-dlcm=cg" not in kernels.build_options(loads="l1")
     assert kernels.build_options(True, "nc") == kernels.FAST_MATH_OPTIONS
-    monkeypatch.setenv(kernels.GLOBAL_LOADS_ENV, "l2")
-    assert kernels.build_options() == l2
-    monkeypatch.setenv(kernels.GLOBAL_LOADS_ENV, "off")
-    with pytest.raises(ValueError, match="PFRESAMPLE_GLOBAL_LOADS"):
-        kernels.build_options()
+    # The profiler's way: launch settings around the calls, restored after.
+    with launch_settings(loads="l2"):
+        assert kernels.build_options() == l2
+        assert kernels.build_options(loads="nc") == kernels.COMPILE_OPTIONS  # an argument wins
+        with launch_settings(loads="l1"):
+            assert kernels.global_loads() == "l1"
+        assert kernels.global_loads() == "l2"
+    assert kernels.build_options() == kernels.COMPILE_OPTIONS
+    with pytest.raises(ValueError, match="loads must be one of nc, l1, l2, got 'off'"):
+        with launch_settings(loads="off"):
+            pass
+    with pytest.raises(ValueError, match="global loads must be one of nc, l1, l2, got 'off'"):
+        kernels.build_options(loads="off")
+
+
+def test_launch_settings_choose_the_block_size(monkeypatch):
+    monkeypatch.delenv("PFRESAMPLE_BLOCK_SIZE", raising=False)
+    assert geometry.block_size(2**14) == 512  # thesis eq. 2.28
+    with launch_settings(block=96):
+        assert geometry.block_size(2**14) == 96
+        assert geometry.block_size(2**4) == 96
+        with launch_settings(loads="l1"):  # a setting left None keeps the one around it
+            assert geometry.block_size(2**14) == 96
+    assert geometry.block_size(2**14) == 512
+    try:  # restored when the block raises too
+        with launch_settings(block=64):
+            raise KeyError("inside")
+    except KeyError:
+        pass
+    assert geometry.block_size(2**14) == 512
+    monkeypatch.setenv("PFRESAMPLE_BLOCK_SIZE", "128")  # the user's override, under the settings
+    assert geometry.block_size(2**14) == 128
+    with launch_settings(block=32):
+        assert geometry.block_size(2**14) == 32
+    for bad in (0, 1025, 2.0, True, "64"):
+        with pytest.raises(ValueError, match="block must be an integer in 1..1024"):
+            with launch_settings(block=bad):
+                pass
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("method", ["metropolis-c1", "uphill-c1"])
+def test_launch_settings_keep_the_cpu_ancestors(method):
+    # The profiler's builds and block sizes (launch_settings) change the
+    # loads and the launch, never the draws: the ancestors stay the CPU's.
+    import cupy
+    import numpy as np
+
+    import pfresample as pr
+
+    w = np.random.default_rng(5).gamma(1.0, 2.0, 4096).astype(np.float32)
+    cpu = pr.resample(w, method, seed=3, B=64, segment_bytes=128, backend="cpu")
+    for block, loads in ((96, "l2"), (256, "l1"), (None, "nc")):
+        with launch_settings(block=block, loads=loads):
+            gpu = pr.resample(cupy.asarray(w), method, seed=3, B=64, segment_bytes=128)
+        np.testing.assert_array_equal(cupy.asnumpy(gpu), cpu, err_msg=f"{block} {loads}")
+
+
+def test_the_profiler_names_the_compiled_templates():
+    names = profiler._family_functions("metropolis")
+    assert names and all(n.startswith("metropolis<float,") for n in names)
+    assert set(names) <= set(kernels.templates("metropolis.cu"))
+    assert kernels.templates("no_such.cu") == ()
 
 
 def test_parse_ncu_csv_reads_the_long_format():

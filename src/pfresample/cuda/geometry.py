@@ -23,6 +23,7 @@ from ..contracts import (  # noqa: F401
     reduction_parts,
     scan_tiles,
 )
+from . import settings
 from .kernels import kernel
 
 # Threads a block of the one-thread-a-weight maps (logweights.cu).
@@ -91,8 +92,12 @@ D3_THREADS = _D3_THREADS
 
 def block_size(n: int) -> int:
     """Threads per block for N particles: thesis eq. 2.28 (512 from 2^13 up,
-    halving down to 32 for 2^5 ... 2^9, and 16 below), or the value of
-    ``PFRESAMPLE_BLOCK_SIZE`` when set."""
+    halving down to 32 for 2^5 ... 2^9, and 16 below); the block that
+    ``settings.launch_settings`` chose for the code around the call, else the
+    value of ``PFRESAMPLE_BLOCK_SIZE`` when set."""
+    chosen = settings.block()
+    if chosen is not None:
+        return chosen
     value = os.environ.get("PFRESAMPLE_BLOCK_SIZE")
     if value:
         if not value.isdigit() or not 1 <= int(value) <= 1024:

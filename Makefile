@@ -5,11 +5,14 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: help test test-gpu test-slurm figures lint bench bench-gpu bench-gpu-filter frontier \
+.PHONY: help test test-fast test-gpu test-slurm figures lint bench bench-gpu bench-gpu-filter frontier \
 	frontier-figure design-map dulger2017-ablation clean
 
 test: $(VENV)/.dev-stamp           ## the README test command (CI runs it)
 	$(BIN)/python -m pytest -m "not gpu and not slurm" $(PYTEST_ARGS)
+
+test-fast: $(VENV)/.dev-stamp      ## the inner loop: `make test` without the `slow` tests (under a minute on 2 cores)
+	$(BIN)/python -m pytest -q -m "not gpu and not slurm and not slow" $(PYTEST_ARGS)
 
 test-gpu: $(VENV)/.cuda-stamp       ## the CUDA kernels against the CPU reference (needs a GPU)
 	$(BIN)/python -m pytest -m gpu $(PYTEST_ARGS)

@@ -13,7 +13,7 @@
 // normalised prefix sum, the tile sums before the ancestors, the ancestors
 // before the next step's gather.
 //
-// The same numbers as the graph, bit for bit (tests/test_gpu_fused_filter.py):
+// The same numbers as the graph, bit for bit (tests/gpu/test_gpu_fused_filter.py):
 // every reduction runs over the graph's own blocks as "virtual blocks" (a
 // resident block takes virtual blocks b, b + G, ...), with the graph's
 // code for each (block_reduce, scan.cuh's tile scan and ancestor writer),

@@ -9,7 +9,7 @@ mkdir -p "$out"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-log=$(python3 -m pytest -m gpu -q -x -p no:cacheprovider tests/test_butterfly.py 2>&1) || {
+log=$(python3 -m pytest -m gpu -q -x -p no:cacheprovider tests/library/test_butterfly.py 2>&1) || {
     echo "$log" | tail -60
     exit 1
 }

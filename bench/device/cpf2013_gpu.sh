@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 41 (cpf2013) on one GPU, at most 5 minutes of wall time on one H100:
-#   1. the GPU tests of what the issue changed: tests/test_gpu_cellular.py (the float32
+#   1. the GPU tests of what the issue changed: tests/gpu/test_gpu_cellular.py (the float32
 #      kernels and the paper's quotients against the CPU's float32 reference and against
 #      the float64 kernel on the same seeds, the weighted estimate exactly, the paper's
 #      start in the CPF and the SIR filter, the former tests), the fused SIR run against
@@ -54,10 +54,10 @@ elapsed() { echo $(($(date +%s) - start)); }
 
 echo "== 1. GPU tests ($(elapsed) s)" >>"$OUT/run.log"
 timeout 130 python3 -m pytest -q -p no:cacheprovider -m gpu --durations=8 \
-    tests/test_gpu_cellular.py \
-    "tests/test_gpu_fused_filter.py::test_fused_run_equals_the_graph_bit_for_bit" \
-    "tests/test_gpu_filter.py::test_initial_particles_follow_the_prior" \
-    "tests/test_gpu_filter.py::test_growth_prediction_matches_eq_2_34_without_noise" \
+    tests/gpu/test_gpu_cellular.py \
+    "tests/gpu/test_gpu_fused_filter.py::test_fused_run_equals_the_graph_bit_for_bit" \
+    "tests/gpu/test_gpu_filter.py::test_initial_particles_follow_the_prior" \
+    "tests/gpu/test_gpu_filter.py::test_growth_prediction_matches_eq_2_34_without_noise" \
     >"$OUT/pytest.log" 2>&1
 echo "pytest rc=$? after $(elapsed) s" | tee -a "$OUT/pytest.log" >>"$OUT/run.log"
 

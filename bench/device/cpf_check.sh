@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the device: the GPU tests of cellular resampling and the cellular
-# particle filter (tests/test_gpu_cellular.py, the registry-wide parity and
+# particle filter (tests/gpu/test_gpu_cellular.py, the registry-wide parity and
 # property tests restricted to "cellular"), then bench/cpf_gpu.py, CSV into OUT_DIR.
 # Usage: bash bench/device/cpf_check.sh OUT_DIR [BENCH ARGS ...]
 set -uo pipefail
@@ -10,8 +10,8 @@ mkdir -p "$out"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-log=$(python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_cellular.py \
-    tests/test_weight_properties.py tests/test_gpu.py -k "cellular" 2>&1)
+log=$(python3 -m pytest -m gpu -q -p no:cacheprovider tests/gpu/test_gpu_cellular.py \
+    tests/library/test_weight_properties.py tests/gpu/test_gpu.py -k "cellular" 2>&1)
 rc=$?
 echo "$log" | grep -E "FAILED|Error|passed|failed" | tail -40
 [ $rc -eq 0 ] || { echo "$log" | grep -B5 -A40 "^____" | head -150; }

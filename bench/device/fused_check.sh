@@ -9,8 +9,8 @@ mkdir -p "$out"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -2
 echo "== pytest fused + filter"
-python3 -m pytest -m gpu -q -p no:cacheprovider -x tests/test_gpu_fused_filter.py \
-    tests/test_gpu_filter.py 2>&1 | tail -6
+python3 -m pytest -m gpu -q -p no:cacheprovider -x tests/gpu/test_gpu_fused_filter.py \
+    tests/gpu/test_gpu_filter.py 2>&1 | tail -6
 echo "== bench/fused_filter.py"
 mkdir -p "$out/results"
 python3 bench/fused_filter.py \

@@ -19,9 +19,9 @@
 # Usage: bash bench/device/guldas2015_gpu.sh OUT_DIR   (PYTHONPATH: src/ and the lead's site)
 #
 # Sizing for 5 minutes on one H100, from timings in the repo:
-# * tests: tests/test_gpu_log_scan.py (about 40 resampling calls up to 2^22 + 4097, the
+# * tests: tests/gpu/test_gpu_log_scan.py (about 40 resampling calls up to 2^22 + 4097, the
 #   CPU reference's log scan about 2 us a weight on one core: ~30 s) and the SMC-EM tests
-#   of tests/test_gpu_guldas.py (40 CPU iterations at N = 2,048, ~0.14 s each); with
+#   of tests/gpu/test_gpu_guldas.py (40 CPU iterations at N = 2,048, ~0.14 s each); with
 #   NVRTC compiles about 70 s; capped at 100 s.
 # * log32 bench: 2 targets x 6 N x 7 arms x (21 timed + 300) calls, each below 1 ms on
 #   the GPU (docs/guldas2015.md: multinomial 0.40 ms at 2^22), ~30 s with set generation.
@@ -42,8 +42,8 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT_DIR
 git rev-parse --short HEAD 2>/dev/null | sed 's/^/commit /' | tee -a "$OUT_DIR/tests.log"
 
 start=$(date +%s)
-timeout 100 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_log_scan.py \
-    tests/test_gpu_guldas.py -k "log32 or smcem or e_step" > "$OUT_DIR/pytest.out" 2>&1
+timeout 100 python3 -m pytest -m gpu -q -p no:cacheprovider tests/gpu/test_gpu_log_scan.py \
+    tests/gpu/test_gpu_guldas.py -k "log32 or smcem or e_step" > "$OUT_DIR/pytest.out" 2>&1
 rc=$?
 grep -E "passed|failed|error" "$OUT_DIR/pytest.out" | tail -3 >> "$OUT_DIR/tests.log"
 [ $rc -eq 0 ] || grep -B5 -A40 "^____" "$OUT_DIR/pytest.out" | head -200 >> "$OUT_DIR/tests.log"

@@ -1,6 +1,6 @@
 """Launch parameters, in one place: threads per block (thesis eq. 2.28), the
 sizes of the reduction, scan and offspring kernels (which ``gpu_kernels/``
-repeats, checked by tests/test_kernel_sources.py), and the occupancy queries
+repeats, checked by tests/gpu/test_kernel_sources.py), and the occupancy queries
 that size the grouped and queued kernels."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ the SSD match for the Uphill family), computed on the device:
 
 1. ``models.cu``: x_{k+1}^i from x_k^i, log p(z | x) and their maximum, in one
    kernel (the arithmetic in ``models.cuh``, checked on the host:
-   tests/test_models_cuda.py); then ``filter.cu``'s w~ = exp(log w - max);
+   tests/gpu/test_models_cuda.py); then ``filter.cu``'s w~ = exp(log w - max);
 2. s = SUM(w~) in float64 (``filter.cu``);
 3. w = w~ / s and x^_k = SUM(w~ x) / s, kept on the device (``filter.cu``);
 4. the registry method's kernels (``pfresample.cuda``: B when the device
@@ -39,7 +39,7 @@ States are float32 on the device (the thesis is single precision, §2.4),
 float64 on the CPU; the process noise comes from Philox (``models.cuh``), not
 from NumPy's generator. So the two backends give different runs of the same
 filter, and their RMSEs agree within the spread of runs
-(tests/test_gpu_filter.py), not bit for bit.
+(tests/gpu/test_gpu_filter.py), not bit for bit.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ def test_run_sir_without_stage_times_takes_the_fused_run():
 
 
 def test_rmse_agrees_with_the_cpu_filter():
-    # Paired, trajectory by trajectory, as tests/test_gpu_filter.py: E[d] = 0
+    # Paired, trajectory by trajectory, as tests/gpu/test_gpu_filter.py: E[d] = 0
     # for d = RMSE_fused - RMSE_cpu, and |mean d| < 4 standard errors of the
     # mean fails a correct filter with probability ~6e-5.
     d = []

@@ -24,7 +24,7 @@ from pfresample.studies.dulger2017.trajectories import (
 X0 = np.array([1000.0, 1000.0, 0.0, 0.0])  # Tables 7.1/7.4
 SQRT_Q = math.sqrt(10.0)  # Table 7.1: Q = diag[10, 10], in (m/s^2)^2
 R_DIAG = (10.0**2, (0.1 * math.pi / 180.0) ** 2)  # Table 7.1
-CATALOG = Path(__file__).resolve().parents[1] / "config" / "studies" / "dulger2017.yaml"
+CATALOG = Path(__file__).resolve().parents[3] / "config" / "studies" / "dulger2017.yaml"
 
 
 def segment_rows(spec):

@@ -20,7 +20,7 @@ import yaml
 from pfresample.radix import sequences_of_depth, shallowest_depth
 from pfresample.studies.guldas2015 import catalog, experiments, figures, tables, targets
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 Z = 4.5
 CONFIG = yaml.safe_load((REPO / "config" / "studies" / "guldas2015.yaml").read_text())
 QUICK = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())

@@ -36,7 +36,7 @@ from pfresample.models.bimodal import BimodalModel
 from pfresample.models.radar import wrap_angle
 from pfresample.models.volatility import VolatilityModel
 
-HEADER_DIR = Path(__file__).resolve().parents[1] / "gpu_kernels"
+HEADER_DIR = Path(__file__).resolve().parents[2] / "gpu_kernels"
 NVCC = shutil.which("nvcc")
 CXX = shutil.which("g++") or shutil.which("clang++")
 

@@ -2,7 +2,7 @@
 kernels' build options, ncu's CSV parser, the tables and figure, the missing-ncu
 path, the configuration keys and the rule's dry run.
 
-tests/data/ncu_format_sample_{l2,l1,nc}.csv are written by hand after the
+tests/studies/dulger2017/data/ncu_format_sample_{l2,l1,nc}.csv are written by hand after the
 format Nsight Compute documents for ``ncu --csv --print-units base`` (the
 details page: one row per kernel and metric, "ID", ..., "Kernel Name", ...,
 "Metric Name", "Metric Unit", "Metric Value", thousands separators, "n/a",
@@ -28,7 +28,7 @@ from pfresample.cuda.settings import launch_settings
 from pfresample.studies.dulger2017 import catalog, profiler
 from snake_tools import job_counts, snakemake
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 DATA = Path(__file__).resolve().parent / "data"
 SCRIPT = ROOT / "scripts" / "dulger2017" / "profiler.py"
 

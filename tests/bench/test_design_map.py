@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "design_map.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "design_map.py"
 
 
 @pytest.fixture(scope="module")

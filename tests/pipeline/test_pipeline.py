@@ -27,7 +27,7 @@ from pfresample.studies.dulger2017.tables import TIME_COLUMNS
 from pfresample.studies.guldas2015 import catalog as guldas2015_catalog
 from snake_tools import job_counts, snakemake
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SNAKEFILE = REPO / "Snakefile"
 CATALOG = yaml.safe_load((REPO / "config" / "studies" / "dulger2017.yaml").read_text())
 GULDAS2015 = yaml.safe_load((REPO / "config" / "studies" / "guldas2015.yaml").read_text())
@@ -82,7 +82,7 @@ TINY_GRID = {
     "guldas2015_smcem_length": 20,
     "guldas2015_smcem_iterations": 2,
     # Gelencsér-Horváth (2013): N = 64, 128, r = 4, 3 trajectories of each model, one
-    # baseline (the study's own tests: tests/test_cpf2013.py).
+    # baseline (the study's own tests: tests/studies/cpf2013/test_cpf2013.py).
     "cpf2013_n": [64, 128],
     "cpf2013_radii": [4],
     "cpf2013_growth_trajectories": 3,
@@ -96,7 +96,7 @@ TINY_GRID = {
     "cpf2013_timing_baselines": ["systematic"],
     # Das et al. (2014): 2.5 s of the UUV model (250 steps), N = 32 and 64, one trajectory;
     # Table 5's timing runs over the first 1 s; Fig 11 at N = 128 (the study's own tests:
-    # tests/test_d3_2014.py).
+    # tests/studies/d3_2014/test_d3_2014.py).
     "d3_2014_duration": 2.5,
     "d3_2014_timing_duration": 1.0,
     "d3_2014_snapshot_time": 2.0,

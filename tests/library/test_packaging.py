@@ -19,7 +19,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # conda-forge name -> PyPI name, where they differ (none of ours do today; PyYAML is
 # `pyyaml` on both sides once names are normalised).

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from test_pipeline import REPO, assert_same_tables, read_tables, snakemake
 from test_pipeline import TINY_PER_CELL as TINY  # one job per cell, as the profile sizes them
 

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from pfresample import rng
-from test_rng import KAT  # Random123 known-answer vectors
+from philox_kat import KAT  # Random123 known-answer vectors
 
-HEADER_DIR = Path(__file__).resolve().parents[1] / "gpu_kernels"
+HEADER_DIR = Path(__file__).resolve().parents[2] / "gpu_kernels"
 HEADER = HEADER_DIR / "philox.cuh"
 
 NVCC = shutil.which("nvcc")

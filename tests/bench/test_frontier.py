@@ -18,7 +18,7 @@ import pytest
 import pfresample as pr
 from pfresample.studies.dulger2017 import weights
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 N = 2**10
 
 

@@ -25,7 +25,7 @@ from pfresample.studies.cpf2013 import catalog, experiments, figures, paired, ta
 from pfresample.timing import cpu_name
 from snake_tools import job_counts, snakemake
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 CONFIG = {
     **yaml.safe_load((REPO / "config" / "config.yaml").read_text()),
     **yaml.safe_load((REPO / "config" / "studies" / "cpf2013.yaml").read_text()),

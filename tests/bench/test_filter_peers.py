@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("particles")
 pytest.importorskip("scipy")
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "filter_peers.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "filter_peers.py"
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import pytest
 
 from pfresample.studies.d3_2014 import catalog
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+BENCH = Path(__file__).resolve().parents[3] / "bench"
 
 
 def _load():

@@ -22,7 +22,7 @@ from pfresample.studies.d3_2014 import catalog, experiments, figures, tables
 from pfresample.timing import cpu_name
 from snake_tools import job_counts, snakemake
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 CONFIG = {
     **yaml.safe_load((REPO / "config" / "config.yaml").read_text()),
     **yaml.safe_load((REPO / "config" / "studies" / "d3_2014.yaml").read_text()),

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 RECORDED = BENCH.parent / "evidence" / "2026-11-25-h200-2c810b3" / "megopolis"
 
 

@@ -163,6 +163,7 @@ def test_peer_needs_a_cuda_run(frontier, tmp_path):
         frontier.parse_args(["--backend", "cpu", "--peer-binary", str(binary)])
 
 
+@pytest.mark.slow
 def test_figure_of_the_run(figure, run_csv, tmp_path):
     rows = _rows(run_csv)
     # The peer's rows as the run would add them, to draw its style too.

@@ -17,6 +17,8 @@ import pytest
 
 from pfresample.cuda import geometry, kernels
 
+pytestmark = pytest.mark.slow  # make test-fast leaves this module out (docs/testing.md)
+
 NVCC = shutil.which("nvcc")
 SOURCES = sorted(p.name for p in kernels.kernel_dir().glob("*.cu"))
 

@@ -158,6 +158,7 @@ def _numpy_normals4(k0: int, k1: int, particles, block: int) -> np.ndarray:
     return np.stack([r0 * np.cos(a0), r0 * np.sin(a0), r1 * np.cos(a1), r1 * np.sin(a1)], axis=1)
 
 
+@pytest.mark.slow
 def test_normals_equal_box_muller_on_numpys_philox(program):
     k0, k1, block = 12345, 678, 7
     particles = [0, 1, 2, 31, 32, 1000, 2**20 + 3, 2**32 - 1]
@@ -165,6 +166,7 @@ def test_normals_equal_box_muller_on_numpys_philox(program):
     np.testing.assert_allclose(got, _numpy_normals4(k0, k1, particles, block), atol=2e-6, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_normals_are_standard(program):
     m_particles = 2**16
     z = program([f"N 99 7 {p} 3" for p in range(m_particles)]).ravel()

@@ -306,6 +306,7 @@ def parity_program(request, tmp_path_factory) -> Path:
     return exe
 
 
+@pytest.mark.slow
 def test_host_parity_with_numpy(parity_program):
     lines, expected = _requests()
     proc = _run([str(parity_program)], input="\n".join(lines) + "\n")

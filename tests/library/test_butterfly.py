@@ -102,6 +102,7 @@ def _weights(n: int, seed: int = 5) -> np.ndarray:
 
 @pytest.mark.parametrize("method", BUTTERFLIES)
 @pytest.mark.parametrize("radix", [(105,), (3, 5, 7), (7, 15), (5, 21)])
+@pytest.mark.slow
 def test_butterflies_are_unbiased(method, radix):
     w = _weights(math.prod(radix))
     counts = pr.offspring(pr.resample_many(w, method, seeds=range(4000), radix=radix), w.size)
@@ -115,6 +116,7 @@ def test_butterflies_are_unbiased(method, radix):
     assert excess(counts, moved) > Z_MAX
 
 
+@pytest.mark.slow
 def test_one_block_multinomial_has_the_multinomial_law():
     p = np.array([0.1, 0.2, 0.3, 0.4])
     n, k = 4, 40000
@@ -160,6 +162,7 @@ def _systematic_law(w: np.ndarray) -> dict:
 
 
 @pytest.mark.parametrize("method", ["butterfly-systematic", "systematic"])
+@pytest.mark.slow
 def test_one_block_systematic_has_the_systematic_law(method):
     # radix=(N,): one block, so butterfly systematic is standard systematic
     # resampling; both are checked against the exact law by a chi-square
@@ -178,6 +181,7 @@ def test_one_block_systematic_has_the_systematic_law(method):
     assert stat < chi2_quantile(1 - FALSE_ALARM, len(outcomes) - 1)
 
 
+@pytest.mark.slow
 def test_radix_2_lmse_approaches_theorem_3_4():
     # Fig 4.1/4.2 setup: x ~ U[-2 sigma, 2 sigma], g(x) = exp(-x^2 / 2 sigma^2), phi(x) = x.
     # Limit (1 - 1/2) Var under g(x) dx / Z on [-20, 20]: a normal(0, 100) truncated.

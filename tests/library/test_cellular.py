@@ -81,6 +81,7 @@ def test_choice_follows_the_contract_by_hand():
     np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.slow
 def test_full_neighbourhood_draws_are_categorical():
     """r = N - 1: the K N pooled ancestors follow w / sum w (chi-square)."""
     n, k = 64, 3000
@@ -91,6 +92,7 @@ def test_full_neighbourhood_draws_are_categorical():
     assert chi_square_z(np.sum((counts - expected) ** 2 / expected), n - 1) < 3.5
 
 
+@pytest.mark.slow
 def test_full_neighbourhood_offspring_have_the_multinomial_variance():
     """r = N - 1: the heaviest particle's offspring count is Binomial(N, p):
     its sample variance over K draws is within 5 standard errors of N p (1 - p)
@@ -184,6 +186,7 @@ def test_cpf_estimates_are_means_of_resampled_particles_within_the_ring():
         run_cpf(model, y, 64, 8, seed=0, neighbourhood="sort")
 
 
+@pytest.mark.slow
 def test_cpf_at_full_radius_matches_the_sir_filter():
     """r = N - 1 makes cellular resampling multinomial; the CPF's estimate is
     then the mean of the resampled particles, the SIR filter's the weighted
@@ -287,6 +290,7 @@ def test_float32_choices_differ_from_float64_within_the_rounding_bound(radius, d
     assert cut / total > allowed, (cut / total, bound)
 
 
+@pytest.mark.slow
 def test_cpf_in_float32_runs_as_the_float64_filter():
     """The filter in the paper's precision and rule (float32, quotients)
     against the float64 reference on the same seeds (the same noise and
@@ -353,6 +357,7 @@ def test_sir_diagnostics_leave_the_run_unchanged():
         run_sir(model, y, 256, "multinomial", 3, diagnostics=True, backend="cuda")
 
 
+@pytest.mark.slow
 def test_cpf_at_full_radius_is_the_multinomial_sir_filter_on_bot():
     """r = N - 1 on the bearings-only model: cellular resampling is
     multinomial, so the CPF is the SIR filter with multinomial resampling

@@ -159,6 +159,7 @@ def test_a_shared_j_takes_the_last_claimers_move():
         assert out[i] == x[p] - ua[i] * (x[p] - x[i])
 
 
+@pytest.mark.slow
 def test_eq7_mean_of_a_move():
     """E[x'(i)] = x(p) + |x(i) - x(p)| / 2 (eq. 7): over K seeds, the moves
     (a) that no claim overwrote, as fractions t = (x'(i) - x(p)) / |D| of
@@ -247,6 +248,7 @@ def test_no_resampling_means_the_same_filter():
     assert c.resampled == 200 and c.snapshot.shape == (200, 2)
 
 
+@pytest.mark.slow
 def test_sir_filter_follows_the_kalman_filter():
     """The KF is the exact posterior mean; with N = 5,000 the SIR filter's
     Monte Carlo error is about (posterior sd 0.045) / sqrt(N_eff): about
@@ -281,6 +283,7 @@ def brute_thresholds(n: int, threads: int, seed: int) -> list[float]:
 
 
 @pytest.mark.parametrize(("n", "threads"), [(1, 1), (10, 4), (1000, 160), (5003, 196)])
+@pytest.mark.slow
 def test_paper_thresholds_are_figs_8_9_exactly(n, threads):
     got = d3.paper_thresholds(n, threads, key_of(17))
     assert got.dtype == np.float64
@@ -318,6 +321,7 @@ def test_paper_strides_are_the_printed_search():
         assert w[j].min() > 0  # a zero weight is never a stride
 
 
+@pytest.mark.slow
 def test_paper_stride_bias_is_measured():
     """The printed thresholds cover only [0, 1/2] of the weights' mass: the
     slots' strides double the first half's expected offspring and give the
@@ -343,6 +347,7 @@ def test_paper_stride_bias_is_measured():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("cdf", d3.CDFS)
+@pytest.mark.slow
 def test_table1_loop_gives_the_sparse_tables_particles(cdf, dtype):
     """impl="loop" (Table 1's sequential loop) and the sparse table: the same
     particles, bit for bit, for every noise; peaked weights give strides on
@@ -418,6 +423,7 @@ def test_the_filters_process_noise_is_its_own():
         UuvModel(filter_process_sd=-1.0)
 
 
+@pytest.mark.slow
 def test_zero_process_noise_keeps_copies_identical():
     """The regime switch: with no process noise in the filter, systematic
     resampling's copies stay identical, so the distinct particles never
@@ -438,6 +444,7 @@ def test_zero_process_noise_keeps_copies_identical():
     assert np.unique(r.snapshot, axis=0).shape[0] > counts[-1]
 
 
+@pytest.mark.slow
 def test_filter_options_of_the_paper():
     m = UuvModel(duration=1.0)
     truth, y = m.simulate(6)

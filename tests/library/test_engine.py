@@ -39,6 +39,7 @@ def ratio_z(model, method: str, runs: int = 300, n: int = 512) -> float:
 
 
 @pytest.mark.parametrize("method", ["systematic", "multinomial"])
+@pytest.mark.slow
 def test_the_likelihood_estimate_is_unbiased(method):
     """E[Z^] = p(z_1:T) for an unbiased resampler (Del Moral 2004, Prop.
     7.4.1): the mean of Z^ / Z over 300 seeds lies within 4 standard errors
@@ -48,6 +49,7 @@ def test_the_likelihood_estimate_is_unbiased(method):
     assert abs(ratio_z(MODEL, method)) < 4
 
 
+@pytest.mark.slow
 def test_negative_control_a_wrong_model_fails_the_same_test():
     """The filter of a model with r = 1.3 (the data's r is 1): its Z^ estimates
     another likelihood, and the test above must reject it."""

@@ -66,6 +66,7 @@ def _run(kind, method, radix, model, y, n, seed, tau=0.6):
 
 
 @pytest.mark.parametrize("kind, method, radix", FILTERS)
+@pytest.mark.slow
 def test_bimodal_estimates_have_mean_zero(kind, method, radix):
     model = BimodalModel()
     truth, y = model.simulate(30)
@@ -77,6 +78,7 @@ def test_bimodal_estimates_have_mean_zero(kind, method, radix):
 
 
 @pytest.mark.parametrize("method", ["multinomial", "butterfly-multinomial"])
+@pytest.mark.slow
 def test_bimodal_amse_falls_as_one_over_n(method):
     model = BimodalModel()
     truth, y = model.simulate(20)
@@ -147,6 +149,7 @@ def test_complete_data_m_step_recovers_the_parameters():
 
 
 @pytest.mark.parametrize("scheme", ["multinomial", "butterfly"])
+@pytest.mark.slow
 def test_e_step_agrees_with_a_large_n_reference(scheme):
     model = VolatilityModel()
     _, y = model.simulate(50, np.random.default_rng(7))
@@ -169,6 +172,7 @@ def test_transpose_mixes_the_blocks():
 
 
 @pytest.mark.parametrize("scheme", ["multinomial", "butterfly"])
+@pytest.mark.slow
 def test_one_em_iteration_is_the_m_step_of_the_e_step(scheme):
     # run_smcem's first iteration from (0.9, 0.2) against eq. 4.10 applied to a
     # large-N E-step under the same parameters: equal within 4 standard errors
@@ -207,6 +211,7 @@ def _posterior_grid(y, alpha, sigma, beta, h=0.02, half=3.0):
     return (x0, x1, x2), p / p.sum()
 
 
+@pytest.mark.slow
 def test_exact_statistics_and_the_m_step_maximise_q_on_a_tiny_model():
     # n = 2: y_0, y_1, y_2. Q(theta) = E[log p_theta(x, y) | y] under theta' by a
     # brute-force 3-D quadrature; eq. 4.10 applied to the smoother's statistics
@@ -243,6 +248,7 @@ def test_exact_statistics_and_the_m_step_maximise_q_on_a_tiny_model():
     assert abs(q(a_hat, s_hat + step) - q(a_hat, s_hat - step)) / (2 * step) < 1e-4
 
 
+@pytest.mark.slow
 def test_grid_is_converged():
     # Two points per standard deviation against eight, and a wider range: the
     # log-likelihood and the statistics agree far below any Monte Carlo error here.
@@ -254,6 +260,7 @@ def test_grid_is_converged():
         np.testing.assert_allclose(base.statistics, fine.statistics, rtol=1e-8)
 
 
+@pytest.mark.slow
 def test_grid_e_step_is_the_limit_of_the_particle_e_step():
     # The particle E-step at N = 2^12 on a short sequence (n = 15, where paths
     # hardly collapse) against the exact one: within 4 standard errors of the
@@ -269,6 +276,7 @@ def test_grid_e_step_is_the_limit_of_the_particle_e_step():
     assert np.any(np.abs(mean - other) > 20 * se)
 
 
+@pytest.mark.slow
 def test_exact_em_climbs_to_the_ml_point():
     _, y = VolatilityModel().simulate(100, np.random.default_rng(5))
     ml = volatility_grid.ml_point(y, [(0.975, 0.16), (0.8, 0.3)])
@@ -279,6 +287,7 @@ def test_exact_em_climbs_to_the_ml_point():
     assert abs(em[0][-1] - ml.alpha) < 1e-3 and abs(em[1][-1] - ml.sigma) < 1e-3  # a fixed point
 
 
+@pytest.mark.slow
 def test_ml_search_survives_the_edges():
     # A short sequence lets Nelder-Mead wander to |alpha| near 1.5, where alpha x_i
     # leaves the grid: the likelihood stays finite there and the search ends.

@@ -90,6 +90,7 @@ def test_scan_within_its_bound(n, offset):
     assert np.all(np.diff(r) >= 0) and r[-1] == n
 
 
+@pytest.mark.slow
 def test_chunk_path_within_its_bound():
     # N > 2048^2: the tile totals span two chunks, scanned one after the other
     n = log_scan.LOG_TILE**2 + 4097

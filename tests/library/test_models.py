@@ -219,6 +219,7 @@ def test_bot_transition_adds_the_known_draw():
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_bot_transition_has_mean_f_x_and_covariance_g_q_g():
     m = BearingsOnlyModel()
     n = 400_000

@@ -203,6 +203,7 @@ def _check_library_probe(out: subprocess.CompletedProcess) -> dict:
     return found
 
 
+@pytest.mark.slow
 def test_the_library_imports_and_runs_with_numpy_alone():
     """Every library module imports, every method resamples and run_filter runs while the
     pipeline's, the GPU's and the benchmarks' packages cannot be imported, and nothing but

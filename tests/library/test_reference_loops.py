@@ -174,6 +174,7 @@ def w():
         ("uphill-c1", uphill_loop, CandidateScope.FIXED_SEGMENT, 384),
     ],
 )
+@pytest.mark.slow
 def test_iterative_methods(w, seed, method, loop, mode, ss):
     per_segment, segments = (ss // 4, N // (ss // 4)) if ss else (None, None)
     kw = {"segment_bytes": ss} if ss else {}
@@ -190,6 +191,7 @@ def test_iterative_methods(w, seed, method, loop, mode, ss):
         ("metropolis-c2", CandidateScope.SEGMENT_PER_ITERATION, 1024, 2048),  # R = 512
     ],
 )
+@pytest.mark.slow
 def test_metropolis_layouts_packed_and_not(method, mode, n, ss):
     """Both sides of the packing rule: R = N = 64 and R = 256 pack, R = 96 and
     R = 512 do not; continued through 13 iterations (odd, past a block)."""
@@ -202,6 +204,7 @@ def test_metropolis_layouts_packed_and_not(method, mode, n, ss):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.slow
 def test_metropolis_acceptance_with_zero_and_subnormal_weights(dtype):
     """Zeros, subnormals and normals under one maximum of 1: the vectorised
     test agrees with the loop, and a chain at a positive weight never moves to
@@ -218,6 +221,7 @@ def test_metropolis_acceptance_with_zero_and_subnormal_weights(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.slow
 def test_metropolis_acceptance_when_every_weight_is_subnormal(dtype):
     """Weights 7 and 2 times the smallest subnormal, alternating: from a 7, one
     step ends on a 2 with probability 1/2 x 2/7 = 1/7. Unscaled, u * 7 would

@@ -39,12 +39,14 @@ def mean_rmse(method: str) -> float:
     return _cache[method]
 
 
+@pytest.mark.slow
 def test_systematic_rmse_in_the_band():
     low, high = RMSE_BAND
     assert low <= mean_rmse("systematic") <= high
 
 
 @pytest.mark.parametrize("method", ["metropolis", "uphill"])
+@pytest.mark.slow
 def test_unnormalised_methods_match_systematic(method):
     # Tables 5.2 and 6.3: all methods' RMSE agree to within 1%; our 8 x 1 runs
     # at N = 2^10 differ from Systematic by a few percent, so allow 10%.

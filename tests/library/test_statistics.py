@@ -18,6 +18,8 @@ from pfresample.constants import CandidateScope
 from pfresample.studies.dulger2017.weights import generate
 from stat_tools import Z_MAX, excess
 
+pytestmark = pytest.mark.slow  # make test-fast leaves this module out (docs/testing.md)
+
 N = 256  # eight warps; with SS = 128, eight s-segments of 32 weights
 K = 4000
 FAMILIES = ["gamma-k1-s2", "gamma-k9-s0.5", "eq233-y2", "eq233-y4"]

@@ -60,6 +60,8 @@ from weight_strategies import (
     seeds,
 )
 
+pytestmark = pytest.mark.slow  # make test-fast leaves this module out (docs/testing.md)
+
 METHODS = pr.methods()
 #: Draw in proportion to the weights: a zero weight is never chosen.
 PROPORTIONAL = [m for m in METHODS if REGISTRY[m].B_rule is None]

@@ -45,6 +45,7 @@ def test_visible_devices_follow_cuda_visible_devices():
     assert devices.visible_devices(1, env={"CUDA_VISIBLE_DEVICES": "GPU-ab12"}) == ["GPU-ab12"]
 
 
+@pytest.mark.slow
 def test_claims_take_distinct_devices_and_free_them_on_release(tmp_path):
     a = devices.claim_device(["0", "1"], str(tmp_path))
     b = devices.claim_device(["0", "1"], str(tmp_path))
@@ -58,6 +59,7 @@ def test_claims_take_distinct_devices_and_free_them_on_release(tmp_path):
     c.release()
 
 
+@pytest.mark.slow
 def test_no_two_jobs_share_a_device_and_none_idles_while_jobs_wait(tmp_path):
     """Six jobs on two simulated devices, started two at a time as Snakemake
     does with --resources gpu=2: every job gets a device at once, and the
@@ -76,6 +78,7 @@ def test_no_two_jobs_share_a_device_and_none_idles_while_jobs_wait(tmp_path):
         assert all(end <= nxt for (_, end), (nxt, _) in zip(mine, mine[1:], strict=False))
 
 
+@pytest.mark.slow
 def test_a_killed_job_frees_its_device(tmp_path):
     holder = job(tmp_path, ["0"], 60)
     assert '"device": "0"' in holder.stdout.readline()

@@ -27,6 +27,8 @@ from pfresample.studies.dulger2017.tables import TIME_COLUMNS
 from pfresample.studies.guldas2015 import catalog as guldas2015_catalog
 from snake_tools import job_counts, snakemake
 
+pytestmark = pytest.mark.slow  # make test-fast leaves this module out (docs/testing.md)
+
 REPO = Path(__file__).resolve().parents[2]
 SNAKEFILE = REPO / "Snakefile"
 CATALOG = yaml.safe_load((REPO / "config" / "studies" / "dulger2017.yaml").read_text())

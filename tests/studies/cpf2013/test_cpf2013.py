@@ -285,6 +285,7 @@ def tiny_study():
     return sets, cpf, sir, timing, thesis
 
 
+@pytest.mark.slow
 def test_cells_record_what_ran(tiny_study):
     sets, cpf, sir, timing, thesis = tiny_study
     arrays, meta = cpf["bot"][0]
@@ -484,6 +485,7 @@ def test_claims_by_hand():
 
 
 @pytest.mark.parametrize("scale", ["quick", "thesis"])
+@pytest.mark.slow
 def test_dry_run_of_the_target(tmp_path, scale):
     proc = snakemake(tmp_path, "-n", "cpf2013", config=[f"scale={scale}"])
     assert proc.returncode == 0, proc.output
@@ -506,6 +508,7 @@ def test_dry_run_of_the_target(tmp_path, scale):
     assert f"results/cpf2013/cpf/bot/n{top}_r{catalog.radii(grid)[-1]}.npz" in proc.output
 
 
+@pytest.mark.slow
 def test_one_figure_builds_only_what_it_needs(tmp_path):
     proc = snakemake(tmp_path, "-n", "results/figures/cpf2013/fig11.png", config=["scale=quick"])
     assert proc.returncode == 0, proc.output
@@ -514,6 +517,7 @@ def test_one_figure_builds_only_what_it_needs(tmp_path):
                                        "cpf2013_table": 1, "cpf2013_figure": 1}  # fmt: skip
 
 
+@pytest.mark.slow
 def test_bad_config_stops_the_run(tmp_path):
     proc = snakemake(tmp_path, "-n", "cpf2013", config=["scale=quick", "cpf2013_radii=[4096]"])
     assert proc.returncode != 0
@@ -525,6 +529,7 @@ def test_bad_config_stops_the_run(tmp_path):
 H100 = REPO / "evidence" / "2026-11-26-h100-804d6d3" / "cpf2013"
 
 
+@pytest.mark.slow
 def test_the_h100_runs_derived_tables_come_from_its_tables(tmp_path):
     """docs/cpf2013.md quotes h100/derived/; rebuilt from h100/tables/ by
     bench/cpf2013_gpu_tables.py they are the committed files, and their

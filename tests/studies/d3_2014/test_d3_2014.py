@@ -310,6 +310,7 @@ def tiny_study():
     return cfg, m, trajs, cells, fig11, timing
 
 
+@pytest.mark.slow
 def test_cells_record_what_ran(tiny_study):
     cfg, m, trajs, cells, fig11, timing = tiny_study
     arrays, meta = trajs[0]
@@ -378,6 +379,7 @@ def _gpu_visible() -> bool:
 
 
 @pytest.mark.parametrize("scale", ["quick", "thesis"])
+@pytest.mark.slow
 def test_dry_run_of_the_target(tmp_path, scale):
     proc = snakemake(tmp_path, "-n", "d3_2014", config=[f"scale={scale}", "backend=cpu"])
     assert proc.returncode == 0, proc.output
@@ -395,6 +397,7 @@ def test_dry_run_of_the_target(tmp_path, scale):
     }  # no GPU cells with backend cpu
 
 
+@pytest.mark.slow
 def test_dry_run_at_paper_scale_with_a_gpu(tmp_path):
     """backend cuda (a GPU the jobs will find): one GPU job per (algorithm, N) of Tables
     5-7 (2 x 9), the figures' filter cells on the GPU, Table 5's CPU columns still on the
@@ -410,6 +413,7 @@ def test_dry_run_at_paper_scale_with_a_gpu(tmp_path):
     assert "results/d3_2014/filter/gpu/d3/n50000/t0_r0.npz" in proc.output
 
 
+@pytest.mark.slow
 def test_tiny_grid_through_the_pipeline(tmp_path):
     """The target on a tiny grid, for real: every table and figure, GPU columns empty."""
     tiny = ["scale=quick", "backend=cpu", "d3_2014_duration=2.5", "d3_2014_timing_duration=1.0",
@@ -433,6 +437,7 @@ def test_tiny_grid_through_the_pipeline(tmp_path):
     assert "no GPU ran" in t7 and "2.46" in t7
 
 
+@pytest.mark.slow
 def test_bad_config_stops_the_run(tmp_path):
     proc = snakemake(tmp_path, "-n", "d3_2014", config=["scale=quick", "d3_2014_threads=[196]"])
     assert proc.returncode != 0

@@ -73,6 +73,7 @@ def test_paired_ratio_and_speedup():
     assert paper["paper_speedup"] == pytest.approx(printed[1] / printed[2])
 
 
+@pytest.mark.slow
 def test_table7_flags_cpm_and_trend():
     rows, summary = tables.table7(_timing(), 50000)
     s = summary.set_index("algorithm")

@@ -215,6 +215,7 @@ def test_tables_put_ours_beside_the_thesis(cells):
     assert len(profiler.tidy(tables)) == sum(len(t) for t in tables.values())
 
 
+@pytest.mark.slow
 def test_tables_from_raw_files_on_the_command_line(tmp_path, cells):
     meta = {"device": "format sample", "ncu": "format sample", "distribution": "eq233-y4",
             "seed": 2017, "cells": profiler.cells_to_json(cells)}  # fmt: skip
@@ -229,6 +230,7 @@ def test_tables_from_raw_files_on_the_command_line(tmp_path, cells):
     assert {p.name for p in tmp_path.iterdir()} == set(profiler.OUTPUTS)
 
 
+@pytest.mark.slow
 def test_missing_ncu_says_so_and_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     with pytest.raises(profiler.NcuMissing, match="needs Nsight Compute"):
@@ -244,6 +246,7 @@ def test_missing_ncu_says_so_and_writes_nothing(tmp_path, monkeypatch):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_schema_and_catalog_take_the_profiler_keys():
     schema = yaml.safe_load((ROOT / "config" / "schemas" / "config.schema.yaml").read_text())
     cfg = _config()
@@ -257,6 +260,7 @@ def test_schema_and_catalog_take_the_profiler_keys():
         catalog.check_config(_config(profiler_fig6_variants=["uphill-ca-ss64"]))
 
 
+@pytest.mark.slow
 def test_dry_run_of_the_rule_and_not_in_all(tmp_path):
     proc = snakemake(tmp_path, "-n", "dulger2017_profiler")
     assert proc.returncode == 0, proc.output

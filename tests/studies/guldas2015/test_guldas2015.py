@@ -127,6 +127,7 @@ def test_config_checks_name_the_key(override, message):
 # --- the cells ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_standard_multinomial_lmse_is_the_weighted_variance_over_n():
     """Given the particles, the mean of N multinomial draws has variance Var_w(x) / N
     exactly, so E[LE^2] = E[Var_w(x) / N]; and E - LE is the IS error, the same for
@@ -157,6 +158,7 @@ def test_standard_multinomial_lmse_is_the_weighted_variance_over_n():
     np.testing.assert_array_equal(again[0][0], errors[0, :5])
 
 
+@pytest.mark.slow
 def test_radix2_cell_is_unbiased_and_near_the_limit():
     """E[LE] = 0 (eq. 3.2) and, at N = 2^10, (N / log2 N) LMSE within Z standard errors
     of Theorem 3.4's limit (its small-N excess is below 1% there; the Theorem 3.4 test

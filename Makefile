@@ -5,11 +5,14 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: help test test-gpu test-slurm figures lint bench bench-gpu bench-gpu-filter frontier \
-	frontier-figure design-map clean
+.PHONY: help test test-fast test-gpu test-slurm figures lint bench bench-gpu bench-gpu-filter frontier \
+	frontier-figure design-map dulger2017-ablation clean
 
 test: $(VENV)/.dev-stamp           ## the README test command (CI runs it)
 	$(BIN)/python -m pytest -m "not gpu and not slurm" $(PYTEST_ARGS)
+
+test-fast: $(VENV)/.dev-stamp      ## the inner loop: `make test` without the `slow` tests (under a minute on 2 cores)
+	$(BIN)/python -m pytest -q -m "not gpu and not slurm and not slow" $(PYTEST_ARGS)
 
 test-gpu: $(VENV)/.cuda-stamp       ## the CUDA kernels against the CPU reference (needs a GPU)
 	$(BIN)/python -m pytest -m gpu $(PYTEST_ARGS)
@@ -37,11 +40,14 @@ frontier: $(VENV)/.cuda-stamp       ## MSE/N against time per call, every method
 	$(BIN)/python bench/frontier.py --backend cuda $(BENCH_ARGS)
 	$(BIN)/python bench/frontier_figure.py
 
-frontier-figure: $(VENV)/.pipeline-stamp  ## redraw bench/results/frontier.png from the committed CSV
-	$(BIN)/python bench/frontier_figure.py
+frontier-figure: $(VENV)/.pipeline-stamp  ## redraw the frontier figure from the committed CSV into results/bench/
+	$(BIN)/python bench/frontier_figure.py --csv evidence/2026-11-25-h100-54f66cf/frontier.csv
 
 design-map: $(VENV)/.dev-stamp     ## every resampler in run_filter on 3 models: RMSE, Var log-lik, time a step (CPU, ~25 min)
 	$(BIN)/python bench/design_map.py bench/results/design_map_cpu $(BENCH_ARGS)
+
+dulger2017-ablation: $(VENV)/.pipeline-stamp  ## one Dülger filter ablation, paired: ABLATION=uc1_segments ABLATION_ARGS="--log2n 12 --runs 10"
+	$(BIN)/python scripts/dulger2017/ablations.py $(ABLATION) $(ABLATION_ARGS)
 
 help:                              ## this list
 	@awk -F ':.*## ' '/^[a-z][a-z-]*:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

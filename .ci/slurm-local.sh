@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A one-node SLURM cluster on localhost, for testing profiles/slurm for real
-# (tests/test_slurm.py). Debian packages slurm-wlm + munge; no systemd, no slurmdbd.
+# (tests/pipeline/test_slurm.py). Debian packages slurm-wlm + munge; no systemd, no slurmdbd.
 #
 #   .ci/slurm-local.sh start   # install if missing, write the config, start the daemons
 #   .ci/slurm-local.sh stop    # stop the daemons this script started (by their pid files)

@@ -60,7 +60,7 @@ def main(argv=None) -> None:
     p.add_argument("--precisions", nargs="+", default=["float32", "float64"])
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--csv", type=Path, default=Path("bench/results/butterfly_gpu.csv"))
+    p.add_argument("--csv", type=Path, default=Path("results/bench/butterfly_gpu.csv"))
     args = p.parse_args(argv)
     info = device_info()
     rows = []

@@ -2,7 +2,8 @@
 """Draw a cpf2013 figure from its committed tidy table with the study's own
 ``figures.draw`` (the pipeline's cpf2013_figure rule, without the pipeline).
 
-    python bench/cpf2013_draw.py bench/results/cpf2013_h200/fig7.csv [--no-sir] [--note TEXT]
+    python bench/cpf2013_draw.py evidence/2026-11-24-h200-018e605/cpf2013/fig7.csv \
+        [--no-sir] [--note TEXT]
 
 Writes the PNG beside the CSV. ``--no-sir`` leaves the SIR rows out (Fig 12 of a
 run whose SIR times are out of date); tables of an older layout get the columns

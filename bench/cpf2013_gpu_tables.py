@@ -3,7 +3,7 @@
 ratios and scaling that docs/cpf2013.md quotes, computed from the run's own
 tables so that no number in the doc is worked out by hand.
 
-    python bench/cpf2013_gpu_tables.py bench/results/cpf2013_issue41/h100
+    python bench/cpf2013_gpu_tables.py evidence/2026-11-26-h100-804d6d3/cpf2013
 
 reads ``RUN/tables/{fig10,fig11,fig12,table1,cpu_reference}.csv`` (written by
 ``bench/cpf2013_runs.py study`` and ``cpu-reference`` on the device) and writes

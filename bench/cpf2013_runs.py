@@ -6,8 +6,8 @@ configurations and trajectory counts, and the study's tables on them
 paper's claims judged on them).
 
     python bench/cpf2013_runs.py quality --plan cpu --jobs 2 \\
-        --out bench/results/cpf2013_issue41            # this machine's CPU campaign
-    python bench/cpf2013_runs.py cpu-reference --out bench/results/cpf2013_issue41
+        --out evidence/2026-11-26-xeon2-2a8a325/cpf2013            # this machine's CPU campaign
+    python bench/cpf2013_runs.py cpu-reference --out evidence/2026-11-26-xeon2-2a8a325/cpf2013
     python bench/cpf2013_runs.py study --backend cuda --out OUT       # the device
 
 ``study`` runs target cpf2013 at the paper's scale in one process (its

@@ -25,7 +25,7 @@ no timing marks between its stages) on the growth model at each N gives the
 same three numbers for a filter with global resampling (its kernels
 per step instead of one).
 
-    python bench/cpf_gpu.py --csv bench/results/cpf_gpu.csv
+    python bench/cpf_gpu.py --csv results/bench/cpf_gpu.csv
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--fast-math", action="store_true", help="also time the fast-math build")
-    p.add_argument("--csv", type=Path, default=Path("bench/results/cpf_gpu.csv"))
+    p.add_argument("--csv", type=Path, default=Path("results/bench/cpf_gpu.csv"))
     args = p.parse_args(argv)
     info = device_info()
     rows = []

@@ -22,7 +22,7 @@ Every time is also given per filter step (ms/step), the unit the speed-ups
 are taken in: the paper's Table 5 ratio at N = 50,000 is 204.738 / 61.6328
 = 3.3 (sequential systematic over GPU D3, its unit not stated).
 
-    python bench/d3_gpu.py --csv bench/results/d3_gpu.csv
+    python bench/d3_gpu.py --csv evidence/2026-11-25-h200-8314417/d3_gpu.csv
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def main(argv=None) -> None:
     p.add_argument("--cpu-steps", type=int, default=500, help="steps of the timed CPU runs")
     p.add_argument("--local-steps", type=int, default=1000, help="steps of the local-CDF runs")
     p.add_argument("--duration", type=float, default=360.0, help="seconds of the GPU runs")
-    p.add_argument("--csv", type=Path, default=Path("bench/results/d3_gpu.csv"))
+    p.add_argument("--csv", type=Path, default=Path("results/bench/d3_gpu.csv"))
     args = p.parse_args(argv)
     info = {**device_info(), "cpu": cpu_name()}
     model = UuvModel(duration=args.duration)

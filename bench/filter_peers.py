@@ -63,7 +63,7 @@ except ImportError:  # optional: pip install -e '.[bench]'
 
 TRAJECTORY_SEED = 20261122  # trajectory j is simulated from SeedSequence([TRAJECTORY_SEED, j])
 CONFIDENCE = 0.99
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "filter_peers.csv"
+DEFAULT_OUT = Path("results/bench/filter_peers.csv")
 
 
 def run_sir(model, y, n, method, seed, **kw):
@@ -92,7 +92,14 @@ def parse_args(argv=None) -> argparse.Namespace:
         default=10,
         help="timed calls per filter and N, alternated (default: 10)",
     )
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"CSV (default: {DEFAULT_OUT})")
+    p.add_argument(
+        "--csv",
+        "--out",
+        dest="out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"CSV (default: {DEFAULT_OUT})",
+    )
     args = p.parse_args(argv)
     for name in ("trajectories", "runs", "timing_repeats"):
         if getattr(args, name) < 1:

@@ -92,7 +92,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--peer-binary", type=Path, help="the Megopolis repository's resample_test")
     p.add_argument("--peer-timeout", type=float, default=600.0, help="seconds for one peer run")
     p.add_argument("--commit", help="the commit measured (default: git rev-parse of this checkout)")
-    p.add_argument("--csv", type=Path, default=Path("bench/results/frontier.csv"))
+    p.add_argument("--csv", type=Path, default=Path("results/bench/frontier.csv"))
     args = p.parse_args(argv)
     if args.backend is None:
         args.backend = "cuda" if cuda_device() is not None else "cpu"

@@ -9,7 +9,7 @@ stars edged in black, in the colour of the same method of ours. In each panel
 the Pareto frontier, the points that no other point of the panel beats in
 both time and MSE/N (the peer's included), is joined by a line.
 
-    python bench/frontier_figure.py                      # bench/results/frontier.{csv -> png}
+    python bench/frontier_figure.py                      # results/bench/frontier.{csv -> png}
     python bench/frontier_figure.py --csv run.csv --out run.png
 """
 
@@ -179,8 +179,8 @@ def frontier_figure(rows: pd.DataFrame) -> Figure:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--csv", type=Path, default=Path("bench/results/frontier.csv"))
-    p.add_argument("--out", type=Path, default=Path("bench/results/frontier.png"))
+    p.add_argument("--csv", type=Path, default=Path("results/bench/frontier.csv"))
+    p.add_argument("--out", type=Path, default=Path("results/bench/frontier.png"))
     args = p.parse_args(argv)
     if not args.csv.is_file():
         p.error(f"{args.csv} not found: run bench/frontier.py (make frontier) first")

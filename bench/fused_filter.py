@@ -8,7 +8,7 @@ time (CUDA events) and wall time (the host's clock around the run); each
 fused run is checked to equal the graph's estimates bit for bit. This is what
 ``geometry.FUSED_MAX_N`` and ``geometry.fused_blocks`` are chosen from.
 
-    python bench/fused_filter.py --csv bench/results/fused_filter.csv
+    python bench/fused_filter.py --csv results/bench/fused_filter.csv
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def main(argv=None) -> None:
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--fractions", type=float, nargs="+", default=[0.25, 0.5, 1.0])
     p.add_argument("--commit", default="")
-    p.add_argument("--csv", type=Path, default=Path("bench/results/fused_filter.csv"))
+    p.add_argument("--csv", type=Path, default=Path("results/bench/fused_filter.csv"))
     args = p.parse_args(argv)
     import cupy
 

@@ -20,7 +20,7 @@ kernels), and reports per 100-step run:
   up to ``--cpu-max`` (the CPU is slow at large N), and ``speedup_vs_cpu``.
 
     python bench/gpu_filter.py                              # growth model, 2^14 ... 2^22
-    python bench/gpu_filter.py --model radar --repeats 3 --out bench/results/gpu_filter_radar.csv
+    python bench/gpu_filter.py --model radar --repeats 3 --out results/bench/gpu_filter_radar.csv
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--cpu-max", type=parse_size, default=2**16)
     ap.add_argument("--methods", nargs="+", default=[m for m, _, _ in METHODS])
-    ap.add_argument("--out", type=Path, default=Path("bench/results/gpu_filter.csv"))
+    ap.add_argument("--out", type=Path, default=Path("results/bench/gpu_filter.csv"))
     args = ap.parse_args(argv)
     device = cuda_device()
     if device is None:

@@ -12,7 +12,7 @@ resampling). The peers are written plainly, as a user would:
 * ``torch-eager``: a Python loop of PyTorch operations; the weights
   normalised as exp(log w - max) / sum (``torch.softmax`` over one row of
   N runs on a single block: 2.07 ms a step at N = 2^22 on the H200,
-  bench/device/torch_peer_profile.py, so a user who times it writes this);
+  docs/performance-archive.md, so a user who times it writes this);
   systematic resampling by ``torch.cumsum`` + ``torch.searchsorted``;
 * ``torch-graph``: the same 100 steps captured once as a CUDA graph
   (``torch.cuda.CUDAGraph``) and replayed, the readings in a static tensor;
@@ -31,7 +31,7 @@ the truth is given beside (the mean over the timed runs), so that no filter
 wins by computing less. Ours also reports its device time (CUDA events, or
 the fused kernel's own clock).
 
-    python bench/gpu_filter_peers.py --csv bench/results/gpu_filter_peers.csv
+    python bench/gpu_filter_peers.py --csv results/bench/gpu_filter_peers.csv
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def main(argv=None) -> None:
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--ours", nargs="+", default=list(OURS))
     p.add_argument("--peers", nargs="+", default=["torch-eager", "torch-graph", "jax"])
-    p.add_argument("--csv", type=Path, default=Path("bench/results/gpu_filter_peers.csv"))
+    p.add_argument("--csv", type=Path, default=Path("results/bench/gpu_filter_peers.csv"))
     args = p.parse_args(argv)
 
     # JAX takes 75 % of the GPU's memory at start unless told not to; CuPy and PyTorch share it.

@@ -68,7 +68,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=10)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--segment-bytes", type=int, default=128)
-    p.add_argument("--csv", type=Path, default=Path("bench/results/gpu_resamplers.csv"))
+    p.add_argument("--csv", type=Path, default=Path("results/bench/gpu_resamplers.csv"))
     args = p.parse_args(argv)
     gpu_methods = [name for name, m in ancestor_methods().items() if m.gpu is not None]
     args.methods = args.methods or gpu_methods

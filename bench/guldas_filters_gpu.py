@@ -116,7 +116,7 @@ def main(argv=None) -> None:
     p.add_argument("--smcem-sizes", nargs="+", type=parse_size, default=[2**17, 2**21])
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--em-iterations", type=int, default=10)
-    p.add_argument("--csv", type=Path, default=Path("bench/results/guldas_filters_gpu.csv"))
+    p.add_argument("--csv", type=Path, default=Path("results/bench/guldas_filters_gpu.csv"))
     args = p.parse_args(argv)
     info = device_info()
     rows = []

@@ -1,5 +1,5 @@
 """Issue 40's GPU results as the tables docs/guldas2015.md quotes (no new
-measurement: derived from the files bench/device/issue40_gpu.sh returned).
+measurement: derived from the files bench/device/guldas2015_gpu.sh returned).
 
 * ``log32_gpu/summary.csv`` from ``log32_gpu/issue40_log32_gpu.csv``: per
   particle-weight set, N and standard method, the LMSE (eq. 4.6) on the
@@ -23,7 +23,7 @@ measurement: derived from the files bench/device/issue40_gpu.sh returned).
 
 Prints both as Markdown and writes them to ``tables.md`` beside each CSV.
 
-    python bench/guldas_issue40_gpu_tables.py [--results bench/results/guldas2015_issue40]
+    python bench/guldas_issue40_gpu_tables.py [--results GPU_FOLDER] [--cpu CPU_FOLDER]
 """
 
 from __future__ import annotations
@@ -212,16 +212,26 @@ def smcem_markdown(s: pd.DataFrame, slopes: pd.DataFrame) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", default="bench/results/guldas2015_issue40")
+    parser.add_argument(
+        "--results",
+        default="evidence/2026-11-26-h100-804d6d3/guldas2015",
+        help="the GPU run's folder (log32_gpu/, smcem_gpu/); the tables are written there",
+    )
+    parser.add_argument(
+        "--cpu",
+        default="evidence/2026-11-26-xeon2-bc8d0b2/guldas2015",
+        help="the CPU run's folder (log32_cpu/exact.csv, smcem_cpu/reference_smcem.npz)",
+    )
     args = parser.parse_args()
     root = Path(args.results)
-    exact = pd.read_csv(root / "log32_cpu" / "exact.csv")
+    cpu = Path(args.cpu)
+    exact = pd.read_csv(cpu / "log32_cpu" / "exact.csv")
     s = log32_summary(root / "log32_gpu", exact)
     s.to_csv(root / "log32_gpu" / "summary.csv", index=False, float_format="%.6g")
     md = log32_markdown(s)
     (root / "log32_gpu" / "tables.md").write_text(md)
     print(md)
-    s, slopes = smcem_summary(root / "smcem_gpu", root / "smcem_cpu" / "reference_smcem.npz")
+    s, slopes = smcem_summary(root / "smcem_gpu", cpu / "smcem_cpu" / "reference_smcem.npz")
     s.to_csv(root / "smcem_gpu" / "summary.csv", index=False, float_format="%.6g")
     slopes.to_csv(root / "smcem_gpu" / "slopes.csv", index=False, float_format="%.4g")
     md = smcem_markdown(s, slopes)

@@ -12,7 +12,7 @@ Two parts, each writing CSVs under --out:
   iterations EM needs to come within 1e-2 and 1e-3 of the ML point and where
   the stopping rule (``smcem.stop_iteration``, window w, tolerance tol)
   stops it (``exact_em_convergence.csv``). (From the ML point EM stays put:
-  tests/test_guldas_filters.py.)
+  tests/library/test_guldas_filters.py.)
 * ``smcem``: the study's cells at each --log2-n (``smcem_reference_cell``,
   ``smcem_cell`` with both filters and the configured starts) and Fig 4.12's
   table of them (``fig4_12.csv``), the per-iteration mean squared Monte Carlo

@@ -1,7 +1,7 @@
 """How long the rest of a stopped thesis-scale run of `dulger2017` would take on the same GPUs.
 
     python bench/thesis_scale_projection.py REPORT_DIR \\
-        --tables bench/results/dulger2017_issue21_h100/tables_16x10 --out DIR
+        --tables evidence/2026-11-25-h100-e74e5ae/dulger2017_ablations/tables_16x10 --out DIR
 
 REPORT_DIR is what `bench/device/thesis_scale.sh stop` packs (plan.txt: the dry run of
 the command; jobs.csv and gpus.csv of scripts/run_report.py; start, end).
@@ -96,7 +96,8 @@ def main():
     )  # fmt: skip
     parser.add_argument("--cpu-slots", type=int, default=32, help="CPU parts side by side")
     parser.add_argument(
-        "--overheads", default="bench/results/thesis_scale/filter_tables_16x10_jobs.csv",
+        "--overheads",
+        default="evidence/2026-11-22-h200-32d104b/thesis_scale/filter_tables_16x10_jobs.csv",
         help="job records of a 16 x 10 run: job, job_s, runs, mean_s_per_run",
     )  # fmt: skip
     parser.add_argument("--out", required=True)

@@ -29,7 +29,7 @@
 namespace pfr {
 
 // The noise variants: their index in resampling/d3.py's NOISES, as cuda/d3.py
-// passes it (tests/test_kernel_sources.py checks).
+// passes it (tests/gpu/test_kernel_sources.py checks).
 constexpr int NOISE_EQ5 = 0;
 constexpr int NOISE_TABLE1 = 1;
 constexpr int NOISE_FIG9 = 2;

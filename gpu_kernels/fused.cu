@@ -5,7 +5,7 @@
 //
 // Why: the graph of filters/sir_gpu.py runs five kernels a step. At N =
 // 2^14 each does a few microseconds of work and the graph's node-to-node
-// latency dominates (about 25 us a step on the H200). Here a grid of
+// latency dominates (docs/performance.md). Here a grid of
 // blocks that are all resident at once (a cooperative launch guarantees
 // it) goes through the steps, and a grid barrier (grid_barrier) stands
 // where a kernel boundary was: four a step, the fewest the data allow --
@@ -13,7 +13,7 @@
 // normalised prefix sum, the tile sums before the ancestors, the ancestors
 // before the next step's gather.
 //
-// The same numbers as the graph, bit for bit (tests/test_gpu_fused_filter.py):
+// The same numbers as the graph, bit for bit (tests/gpu/test_gpu_fused_filter.py):
 // every reduction runs over the graph's own blocks as "virtual blocks" (a
 // resident block takes virtual blocks b, b + G, ...), with the graph's
 // code for each (block_reduce, scan.cuh's tile scan and ancestor writer),
@@ -45,9 +45,8 @@ constexpr int FUSED_BATCH = 4;
 // kernel's template argument (geometry.fused_slice_items): 4 a thread while
 // every slice has a block of its own, the scan's SCAN_ITEMS above. At N =
 // 2^14 the four tiles of SCAN_ITEMS would leave the offspring and ancestors
-// of all particles to four blocks (on the H200, 13.1 us a step against
-// 15.9); at 2^20 a block's four slices of 4 a thread take 12.6 us, its one
-// tile 9.8. Two kernels, not a branch: inlined side by side, the two sizes
+// of all particles to four blocks, and at 2^20 a block's one tile is faster
+// than its four slices of 4 a thread (docs/performance.md). Two kernels, not a branch: inlined side by side, the two sizes
 // spill registers and slow phase 3 more than they gain.
 
 // Every block of the grid waits here until all have arrived; what a block

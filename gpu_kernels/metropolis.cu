@@ -33,9 +33,8 @@ namespace pfr {
 // layout), and whether the next batch's draws and loads are issued before
 // the current batch is compared.
 // The global and EVERY modes wait on random loads: 8 iterations, pipelined,
-// ran fastest on the H200 (C2 at N = 2^24: 15.6 ms against 16.8 ms with 4
-// and 29 ms unpipelined). C1's loads hit L1 and it is bound by arithmetic,
-// where pipelining only costs registers (12.1 ms against 12.7 ms); C1 with a
+// run fastest. C1's loads hit L1 and it is bound by arithmetic, where
+// pipelining only costs registers (docs/performance.md has the times); C1 with a
 // packed draw and DC <= 32 takes c1_in_registers, which loads nothing.
 __host__ __device__ constexpr int metropolis_batch(int mode) { return mode == MODE_ONCE ? 4 : 8; }
 __host__ __device__ constexpr bool metropolis_pipeline(int mode) { return mode != MODE_ONCE; }
@@ -295,8 +294,8 @@ __global__ void metropolis(const T* __restrict__ w, unsigned int n, long long la
     // A continued chain's first iterations one by one, up to a multiple of
     // BATCH. The batches then run over q * BATCH, a multiple the compiler can
     // see, which lets it drop the shared draws' refills (segment_at) inside a
-    // batch; a loop from a runtime m made Metropolis-C2 1.26x slower on the
-    // H200 (commit 5bd5d37 against the plain loop, N = 2^20 ... 2^26).
+    // batch; a loop from a runtime m makes Metropolis-C2 slower
+    // (docs/performance.md).
     for (; m % BATCH != 0 && m < B; ++m) metropolis_single(m, lane, cand, w, t, wt);
     MetropolisBatch<T, BATCH> cur, next;
     const int batches = B / BATCH;

@@ -1,6 +1,6 @@
 // models.cuh -- the arithmetic of the filter's models, shared by models.cu's
 // kernels and by the host test that checks it against NumPy
-// (tests/test_models_cuda.py): the growth model (eqs. 2.34-2.35), the radar
+// (tests/gpu/test_models_cuda.py): the growth model (eqs. 2.34-2.35), the radar
 // model (eqs. 7.1-7.2), Güldaş's bimodal model (eqs. 4.7-4.8) and
 // stochastic-volatility model (§4.3.1), the bearings-only tracking model of
 // Gordon, Salmond & Smith 1993 (models/bearings.py, eqs. B1-B2), and the model

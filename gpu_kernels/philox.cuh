@@ -20,7 +20,7 @@
 //   * Uniform float in [0, 1), 23 bits: (draw >> 9) * 2^-23 as float32.
 //   * Uniform integer in [0, n): (uint64(draw) * n) >> 32.
 //
-// Change one side only together with the other; tests/test_philox_cuda.py
+// Change one side only together with the other; tests/gpu/test_philox_cuda.py
 // checks them against each other.
 //
 // The header is self-contained: no #include at all, so that NVRTC (through

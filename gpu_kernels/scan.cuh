@@ -234,8 +234,8 @@ __device__ __forceinline__ int cumulative_offspring(T c, T cn, T u, long long n)
 // running maximum of the marks carries each over the particle's other slots,
 // and the block writes the chunk with coalesced stores. So a particle with
 // many offspring is spread over all threads, never one thread's serial loop,
-// and a slot costs a few instructions (a binary search per slot cost 12
-// dependent loads and was the kernel's bottleneck on the H200). The
+// and a slot costs a few instructions (a binary search per slot costs 12
+// dependent loads and was the kernel's bottleneck: docs/performance.md). The
 // ancestors are a function of the o's alone, however they are sliced.
 template <int ITEMS>
 __device__ void write_ancestors(const int (&o)[ITEMS], int o_before, long long first_particle,

@@ -16,8 +16,7 @@ namespace pfr {
 
 // Iterations per batch (a multiple of 4: four per Philox block), each batch's
 // loads issued before the previous batch is compared (see metropolis.cu).
-// Measured on the H200 at N = 2^24, B = 32: UCA 1.04 ms with 4 against 1.21
-// with 8; UC1 0.73 ms with 8 against 0.79 with 4.
+// Each mode takes the faster of 4 and 8 (docs/performance.md).
 __host__ __device__ constexpr int uphill_batch(int mode) { return mode == MODE_ONCE ? 8 : 4; }
 __host__ __device__ constexpr bool uphill_pipeline(int) { return true; }
 

@@ -44,7 +44,7 @@ settings.register_profile(
     database=None,
     # Examples are whole arrays of up to MAX_N weights, and the Rejection
     # tests filter out the weights it would take too long on (see
-    # tests/test_weight_properties.py).
+    # tests/library/test_weight_properties.py).
     suppress_health_check=(
         HealthCheck.too_slow,
         HealthCheck.data_too_large,

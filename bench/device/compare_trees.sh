@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the lent GPU machine: the resampler benchmark (bench/gpu_resamplers.py)
+# On a CUDA host: the resampler benchmark (bench/gpu_resamplers.py)
 # at N = 2^22 and 2^24 for several source trees, alternating, ROUNDS times
 # after one dropped warm-up round, in one run on one device; then each
 # tree's per-method ratio to the first (bench/compare_timings.py), and with
@@ -9,13 +9,15 @@
 # checkout; older commits via
 # `git archive COMMIT src gpu_kernels | tar -x -C build/NAME`, carried).
 # METHODS: the methods to time (default: every method with a kernel).
-#   METHODS="systematic stratified" bash bench/device/compare_trees.sh 3 base=build/base head=.
-# Everything lands in $OUT: summary.txt, and the CSVs in runs.tar.gz.
+#   METHODS="systematic stratified" bash bench/device/compare_trees.sh OUT_DIR 3 base=build/base head=.
+# Everything lands in OUT_DIR: summary.txt, and the CSVs in runs.tar.gz.
 set -euo pipefail
+out=$(realpath -m "${1:?usage: bash bench/device/compare_trees.sh OUT_DIR ...}")
+shift
+mkdir -p "$out"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 rounds=${1:?usage: compare_trees.sh ROUNDS NAME=PATH ...}
 shift
-out=${OUT:-/tmp/compare_trees}
 work=$(mktemp -d)
 mkdir -p "$out"
 summary=$out/summary.txt

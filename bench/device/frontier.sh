@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# On the lent GPU machine: the quality-time frontier from one run. Installs the
+# On a CUDA host: the quality-time frontier from one run. Installs the
 # package; builds the Megopolis repository's resample_test (megopolis_build.sh)
 # where a checkout is carried in peers/Megopolis and no binary is there yet, and
 # adds its points through --peer-binary (without a checkout the figure has none);
 # runs bench/frontier.py with the extra arguments (pass --commit <hash>: the
 # device's copy of the tree has no git history); draws the figure.
-# $OUT gets frontier.csv, frontier.log and frontier.png.
+# OUT_DIR gets frontier.csv, frontier.log and frontier.png.
 set -euo pipefail
+out=$(realpath -m "${1:?usage: bash bench/device/frontier.sh OUT_DIR ...}")
+shift
+mkdir -p "$out"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-out="${OUT:-/tmp}"
 python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -2
 binary=peers/Megopolis/target/resample_test
 if [ ! -x "$binary" ] && [ -d peers/Megopolis/src ]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the lent GPU machine (the device tool runs it in a copy of the checkout):
+# On a CUDA host, in the checkout:
 # the GPU test suite against the checkout, then the wheel built from it,
 # installed into a fresh virtual environment and used from another directory
 # to resample on the GPU. Output lines start with "==" per step.

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# On the lent GPU machine: bench/gpu_resamplers.py for some methods on the
+# On a CUDA host: bench/gpu_resamplers.py for some methods on the
 # kernels of the checkout ("base") and on variants of them, each a copy of
 # gpu_kernels/ edited by a sed expression, so that a tuning choice is
-# measured in one run on one device. CSVs go to $OUT/<variant>.csv.
+# measured in one run on one device. CSVs go to $out/<variant>.csv.
 #
-#   bash bench/device/kernel_variants.sh "metropolis metropolis-c1" "2^22 2^24" \
+#   bash bench/device/kernel_variants.sh OUT_DIR "metropolis metropolis-c1" "2^22 2^24" \
 #       c1-batch8 metropolis.cu 's/MODE_ONCE ? 4 : 8/MODE_ONCE ? 8 : 8/'
 #
 # Arguments: methods, sizes, then triples (variant name, file, sed expression).
 set -uo pipefail
+out=$(realpath -m "${1:?usage: bash bench/device/kernel_variants.sh OUT_DIR ...}")
+shift
+mkdir -p "$out"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -2
 methods=$1 sizes=$2
 shift 2
-out=${OUT:-/tmp/variants}
 mkdir -p "$out"
 bench() {  # name, kernel folder
     echo "== $1"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the lent GPU machine: build the Megopolis repository's resample_test from
+# On a CUDA host: build the Megopolis repository's resample_test from
 # a checkout carried in peers/Megopolis (git-ignored; rapidjson's headers in its
 # include/, as its README says) into peers/Megopolis/target/resample_test.
 # megopolis_peer.sh and frontier.sh call it.

@@ -10,24 +10,21 @@
 #   bash bench/device/thesis_scale.sh stop RUN_DIR OUT_DIR    # stop if running, report, pack
 #
 # RUN_DIR (outside the checkout) keeps the run's plan, trace, log and times. `start`
-# needs Snakemake: carry the wheels of ../shared/tools/device-wheels.sh as .whl.
+# needs the pipeline's packages importable (pip install '.[pipeline]', or PYTHONPATH holding
+# them); it runs the checkout's src/ (PYTHONPATH=$PWD/src).
 # The command is exactly a user's: `snakemake dulger2017 --cores all --resources gpu=G
 # --config scale=thesis`, G the number of GPUs nvidia-smi lists.
 set -euo pipefail
 cmd=${1:?usage: thesis_scale.sh start|watch|stop RUN_DIR ...}
 run=${2:?RUN_DIR}
 shift 2
-export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH PYTHONUNBUFFERED=1
+export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 
 running() { [ -f "$run/pid" ] && kill -0 "$(cat "$run/pid")" 2>/dev/null; }
 
 case $cmd in
 start)
     mkdir -p "$run"
-    if [ -z "${SKIP_INSTALL:-}" ]; then
-        python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
-        python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null
-    fi
     gpus=$(nvidia-smi -L | wc -l)
     nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader \
         >"$run/device.txt"

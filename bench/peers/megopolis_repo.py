@@ -177,7 +177,7 @@ def main(argv=None) -> None:
     p.add_argument("--segment", type=int, default=32, help="C1/C2 s-segment, in weights")
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--timeout", type=float, default=600.0, help="seconds for one peer run")
-    p.add_argument("--csv", type=Path, default=Path("bench/results/peers/megopolis_repo.csv"))
+    p.add_argument("--csv", type=Path, default=Path("results/bench/peers/megopolis_repo.csv"))
     args = p.parse_args(argv)
     if not args.binary.is_file():
         p.error(f"--binary {args.binary} is not a file: build the peer first (see --help)")

@@ -9,8 +9,9 @@ is the i-th cell (pfresample.studies.dulger2017.profiler does the work).
 
 import argparse
 import json
-import os
 import sys
+
+from pfresample.studies.dulger2017 import profiler
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--plan", required=True, help="plan.json of the profiler target")
@@ -18,11 +19,6 @@ parser.add_argument("--loads", required=True, help="the build: nc, l1 or l2")
 parser.add_argument("--distribution", required=True, help="weight distribution, e.g. eq233-y4")
 parser.add_argument("--seed", type=int, required=True)
 args = parser.parse_args()
-
-# The build is chosen before pfresample compiles any kernel.
-os.environ["PFRESAMPLE_GLOBAL_LOADS"] = args.loads
-
-from pfresample.studies.dulger2017 import profiler  # noqa: E402
 
 with open(args.plan) as f:
     cells = profiler.cells_of(profiler.cells_from_json(json.load(f)["cells"]), args.loads)

@@ -94,7 +94,7 @@ def choose_B(weights, method, *, log=False, **params) -> int:
     """The B a method uses when none is given: Murray et al.'s formula for the
     Metropolis family (``epsilon``, default 1/100), the SSD match for the
     Uphill family (``ssd_table``, computed for this N when not given).
-    On a CuPy array the device computes it (the same B, tests/test_gpu.py)."""
+    On a CuPy array the device computes it (the same B, tests/gpu/test_gpu.py)."""
     m = get_method(method)
     if m.B_rule is None:
         raise TypeError(f"method {m.name!r} has no B parameter")
@@ -168,7 +168,7 @@ def resample_each_B(weights, method, *, seeds, Bs, segment_bytes=None, backend="
     smaller B is the first part of the chain after the larger one, and the
     kernel continues the chains from one B to the next (thesis §5.3's
     reduced-B Metropolis for the cost of the largest B). Elsewhere each B is
-    a run of its own; the results are the same (tests/test_gpu.py)."""
+    a run of its own; the results are the same (tests/gpu/test_gpu.py)."""
     m = get_method(method)
     if m.B_rule is None:
         raise TypeError(f"method {m.name!r} has no B parameter")
@@ -230,7 +230,7 @@ def resample_adaptive(
     the first stage, as the SMC-EM filter of §4.3.2 runs it). ``weights``,
     ``seed``, ``backend`` and ``log`` as in
     :func:`resample`. On the GPU the device decides the stages (the same
-    decisions and ancestors as the CPU's, tests/test_gpu_guldas.py)."""
+    decisions and ancestors as the CPU's, tests/gpu/test_gpu_guldas.py)."""
     m = get_method(method)
     if m.adaptive is None:
         adaptive = ", ".join(name for name, e in REGISTRY.items() if e.adaptive is not None)

@@ -2,7 +2,7 @@
 of the fixed-order sums and scans (so that the CPU reference adds in the
 GPU's order and returns its bits) and the option names both accept.
 
-``gpu_kernels/`` repeats the shapes (tests/test_kernel_sources.py checks
+``gpu_kernels/`` repeats the shapes (tests/gpu/test_kernel_sources.py checks
 them); ``cuda.geometry`` holds the launch parameters that are the GPU's alone.
 """
 

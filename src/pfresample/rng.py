@@ -142,7 +142,7 @@ class StreamBlocks:
     rounds 0 and 1 do not depend on the block (it enters them only through
     scalar words), so they are computed once here and each block costs eight
     array rounds instead of ten (measured 10-20% faster Metropolis on the
-    CPU). tests/test_reference_loops.py checks the output against single draws.
+    CPU). tests/library/test_reference_loops.py checks the output against single draws.
     """
 
     def __init__(self, key, streams, domain: int):

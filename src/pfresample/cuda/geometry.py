@@ -1,6 +1,6 @@
 """Launch parameters, in one place: threads per block (thesis eq. 2.28), the
 sizes of the reduction, scan and offspring kernels (which ``gpu_kernels/``
-repeats, checked by tests/test_kernel_sources.py), and the occupancy queries
+repeats, checked by tests/gpu/test_kernel_sources.py), and the occupancy queries
 that size the grouped and queued kernels."""
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ..contracts import (  # noqa: F401
     reduction_parts,
     scan_tiles,
 )
+from . import settings
 from .kernels import kernel
 
 # Threads a block of the one-thread-a-weight maps (logweights.cu).
@@ -33,10 +34,9 @@ TILE_SUMS_THREADS = 1024
 
 # The fused SIR filter run (fused.cu, filters/sir_fused.py): blocks of
 # FUSED_THREADS threads (its reductions' and scan's width), taken for N up to
-# FUSED_MAX_N (the most tiles its warp scan of the tile sums takes; the graph
-# is 1.3x slower at 2^20 on the H200). Up to FUSED_SPREAD_N its grid has one
-# block an SM, above it every block the SMs hold at once (fused_blocks;
-# docs/performance.md has the measurements).
+# FUSED_MAX_N (the most tiles its warp scan of the tile sums takes). Up to
+# FUSED_SPREAD_N its grid has one block an SM, above it every block the SMs
+# hold at once (fused_blocks; docs/performance.md has the measurements).
 FUSED_THREADS = 256
 
 FUSED_MAX_N = 1 << 20
@@ -92,8 +92,12 @@ D3_THREADS = _D3_THREADS
 
 def block_size(n: int) -> int:
     """Threads per block for N particles: thesis eq. 2.28 (512 from 2^13 up,
-    halving down to 32 for 2^5 ... 2^9, and 16 below), or the value of
-    ``PFRESAMPLE_BLOCK_SIZE`` when set."""
+    halving down to 32 for 2^5 ... 2^9, and 16 below); the block that
+    ``settings.launch_settings`` chose for the code around the call, else the
+    value of ``PFRESAMPLE_BLOCK_SIZE`` when set."""
+    chosen = settings.block()
+    if chosen is not None:
+        return chosen
     value = os.environ.get("PFRESAMPLE_BLOCK_SIZE")
     if value:
         if not value.isdigit() or not 1 <= int(value) <= 1024:
@@ -162,10 +166,8 @@ def lane_group(lanes: int, block: int, capacity: int) -> int:
 # TAIL_WAVES times and at most TAIL_MAX_GROUP threads share a lane (the step
 # waits for its slowest lane there), a lane stops after about TAIL_FACTOR x M / 2
 # pairs of attempts, M the mean number of attempts, and a warp of the tail pass
-# finishes it. Chosen by measurement on the growth filter (H100, 2026-11-25,
-# bench/device/rejection_filter_probe.py; docs/dulger2017.md): stage 4 of a
-# 100-step run fell from 6.22 to 5.06 ms at N = 2^18 (group 1) and from 2.46 to
-# 2.28 ms at 2^16 (group 2), but rose from 1.00 to 1.42 ms at 2^14 (group 8).
+# finishes it. Chosen by measurement on the growth filter (docs/performance.md,
+# "Measurements behind the code's choices"; docs/dulger2017.md).
 REJECTION_TAIL_FACTOR = 2.0
 REJECTION_TAIL_WAVES = 2
 REJECTION_TAIL_MAX_GROUP = 2
@@ -200,9 +202,8 @@ def fused_blocks(n: int, resident: int, sms: int) -> int:
     its widest phase (the estimate's reduction blocks and the scan's tiles,
     side by side), at most one block on each of the ``sms`` SMs up to
     FUSED_SPREAD_N and the ``resident`` blocks a cooperative launch may have
-    above. A grid barrier's arrivals take longer with more blocks: on the
-    H200 at 2^16, 1.65 ms a run on 132 blocks against 1.90 on 264; at 2^20
-    the second block an SM pays (3.2 against 4.3 ms)."""
+    above. A grid barrier's arrivals take longer with more blocks (measured:
+    docs/performance.md, "Measurements behind the code's choices")."""
     most = sms if n <= FUSED_SPREAD_N else resident
     return max(1, min(most, sum_parts(n) + scan_tiles(n)))
 

@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from ..constants import CandidateScope
+from . import settings
+from .settings import GLOBAL_LOADS
 
 
 def kernel_dir() -> Path:
@@ -51,37 +53,16 @@ COMPILE_OPTIONS = ("-std=c++17", "--fmad=false", "--ftz=false")
 # transcendentals and division, fused multiply-adds, subnormals flushed.
 FAST_MATH_OPTIONS = ("-std=c++17", "--use_fast_math")
 
-# How a build's global loads go through the SM's L1 (Dülger 2017 §5.5 times
-# the Metropolis family with L1 caching of global loads on and off). The
-# kernels read their inputs through ``const T* __restrict__``, which NVRTC
-# compiles to ld.global.nc (SASS LDG.E.CONSTANT), and ptxas's -dlcm does not
-# touch that path; so the two variants also drop __restrict__, which turns
-# the loads into plain ld.global and leaves the SASS otherwise the same
-# (sm_90, NVRTC 13.0: cuobjdump -sass differs in the load modifiers only).
-#   "nc": the library's build (read-only path, cached in L1);
-#   "l1": ld.global, cached in L1 (ptxas's default -dlcm on sm_70 and later);
-#   "l2": ld.global.cg (SASS LDG.E.STRONG.GPU), cached in L2 only.
-# Both profiler builds also define PFR_C1_FROM_MEMORY: Metropolis-C1 then
-# reads its candidates from memory, as the thesis's Algorithm 5.1 does,
-# instead of from the registers of its warp (metropolis.cu, c1_in_registers).
-# The options reach ptxas only when NVRTC emits a cubin, as CuPy asks
-# (-arch=sm_XX) unless CUPY_COMPILE_WITH_PTX is set.
-GLOBAL_LOADS = {
-    "nc": (),
-    "l1": ("-D__restrict__=", "-DPFR_C1_FROM_MEMORY"),
-    "l2": ("-D__restrict__=", "-DPFR_C1_FROM_MEMORY", "--ptxas-options=-dlcm=cg"),
-}
-# The process's default, for launchers that name no variant (the profiler
-# of the Dülger study sets it before the first kernel is compiled).
-GLOBAL_LOADS_ENV = "PFRESAMPLE_GLOBAL_LOADS"
+# The builds of the global loads (GLOBAL_LOADS) are settings.py's: a caller chooses one.
 
 
 def global_loads(loads: str | None = None) -> str:
-    """``loads``, or the process's default: ``PFRESAMPLE_GLOBAL_LOADS``, else "nc"."""
-    value = loads if loads is not None else os.environ.get(GLOBAL_LOADS_ENV) or "nc"
+    """``loads``, or the build that ``settings.launch_settings`` chose for
+    the code around the call, else "nc" (the library's)."""
+    value = loads if loads is not None else settings.loads() or "nc"
     if value not in GLOBAL_LOADS:
         known = ", ".join(GLOBAL_LOADS)
-        raise ValueError(f"global loads must be one of {known} ({GLOBAL_LOADS_ENV}), got {value!r}")
+        raise ValueError(f"global loads must be one of {known}, got {value!r}")
     return value
 
 
@@ -249,13 +230,23 @@ def _module(name: str, options: tuple) -> Module:
     return Module(source(name), _TEMPLATES.get(name, ()), options)
 
 
-@cache
 def kernel(name: str, function: str, fast_math: bool = False, loads: str | None = None):
     """A kernel of a family (a ``cupy.cuda.function.Function``: call it with
-    ``(grid, block, args)``); templates by their name expression. Cached:
-    looking a function up costs host time on every launch otherwise (so the
-    process's default global loads are read at the first lookup)."""
+    ``(grid, block, args)``); templates by their name expression; the build
+    of :func:`global_loads` (``loads``, or the one ``launch_settings`` chose)."""
+    return _kernel(name, function, fast_math, global_loads(loads))
+
+
+@cache
+def _kernel(name: str, function: str, fast_math: bool, loads: str):
+    # Cached: looking a function up costs host time on every launch otherwise.
     return module(name, fast_math, loads).get_function(function)
+
+
+def templates(name: str) -> tuple[str, ...]:
+    """The template instantiations of ``gpu_kernels/<name>`` that are compiled
+    (their name expressions, as :func:`kernel` takes them)."""
+    return tuple(_TEMPLATES.get(name, ()))
 
 
 def flag(value: bool) -> str:

@@ -23,7 +23,7 @@ the predicted particles before resampling (the SIR filter's estimate).
 The noise is Philox (models.cuh's normals4: block 0 the prior, block k + 1
 the step from x_k to x_{k+1}), not NumPy's generator, so the CPU and GPU
 filters give different runs of the same filter; their errors agree in
-distribution (tests/test_gpu_cellular.py). The noise does not depend on the
+distribution (tests/gpu/test_gpu_cellular.py). The noise does not depend on the
 kernel or on r (nor on the build, but for fast math's approximate logarithm
 and sines), so runs of one seed with different kernels or radii share it
 (common random numbers).

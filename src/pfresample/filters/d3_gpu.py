@@ -20,7 +20,7 @@ captures it before its clocks start (``wall_seconds``, ``device_seconds``),
 so no run's time holds compiling or capturing. States are float32 rows
 (Xdot, Ydot) of a (2, N) array, as in the SIR filter's GPU code; the model
 noise comes from Philox (``models.cuh``), so CPU and GPU runs of one seed
-differ and agree in distribution (tests/test_gpu_d3_filter.py).
+differ and agree in distribution (tests/gpu/test_gpu_d3_filter.py).
 
 Only every-step resampling runs here (the paper's filter; ``ess_threshold``
 belongs to the CPU filter).

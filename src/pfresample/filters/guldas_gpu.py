@@ -24,7 +24,7 @@ reads the results back once.
 
 States are float32 (the SIR filter's reasons), the noise Philox
 (``models.cuh``): a GPU run is another draw of the same filter as the CPU
-run, and the two agree in distribution (tests/test_gpu_guldas.py), not bit
+run, and the two agree in distribution (tests/gpu/test_gpu_guldas.py), not bit
 for bit.
 """
 

@@ -3,12 +3,12 @@ resampling (``gpu_kernels/fused.cu``).
 
 :class:`FilterGraph` (``sir_gpu.py``) runs five kernels a step from one
 CUDA graph; at N = 2^14 a step is a few microseconds of work in each and
-the latency between the graph's nodes sets the time (about 25 us a step on
-the H200). :class:`FusedRun` runs all T steps in one cooperative launch of
+the latency between the graph's nodes sets the time (docs/performance.md).
+:class:`FusedRun` runs all T steps in one cooperative launch of
 a grid that is resident at once, with a grid barrier where a kernel
 boundary was. It computes the same numbers as the graph, bit for bit: the
 same noise, the same float64 sums over the graph's blocks, the same prefix
-sum and ancestors (``fused.cu`` says how; tests/test_gpu_fused_filter.py
+sum and ancestors (``fused.cu`` says how; tests/gpu/test_gpu_fused_filter.py
 checks it). Its stage times are the kernel's phases, read from the
 device's clock at each grid barrier (:meth:`FusedRun.run` says how they
 differ from the thesis's stages).

@@ -7,7 +7,7 @@ the SSD match for the Uphill family), computed on the device:
 
 1. ``models.cu``: x_{k+1}^i from x_k^i, log p(z | x) and their maximum, in one
    kernel (the arithmetic in ``models.cuh``, checked on the host:
-   tests/test_models_cuda.py); then ``filter.cu``'s w~ = exp(log w - max);
+   tests/gpu/test_models_cuda.py); then ``filter.cu``'s w~ = exp(log w - max);
 2. s = SUM(w~) in float64 (``filter.cu``);
 3. w = w~ / s and x^_k = SUM(w~ x) / s, kept on the device (``filter.cu``);
 4. the registry method's kernels (``pfresample.cuda``: B when the device
@@ -39,7 +39,7 @@ States are float32 on the device (the thesis is single precision, §2.4),
 float64 on the CPU; the process noise comes from Philox (``models.cuh``), not
 from NumPy's generator. So the two backends give different runs of the same
 filter, and their RMSEs agree within the spread of runs
-(tests/test_gpu_filter.py), not bit for bit.
+(tests/gpu/test_gpu_filter.py), not bit for bit.
 """
 
 from __future__ import annotations
@@ -280,11 +280,9 @@ class FilterGraph(GraphRunner):
         step compiles or loads every kernel and makes the workspace's
         buffers, neither of which may happen while capturing. It reads the
         first run's inputs, already uploaded, and so costs one step of a run.
-        (With made-up inputs -- zeros -- the radar model's weights were so
-        degenerate that the eager step dwarfed the runs: on the H200, radar
-        scenario 2 at N = 2^22, Metropolis's first call had not finished
-        after 75 s (0.6 s now), and a Rejection cell of 160 runs of 0.2 s
-        took 785 s.)"""
+        (With made-up inputs -- zeros -- the radar model's weights are so
+        degenerate that the eager step dwarfs the runs; docs/performance.md,
+        "Measurements behind the code's choices".)"""
 
         def rejoin() -> None:  # the marks' branch rejoins before the graph ends
             self._join.record(self.side)
@@ -310,8 +308,7 @@ class FilterGraph(GraphRunner):
         """``event`` recorded once the work enqueued so far is done, as a
         node on a side branch of the graph (``self.side``): the kernels'
         chain does not wait for the marks. (In the chain itself each mark
-        was one more dependent node, about 2.7 us: 1.1 ms of a 100-step run
-        at N = 2^14, measured on the H200.)"""
+        would be one more dependent node; docs/performance.md has its cost.)"""
         self._fork.record(self.stream)
         self.side.wait_event(self._fork)
         _timing_record(event, self.side)

@@ -20,7 +20,7 @@ variable at a time. They are computed on the midpoint grid x_j = -R + (j +
 The grid step is h = sigma / GRID_STEPS_PER_SIGMA (two points per standard
 deviation) and R = GRID_HALF_WIDTH. The midpoint rule of a smooth integrand
 converges geometrically in sigma / h: the log-likelihood and statistics agree
-with h = sigma / 8 on [-12, 12] to 1e-8 (``tests/test_guldas_filters.py``;
+with h = sigma / 8 on [-12, 12] to 1e-8 (``tests/library/test_guldas_filters.py``;
 measured 1e-13 on the study's sequences), and two of the study's ML points
 and exact EM traces with h = sigma / 3 to 1e-14. R = 8 holds the states:
 under the data, |x| stays below about 4 (y ~ beta e^{x/2} z with beta =

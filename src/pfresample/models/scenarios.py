@@ -34,7 +34,7 @@ with each segment one of
 
 Each segment lasts a whole number of sampling periods, and the segments'
 periods add up to ``steps``. The pipeline's config carries a copy of
-:data:`SCENARIOS` (tests/test_scenarios.py checks the copy equals it), so
+:data:`SCENARIOS` (tests/studies/dulger2017/test_scenarios.py checks the copy equals it), so
 :func:`validate_spec` checks a spec thoroughly.
 
 Propagation is exact, one sampling period at a time: accelerate and straight

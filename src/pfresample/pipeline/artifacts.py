@@ -52,7 +52,7 @@ def save_npz(path, arrays: dict, metadata: dict | None = None) -> Path:
 
     Uncompressed: weights are random floats that zlib barely shrinks, and
     decompressing them cost more CPU than a whole GPU cell's resampling
-    (measured on the H200 host: a 2^22 x 16 weight set took ~1 s to inflate).
+    (docs/performance.md, "Measurements behind the code's choices").
     Zip still stores a CRC-32 per array, so a corrupt file fails to load."""
     path = Path(path)
     if _META_KEY in arrays:

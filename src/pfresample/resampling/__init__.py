@@ -1,2 +1,2 @@
 """Resampling methods: the CPU reference kernels, one module a family, and
-``registry`` (above them and the CUDA launchers: tests/test_layers.py)."""
+``registry`` (above them and the CUDA launchers: tests/library/test_layers.py)."""

@@ -27,7 +27,7 @@ The contract, so that ``gpu_kernels/cellular.cu`` returns the same ancestors:
   zero weight is never chosen.
 
 Unbiasedness does not hold for r < N - 1: particle j's expected offspring
-is sum_{i : j in N_i} L^j / W_i, not N L^j / sum L (tests/test_cellular.py
+is sum_{i : j in N_i} L^j / W_i, not N L^j / sum L (tests/library/test_cellular.py
 checks that formula).
 
 The filter's choice (``cellular_log``) also runs in the paper's precision and
@@ -40,7 +40,7 @@ prints it (one division a neighbour, the arithmetic --use_fast_math
 approximates on the GPU), instead of comparing s_d with u W_i. In exact
 arithmetic all of them make the same choice; in float32 a particle's choice can
 differ from the float64 one only where u lies within the rounding of the
-running sums of a boundary (tests/test_cellular.py bounds how often).
+running sums of a boundary (tests/library/test_cellular.py bounds how often).
 """
 
 from __future__ import annotations

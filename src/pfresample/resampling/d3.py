@@ -67,7 +67,7 @@ the bit. Indices are 0-based.
   overwrite moves (a) (Fig 9's barrier between the two).
 
 With equal likelihood and prior weights, j_i = i, R_i = {i} and D = 0: D3
-returns its input exactly (tests/test_d3.py) -- for ``cdf="paper"`` too only
+returns its input exactly (tests/library/test_d3.py) -- for ``cdf="paper"`` too only
 where its halved thresholds happen to give j_i = i, which they do not.
 
 **Per component** (``pfresample.resample_d3(..., components="each")``, Fig

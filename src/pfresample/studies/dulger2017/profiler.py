@@ -68,8 +68,7 @@ KERNEL_REGEX = {
 }
 
 # Scale of ncu's units to the base unit (seconds, bytes); --print-units base
-# asks for base units, the others are read in case a report has them
-# (bench/device/kernel_summary.py reads them too).
+# asks for base units, the others are read in case a report has them.
 UNITS = {
     "ns": 1e-9,  # what ncu 2025.3 writes with --print-units base
     "us": 1e-6,
@@ -271,7 +270,7 @@ def _family_functions(family: str) -> list[str]:
     from ...cuda import kernels
 
     prefix = f"{family}<float,"
-    return [name for name in kernels._TEMPLATES[f"{family}.cu"] if name.startswith(prefix)]
+    return [name for name in kernels.templates(f"{family}.cu") if name.startswith(prefix)]
 
 
 def set_carveout(family: str, percent: int) -> None:
@@ -289,34 +288,32 @@ def set_carveout(family: str, percent: int) -> None:
 
 def run_cells(cells: Sequence[Cell], distribution: str, seed: int, log=print) -> None:
     """Run the cells of one build in order, one resampling call each (its
-    family kernel launched once), on the GPU. The build is the process's:
-    ``PFRESAMPLE_GLOBAL_LOADS`` must be set before the first kernel is
-    compiled (scripts/dulger2017/profile_cell.py sets it)."""
+    family kernel launched once), on the GPU: the cells' global loads and
+    each cell's block size given to the library as launch settings
+    (``pfresample.cuda.settings.launch_settings``)."""
     import cupy
 
     from ... import api
-    from ...cuda import kernels
+    from ...cuda.settings import launch_settings
     from .weights import generate
 
     if os.environ.get("CUPY_COMPILE_WITH_PTX"):
         raise RuntimeError("CUPY_COMPILE_WITH_PTX is set: ptxas's options would not apply")
     loads = {c.loads for c in cells}
-    if loads != {kernels.global_loads()}:
-        raise RuntimeError(f"cells of builds {sorted(loads)} in a {kernels.global_loads()} process")
+    if len(loads) > 1:
+        raise ValueError(f"cells of one build expected, got builds {sorted(loads)}")
     weights = {}
     for i, c in enumerate(cells):
         key = (c.n, c.sequence)
         if key not in weights:
             weights = {key: cupy.asarray(generate(distribution, c.n, c.sequence, seed))}
-        if c.block is None:
-            os.environ.pop("PFRESAMPLE_BLOCK_SIZE", None)
-        else:
-            os.environ["PFRESAMPLE_BLOCK_SIZE"] = str(c.block)
-        set_carveout(c.family, c.carveout)
-        api.resample(weights[key], c.method, seed=seed + c.sequence, segment_bytes=c.segment_bytes)
+        with launch_settings(block=c.block, loads=c.loads):
+            set_carveout(c.family, c.carveout)
+            api.resample(
+                weights[key], c.method, seed=seed + c.sequence, segment_bytes=c.segment_bytes
+            )
         cupy.cuda.Device().synchronize()
         log(f"cell {i + 1}/{len(cells)}: {c.label} N={c.n} seq={c.sequence} {c.config}")
-    os.environ.pop("PFRESAMPLE_BLOCK_SIZE", None)
 
 
 # --- parsing ------------------------------------------------------------

@@ -25,7 +25,7 @@ Tables and figures keep priority 0: they are short and come last anyway.
 Only the order matters, so the times are a rough model, not a measurement to
 quote: a filter step costs ``STEP_S`` plus N times the method's cost per
 particle (:data:`PARTICLE_S`, rounded from the growth-model tables at N = 2^22
-on an H100, bench/results/dulger2017_issue21_h100/tables_16x10/), radar steps
+on an H100, evidence/2026-11-25-h100-e74e5ae/dulger2017_ablations/tables_16x10/), radar steps
 :data:`RADAR_FACTOR` times more; a CPU run costs :data:`CPU_PARTICLE_S` per
 particle and step; a resampling cell, whose N sweep and timing repeats make it
 about proportional to the method's per-particle cost, :data:`RESAMPLE_S`

@@ -1,0 +1,143 @@
+"""The fused GPU filter run (filters/sir_fused.py, gpu_kernels/fused.cu) against the graph.
+
+Run on a GPU: ``pytest -m gpu``.
+
+The fused run computes the numbers of the graph (filters/sir_gpu.py) in one
+kernel -- the same noise, float64 sums over the graph's blocks, prefix sum and
+ancestors -- so the tests are exact: its estimates equal the graph's bit for bit
+at every N (one particle, partial Philox blocks, partial and several scan
+tiles, more virtual blocks than resident ones), for every grid size, over
+repeated runs; and its RMSE agrees with the CPU filter's as the graph's does.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pfresample.cuda import geometry
+from pfresample.filters import SIR_OPTIONS, rmse, run_filter, sir_fused
+from pfresample.filters.sir_gpu import run_sir_gpu
+from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
+from pfresample.resampling.registry import get_method
+
+cupy = pytest.importorskip("cupy")
+
+
+def run_sir(model, y, n, method, seed, **kw):
+    """Dülger's Algorithm 2.4 through the engine (``run_filter`` with
+    ``SIR_OPTIONS``), on the CPU unless told."""
+    kw.setdefault("backend", "cpu")
+    return run_filter(model, y, n, method, seed=seed, **SIR_OPTIONS, **kw)
+
+
+pytestmark = pytest.mark.gpu
+
+GROWTH = GrowthModel()
+SYSTEMATIC = get_method("systematic")
+
+
+def _run(model, y, n, seed, method=SYSTEMATIC, **kw):
+    return run_sir_gpu(model, y, n, method, seed, stage_times=False, **kw)
+
+
+@pytest.mark.parametrize(
+    "n", [1, 2, 5, 1000, 4095, 4096, 4097, 3 * 4096 + 17, 2**14, 2**16 + 3, 2**18, 2**20]
+)
+def test_fused_run_equals_the_graph_bit_for_bit(n):
+    _, y = GROWTH.simulate(60, np.random.default_rng(n))
+    for seed in (0, 1):
+        fused = _run(GROWTH, y, n, seed, fused=True)
+        graph = _run(GROWTH, y, n, seed, fused=False)
+        np.testing.assert_array_equal(fused.estimates, graph.estimates)
+        assert fused.backend == "cuda" and fused.method == "systematic" and fused.n == n
+        assert fused.stage_seconds.shape == (60, 4) and np.all(fused.stage_seconds > 0)
+        assert fused.total_seconds == pytest.approx(fused.stage_seconds.sum(), rel=1e-12)
+        assert fused.wall_seconds >= fused.total_seconds
+        assert np.all(fused.B == -1)
+
+
+@pytest.mark.parametrize("n", [3 * 4096 + 17, 2**18 - 5, 2**20 - 5])
+def test_every_grid_gives_the_same_run(n):
+    # A resident block takes virtual blocks b, b + G, ...: the sums' order is
+    # the graph's whatever G is, down to one block doing everything. Phase
+    # 4's slices are a tile each on the small grids, 1024 particles on the
+    # large ones (geometry.fused_slice_items): the same ancestors.
+    _, y = GROWTH.simulate(25, np.random.default_rng(7))
+    reference = _run(GROWTH, y, n, 3, fused=False).estimates
+    resident = sir_fused.resident_blocks()
+    sizes = set()
+    for blocks in (1, 2, 7, None, resident):
+        fused = sir_fused.FusedRun(GROWTH, n, y.shape[0], blocks=blocks)
+        sizes.add(fused.function)
+        run = fused.run(y, 3)
+        np.testing.assert_array_equal(run.estimates, reference, err_msg=f"blocks={blocks}")
+    assert len(sizes) == (2 if n <= 2**18 else 1)  # above 2^18 every grid takes tiles
+
+
+def test_long_runs_repeat_and_count_every_barrier():
+    _, y = GROWTH.simulate(400, np.random.default_rng(11))
+    n = 2**14 + 5
+    a = _run(GROWTH, y, n, 21, fused=True)
+    b = _run(GROWTH, y, n, 22, fused=True)
+    c = _run(GROWTH, y, n, 21, fused=True)  # after another run
+    np.testing.assert_array_equal(a.estimates, c.estimates)
+    assert not np.array_equal(a.estimates, b.estimates)
+    np.testing.assert_array_equal(a.estimates, _run(GROWTH, y, n, 21, fused=False).estimates)
+    state = sir_fused.fused_run(GROWTH, n, y.shape[0])
+    barriers = 1 + 4 * y.shape[0]  # after the initial particles, then four a step
+    assert int(state.bar[0].get()) == barriers * state.blocks
+
+
+def test_run_sir_without_stage_times_takes_the_fused_run():
+    _, y = GROWTH.simulate(30, np.random.default_rng(5))
+    n = 2**12 + 1
+    sir_fused._RUNS.clear()
+    fast = run_sir(GROWTH, y, n, "systematic", 4, backend="cuda", stage_times=False)
+    assert len(sir_fused._RUNS) == 1 and next(iter(sir_fused._RUNS.values())).n == n
+    timed = run_sir(GROWTH, y, n, "systematic", 4, backend="cuda")
+    np.testing.assert_array_equal(fast.estimates, timed.estimates)
+    assert np.all(timed.stage_seconds > 0)
+    run_sir(GROWTH, y, n, "metropolis", 4, backend="cuda", stage_times=False)
+    assert len(sir_fused._RUNS) == 1  # metropolis took the graph
+
+
+def test_rmse_agrees_with_the_cpu_filter():
+    # Paired, trajectory by trajectory, as tests/gpu/test_gpu_filter.py: E[d] = 0
+    # for d = RMSE_fused - RMSE_cpu, and |mean d| < 4 standard errors of the
+    # mean fails a correct filter with probability ~6e-5.
+    d = []
+    for j in range(16):
+        truth, y = GROWTH.simulate(100, np.random.default_rng(2000 + j))
+        for r in range(2):
+            seed = 1000 * j + r
+            gpu = run_sir(GROWTH, y, 2**10, "systematic", seed, backend="cuda", stage_times=False)
+            cpu = run_sir(GROWTH, y, 2**10, "systematic", seed, backend="cpu")
+            d.append(rmse(gpu.estimates, truth[1:]) - rmse(cpu.estimates, truth[1:]))
+    d = np.array(d)
+    assert abs(d.mean()) < 4 * d.std(ddof=1) / math.sqrt(d.size)
+
+
+def test_a_nan_measurement_stops_the_run_at_its_step():
+    _, y = GROWTH.simulate(10, np.random.default_rng(3))
+    y = y.copy()
+    y[3] = np.nan
+    with pytest.raises(FloatingPointError, match="from step 4 on"):
+        _run(GROWTH, y, 256, 1, fused=True)
+
+
+def test_what_the_fused_run_does_not_cover_is_refused():
+    _, y = GROWTH.simulate(5, np.random.default_rng(1))
+    with pytest.raises(NotImplementedError, match="'metropolis'"):
+        _run(GROWTH, y, 256, 1, method=get_method("metropolis"), fused=True)
+    radar = RadarModel()
+    truth = truth_trajectory(SCENARIOS["scenario1"], radar)[:6]
+    z = radar.simulate_measurements(truth[1:], np.random.default_rng(1))
+    with pytest.raises(NotImplementedError, match="RadarModel"):
+        _run(radar, z, 256, 1, fused=True)
+    with pytest.raises(ValueError, match="N <= "):
+        sir_fused.FusedRun(GROWTH, geometry.FUSED_MAX_N + 1, 5)
+    with pytest.raises(ValueError, match="blocks must be in"):
+        sir_fused.FusedRun(GROWTH, 256, 5, blocks=sir_fused.resident_blocks() + 1)

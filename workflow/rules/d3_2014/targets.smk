@@ -1,0 +1,11 @@
+# The study's targets, and its artifacts for target `all` (STUDY_ARTIFACTS, Snakefile).
+
+STUDY_ARTIFACTS["d3_2014"] = d3_2014_artifacts
+
+
+rule d3_2014:
+    """Das et al. (2014): Figs 3-6, 10, 11, Tables 5-7 (with the CPM) and the methods table;
+    the GPU cells (Tables 5-7's GPU columns, Fig 10) where a GPU may run them."""
+    input:
+        d3_2014_outputs(),
+        regenerate(DISCARDED, d3_2014_artifacts),

@@ -8,8 +8,9 @@ the rule's name. Each reads its inputs, calls the study
 * resample_cell, resample_ladder_*, resample_variant_*:
   results/resample/{variant}/{dist}.npz (a ladder: one file per rung; a variant:
   one per distribution), from experiments.run_ladder;
-* dulger2017_table: results/tables/dulger2017/{figure}.csv and _sequences.csv;
-* dulger2017_figure, dulger2017_fig2_3: results/figures/dulger2017/*.png, .pdf.
+* dulger2017_figure: results/tables/dulger2017/{figure}.csv and _sequences.csv,
+  then results/figures/dulger2017/{figure}.png, .pdf drawn from them;
+* dulger2017_fig2_3: results/figures/dulger2017/fig2_3.png, .pdf.
 """
 
 import os
@@ -122,29 +123,23 @@ def resample_cell(snakemake, log):
         raise RuntimeError("more outputs than cells: the rule and the script disagree")
 
 
-def table(snakemake, log):
-    """A figure's tidy table: per weight sequence and averaged over them."""
-    from pfresample.pipeline import tables as pipeline_tables
-    from pfresample.studies.dulger2017 import tables
-
-    cells = [tables.cell_frame(*artifacts.load_npz(path)) for path in snakemake.input.cells]
-    per_sequence, summary = tables.figure_tables(
-        cells, snakemake.params.spec, snakemake.params.members
-    )
-    pipeline_tables.write_csv(per_sequence, snakemake.output.sequences)
-    pipeline_tables.write_csv(summary, snakemake.output.summary)
-    log.info("%d cells, %d rows", len(cells), len(summary))
-
-
 def figure(snakemake, log):
-    """Figs 5.3-5.14, 6.2-6.22, 6.27 and Table 6.1 (drawn as a table) from its tidy table."""
+    """Figs 5.3-5.14, 6.2-6.22, 6.27 and Table 6.1 (drawn as a table): the tidy
+    tables, per weight sequence and averaged over them, then the figure drawn from
+    the written averages (read back, so that the figure is the table's)."""
     import pandas as pd
 
     from pfresample.pipeline import plots
-    from pfresample.studies.dulger2017 import figures
+    from pfresample.pipeline import tables as pipeline_tables
+    from pfresample.studies.dulger2017 import figures, tables
 
     p = snakemake.params
-    frame = pd.read_csv(snakemake.input.table)
+    cells = [tables.cell_frame(*artifacts.load_npz(path)) for path in snakemake.input.cells]
+    per_sequence, summary = tables.figure_tables(cells, p.spec, p.members)
+    pipeline_tables.write_csv(per_sequence, snakemake.output.sequences)
+    pipeline_tables.write_csv(summary, snakemake.output.summary)
+    log.info("%d cells, %d rows", len(cells), len(summary))
+    frame = pd.read_csv(snakemake.output.summary)
     devices_used = ", ".join(sorted(set(frame["device"].dropna().astype(str)))) or "unknown"
     caption = plots.caption(
         backend=f"{p.backend}; device: {devices_used}",
@@ -185,7 +180,6 @@ def job(rule: str):
         "weight_datasets": weight_datasets,
         "fig2_3_weight_dataset": weight_datasets,
         "uphill_ssd_tables": uphill_ssd_tables,
-        "dulger2017_table": table,
         "dulger2017_figure": figure,
         "dulger2017_fig2_3": weight_histograms,
     }[rule]

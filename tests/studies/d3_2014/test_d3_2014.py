@@ -71,7 +71,7 @@ def test_paper_grid():
     catalog.check_config(CONFIG)
     quick = {**CONFIG, **QUICK}
     catalog.check_config(quick)
-    assert catalog.model(quick).steps == 24000 and catalog.snapshot_step(quick) == 20000
+    assert catalog.model(quick).steps == 12000 and catalog.snapshot_step(quick) == 10000
     assert catalog.table5_n(quick) == [500, 1000] and catalog.trajectories(quick) == [0]
     assert catalog.timing_model(quick).steps == 2000
 

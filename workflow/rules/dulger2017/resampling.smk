@@ -16,8 +16,8 @@ src/pfresample/studies/dulger2017/ and its glue scripts/dulger2017/resampling.py
   (Figs 5.11-5.14) differ in B only and one job runs them all (on the GPU one
   pass of the largest B gives every rung), writing the same per-variant files.
 * results/tables/dulger2017/{figure}.csv (averages over the weight sequences,
-  thesis §6.5) and {figure}_sequences.csv (one row per sequence).
-* results/figures/dulger2017/{figure}.png and .pdf.
+  thesis §6.5), {figure}_sequences.csv (one row per sequence) and
+  results/figures/dulger2017/{figure}.png and .pdf, one job per figure.
 """
 
 SCRIPT = "../../../scripts/dulger2017/resampling.py"
@@ -198,37 +198,6 @@ for ladder, rungs in LADDERS.items():
             SCRIPT
 
 
-# --- aggregate ---------------------------------------------------------
-
-
-
-rule dulger2017_table:
-    input:
-        cells=lambda wildcards: figure_cells(wildcards.figure),
-    output:
-        summary="results/tables/dulger2017/{figure}.csv",
-        sequences="results/tables/dulger2017/{figure}_sequences.csv",
-    params:
-        spec=lambda wildcards: config["dulger2017_figures"][wildcards.figure],
-        members=lambda wildcards: {
-            g: catalog.group_members(VARIANTS, g)
-            for g in config["dulger2017_figures"][wildcards.figure]
-            .get("match", {})
-            .get("candidates", [])
-        },
-    log:
-        "results/logs/tables/dulger2017/{figure}.log",
-    benchmark:
-        "results/benchmarks/tables/dulger2017/{figure}.tsv"
-    threads: 1
-    resources:
-        mem_mb=1024,
-    conda:
-        CONDA_ENV
-    script:
-        SCRIPT
-
-
 # --- figures -----------------------------------------------------------
 
 
@@ -265,10 +234,16 @@ rule dulger2017_fig2_3:
 
 
 rule dulger2017_figure:
-    """Figs 5.3-5.14, 6.2-6.22, 6.27 and Table 6.1 from their tidy table."""
+    """Figs 5.3-5.14, 6.2-6.22, 6.27 and Table 6.1: the figure's tidy tables
+    (averages over the weight sequences and one row per sequence) and the figure
+    drawn from them, in one job: a job per table and one per figure spent most of
+    their time starting Python and importing pandas
+    (bench/results/quick_grid_issue48/README.md)."""
     input:
-        table="results/tables/dulger2017/{figure}.csv",
+        cells=lambda wildcards: figure_cells(wildcards.figure),
     output:
+        summary="results/tables/dulger2017/{figure}.csv",
+        sequences="results/tables/dulger2017/{figure}_sequences.csv",
         png=report(
             "results/figures/dulger2017/{figure}.png",
             caption="../../report/dulger2017_figure.rst",
@@ -278,6 +253,12 @@ rule dulger2017_figure:
         pdf="results/figures/dulger2017/{figure}.pdf",
     params:
         spec=lambda wildcards: config["dulger2017_figures"][wildcards.figure],
+        members=lambda wildcards: {
+            g: catalog.group_members(VARIANTS, g)
+            for g in config["dulger2017_figures"][wildcards.figure]
+            .get("match", {})
+            .get("candidates", [])
+        },
         distributions=lambda wildcards: figure_distributions(
             config["dulger2017_figures"][wildcards.figure]
         ),

@@ -30,7 +30,7 @@ TABLE5_THREADS = 160
 
 # Figures drawn from a table of their own (FIGURE_TABLES), and Fig 10 from Table 6.
 TRAJECTORY_FIGURES = {"fig3": SIR_FILTER, "fig4": D3_FILTER}  # estimates vs truth
-SNAPSHOT_FIGURES = {"fig5": SIR_FILTER, "fig6": D3_FILTER}  # particles at t = 200 s
+SNAPSHOT_FIGURES = {"fig5": SIR_FILTER, "fig6": D3_FILTER}  # particles at the snapshot
 FIGURE_TABLES = (*TRAJECTORY_FIGURES, *SNAPSHOT_FIGURES, "fig11")
 FIGURES = (*TRAJECTORY_FIGURES, *SNAPSHOT_FIGURES, "fig10", "fig11")
 TABLES = ("table5", "table6", "table7", "methods")
@@ -38,8 +38,10 @@ FIGURE_SOURCES = {"fig10": "table6"}  # a figure drawn from a table of TABLES
 TITLES = {
     "fig3": "Das et al. (2014) Fig 3: state estimates of the systematic-resampling filter",
     "fig4": "Das et al. (2014) Fig 4: state estimates of the D3-resampling filter",
-    "fig5": "Das et al. (2014) Fig 5: particles after systematic resampling at t = 200 s",
-    "fig6": "Das et al. (2014) Fig 6: particles after D3 resampling at t = 200 s",
+    "fig5": "Das et al. (2014) Fig 5: particles after systematic resampling at the snapshot "
+    "time (the paper's: t = 200 s)",
+    "fig6": "Das et al. (2014) Fig 6: particles after D3 resampling at the snapshot time (the "
+    "paper's: t = 200 s)",
     "fig10": "Das et al. (2014) Fig 10 / Table 6: GPU D3 run time against threads per block",
     "fig11": "Das et al. (2014) Fig 11: iterations per thread of the local-CDF search",
 }

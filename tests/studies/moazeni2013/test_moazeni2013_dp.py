@@ -68,6 +68,8 @@ def _orders(m, s):
         "diagonals": dp.solve_diagonals(m.copy()),
         "bottom_up": dp.solve_bottom_up(m.copy(), s)[0],
         "divide_and_conquer": dp.solve_divide_and_conquer(m.copy(), s)[0],
+        # eq. 5 as min-plus products down to a base of s / 4 (or s where s < 4)
+        "recursive": dp.solve_recursive(m.copy(), s, s // 4 if s % 4 == 0 else s)[0],
     }
 
 
@@ -183,3 +185,14 @@ def test_the_compiled_code_refuses_what_it_cannot_take():
         native.solve(np.zeros((4, 4)), 1)
     with pytest.raises(ValueError, match="square"):
         native.solve(np.zeros((4, 5), np.float32), 1)
+
+
+def test_the_recursive_split_finishes_each_element_once():
+    """4**L base sweeps a block: at s = 256, base 16 (L = 4), 256 sweeps of
+    16 x 16 a block, and 4 (4**L - 1) / 3 = 340 products a block."""
+    _, calls = dp.solve_recursive(dp.shaped(1024), 256, 16, dry=True)
+    blocks = 4 * 3 // 2  # the 6 off-diagonal blocks of a 4 x 4 grid
+    assert calls.triangular == blocks * 4**4
+    assert calls.rectangular == dp.bottom_up_counts(4)[1] + blocks * 4 * (4**4 - 1) // 3
+    with pytest.raises(ValueError, match="power of 2"):
+        dp.solve_recursive(dp.shaped(64), 48, 16, dry=True)

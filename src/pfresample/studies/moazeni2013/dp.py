@@ -325,6 +325,55 @@ def _sl(corner: tuple[int, int], size: int) -> tuple[slice, slice]:
     return slice(corner[0], corner[0] + size), slice(corner[1], corner[1] + size)
 
 
+def solve_recursive(m: np.ndarray, s: int, base: int, *, dry: bool = False
+                    ) -> tuple[np.ndarray, Calls]:  # fmt: skip
+    """The bottom-up order with eq. 5 split into min-plus products (ours: the
+    lever the issue names, since the triangular part is 96 % of the thesis's
+    time). ``tri(C, A, B, p)`` for the p x p rectangle C between the complete
+    triangles A (its rows) and B (its columns), quadrants X00 ... X11:
+
+        tri(C10, A11, B00)
+        C00 += A01 x C10;            tri(C00, A00, B00)
+        C11 += C10 x B01;            tri(C11, A11, B11)
+        C01 += A01 x C11 + C00 x B01; tri(C01, A00, B11)
+
+    down to p <= ``base``, where one anti-diagonal sweep finishes it. Unlike
+    Fig 10's body it does not recompute A's and B's off-diagonal quadrants
+    (they are complete), so every element is finished once: 4**L sweeps of
+    base size and 4 products a split. ``s`` must be ``base`` times a power of 2."""
+    if base < 1 or s < base or s % base or (s // base) & (s // base - 1):
+        raise ValueError(f"block size {s} must be base {base} times a power of 2")
+    g = Blocked(m, s, dry=dry)
+
+    def tri(c, a, b, p):
+        if p <= base:
+            g.triangular(_sl(c, p), _sl(a, p), _sl(b, p))
+            return
+        h = p // 2
+
+        def q(x, r, k):
+            return (x[0] + r * h, x[1] + k * h)
+
+        tri(q(c, 1, 0), q(a, 1, 1), q(b, 0, 0), h)
+        g.rectangular(_sl(q(c, 0, 0), h), _sl(q(a, 0, 1), h), _sl(q(c, 1, 0), h))
+        tri(q(c, 0, 0), q(a, 0, 0), q(b, 0, 0), h)
+        g.rectangular(_sl(q(c, 1, 1), h), _sl(q(c, 1, 0), h), _sl(q(b, 0, 1), h))
+        tri(q(c, 1, 1), q(a, 1, 1), q(b, 1, 1), h)
+        g.rectangular(_sl(q(c, 0, 1), h), _sl(q(a, 0, 1), h), _sl(q(c, 1, 1), h))
+        g.rectangular(_sl(q(c, 0, 1), h), _sl(q(c, 0, 0), h), _sl(q(b, 0, 1), h))
+        tri(q(c, 0, 1), q(a, 0, 0), q(b, 1, 1), h)
+
+    for i in range(g.blocks):
+        g.diagonal(i)
+    for d in range(1, g.blocks):
+        for i in range(g.blocks - d):
+            j = i + d
+            for k in range(i + 1, j):
+                g.rectangular(g.block(i, j), g.block(i, k), g.block(k, j))
+            tri((i * s, j * s), (i * s, i * s), (j * s, j * s), s)
+    return (None if dry else g.result()), g.calls
+
+
 def bottom_up_counts(blocks: int) -> tuple[int, int]:
     """Table 1's (triangular, rectangular) calls of the bottom-up order for B
     blocks a side: B(B-1)/2 and C(B, 3)."""

@@ -55,6 +55,7 @@ two stored values must stay below 2**31, which ``check_weights`` enforces.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -172,6 +173,10 @@ class Calls:
     triangular: int = 0
     rectangular: int = 0
     rectangular_sizes: list = field(default_factory=list)  # the size of each call
+    seconds: dict = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))  # per kind
+
+
+KINDS = ("diagonal", "triangular", "rectangular")
 
 
 class Blocked:
@@ -202,15 +207,19 @@ class Blocked:
         """Eq. 2 inside diagonal block (i, i)."""
         self.calls.diagonal += 1
         if not self.dry:
+            start = time.perf_counter()
             r, c = self.block(i, i)
             self.m[r, c] = solve_diagonals(self.m[r, c].copy())
+            self.calls.seconds["diagonal"] += time.perf_counter() - start
 
     def rectangular(self, c: tuple, a: tuple, b: tuple) -> None:
         """C = C + A x B (eq. 4), each a (rows, cols) pair of slices."""
         self.calls.rectangular += 1
         self.calls.rectangular_sizes.append(c[0].stop - c[0].start)
         if not self.dry:
+            start = time.perf_counter()
             self.m[c] = np.minimum(self.m[c], min_plus(self.m[a], self.m[b]))
+            self.calls.seconds["rectangular"] += time.perf_counter() - start
 
     def triangular(self, c: tuple, a: tuple, b: tuple) -> None:
         """C = C + A x C + C x B (eq. 5) for the rectangle C between the
@@ -219,6 +228,7 @@ class Blocked:
         self.calls.triangular += 1
         if self.dry:
             return
+        start = time.perf_counter()
         C, A, B = self.m[c], self.m[a], self.m[b]
         p, q = C.shape
         inf = infinity(C.dtype)
@@ -234,6 +244,7 @@ class Blocked:
             left = (C[r, :] + b_lo[:, cc].T).min(axis=1)
             C[r, cc] = np.minimum(C[r, cc], np.minimum(down, left))
         self.m[c] = C
+        self.calls.seconds["triangular"] += time.perf_counter() - start
 
     def result(self) -> np.ndarray:
         return self.m[: self.n1, : self.n1]

@@ -57,6 +57,9 @@ def library() -> ctypes.CDLL:
         if done.returncode != 0:
             raise RuntimeError(f"building {SOURCE.name} with {cc} failed:\n{done.stderr}")
         os.replace(tmp, path)  # atomic: a concurrent build writes the same bytes
+    # Threads that wait at a barrier sleep instead of spinning: a cell may share its
+    # cores with other jobs, where spinning threads slow every diagonal's barrier.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     lib = ctypes.CDLL(str(path))
     for name in FUNCTIONS.values():
         fn = getattr(lib, name)

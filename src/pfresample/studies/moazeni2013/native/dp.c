@@ -13,6 +13,10 @@
 #include <stdlib.h>
 
 #define LANES 16
+/* A diagonal is shared among threads only when its candidates are worth a barrier:
+ * (n1 - d) entries of d - 1 candidates each. */
+#define MIN_PARALLEL_WORK 32768
+static inline int work(int64_t n1, int64_t d) { return (n1 - d) * (d - 1) >= MIN_PARALLEL_WORK; }
 
 #define DEFINE_SOLVE(NAME, T, INF)                                                     \
     int NAME(T *m, int64_t n1, int threads) {                                          \
@@ -21,7 +25,7 @@
         for (int64_t i = 0; i < n1; ++i)                                               \
             for (int64_t j = 0; j < n1; ++j) t[j * n1 + i] = m[i * n1 + j];            \
         for (int64_t d = 2; d < n1; ++d) {                                             \
-            _Pragma("omp parallel for schedule(dynamic, 16) num_threads(threads)")     \
+            _Pragma("omp parallel for schedule(dynamic, 16) num_threads(threads) if(work(n1, d))") \
             for (int64_t i = 0; i < n1 - d; ++i) {                                     \
                 const int64_t j = i + d;                                               \
                 const T *row = m + i * n1, *col = t + j * n1;                          \

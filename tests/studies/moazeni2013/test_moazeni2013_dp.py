@@ -196,3 +196,29 @@ def test_the_recursive_split_finishes_each_element_once():
     assert calls.rectangular == dp.bottom_up_counts(4)[1] + blocks * 4 * (4**4 - 1) // 3
     with pytest.raises(ValueError, match="power of 2"):
         dp.solve_recursive(dp.shaped(64), 48, 16, dry=True)
+
+
+def test_the_gpu_strip_jobs_solve_the_matrix_when_run_as_the_kernels_do():
+    """dp_gpu.strip_jobs (the bottom-up launches' job lists), applied on the CPU
+    with the kernels' semantics (each min-plus job: C = min(C, every term's
+    product); each triangular job: eq. 5 on its corners), gives the reference."""
+    from pfresample.studies.moazeni2013 import dp_gpu
+
+    rng = np.random.default_rng(SEED)
+    s, n = 8, 70
+    m = dp.transformed(rng.gamma(2.0, 1.0, n - 1).astype(np.float32))
+    g = dp.Blocked(m, s)
+    for i in range(g.blocks):
+        g.diagonal(i)
+    for d in range(1, g.blocks):
+        minplus, tri = dp_gpu.strip_jobs(g.blocks, s, d)
+        for job in [] if minplus is None else minplus:
+            c = (slice(job[0], job[0] + s), slice(job[1], job[1] + s))
+            for t in range(d - 1):
+                ar, ac, br, bc = job[2 + 4 * t : 6 + 4 * t]
+                g.rectangular(c, (slice(ar, ar + s), slice(ac, ac + s)),
+                              (slice(br, br + s), slice(bc, bc + s)))  # fmt: skip
+        for cr, cc, ar, ac, br, bc in tri:
+            g.triangular(*[(slice(r, r + s), slice(c, c + s))
+                           for r, c in ((cr, cc), (ar, ac), (br, bc))])  # fmt: skip
+    assert np.array_equal(g.result(), dp.solve_diagonals(m.copy()))

@@ -183,12 +183,13 @@ class Blocked:
     """The transformed matrix padded to B x B blocks of size s, with the
     block operations of eqs. 4-5 (in place) and their call counts."""
 
-    def __init__(self, m: np.ndarray, s: int, *, dry: bool = False):
+    def __init__(self, m: np.ndarray, s: int, *, dry: bool = False, size: int | None = None):
         if s < 1:
             raise ValueError(f"block size must be >= 1, got {s}")
         self.n1, self.s, self.dry = m.shape[0], int(s), dry
-        self.blocks = -(-self.n1 // self.s)
-        size = self.blocks * self.s
+        # padded to whole blocks, or to ``size`` a side (a multiple of s, >= n1)
+        size = -(-self.n1 // self.s) * self.s if size is None else int(size)
+        self.blocks = size // self.s
         self.m = np.empty((0, 0), dtype=m.dtype) if dry else np.full(
             (size, size), infinity(m.dtype), dtype=m.dtype)  # fmt: skip
         if not dry:
@@ -250,12 +251,14 @@ class Blocked:
         return self.m[: self.n1, : self.n1]
 
 
-def solve_bottom_up(m: np.ndarray, s: int, *, dry: bool = False) -> tuple[np.ndarray, Calls]:
+def solve_bottom_up(m, s: int, *, dry: bool = False, engine=None) -> tuple[np.ndarray, Calls]:
     """The bottom-up order (Fig 11, re-derived): the diagonal blocks, then
     block-diagonal D = 1, 2, ...: for every block (I, I + D) eq. 4 over
     K = I+1 ... I+D-1, then eq. 5. ``dry``: count the calls only (``m`` may
-    then be any array of the matrix's shape and dtype, e.g. np.empty)."""
-    g = Blocked(m, s, dry=dry)
+    then be any array of the matrix's shape and dtype, e.g. np.empty).
+    ``engine``: the class of the block operations (default Blocked, NumPy;
+    dp_gpu.GpuBlocked runs each on the GPU)."""
+    g = (engine or Blocked)(m, s, dry=dry)
     for i in range(g.blocks):
         g.diagonal(i)
     for d in range(1, g.blocks):
@@ -267,7 +270,7 @@ def solve_bottom_up(m: np.ndarray, s: int, *, dry: bool = False) -> tuple[np.nda
     return (None if dry else g.result()), g.calls
 
 
-def solve_divide_and_conquer(m: np.ndarray, threshold: int, *, dry: bool = False
+def solve_divide_and_conquer(m, threshold: int, *, dry: bool = False, engine=None
                              ) -> tuple[np.ndarray, Calls]:  # fmt: skip
     """The divide-and-conquer order of Fig 10 with recursion threshold M.
 
@@ -293,10 +296,8 @@ def solve_divide_and_conquer(m: np.ndarray, threshold: int, *, dry: bool = False
     p = threshold
     while 4 * p < n1:
         p *= 2
-    big = m if dry else np.full((4 * p, 4 * p), infinity(m.dtype), dtype=m.dtype)
-    if not dry:
-        big[:n1, :n1] = m
-    g = Blocked(shaped(4 * p, m.dtype) if dry else big, threshold, dry=dry)
+    g = (engine or Blocked)(shaped(4 * p, m.dtype) if dry else m, threshold, dry=dry,
+                            size=4 * p)  # fmt: skip
     for i in range(g.blocks):
         g.diagonal(i)
 
@@ -329,14 +330,14 @@ def solve_divide_and_conquer(m: np.ndarray, threshold: int, *, dry: bool = False
     else:
         half = size // 2
         rect((0, 0), (half, half), (0, half), p)
-    return (None if dry else g.result()[:n1, :n1]), g.calls
+    return (None if dry else g.result()), g.calls
 
 
 def _sl(corner: tuple[int, int], size: int) -> tuple[slice, slice]:
     return slice(corner[0], corner[0] + size), slice(corner[1], corner[1] + size)
 
 
-def solve_recursive(m: np.ndarray, s: int, base: int, *, dry: bool = False
+def solve_recursive(m, s: int, base: int, *, dry: bool = False, engine=None
                     ) -> tuple[np.ndarray, Calls]:  # fmt: skip
     """The bottom-up order with eq. 5 split into min-plus products (ours: the
     lever the issue names, since the triangular part is 96 % of the thesis's
@@ -354,7 +355,7 @@ def solve_recursive(m: np.ndarray, s: int, base: int, *, dry: bool = False
     base size and 4 products a split. ``s`` must be ``base`` times a power of 2."""
     if base < 1 or s < base or s % base or (s // base) & (s // base - 1):
         raise ValueError(f"block size {s} must be base {base} times a power of 2")
-    g = Blocked(m, s, dry=dry)
+    g = (engine or Blocked)(m, s, dry=dry)
 
     def tri(c, a, b, p):
         if p <= base:

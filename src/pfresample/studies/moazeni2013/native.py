@@ -20,19 +20,23 @@ from pathlib import Path
 
 import numpy as np
 
-SOURCE = Path(__file__).resolve().parent / "native" / "dp.c"
+NATIVE = Path(__file__).resolve().parent / "native"
+SOURCE = NATIVE / "dp.c"
 FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c11")
+CXX_FLAGS = ("-O3", "-march=native", "-pthread", "-shared", "-fPIC", "-std=c++20")
 FUNCTIONS = {"float32": "solve_f32", "int32": "solve_i32"}
 
 
-def compiler() -> str:
-    """The C compiler: ``CC`` if set, else ``cc``, ``gcc`` or ``clang``."""
-    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
+def compiler(cxx: bool = False) -> str:
+    """The C compiler (``CC``, else cc, gcc, clang) or, with ``cxx``, the C++ one
+    (``CXX``, else c++, g++, clang++)."""
+    names = ("CXX", "c++", "g++", "clang++") if cxx else ("CC", "cc", "gcc", "clang")
+    for name in (os.environ.get(names[0]), *names[1:]):
         if name and shutil.which(name):
             return name
     raise RuntimeError(
-        "no C compiler found (set CC, or install cc/gcc/clang): the compiled CPU "
-        "baselines of moazeni2013 chapter 3 need one; dp.solve_diagonals runs without"
+        f"no {'C++' if cxx else 'C'} compiler found (set {names[0]}, or install "
+        f"{'/'.join(names[1:])}): the compiled CPU code of moazeni2013 needs one"
     )
 
 
@@ -42,21 +46,29 @@ def cache_dir() -> Path:
     return Path(os.environ.get("PFRESAMPLE_NATIVE_CACHE", default))
 
 
-@cache
-def library() -> ctypes.CDLL:
-    """Build (once per source, compiler and flags) and load the library."""
-    cc = compiler()
-    text = SOURCE.read_bytes()
-    key = hashlib.sha256(text + " ".join((cc, *FLAGS, sys.platform)).encode()).hexdigest()[:16]
-    path = cache_dir() / f"moazeni2013_dp_{key}.so"
+def build(source: Path, cxx: bool = False) -> Path:
+    """The shared library of ``source`` (once per source text, compiler and
+    flags, written atomically into the cache)."""
+    cc = compiler(cxx)
+    flags = CXX_FLAGS if cxx else FLAGS
+    text = source.read_bytes()
+    key = hashlib.sha256(text + " ".join((cc, *flags, sys.platform)).encode()).hexdigest()[:16]
+    path = cache_dir() / f"moazeni2013_{source.stem}_{key}.so"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        done = subprocess.run([cc, *FLAGS, str(SOURCE), "-o", str(tmp)], capture_output=True,
+        done = subprocess.run([cc, *flags, str(source), "-o", str(tmp)], capture_output=True,
                               text=True)  # fmt: skip
         if done.returncode != 0:
-            raise RuntimeError(f"building {SOURCE.name} with {cc} failed:\n{done.stderr}")
+            raise RuntimeError(f"building {source.name} with {cc} failed:\n{done.stderr}")
         os.replace(tmp, path)  # atomic: a concurrent build writes the same bytes
+    return path
+
+
+@cache
+def library() -> ctypes.CDLL:
+    """The DP baseline (native/dp.c), built and loaded once a process."""
+    path = build(SOURCE)
     # Threads that wait at a barrier sleep instead of spinning: a cell may share its
     # cores with other jobs, where spinning threads slow every diagonal's barrier.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

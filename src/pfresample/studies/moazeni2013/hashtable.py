@@ -69,6 +69,29 @@ class BatchResult:
     stats: dict = field(default_factory=dict)  # summed over threads
 
 
+def check_batch(ops, keys) -> tuple[np.ndarray, np.ndarray]:
+    """A batch's operations and keys as uint8 and float32 arrays, or a
+    ValueError naming what is wrong."""
+    ops = np.ascontiguousarray(ops, dtype=np.uint8)
+    keys = np.ascontiguousarray(keys, dtype=np.float32)
+    if ops.shape != keys.shape or ops.ndim != 1:
+        raise ValueError(f"ops and keys must be 1-D of one length, got {ops.shape}, {keys.shape}")
+    if ops.size and (ops.max() > DELETE):
+        raise ValueError("ops must be 0 (search), 1 (insert) or 2 (delete)")
+    if keys.size and not ((keys > 0) & (keys < 1)).all():
+        raise ValueError("keys must lie in (0, 1)")
+    return ops, keys
+
+
+def raise_if_full(results: np.ndarray, capacity: int) -> None:
+    full = int((np.asarray(results) == POOL_FULL).sum())
+    if full:
+        raise PoolFull(
+            f"the node pool of {capacity} is full: {full} insert(s) found no node "
+            "(make the pool larger: at least the preloaded keys plus every insert)"
+        )
+
+
 class HashTable:
     """n tables x m buckets with a pool of ``capacity`` nodes, on CPU threads."""
 
@@ -114,24 +137,24 @@ class HashTable:
             ops.ctypes.data, keys.ctypes.data, ops.size, results.ctypes.data, threads,
             stats.ctypes.data,
         )  # fmt: skip
-        full = int((results == POOL_FULL).sum())
-        if full:
-            raise PoolFull(
-                f"the node pool of {self.capacity} is full: {full} insert(s) found no node "
-                "(make the pool larger: at least the preloaded keys plus every insert)"
-            )
+        raise_if_full(results, self.capacity)
         return BatchResult(results, dict(zip(STATS, stats.sum(axis=0).tolist(), strict=True)))
 
     def check(self) -> np.ndarray:
         """The checker (module docstring): the sorted keys present, or an
         AssertionError naming the broken invariant."""
-        out = np.empty(self.used, dtype=np.float32)
-        seen = np.empty(max(self.used, 1), dtype=np.uint8)
-        n = library().ht_collect(
-            self.heads.ctypes.data, self.keys.ctypes.data, self.next.ctypes.data, self.used,
-            self.tables, self.buckets, HASHES[self.hash], out.ctypes.data, out.size,
-            seen.ctypes.data,
-        )  # fmt: skip
-        if n < 0:
-            raise AssertionError(f"hash table broken: {CHECK_ERRORS[int(n)]}")
-        return np.sort(out[:n])
+        return check_arrays(self.heads, self.keys, self.next, self.used, self.tables,
+                            self.buckets, self.hash)  # fmt: skip
+
+
+def check_arrays(heads, keys, next_, used: int, tables: int, buckets: int, hash: str):
+    """The checker on a table's host arrays (the GPU table's, copied back, too)."""
+    heads, keys, next_ = (np.ascontiguousarray(a) for a in (heads, keys, next_))
+    out = np.empty(used, dtype=np.float32)
+    seen = np.empty(max(used, 1), dtype=np.uint8)
+    n = library().ht_collect(heads.ctypes.data, keys.ctypes.data, next_.ctypes.data, used,
+                             tables, buckets, HASHES[hash], out.ctypes.data, out.size,
+                             seen.ctypes.data)  # fmt: skip
+    if n < 0:
+        raise AssertionError(f"hash table broken: {CHECK_ERRORS[int(n)]}")
+    return np.sort(out[:n])

@@ -52,14 +52,13 @@ def main(argv=None) -> None:
                             if time.perf_counter() - started > args.deadline:
                                 print("deadline", flush=True)
                                 return _write(args.out, rows)
-                            runs = [("cpu", th, lambda th=th: w.run_cpu(t, m, preload, ops, keys,
-                                                                        th, hash_))
-                                    for th in args.threads]  # fmt: skip
-                            if args.gpu:
-                                runs.append(("gpu", 0, lambda: w.run_gpu(t, m, preload, ops,
-                                                                         keys, hash_)))  # fmt: skip
-                            for backend, th, run in runs:
-                                r = run()
+                            runs = [("cpu", th) for th in args.threads]
+                            runs += [("gpu", 0)] if args.gpu else []
+                            for backend, th in runs:
+                                if backend == "cpu":
+                                    r = w.run_cpu(t, m, preload, ops, keys, th, hash_)
+                                else:
+                                    r = w.run_gpu(t, m, preload, ops, keys, hash_)
                                 rows.append({"backend": backend, "threads": th, "layout": layout,
                                              "tables": t, "buckets": m, "distribution": dist,
                                              "batch": batch, "search_pct": mix, "hash": hash_,

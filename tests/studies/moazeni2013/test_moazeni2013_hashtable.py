@@ -172,3 +172,19 @@ def test_heavy_contention_keeps_the_answer():
     assert (res.results == ht.TRUE).all()
     assert np.array_equal(table.check(), np.sort(np.concatenate([kept, fresh])))
     assert res.stats["steps"] > ops.size  # lists were walked
+
+
+def test_the_benchmark_batches_are_schedule_free_and_checked():
+    from pfresample.studies.moazeni2013 import hashtable_workloads as w
+
+    rng = np.random.default_rng(SEED)
+    preload = w.draw_keys(5000, rng, "normal", 0.05)
+    assert preload.size == np.unique(preload).size and ((preload > 0) & (preload < 1)).all()
+    for mix, (searches, inserts, _) in w.MIXES.items():
+        ops, keys = w.mix_batch(preload, 1000, mix, rng)
+        assert abs((ops == ht.SEARCH).mean() - searches) < 0.01
+        assert abs((ops == ht.INSERT).mean() - inserts) < 0.01
+        r = w.run_cpu(8, 64, preload, ops, keys, THREADS)
+        assert r["ok"], mix
+    with pytest.raises(ValueError, match="distribution must be"):
+        w.draw_keys(10, rng, "cauchy")

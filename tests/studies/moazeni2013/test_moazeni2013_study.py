@@ -82,3 +82,19 @@ def test_table3_and_the_rates(cells):
     one = f17[f17["implementation"] == "C, 1 thread(s)"].iloc[0]
     assert one["gop_per_s"] == pytest.approx(dp.operations(64) / 0.02 / 1e9)
     assert np.isnan(f16[f16["n"] == 32]["one_thread_s"]).all()  # no baseline at n = 32
+
+
+def test_without_a_compiler_the_native_cell_says_so_and_the_tables_go_on(cells, monkeypatch):
+    from pfresample.studies.moazeni2013 import native
+
+    def missing(cxx=False):
+        raise RuntimeError("no C compiler found (test)")
+
+    monkeypatch.setattr(native, "compiler", missing)
+    arrays, meta = experiments.native_cell([64], ["float32"], seed=1, repeats=1)
+    assert meta["implementation"].startswith("not run: no C compiler")
+    frame = tables.native_frame((arrays, meta))
+    assert frame.empty
+    orders = tables.order_frame(cells)
+    assert np.isnan(tables.fig16(orders, frame)["speedup_over_one_thread"]).all()
+    assert len(tables.fig17(orders, frame)) == len(orders)

@@ -22,8 +22,10 @@ def order_frame(cells) -> pd.DataFrame:
 
 
 def native_frame(cell) -> pd.DataFrame:
+    """The compiled baseline's rows (none where no compiler was found)."""
     arrays, meta = cell
     frame = pd.DataFrame({k: np.asarray(v) for k, v in arrays.items()})
+    frame = frame.astype({"n": np.int64, "threads": np.int64, "seconds": np.float64})
     frame["implementation"] = meta["implementation"]
     return frame
 

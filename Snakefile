@@ -6,6 +6,7 @@
     snakemake --cores all guldas2015                       # Güldaş (2015) Figs 4.1-4.8 (4.12)
     snakemake --cores all cpf2013                          # Gelencsér-Horváth (2013) Figs 7-12
     snakemake --cores all d3_2014                          # Das et al. (2014) Tables 5-7, Figs 3-11
+    snakemake --cores all moazeni2013_ch3                  # Moazeni (2013) ch. 3: Tables 1, 3, Figs 13-17
     snakemake --cores 1 dulger2017_profiler                # Dülger Tables 5.3-5.5, Figs 6.24-6.26 (needs ncu)
     snakemake --cores all results/figures/dulger2017/fig2_3.png   # one figure
     snakemake --cores all --config log2_n_max=18 sequences=4      # another grid
@@ -31,6 +32,7 @@ STUDIES = {
     "guldas2015": ("common", "single_step", "filters"),
     "cpf2013": ("common", "cells", "outputs"),
     "d3_2014": ("common", "cells", "outputs"),
+    "moazeni2013": ("common", "cells", "outputs"),
 }
 CATALOGS = {study: importlib.import_module(f"pfresample.studies.{study}.catalog") for study in STUDIES}
 STUDY_ARTIFACTS = {}  # study -> a function of its artifacts (set in its targets.smk)

@@ -108,6 +108,13 @@ TINY_GRID = {
     "d3_2014_table5_n": [32, 64],
     "d3_2014_table6_n": [32],
     "d3_2014_snapshot_particles": 50,
+    # Moazeni (2013) chapter 3: matrices of side 32 and 64 in blocks of 8 and 16, the
+    # compiled baseline at 64 (the study's own tests: tests/studies/moazeni2013/).
+    "moazeni2013_ch3_numpy_n": [32, 64],
+    "moazeni2013_ch3_native_n": [64],
+    "moazeni2013_ch3_block_sizes": [8, 16],
+    "moazeni2013_ch3_recursive_base": 8,
+    "moazeni2013_ch3_repeats": 1,
 }
 TINY = [
     f"{k}=[{','.join(map(str, v))}]" if isinstance(v, list) else f"{k}={v}"
@@ -741,7 +748,7 @@ def test_overhead_report_reads_every_job(tiny_run):
     assert len(jobs) == len(benchmarks) > 100
     assert set(jobs["kind"]) == {
         "weights", "tuning", "resample", "tables", "figures", "trajectories", "filter",
-        "filter_speedup", "guldas2015", "cpf2013", "d3_2014",
+        "filter_speedup", "guldas2015", "cpf2013", "d3_2014", "moazeni2013",
     }  # fmt: skip
     # The log span lies inside the job's wall time, up to the logs' millisecond stamps
     # and the benchmark's 10 ms resolution.

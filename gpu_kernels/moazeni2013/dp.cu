@@ -1,0 +1,88 @@
+// Moazeni (2013), chapter 3: the GPU kernels of non-serial polyadic dynamic programming
+// (pfresample.studies.moazeni2013.dp_gpu launches them; dp.py is their CPU reference,
+// and its docstring gives the equations). One matrix of side ld, row-major, in the
+// transformed domain of eq. 2; T is float (+inf: "no value yet") or int (INT_INF).
+// Every candidate is one addition of two stored values and the rest are minima, so the
+// result is the CPU's bit for bit whatever the order of evaluation.
+
+#define DP_TILE 16
+
+template <typename T> struct Inf;
+template <> struct Inf<float> { __device__ static float value() { return __int_as_float(0x7f800000); } };
+template <> struct Inf<int> { __device__ static int value() { return 1073741823; } };
+
+template <typename T> __device__ __forceinline__ T dp_min(T a, T b) { return b < a ? b : a; }
+
+// Eq. 2 inside each diagonal block (I, I) of size s, I = first + blockIdx.x: one thread
+// block a diagonal block, one thread a row, the diagonals d = 2 ... s - 1 in turn.
+template <typename T>
+__global__ void dp_diagonal(T* m, long long ld, int s, int first) {
+    const long long o = (long long)(first + blockIdx.x) * s;
+    for (int d = 2; d < s; ++d) {
+        for (int r = threadIdx.x; r + d < s; r += blockDim.x) {
+            const long long i = o + r, j = o + r + d;
+            T best = m[i * ld + j];
+            for (long long k = i + 1; k < j; ++k) best = dp_min(best, m[i * ld + k] + m[k * ld + j]);
+            m[i * ld + j] = best;
+        }
+        __syncthreads();
+    }
+}
+
+// Min-plus products (Definition 1) into p x p targets, one target a job (blockIdx.z):
+// jobs[job * (2 + 4 * terms) ...] = C's row and column, then for each term A's and B's
+// corners; C = min(C, min over terms and k of A[i, k] + B[k, j]). The terms of a job
+// are summed into its C in one pass (the bottom-up strip: K = I+1 ... J-1), so no two
+// jobs of a launch write the same C. DP_TILE x DP_TILE threads a tile of C, A and B
+// tiles through shared memory.
+template <typename T>
+__global__ void dp_minplus(T* m, long long ld, int p, const int* jobs, int terms) {
+    __shared__ T a_tile[DP_TILE][DP_TILE];
+    __shared__ T b_tile[DP_TILE][DP_TILE];
+    const int* job = jobs + (long long)blockIdx.z * (2 + 4 * terms);
+    const int r = blockIdx.y * DP_TILE + threadIdx.y, c = blockIdx.x * DP_TILE + threadIdx.x;
+    const long long ci = job[0] + r, cj = job[1] + c;
+    const T inf = Inf<T>::value();
+    T best = (r < p && c < p) ? m[ci * ld + cj] : inf;
+    for (int t = 0; t < terms; ++t) {
+        const long long ar = job[2 + 4 * t], ac = job[3 + 4 * t];
+        const long long br = job[4 + 4 * t], bc = job[5 + 4 * t];
+        for (int k0 = 0; k0 < p; k0 += DP_TILE) {
+            const int ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;
+            a_tile[threadIdx.y][threadIdx.x] =
+                (r < p && ka < p) ? m[(ar + r) * ld + ac + ka] : inf;
+            b_tile[threadIdx.y][threadIdx.x] =
+                (kb < p && c < p) ? m[(br + kb) * ld + bc + c] : inf;
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < DP_TILE; ++k)
+                best = dp_min(best, a_tile[threadIdx.y][k] + b_tile[k][threadIdx.x]);
+            __syncthreads();
+        }
+    }
+    if (r < p && c < p) m[ci * ld + cj] = best;
+}
+
+// Eq. 5 for p x p rectangles C between a complete upper-left triangle A (C's rows) and
+// a complete lower-right triangle B (C's columns), one thread block a job (blockIdx.x;
+// jobs[6 * job ...] = C's, A's and B's corners): element (r, c) needs the elements below
+// it in its column and left of it in its row, so the anti-diagonals t = (p - 1 - r) + c
+// are solved in turn, one thread an element of the current one.
+template <typename T>
+__global__ void dp_triangular(T* m, long long ld, int p, const int* jobs) {
+    const int* job = jobs + 6LL * blockIdx.x;
+    const long long cr = job[0], cc = job[1], ar = job[2], ac = job[3], br = job[4], bc = job[5];
+    for (int t = 0; t < 2 * p - 1; ++t) {
+        const int r_lo = max(0, p - 1 - t), r_hi = min(p, 2 * p - 1 - t);
+        for (int r = r_lo + threadIdx.x; r < r_hi; r += blockDim.x) {
+            const int c = t - (p - 1 - r);
+            T best = m[(cr + r) * ld + cc + c];
+            for (int q = r + 1; q < p; ++q)  // k in A's block below row r
+                best = dp_min(best, m[(ar + r) * ld + ac + q] + m[(cr + q) * ld + cc + c]);
+            for (int q = 0; q < c; ++q)  // k in B's block left of column c
+                best = dp_min(best, m[(cr + r) * ld + cc + q] + m[(br + q) * ld + bc + c]);
+            m[(cr + r) * ld + cc + c] = best;
+        }
+        __syncthreads();
+    }
+}

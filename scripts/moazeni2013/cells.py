@@ -1,0 +1,34 @@
+"""Snakemake glue of Moazeni (2013) (workflow/rules/moazeni2013/cells.smk): one function
+per rule, chosen by the rule's name; each calls the study and writes its .npz atomically.
+
+* moazeni2013_ch3_order_cell: results/moazeni2013/ch3/cpu/{ch3_order}.npz;
+* moazeni2013_ch3_native_cell: results/moazeni2013/ch3/native.npz.
+"""
+
+from pfresample.pipeline.jobs import run, save_cell
+from pfresample.studies.moazeni2013 import experiments
+
+RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
+
+
+def order_cell(snakemake, log):
+    p = snakemake.params
+    cell = experiments.order_cell(snakemake.wildcards.ch3_order, p.n, p.block_sizes, p.dtypes,
+                                  seed=p.seed, repeats=p.repeats, base=p.base, log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell)
+
+
+def native_cell(snakemake, log):
+    p = snakemake.params
+    cell = experiments.native_cell(p.n, p.dtypes, seed=p.seed, repeats=p.repeats,
+                                   threads=snakemake.threads, log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell)
+
+
+def job(rule: str):
+    return {"moazeni2013_ch3_order_cell": order_cell, "moazeni2013_ch3_native_cell": native_cell}[
+        rule
+    ]
+
+
+run(job(RULE), snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

@@ -1,0 +1,74 @@
+"""Moazeni (2013): the study's configuration keys, their checks across keys,
+and the thesis's published numbers (chapter 3), each with where it is printed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .dp import DTYPES
+
+INTEGER_LIST_KEYS = ("moazeni2013_ch3_numpy_n", "moazeni2013_ch3_native_n",
+                     "moazeni2013_ch3_block_sizes")  # fmt: skip
+ORDERS = ("bottom_up", "divide_and_conquer", "recursive")
+# Chapter 3's outputs: the tables and figures the study draws (Fig 18 compares GPUs,
+# Fig 12 the rectangular kernel against cuBLAS: both need the GPU kernels, not built yet).
+CH3_TABLES = ("table1", "table3")
+CH3_FIGURES = ("fig13", "fig15", "fig16", "fig17")
+
+# Table 1 (iterative bottom-up vs divide and conquer, block size 256 on a Tesla C1060):
+# n -> (triangular calls, triangular us, rectangular calls, rectangular us) per order.
+PUBLISHED_TABLE1 = {
+    "bottom_up": {
+        1024: (6, 748_822, 4, 2_177),
+        2048: (28, 3_616_350, 56, 30_690),
+        4096: (120, 15_572_900, 560, 306_875),
+        8192: (496, 64_884_000, 4960, 2_727_580),
+    },
+    "divide_and_conquer": {
+        1024: (6, 749_021, 4, 2_181),
+        2048: (36, 4_650_060, 28, 29_906),
+        4096: (216, 27_870_300, 172, 311_124),
+        8192: (1296, 171_049_000, 1036, 2_923_350),
+    },
+}
+TABLE1_BLOCK = 256  # the block size (and threshold M) of Table 1's counts
+# Table 3: speed-up of the bottom-up order over divide and conquer.
+PUBLISHED_TABLE3 = {1024: 1.01, 2048: 1.49, 4096: 2.34, 8192: 3.92}
+# §3.6: "up to 228x speedup" over one thread of an Intel Core i7 965 (Tesla C1060).
+PUBLISHED_SPEEDUP = 228.0
+PUBLISHED_HARDWARE = "Tesla C1060 (CUDA 3.2) vs one thread of an Intel Core i7 965"
+
+
+def numpy_n(cfg: Mapping) -> list[int]:
+    return [int(n) for n in cfg["moazeni2013_ch3_numpy_n"]]
+
+
+def native_n(cfg: Mapping) -> list[int]:
+    return [int(n) for n in cfg["moazeni2013_ch3_native_n"]]
+
+
+def block_sizes(cfg: Mapping) -> list[int]:
+    return [int(s) for s in cfg["moazeni2013_ch3_block_sizes"]]
+
+
+def check_config(cfg: Mapping) -> None:
+    """Checks across keys, a ValueError naming the keys (the schema checks each key alone)."""
+    for key in ("moazeni2013_ch3_block_sizes",):
+        odd = [s for s in cfg[key] if int(s) & (int(s) - 1)]
+        if odd:
+            raise ValueError(f"{key}: block sizes must be powers of 2, got {odd}")
+    base = int(cfg["moazeni2013_ch3_recursive_base"])
+    small = [s for s in block_sizes(cfg) if s < base]
+    if small:
+        raise ValueError(
+            f"moazeni2013_ch3_block_sizes {small} are below moazeni2013_ch3_recursive_base {base}"
+        )
+    too_small = [n for n in numpy_n(cfg) if n < 2 * max(block_sizes(cfg))]
+    if too_small:
+        raise ValueError(
+            f"moazeni2013_ch3_numpy_n {too_small} must be at least twice the largest block "
+            f"size {max(block_sizes(cfg))} (one off-diagonal block)"
+        )
+    bad = [d for d in cfg["moazeni2013_ch3_dtypes"] if d not in DTYPES]
+    if bad:
+        raise ValueError(f"moazeni2013_ch3_dtypes: {bad} not in {DTYPES}")

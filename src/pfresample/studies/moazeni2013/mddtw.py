@@ -1,0 +1,245 @@
+"""Moazeni (2013), chapter 7: multi-dimensional subsequence search (MD-DTW) and its
+baseline (EDT), on the CPU in NumPy -- the reference of the GPU kernel to come.
+
+* **Distances** (§7.4.1): DTW of one query dimension (length m) against every window
+  of length m of one recording dimension, with the squared difference as the local
+  cost and a Sakoe-Chiba band of ``band`` steps (the thesis's scaling factor SF is not
+  defined beyond "smaller SF: higher precision, lower recall"; we read it as the band,
+  SF x m, which has that effect), every window z-normalised with the query (ours: the
+  thesis does not say; without it amplitude scaling, which Fig 58 plants, defeats
+  both methods). The distance is the square root of the DTW's cumulative cost. Every
+  window at once: the dynamic programme runs over the query and window positions with
+  vectors over windows, O(m * band) vector steps.
+* **Single-dimensional search** (Fig 55): for each pair (DB dimension i, query dimension
+  j) with |i - j| < nr, the p best windows, non-overlapping (each kept window excludes
+  the m / 2 around it: ours, the min-heap of the thesis would return neighbouring
+  windows of one match), as (query dim, DB dim, t, d) tuples.
+* **Multi-dimensional construction** (§7.4.2, Fig 57): the tuples within m of a time t
+  form a bipartite graph (query dimensions x DB dimensions, one edge a tuple); its
+  maximal sets of pairwise independent tuples (distinct query and DB dimensions) are
+  the maximal matchings of that graph -- the thesis's "maximal independent edge sets";
+  enumerated exactly (small k; each tuple's time must lie within m of the set's first).
+* **Ranking** (§7.4.6): more matched dimensions first, then the smaller
+  sum f(i, j) d with f = 1 on the same dimension and ``alpha`` otherwise.
+* **EDT** (§7.5.1): sum over dimensions of the Euclidean distance of the same windows,
+  the p best non-overlapping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def znorm_windows(x: np.ndarray, m: int) -> np.ndarray:
+    """Every window of length m of a 1-D series, z-normalised: (n - m + 1, m)."""
+    w = np.lib.stride_tricks.sliding_window_view(np.asarray(x, dtype=np.float64), m)
+    mu = w.mean(axis=1, keepdims=True)
+    sd = w.std(axis=1, keepdims=True)
+    return (w - mu) / np.where(sd > 0, sd, 1.0)
+
+
+def znorm(q: np.ndarray) -> np.ndarray:
+    q = np.asarray(q, dtype=np.float64)
+    sd = q.std()
+    return (q - q.mean()) / (sd if sd > 0 else 1.0)
+
+
+def dtw_windows(query: np.ndarray, series: np.ndarray, band: int) -> np.ndarray:
+    """DTW distance of the z-normalised query (m) to every z-normalised window
+    of ``series``, Sakoe-Chiba band ``band`` (|i - j| <= band), squared-difference
+    cost: (n - m + 1,) float64, the square root of the cumulative cost."""
+    q = znorm(query)
+    m = q.size
+    if m < 1 or series.size < m:
+        raise ValueError(f"need a query of length >= 1 within the series, got {m}, {series.size}")
+    if band < 0:
+        raise ValueError(f"band must be >= 0, got {band}")
+    w = znorm_windows(series, m)  # (W, m)
+    inf = np.inf
+    prev = np.full((w.shape[0], m), inf)
+    for i in range(m):
+        cur = np.full_like(prev, inf)
+        lo, hi = max(0, i - band), min(m - 1, i + band)
+        for j in range(lo, hi + 1):
+            cost = (q[i] - w[:, j]) ** 2
+            if i == 0 and j == 0:
+                best = 0.0
+            else:
+                best = prev[:, j] if i > 0 else np.full(w.shape[0], inf)
+                if j > 0:
+                    best = np.minimum(best, cur[:, j - 1])
+                    if i > 0:
+                        best = np.minimum(best, prev[:, j - 1])
+            cur[:, j] = cost + best
+        prev = cur
+    return np.sqrt(prev[:, m - 1])
+
+
+def dtw_pair(a: np.ndarray, b: np.ndarray, band: int) -> float:
+    """Plain DTW of two equal-length sequences (already normalised), the
+    textbook loop: the reference of ``dtw_windows``."""
+    m = a.size
+    d = np.full((m + 1, m + 1), np.inf)
+    d[0, 0] = 0.0
+    for i in range(1, m + 1):
+        for j in range(max(1, i - band), min(m, i + band) + 1):
+            d[i, j] = (a[i - 1] - b[j - 1]) ** 2 + min(d[i - 1, j], d[i, j - 1], d[i - 1, j - 1])
+    return float(np.sqrt(d[m, m]))
+
+
+def best_windows(dist: np.ndarray, p: int, exclusion: int) -> list[tuple[int, float]]:
+    """The p smallest distances whose windows are at least ``exclusion`` apart."""
+    order = np.argsort(dist, kind="stable")
+    taken: list[tuple[int, float]] = []
+    for t in order:
+        if not np.isfinite(dist[t]):
+            break
+        if all(abs(int(t) - s) >= exclusion for s, _ in taken):
+            taken.append((int(t), float(dist[t])))
+            if len(taken) == p:
+                break
+    return taken
+
+
+@dataclass(frozen=True)
+class Match1D:
+    """(query dimension, DB dimension, window start, distance): Fig 55's S_u."""
+
+    q: int
+    db: int
+    t: int
+    d: float
+
+
+def single_dim_search(query: np.ndarray, db: np.ndarray, nr: int, p: int,
+                      band: int) -> list[Match1D]:  # fmt: skip
+    """Fig 55: query (k, m), db (k, n); every |i - j| < nr pair, its p best."""
+    k, m = query.shape
+    out = []
+    for i in range(db.shape[0]):
+        for j in range(k):
+            if abs(i - j) < nr:
+                dist = dtw_windows(query[j], db[i], band)
+                out += [Match1D(j, i, t, d) for t, d in best_windows(dist, p, max(1, m // 2))]
+    return out
+
+
+def feasible_sets(matches: list[Match1D], m: int) -> list[tuple[Match1D, ...]]:
+    """§7.4.2: for each tuple's time t, the tuples within m of it; their maximal
+    sets of independent tuples (distinct query and DB dimensions: maximal
+    matchings of the bipartite graph), each set once."""
+    seen = set()
+    out = []
+    for anchor in matches:
+        seg = [s for s in matches if abs(s.t - anchor.t) < m]
+        for subset in _maximal_matchings(seg):
+            key = frozenset(subset)
+            if key not in seen:
+                seen.add(key)
+                out.append(tuple(sorted(subset, key=lambda s: (s.q, s.db, s.t))))
+    return out
+
+
+def _maximal_matchings(edges: list[Match1D]) -> list[list[Match1D]]:
+    """Every maximal set of pairwise independent edges (exact enumeration; the
+    graphs have at most 2k nodes, k the query's dimensions)."""
+    result = []
+
+    def extend(chosen, rest):
+        free = [e for e in rest if all(e.q != c.q and e.db != c.db for c in chosen)]
+        if not free:
+            result.append(chosen)
+            return
+        first, others = free[0], free[1:]
+        extend([*chosen, first], others)
+        # sets without ``first``: only maximal if some chosen edge later blocks it
+        without = [e for e in others if e.q == first.q or e.db == first.db]
+        if without:
+            extend(chosen, others)
+
+    extend([], edges)
+    out = []
+    for s in result:  # keep the maximal ones (no edge of the segment can be added)
+        if not any(all(e.q != c.q and e.db != c.db for c in s) for e in edges if e not in s):
+            out.append(s)
+    return out
+
+
+def distance(match_set, alpha: float) -> float:
+    """§7.4.6: sum of f(i, j) d, f = 1 on the same dimension and alpha otherwise."""
+    return float(sum((1.0 if s.q == s.db else alpha) * s.d for s in match_set))
+
+
+def rank(sets, alpha: float) -> list[tuple[int, float, tuple]]:
+    """(start, distance, set) sorted: more matched dimensions first, then the
+    smaller overall distance (the start: the earliest window of the set)."""
+    ranked = [(min(s.t for s in ms), distance(ms, alpha), ms) for ms in sets]
+    ranked.sort(key=lambda r: (-len(r[2]), r[1], r[0]))
+    return ranked
+
+
+def dedupe(ranked, m: int) -> list[tuple[int, float, tuple]]:
+    """One result a location: drop results starting within m of a better one."""
+    out = []
+    for r in ranked:
+        if all(abs(r[0] - o[0]) >= m for o in out):
+            out.append(r)
+    return out
+
+
+def md_dtw(query, db, *, nr: int = 1, p: int = 10, band: int | None = None,
+           alpha: float = 1.0) -> list[tuple[int, float, tuple]]:  # fmt: skip
+    """MD-DTW end to end: the ranked, one-a-location results."""
+    query, db = np.asarray(query, float), np.asarray(db, float)
+    m = query.shape[1]
+    band = max(1, m // 10) if band is None else band
+    return dedupe(rank(feasible_sets(single_dim_search(query, db, nr, p, band), m), alpha), m)
+
+
+def edt(query, db, p: int = 10) -> list[tuple[int, float]]:
+    """§7.5.1's baseline: sum over dimensions of the Euclidean distance between
+    the z-normalised query dimension and window; the p best non-overlapping."""
+    query, db = np.asarray(query, float), np.asarray(db, float)
+    m = query.shape[1]
+    total = sum(np.sqrt(((znorm_windows(db[i], m) - znorm(query[i])) ** 2).sum(axis=1))
+                for i in range(query.shape[0]))  # fmt: skip
+    return best_windows(total, p, max(1, m // 2))
+
+
+def ndcg(relevant: list[bool], k: int) -> float:
+    """§7.5.2's nDCG_k with binary relevance (2^rel - 1 gains): DCG of the list's
+    first k over that of a list with every relevant result first."""
+    rel = np.asarray(relevant[:k], dtype=float)
+    gains = (2.0**rel - 1) / np.log2(np.arange(2, rel.size + 2))
+    ideal = np.sort(rel)[::-1]
+    best = ((2.0**ideal - 1) / np.log2(np.arange(2, ideal.size + 2))).sum()
+    return float(gains.sum() / best) if best > 0 else 0.0
+
+
+def planted(k: int, n: int, m: int, positions, rng, *, noise: float = 0.1,
+            shifts=None, scales=None, swaps=None, missing=None):  # fmt: skip
+    """Fig 58's synthetic case: a k-dimensional random-walk background of length n,
+    a k-dimensional motif of length m planted at each of ``positions``, with per
+    occurrence optional dimension shifts (lag, samples), amplitude scales,
+    swapped neighbouring dimensions (pairs) and missing dimensions. Returns
+    (db, motif)."""
+    db = np.cumsum(rng.normal(0, 0.2, (k, n)), axis=1)
+    base = np.sin(np.linspace(0, 4 * np.pi, m))[None, :] * (1 + np.arange(k)[:, None] % 3)
+    motif = base + np.cumsum(rng.normal(0, 0.1, (k, m)), axis=1)
+    for o, t in enumerate(positions):
+        pattern = motif.copy()
+        if scales is not None:
+            pattern = pattern * scales[o]
+        if swaps is not None and swaps[o] is not None:
+            a, b = swaps[o]
+            pattern[[a, b]] = pattern[[b, a]]
+        for d in range(k):
+            if missing is not None and d in (missing[o] or ()):
+                continue
+            lag = 0 if shifts is None else int(shifts[o][d])
+            start = t + lag
+            db[d, start : start + m] = db[d, start] + pattern[d] - pattern[d, 0]
+    db += rng.normal(0, noise, db.shape)
+    return db, motif

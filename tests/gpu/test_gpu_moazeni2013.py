@@ -1,0 +1,85 @@
+"""Moazeni (2013) chapter 3 on the GPU (pfresample.studies.moazeni2013.dp_gpu): every
+order's result equal, bit for bit, to the CPU reference (dp.solve_diagonals), float32
+and int32, with the block operations one launch each (GpuBlocked) and with the
+thesis's one launch a block-diagonal (solve_bottom_up); the kernel source compiles
+with nvcc where it is present (no GPU needed)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from pfresample.cuda import kernels
+from pfresample.studies.moazeni2013 import dp, dp_gpu
+
+NVCC = shutil.which("nvcc")
+SEED = 2013
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH: cannot compile the kernels")
+def test_the_source_compiles_to_ptx(tmp_path):
+    """dp_gpu's instantiations, compiled by nvcc with the backend's options."""
+    text = kernels.source(dp_gpu.SOURCE)
+    for name in dp_gpu.KERNELS:
+        assert f"void {name}(" in text
+    signatures = {
+        "dp_diagonal": "({t}*, long long, int, int)",
+        "dp_minplus": "({t}*, long long, int, const int*, int)",
+        "dp_triangular": "({t}*, long long, int, const int*)",
+    }
+    lines = [f"template __global__ void {k}<{t}>{sig.format(t=t)};"
+             for k, sig in signatures.items() for t in dp_gpu.CTYPES.values()]  # fmt: skip
+    (tmp_path / "dp.cu").write_text(text + "\n" + "\n".join(lines) + "\n")
+    out = subprocess.run([NVCC, "-ptx", "-arch=sm_90", *kernels.COMPILE_OPTIONS,
+                          str(tmp_path / "dp.cu"), "-o", str(tmp_path / "dp.ptx")],
+                         capture_output=True, text=True)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "dp.ptx").read_text().count(".entry") == 6
+
+
+def _matrix(n, dtype):
+    rng = np.random.default_rng([SEED, n])
+    if dtype == "float32":
+        a = rng.gamma(2.0, 1.0, n - 1).astype(np.float32)
+        init = rng.gamma(2.0, 5.0, (n, n)).astype(np.float32)
+    else:
+        a = rng.integers(0, 2**10, n - 1).astype(np.int32)
+        init = rng.integers(0, 2**12, (n, n)).astype(np.int32)
+    return dp.transformed(a, init, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", dp.DTYPES)
+@pytest.mark.parametrize("n,s", [(40, 8), (100, 16), (130, 32), (257, 64)])
+def test_every_order_on_the_gpu_equals_the_cpu(dtype, n, s):
+    pytest.importorskip("cupy")
+    m = _matrix(n, dtype)
+    reference = dp.solve_diagonals(m.copy())
+    solvers = {
+        "bottom_up": lambda: dp.solve_bottom_up(m, s, engine=dp_gpu.GpuBlocked),
+        "divide_and_conquer": lambda: dp.solve_divide_and_conquer(m, s, engine=dp_gpu.GpuBlocked),
+        "recursive": lambda: dp.solve_recursive(m, s, 8, engine=dp_gpu.GpuBlocked),
+        "bottom_up_strips": lambda: dp_gpu.solve_bottom_up(m, s)[:2],
+    }
+    for name, solve in solvers.items():
+        result, calls = solve()
+        assert np.array_equal(result.get(), reference), name
+    # a launch a strip: one min-plus and one triangular launch a block-diagonal
+    _, calls, seconds = dp_gpu.solve_bottom_up(m, s)
+    blocks = -(-n // s)
+    assert calls.triangular == blocks - 1 and calls.rectangular == max(0, blocks - 2)
+    assert seconds > 0
+
+
+@pytest.mark.gpu
+def test_the_gpu_check_can_fail():
+    """Negative control: a matrix solved without eq. 5 differs from the reference."""
+    cupy = pytest.importorskip("cupy")
+    m = _matrix(100, "float32")
+    g = dp_gpu.GpuBlocked(m, 16)
+    for i in range(g.blocks):
+        g.diagonal(i)
+    assert not np.array_equal(cupy.asnumpy(g.result()), dp.solve_diagonals(m.copy()))

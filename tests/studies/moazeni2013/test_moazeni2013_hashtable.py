@@ -1,0 +1,190 @@
+"""Moazeni (2013) chapter 4 on CPU threads: the lock-free (parallel) hash table and its
+checker (pfresample.studies.moazeni2013.hashtable). Concurrent outcomes depend on the
+schedule, so there is no bit parity: each batch is built so that its result does not
+(key-disjoint operation types: inserts of new keys, deletes of preloaded keys, searches of
+keys no operation of the batch touches), and the checker verifies the structure and the
+set of keys after it. Each configuration runs on 4 threads (more than this machine's
+cores, so that threads interleave) several times; the checker's negative controls
+corrupt a table and must be caught."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pfresample.studies.moazeni2013 import hashtable as ht
+
+SEED = 2013
+THREADS = 4
+CONFIGS = [(1, 64, "dek"), (16, 64, "dek"), (1, 1024, "dek"), (16, 64, "sdbm"),
+           (16, 64, "pjw"), (16, 64, "mix")]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _native_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("PFRESAMPLE_NATIVE_CACHE", str(tmp_path_factory.getbasetemp() / "native"))
+    try:
+        ht.native.compiler(cxx=True)
+    except RuntimeError:
+        pytest.skip("no C++ compiler on this host")
+
+
+def _keys(n, rng, normal=False):
+    """n distinct float32 keys in (0, 1): uniform, or normal(0.5, 0.05**0.5) clipped."""
+    out = set()
+    while len(out) < n:
+        x = rng.normal(0.5, 0.05**0.5, n) if normal else rng.random(n)
+        x = x.astype(np.float32)
+        out.update(x[(x > 0) & (x < 1)].tolist())
+    return np.array(sorted(out)[:n], dtype=np.float32)[rng.permutation(n)]
+
+
+def _preloaded(config, rng, n=4000, capacity=40000, normal=True):
+    tables, buckets, hash_ = config
+    table = ht.HashTable(tables, buckets, capacity, hash_)
+    keys = _keys(n, rng, normal)
+    assert (table.batch(np.full(n, ht.INSERT), keys, THREADS).results == ht.TRUE).all()
+    return table, keys
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("normal", [False, True])
+def test_an_insert_only_batch_leaves_exactly_its_keys(config, normal):
+    rng = np.random.default_rng([SEED, *config[:2], normal])
+    for _ in range(3):
+        table, keys = _preloaded(config, rng, normal=normal)
+        assert np.array_equal(table.check(), np.sort(keys))
+
+
+@pytest.mark.parametrize("config", CONFIGS[:2])
+def test_one_insert_of_each_key_wins(config):
+    """Every key inserted 8 times by different operations: exactly one succeeds."""
+    rng = np.random.default_rng(SEED)
+    keys = _keys(500, rng)
+    batch = np.tile(keys, 8)[rng.permutation(8 * 500)]
+    table = ht.HashTable(*config[:2], 8 * 500, config[2])
+    res = table.batch(np.full(batch.size, ht.INSERT), batch, THREADS)
+    wins = {k: 0 for k in keys.tolist()}
+    for key, r in zip(batch.tolist(), res.results.tolist(), strict=True):
+        wins[key] += r
+    assert set(wins.values()) == {1}
+    assert np.array_equal(table.check(), np.sort(keys))
+    assert res.stats["wasted"] == 7 * 500  # each losing insert took a node first (Fig 20)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_a_mixed_batch_gives_the_schedule_free_answer(config):
+    rng = np.random.default_rng([SEED, *config[:2]])
+    for _ in range(3):
+        table, preload = _preloaded(config, rng)
+        fresh = np.setdiff1d(_keys(3000, rng, normal=True), preload)[:2000]
+        deleted, kept = preload[:1500], preload[1500:]
+        absent = np.setdiff1d(_keys(1000, rng), np.concatenate([preload, fresh]))[:500]
+        ops = np.concatenate(
+            [
+                np.full(fresh.size, ht.INSERT),
+                np.full(deleted.size, ht.DELETE),
+                np.full(kept.size, ht.SEARCH),
+                np.full(absent.size, ht.SEARCH),
+            ]
+        )
+        keys = np.concatenate([fresh, deleted, kept, absent])
+        want = np.concatenate(
+            [np.ones(fresh.size + deleted.size + kept.size), np.zeros(absent.size)]
+        )
+        order = rng.permutation(ops.size)
+        res = table.batch(ops[order], keys[order], THREADS)
+        assert np.array_equal(res.results, want[order].astype(np.uint8))
+        assert np.array_equal(table.check(), np.sort(np.concatenate([kept, fresh])))
+        # deleting again finds nothing; searching the deleted keys finds nothing
+        again = table.batch(np.full(deleted.size, ht.DELETE), deleted, THREADS)
+        assert (again.results == ht.FALSE).all()
+
+
+def test_a_full_pool_raises_and_leaves_the_table_whole():
+    rng = np.random.default_rng(SEED)
+    table = ht.HashTable(4, 32, 1000, "dek")
+    keys = _keys(1200, rng)
+    with pytest.raises(ht.PoolFull, match="pool of 1000 is full: 200 insert"):
+        table.batch(np.full(keys.size, ht.INSERT), keys, THREADS)
+    present = table.check()
+    assert present.size == 1000 and np.isin(present, keys).all()
+
+
+def test_the_checker_catches_a_cycle_a_misorder_and_a_wrong_bucket():
+    """Negative controls: each corruption of a valid table must be reported."""
+    rng = np.random.default_rng(SEED)
+    table, keys = _preloaded((1, 8, "dek"), rng, n=200, capacity=400)
+    table.check()
+    head = int(np.flatnonzero(table.heads != ht.NIL)[0])
+    first = int(table.heads[head] & ht.NIL)
+    second = int(table.next[first] & ht.NIL)
+    broken = ht.HashTable(1, 8, 400, "dek")
+    for name in ("heads", "keys", "next", "pool"):
+        setattr(broken, name, getattr(table, name).copy())
+    broken.next[second] = first  # a cycle
+    with pytest.raises(AssertionError, match="reached twice"):
+        broken.check()
+    broken.next[:] = table.next
+    broken.keys[first], broken.keys[second] = table.keys[second], table.keys[first]
+    with pytest.raises(AssertionError, match="strictly increasing|does not hash"):
+        broken.check()
+    broken.keys[:] = table.keys
+    other = int(np.flatnonzero(table.heads != ht.NIL)[1])
+    broken.heads[other] = table.heads[head]  # a list seen from another bucket's head
+    with pytest.raises(AssertionError, match="reached twice|does not hash"):
+        broken.check()
+
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda t: t.batch([3], [0.5]), "ops must be"),
+        (lambda t: t.batch([0], [1.5]), r"keys must lie in \(0, 1\)"),
+        (lambda t: t.batch([0, 1], [0.5]), "one length"),
+        (lambda t: t.batch([0], [0.5], threads=0), "threads must be"),
+    ],
+)
+def test_bad_batches_are_named(call, match):
+    with pytest.raises(ValueError, match=match):
+        call(ht.HashTable(1, 8, 16))
+
+
+def test_bad_tables_are_named():
+    with pytest.raises(ValueError, match="hash must be one of"):
+        ht.HashTable(1, 8, 16, "md5")
+    with pytest.raises(ValueError, match="tables and buckets"):
+        ht.HashTable(0, 8, 16)
+
+
+def test_heavy_contention_keeps_the_answer():
+    """4 buckets, one table: every thread works in the same few lists (long
+    chains, many restarts when threads interleave); the answer must not change."""
+    rng = np.random.default_rng(SEED + 1)
+    table, preload = _preloaded((1, 4, "dek"), rng, n=6000, capacity=20000)
+    fresh = np.setdiff1d(_keys(5000, rng), preload)[:4000]
+    deleted, kept = preload[:3000], preload[3000:]
+    ops = np.concatenate([np.full(fresh.size, ht.INSERT), np.full(deleted.size, ht.DELETE),
+                          np.full(kept.size, ht.SEARCH)])  # fmt: skip
+    keys = np.concatenate([fresh, deleted, kept])
+    order = rng.permutation(ops.size)
+    res = table.batch(ops[order], keys[order], 8)
+    assert (res.results == ht.TRUE).all()
+    assert np.array_equal(table.check(), np.sort(np.concatenate([kept, fresh])))
+    assert res.stats["steps"] > ops.size  # lists were walked
+
+
+def test_the_benchmark_batches_are_schedule_free_and_checked():
+    from pfresample.studies.moazeni2013 import hashtable_workloads as w
+
+    rng = np.random.default_rng(SEED)
+    preload = w.draw_keys(5000, rng, "normal", 0.05)
+    assert preload.size == np.unique(preload).size and ((preload > 0) & (preload < 1)).all()
+    for mix, (searches, inserts, _) in w.MIXES.items():
+        ops, keys = w.mix_batch(preload, 1000, mix, rng)
+        assert abs((ops == ht.SEARCH).mean() - searches) < 0.01
+        assert abs((ops == ht.INSERT).mean() - inserts) < 0.01
+        r = w.run_cpu(8, 64, preload, ops, keys, THREADS)
+        assert r["ok"], mix
+    with pytest.raises(ValueError, match="distribution must be"):
+        w.draw_keys(10, rng, "cauchy")

@@ -1,0 +1,90 @@
+"""Moazeni (2013) chapter 7 on the CPU (pfresample.studies.moazeni2013.mddtw): the
+vectorised DTW against the textbook loop, the band's limit (band 0 is the Euclidean
+distance), the matching phase's enumeration against known counts, nDCG by hand, and
+a planted-motif recording (Fig 58's scenarios, fixed seed) where MD-DTW must find the
+occurrence whose dimensions lag and EDT must not (the thesis's claim on time lag)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pfresample.studies.moazeni2013 import mddtw as M
+
+SEED = 2013
+
+
+@pytest.mark.parametrize("band", [0, 1, 5, 31])
+def test_dtw_over_every_window_equals_the_textbook_loop(band):
+    rng = np.random.default_rng([SEED, band])
+    series, query = rng.normal(size=300), rng.normal(size=32)
+    got = M.dtw_windows(query, series, band)
+    windows = M.znorm_windows(series, 32)
+    want = np.array([M.dtw_pair(M.znorm(query), w, band) for w in windows])
+    assert np.allclose(got, want, rtol=1e-12, atol=0)
+
+
+def test_a_zero_band_is_the_euclidean_distance():
+    rng = np.random.default_rng(SEED)
+    series, query = rng.normal(size=200), rng.normal(size=20)
+    euclid = np.sqrt(((M.znorm_windows(series, 20) - M.znorm(query)) ** 2).sum(axis=1))
+    assert np.allclose(M.dtw_windows(query, series, 0), euclid, rtol=1e-12)
+    # warping can only help: a wider band is never farther
+    assert (M.dtw_windows(query, series, 4) <= euclid + 1e-12).all()
+
+
+def test_best_windows_keep_their_distance():
+    dist = np.array([5.0, 1.0, 1.1, 9.0, 0.5, 0.6, 7.0, 2.0])
+    assert M.best_windows(dist, 3, 2) == [(4, 0.5), (1, 1.0), (7, 2.0)]
+
+
+def test_the_maximal_matchings_of_small_graphs():
+    """A complete 3 x 3 bipartite graph has 3! maximal matchings; a path
+    q0-d0, q1-d0, q1-d1 has two: {q0-d0, q1-d1} and {q1-d0}."""
+    edges = [M.Match1D(q, d, 0, 1.0) for q in range(3) for d in range(3)]
+    sets = M._maximal_matchings(edges)
+    assert len(sets) == math.factorial(3) and all(len(s) == 3 for s in sets)
+    a, b, c = M.Match1D(0, 0, 0, 1.0), M.Match1D(1, 0, 0, 1.0), M.Match1D(1, 1, 0, 1.0)
+    sets = {frozenset(s) for s in M._maximal_matchings([a, b, c])}
+    assert sets == {frozenset({a, c}), frozenset({b})}
+
+
+def test_ranking_prefers_more_dimensions_then_less_distance():
+    one = (M.Match1D(0, 0, 10, 0.1),)
+    two = (M.Match1D(0, 0, 50, 2.0), M.Match1D(1, 2, 52, 1.0))
+    assert [r[0] for r in M.rank([one, two], alpha=1.0)] == [50, 10]
+    assert M.distance(two, alpha=3.0) == pytest.approx(2.0 + 3.0)
+
+
+def test_ndcg_by_hand():
+    dcg = 1 / math.log2(2) + 1 / math.log2(4)
+    ideal = 1 / math.log2(2) + 1 / math.log2(3)
+    assert M.ndcg([True, False, True], 3) == pytest.approx(dcg / ideal)
+    assert M.ndcg([False, False], 2) == 0.0
+
+
+def test_mddtw_finds_the_lagged_occurrence_that_edt_misses():
+    rng = np.random.default_rng(7)
+    m, positions = 64, [300, 1100, 1900, 2700, 3500]
+    db, motif = M.planted(
+        3, 4000, m, positions, rng, shifts=[[0, 0, 0], [0, 8, -8], [0, 0, 0], [5, 0, 0], [0, 0, 0]],
+        scales=[1, 1, 2.5, 1, 0.6], swaps=[None, None, None, (0, 1), None],
+        missing=[None, None, None, None, (2,)],
+    )  # fmt: skip
+    ours = [r[0] for r in M.md_dtw(motif, db, nr=2, p=8, band=6)[:5]]
+    theirs = [t for t, _ in M.edt(motif, db, p=8)[:5]]
+
+    def found(starts, p):
+        return any(abs(s - p) <= m // 4 for s in starts)
+
+    assert found(ours, 1100) and not found(theirs, 1100)  # dimensions lag by +-8
+    assert sum(found(ours, p) for p in positions) >= 4
+
+
+def test_bad_searches_are_named():
+    with pytest.raises(ValueError, match="band"):
+        M.dtw_windows(np.ones(4), np.ones(10), -1)
+    with pytest.raises(ValueError, match="within the series"):
+        M.dtw_windows(np.ones(12), np.ones(10), 1)

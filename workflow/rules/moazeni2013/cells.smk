@@ -1,0 +1,61 @@
+"""Moazeni (2013) chapter 3: the cells. The grid is config/studies/moazeni2013.yaml; the
+study's code src/pfresample/studies/moazeni2013/ and its glue scripts/moazeni2013/cells.py.
+
+* results/moazeni2013/ch3/cpu/{ch3_order}.npz: one decomposition in NumPy (bottom-up,
+  divide and conquer, ours) at every n, block size and dtype, each run checked equal to
+  the reference bit for bit;
+* results/moazeni2013/ch3/native.npz: the compiled baseline on one thread and on every
+  core the job holds (the whole machine: no other job beside it).
+"""
+
+MOAZENI2013_CELLS_SCRIPT = "../../../scripts/moazeni2013/cells.py"
+
+
+wildcard_constraints:
+    ch3_order=alternatives(moazeni2013_catalog.ORDERS),
+
+
+rule moazeni2013_ch3_order_cell:
+    output:
+        moazeni2013_ch3_order_cell("{ch3_order}"),
+    params:
+        n=moazeni2013_catalog.numpy_n(config),
+        block_sizes=moazeni2013_catalog.block_sizes(config),
+        dtypes=config["moazeni2013_ch3_dtypes"],
+        base=config["moazeni2013_ch3_recursive_base"],
+        repeats=config["moazeni2013_ch3_repeats"],
+        seed=config["seed"],
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch3/cpu/{ch3_order}.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch3/cpu/{ch3_order}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch3_native_cell:
+    output:
+        moazeni2013_ch3_native_cell(),
+    params:
+        n=moazeni2013_catalog.native_n(config),
+        dtypes=config["moazeni2013_ch3_dtypes"],
+        repeats=config["moazeni2013_ch3_repeats"],
+        seed=config["seed"],
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch3/native.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch3/native.tsv"
+    threads: workflow.cores
+    resources:
+        mem_mb=lambda wildcards: 1024 + 3 * 4 * max(moazeni2013_catalog.native_n(config)) ** 2 // 2**20,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT

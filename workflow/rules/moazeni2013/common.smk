@@ -1,0 +1,28 @@
+"""Helpers of the Moazeni (2013) rules (cells.smk, outputs.smk): the artifact paths and
+the outputs of each chapter. No rules live here; the grid and its checks are Python
+(pfresample.studies.moazeni2013.catalog)."""
+
+from pfresample.studies.moazeni2013 import catalog as moazeni2013_catalog
+
+
+def moazeni2013_ch3_order_cell(order) -> str:
+    return f"results/moazeni2013/ch3/cpu/{order}.npz"
+
+
+def moazeni2013_ch3_native_cell() -> str:
+    return "results/moazeni2013/ch3/native.npz"
+
+
+def moazeni2013_ch3_outputs() -> list[str]:
+    """Chapter 3's tables (CSV) and figures (PNG, PDF)."""
+    out = [f"results/tables/moazeni2013/{t}.csv" for t in moazeni2013_catalog.CH3_TABLES]
+    for figure in moazeni2013_catalog.CH3_FIGURES:
+        out.append(f"results/tables/moazeni2013/{figure}.csv")
+        out += [f"results/figures/moazeni2013/{figure}.{ext}" for ext in ("png", "pdf")]
+    return out
+
+
+def moazeni2013_artifacts() -> set[str]:
+    """Every .npz artifact the study's target reads."""
+    cells = {moazeni2013_ch3_order_cell(o) for o in moazeni2013_catalog.ORDERS}
+    return cells | {moazeni2013_ch3_native_cell()}

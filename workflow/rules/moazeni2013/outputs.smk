@@ -1,0 +1,25 @@
+"""Moazeni (2013) chapter 3: the tables and figures, from the cells of cells.smk, in one
+job (their start-up would cost more than their drawing); glue scripts/moazeni2013/outputs.py.
+
+* results/tables/moazeni2013/table1.csv: Table 1's calls counted exactly at the thesis's
+  sizes beside the printed ones, and our measured calls and times per kernel kind;
+* results/tables/moazeni2013/table3.csv: bottom-up over divide and conquer;
+* results/tables/moazeni2013/{fig13,fig15,fig16,fig17}.csv and their figures (PNG, PDF).
+"""
+
+
+rule moazeni2013_ch3_outputs:
+    input:
+        orders=[moazeni2013_ch3_order_cell(o) for o in moazeni2013_catalog.ORDERS],
+        native=moazeni2013_ch3_native_cell(),
+    output:
+        moazeni2013_ch3_outputs(),
+    log:
+        "results/logs/tables/moazeni2013/ch3.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        "../../../scripts/moazeni2013/outputs.py"

@@ -1,0 +1,16 @@
+# The study's targets, and its artifacts for target `all` (STUDY_ARTIFACTS, Snakefile).
+
+STUDY_ARTIFACTS["moazeni2013"] = moazeni2013_artifacts
+
+
+rule moazeni2013_ch3:
+    """Moazeni (2013) chapter 3 on the CPU: Tables 1 and 3, Figs 13 and 15-17."""
+    input:
+        moazeni2013_ch3_outputs(),
+
+
+rule moazeni2013:
+    """Moazeni (2013): every chapter built so far (chapter 3)."""
+    input:
+        rules.moazeni2013_ch3.input,
+        regenerate(DISCARDED, moazeni2013_artifacts),

@@ -27,5 +27,6 @@ for name in names:
         bad += 1
         print(f"{name}: {problem}")
 print(
-    f"{len(names)} tables of the after tree compared with the before tree, {bad} differ (measured columns aside)"
+    f"{len(names)} tables of the after tree compared with the before tree, "
+    f"{bad} differ (measured columns aside)"
 )

@@ -17,7 +17,7 @@
 # profiler.csv/.md), check.txt (the row-by-row comparison; its last line says PASS or FAIL).
 # Needs CuPy, NumPy, pandas, PyYAML, jsonschema, pytest (PYTHONPATH may hold them), and
 # ncu on PATH for part 2 (skipped, saying so, without it); runs the checkout's src/
-# (PYTHONPATH=$PWD/src), no install.
+# (PYTHONPATH=$PWD/src) and gpu_kernels/ (PFRESAMPLE_KERNEL_DIR), no install.
 # Sized for 5 minutes on one H100: the committed profiler run measured 410 cells in 133 s
 # (evidence/2026-11-25-h100-8b42d82/MANIFEST.md); this grid has about a fifth of them, so
 # about 30 s of cells plus three NVRTC builds; the GPU suite of 818 tests took 317 s on an
@@ -28,6 +28,7 @@ out=$(realpath -m "${1:?usage: bash bench/device/issue43_gpu.sh OUT_DIR}")
 mkdir -p "$out"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+export PFRESAMPLE_KERNEL_DIR=$PWD/gpu_kernels  # src/ on PYTHONPATH has no package data
 start=$SECONDS
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/pytest.log"
 

@@ -49,8 +49,8 @@ START=$(date +%s)
     # Both GPU test files, less the N = 50,000 cases of the all-options parity sweep (its
     # 2,400 CPU reference calls there alone would take most of the budget; the paper's
     # search is still checked at N = 50,000 at every block size, and the sweep at N <= 1,000).
-    timeout 130 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_d3.py \
-        tests/test_gpu_d3_filter.py \
+    timeout 130 python3 -m pytest -m gpu -q -p no:cacheprovider tests/gpu/test_gpu_d3.py \
+        tests/gpu/test_gpu_d3_filter.py \
         -k "not (test_particles_equal_the_cpu_reference and 50000)" 2>&1 | tail -40
     echo "pytest rc=${PIPESTATUS[0]} after $(( $(date +%s) - START )) s"
 } > "$OUT/pytest.log" 2>&1

@@ -5,7 +5,7 @@
 #   bash bench/device/issue42_gpu.sh OUT_DIR
 #
 # 1. the GPU tests of run_filter and of every GPU filter it chooses
-#    (tests/test_gpu_engine.py: every registry method and d3 CPU against GPU
+#    (tests/gpu/test_gpu_engine.py: every registry method and d3 CPU against GPU
 #    through run_filter; the GPU filter files the graph-runner refactor
 #    touched) -> OUT_DIR/tests.log
 # 2. the design map's GPU half (bench/design_map.py --backend cuda, growth /
@@ -44,8 +44,8 @@ start=$(date +%s)
 
 echo "== 1. GPU tests" | tee -a "$OUT_DIR/tests.log"
 timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider --durations=10 \
-    tests/test_gpu_engine.py tests/test_gpu_filter.py tests/test_gpu_fused_filter.py \
-    tests/test_gpu_cellular.py tests/test_gpu_d3_filter.py tests/test_gpu_guldas.py \
+    tests/gpu/test_gpu_engine.py tests/gpu/test_gpu_filter.py tests/gpu/test_gpu_fused_filter.py \
+    tests/gpu/test_gpu_cellular.py tests/gpu/test_gpu_d3_filter.py tests/gpu/test_gpu_guldas.py \
     >>"$OUT_DIR/tests.log" 2>&1
 echo "pytest exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT_DIR/tests.log"
 

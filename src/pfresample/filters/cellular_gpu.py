@@ -248,7 +248,7 @@ def run_cpf_gpu(
     model, y, n: int, radius: int, seed: int, *, fast_math: bool = False,
     neighbourhood: str = "search", precision: str = "float64", weighted: bool = False,
 ) -> FilterResult:  # fmt: skip
-    """:func:`pfresample.filters.run_cpf` on the GPU (``cpf_graph``'s replay)."""
+    """run_filter's cellular filter (``CPF_OPTIONS``) on the GPU (``cpf_graph``'s replay)."""
     y = np.asarray(y, dtype=np.float64)
     graph = cpf_graph(model, n, radius, y.shape[0], fast_math, neighbourhood, precision, weighted)
     return graph.run(y, seed)

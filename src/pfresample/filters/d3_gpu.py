@@ -260,7 +260,7 @@ def run_d3_gpu(
     threads=None,
     threads_scope="d3",
 ) -> FilterResult:
-    """:func:`pfresample.filters.run_d3` on the GPU (``backend="cuda"``)."""
+    """run_filter's D3 filter (``D3_OPTIONS``) on the GPU (``backend="cuda"``)."""
     import cupy
 
     from ..models import UuvModel

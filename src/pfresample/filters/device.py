@@ -16,7 +16,7 @@ model.
 The model's noise comes from CuPy's generator (seeded from the run's noise
 stream, ``common.derive_seeds``), the resampler's draws from the same Philox
 seeds as the CPU's: a GPU run is another draw of the same filter, whose
-answers agree with the CPU's in distribution (tests/test_gpu_engine.py).
+answers agree with the CPU's in distribution (tests/gpu/test_gpu_engine.py).
 Each step reads three numbers back (the largest log-weight, the sum of the
 weights, the ESS), so this path is for models without a fused GPU filter,
 not a fast path.

@@ -247,7 +247,7 @@ def _bimodal(model):
 
 
 def run_bootstrap_gpu(model, y, n: int, method: str, seed: int, **params) -> FilterResult:
-    """:func:`pfresample.filters.run_bootstrap` on the GPU (``seconds``: the
+    """run_filter's bootstrap filter (``BOOTSTRAP_OPTIONS``) on the GPU (``seconds``: the
     run's device time)."""
     _bimodal(model)
     m = get_method(method)

@@ -13,7 +13,7 @@ checks it). Its stage times are the kernel's phases, read from the
 device's clock at each grid barrier (:meth:`FusedRun.run` says how they
 differ from the thesis's stages).
 
-``run_sir(..., backend="cuda", stage_times=False)`` takes this path where it
+``run_filter(..., backend="cuda", stage_times=False, **SIR_OPTIONS)`` takes this path where it
 applies (:func:`applies`): the growth model, Systematic, and N up to
 ``geometry.FUSED_MAX_N`` (docs/performance.md has the measurements).
 """

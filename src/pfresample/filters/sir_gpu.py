@@ -504,9 +504,9 @@ def run_sir_gpu(
     stage_times=True,
     fused=None,
 ) -> FilterResult:
-    """:func:`pfresample.filters.run_sir` on the GPU (``backend="cuda"``);
+    """run_filter's SIR filter (``SIR_OPTIONS``) on the GPU (``backend="cuda"``);
     ``m`` is the registry entry, checked by the caller; the keywords'
-    defaults are run_sir's. ``stage_times``
+    defaults are run_filter's. ``stage_times``
     False: no timing mark between the stages (NaN stage times; the total is
     the device time of the whole run), and the fused run of ``sir_fused``
     where it applies -- the same numbers in one kernel, with its phase

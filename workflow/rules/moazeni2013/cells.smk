@@ -4,8 +4,9 @@ study's code src/pfresample/studies/moazeni2013/ and its glue scripts/moazeni201
 * results/moazeni2013/ch3/cpu/{ch3_order}.npz: one decomposition in NumPy (bottom-up,
   divide and conquer, ours) at every n, block size and dtype, each run checked equal to
   the reference bit for bit;
-* results/moazeni2013/ch3/native.npz: the compiled baseline on one thread and on every
-  core the job holds (the whole machine: no other job beside it).
+* results/moazeni2013/ch3/native.npz: the compiled baseline on one thread and on the
+  threads the job holds (moazeni2013_ch3_native_threads; null: every CPU of the host,
+  which Snakemake caps at --cores, so that no other job runs beside it).
 """
 
 MOAZENI2013_CELLS_SCRIPT = "../../../scripts/moazeni2013/cells.py"
@@ -52,7 +53,7 @@ rule moazeni2013_ch3_native_cell:
         "results/logs/moazeni2013/ch3/native.log",
     benchmark:
         "results/benchmarks/moazeni2013/ch3/native.tsv"
-    threads: workflow.cores
+    threads: moazeni2013_catalog.native_threads(config)
     resources:
         mem_mb=lambda wildcards: 1024 + 3 * 4 * max(moazeni2013_catalog.native_n(config)) ** 2 // 2**20,
     conda:

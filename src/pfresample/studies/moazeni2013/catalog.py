@@ -3,6 +3,7 @@ and the thesis's published numbers (chapter 3), each with where it is printed.""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 from .dp import DTYPES
@@ -45,6 +46,12 @@ def numpy_n(cfg: Mapping) -> list[int]:
 
 def native_n(cfg: Mapping) -> list[int]:
     return [int(n) for n in cfg["moazeni2013_ch3_native_n"]]
+
+
+def native_threads(cfg: Mapping) -> int:
+    """Threads of the compiled baseline's many-thread run (null: every CPU)."""
+    value = cfg.get("moazeni2013_ch3_native_threads")
+    return int(value) if value else (os.cpu_count() or 1)
 
 
 def block_sizes(cfg: Mapping) -> list[int]:

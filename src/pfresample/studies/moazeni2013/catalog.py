@@ -60,10 +60,9 @@ def block_sizes(cfg: Mapping) -> list[int]:
 
 def check_config(cfg: Mapping) -> None:
     """Checks across keys, a ValueError naming the keys (the schema checks each key alone)."""
-    for key in ("moazeni2013_ch3_block_sizes",):
-        odd = [s for s in cfg[key] if int(s) & (int(s) - 1)]
-        if odd:
-            raise ValueError(f"{key}: block sizes must be powers of 2, got {odd}")
+    odd = [s for s in block_sizes(cfg) if s & (s - 1)]
+    if odd:
+        raise ValueError(f"moazeni2013_ch3_block_sizes: block sizes must be powers of 2, got {odd}")
     base = int(cfg["moazeni2013_ch3_recursive_base"])
     small = [s for s in block_sizes(cfg) if s < base]
     if small:

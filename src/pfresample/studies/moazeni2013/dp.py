@@ -196,9 +196,6 @@ class Blocked:
             self.m[: self.n1, : self.n1] = m
         self.calls = Calls()
 
-    def view(self, rows: slice, cols: slice) -> np.ndarray:
-        return self.m[rows, cols]
-
     def block(self, i: int, j: int, p: int | None = None) -> tuple[slice, slice]:
         """Rows and columns of block (i, j) of size p (default s), in elements."""
         p = self.s if p is None else p
@@ -309,20 +306,12 @@ def solve_divide_and_conquer(m, threshold: int, *, dry: bool = False, engine=Non
             g.triangular(_sl(c, size), _sl(a, size), _sl(b, size))
 
     def rect(a, b, c, h):
-        # a, b: corners of triangles of size 2h; c: corner of the 2h x 2h rectangle
-        def q(x, r, k):
-            return (x[0] + r * h, x[1] + k * h)
-
-        tri(q(a, 0, 1), q(a, 0, 0), q(a, 1, 1), h)
-        tri(q(c, 1, 0), q(a, 1, 1), q(b, 0, 0), h)
-        tri(q(b, 0, 1), q(b, 0, 0), q(b, 1, 1), h)
-        g.rectangular(_sl(q(c, 0, 0), h), _sl(q(a, 0, 1), h), _sl(q(c, 1, 0), h))
-        tri(q(c, 0, 0), q(a, 0, 0), q(b, 0, 0), h)
-        g.rectangular(_sl(q(c, 1, 1), h), _sl(q(c, 1, 0), h), _sl(q(b, 0, 1), h))
-        tri(q(c, 1, 1), q(a, 1, 1), q(b, 1, 1), h)
-        g.rectangular(_sl(q(c, 0, 1), h), _sl(q(a, 0, 1), h), _sl(q(c, 1, 1), h))
-        g.rectangular(_sl(q(c, 0, 1), h), _sl(q(c, 0, 0), h), _sl(q(b, 0, 1), h))
-        tri(q(c, 0, 1), q(a, 0, 0), q(b, 1, 1), h)
+        # a, b: corners of triangles of size 2h; c: corner of the 2h x 2h rectangle.
+        # Fig 10 first finishes A's and B's off-diagonal quadrants (recomputing them
+        # where they are complete), then C as ours does (C10 is independent of B01).
+        tri(_quadrant(a, 0, 1, h), a, _quadrant(a, 1, 1, h), h)
+        tri(_quadrant(b, 0, 1, h), b, _quadrant(b, 1, 1, h), h)
+        _split_rectangle(g, tri, a, b, c, h)
 
     size = 4 * p
     if size <= 2 * threshold:
@@ -331,6 +320,30 @@ def solve_divide_and_conquer(m, threshold: int, *, dry: bool = False, engine=Non
         half = size // 2
         rect((0, 0), (half, half), (0, half), p)
     return (None if dry else g.result()), g.calls
+
+
+def _quadrant(x: tuple[int, int], r: int, k: int, h: int) -> tuple[int, int]:
+    """The corner of quadrant (r, k), of size h, of the block whose corner is x."""
+    return (x[0] + r * h, x[1] + k * h)
+
+
+def _split_rectangle(g, tri, a, b, c, h: int) -> None:
+    """The 2h x 2h rectangle C (corner c) between the triangles A and B (corners
+    a, b) whose quadrants are complete, quadrant by quadrant (``solve_recursive``'s
+    docstring; the end of Fig 10's body): C10, then C00 and C11 after one product
+    each, then C01 after two; ``tri(c, a, b, h)`` finishes an h x h rectangle."""
+
+    def q(x, r, k):
+        return _quadrant(x, r, k, h)
+
+    tri(q(c, 1, 0), q(a, 1, 1), q(b, 0, 0), h)
+    g.rectangular(_sl(q(c, 0, 0), h), _sl(q(a, 0, 1), h), _sl(q(c, 1, 0), h))
+    tri(q(c, 0, 0), q(a, 0, 0), q(b, 0, 0), h)
+    g.rectangular(_sl(q(c, 1, 1), h), _sl(q(c, 1, 0), h), _sl(q(b, 0, 1), h))
+    tri(q(c, 1, 1), q(a, 1, 1), q(b, 1, 1), h)
+    g.rectangular(_sl(q(c, 0, 1), h), _sl(q(a, 0, 1), h), _sl(q(c, 1, 1), h))
+    g.rectangular(_sl(q(c, 0, 1), h), _sl(q(c, 0, 0), h), _sl(q(b, 0, 1), h))
+    tri(q(c, 0, 1), q(a, 0, 0), q(b, 1, 1), h)
 
 
 def _sl(corner: tuple[int, int], size: int) -> tuple[slice, slice]:
@@ -361,19 +374,7 @@ def solve_recursive(m, s: int, base: int, *, dry: bool = False, engine=None
         if p <= base:
             g.triangular(_sl(c, p), _sl(a, p), _sl(b, p))
             return
-        h = p // 2
-
-        def q(x, r, k):
-            return (x[0] + r * h, x[1] + k * h)
-
-        tri(q(c, 1, 0), q(a, 1, 1), q(b, 0, 0), h)
-        g.rectangular(_sl(q(c, 0, 0), h), _sl(q(a, 0, 1), h), _sl(q(c, 1, 0), h))
-        tri(q(c, 0, 0), q(a, 0, 0), q(b, 0, 0), h)
-        g.rectangular(_sl(q(c, 1, 1), h), _sl(q(c, 1, 0), h), _sl(q(b, 0, 1), h))
-        tri(q(c, 1, 1), q(a, 1, 1), q(b, 1, 1), h)
-        g.rectangular(_sl(q(c, 0, 1), h), _sl(q(a, 0, 1), h), _sl(q(c, 1, 1), h))
-        g.rectangular(_sl(q(c, 0, 1), h), _sl(q(c, 0, 0), h), _sl(q(b, 0, 1), h))
-        tri(q(c, 0, 1), q(a, 0, 0), q(b, 1, 1), h)
+        _split_rectangle(g, tri, a, b, c, p // 2)
 
     for i in range(g.blocks):
         g.diagonal(i)

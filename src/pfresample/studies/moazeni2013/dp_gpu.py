@@ -42,6 +42,13 @@ def kernel(name: str, dtype) -> object:
     return _module().get_function(f"{name}<{CTYPES[np.dtype(dtype).name]}>")
 
 
+def _job(c, a, b):
+    """One job on the device: the corners of C, A and B (slice pairs), int32."""
+    import cupy
+
+    return cupy.asarray([x.start for pair in (c, a, b) for x in pair], dtype=cupy.int32)
+
+
 class GpuBlocked(dp.Blocked):
     """dp.Blocked's operations on the GPU: ``self.m`` is a CuPy array."""
 
@@ -73,28 +80,24 @@ class GpuBlocked(dp.Blocked):
             self._launch("diagonal", (1,), (min(self.s, MAX_THREADS),), args)
 
     def rectangular(self, c, a, b) -> None:
-        import cupy
 
         p = c[0].stop - c[0].start
         self.calls.rectangular += 1
         self.calls.rectangular_sizes.append(p)
         if self.dry:
             return
-        jobs = cupy.asarray([c[0].start, c[1].start, a[0].start, a[1].start, b[0].start,
-                             b[1].start], dtype=cupy.int32)  # fmt: skip
+        jobs = _job(c, a, b)
         tiles = -(-p // TILE)
         args = (self.m, np.int64(self.m.shape[0]), np.int32(p), jobs, np.int32(1))
         self._launch("rectangular", (tiles, tiles, 1), (TILE, TILE), args)
 
     def triangular(self, c, a, b) -> None:
-        import cupy
 
         p = c[0].stop - c[0].start
         self.calls.triangular += 1
         if self.dry:
             return
-        jobs = cupy.asarray([c[0].start, c[1].start, a[0].start, a[1].start, b[0].start,
-                             b[1].start], dtype=cupy.int32)  # fmt: skip
+        jobs = _job(c, a, b)
         self._launch("triangular", (1,), (min(p, MAX_THREADS),),
                      (self.m, np.int64(self.m.shape[0]), np.int32(p), jobs))  # fmt: skip
 
@@ -137,22 +140,15 @@ def solve_bottom_up(m, s: int) -> tuple[object, dp.Calls, float]:
     g.calls.diagonal += 1
     tiles = -(-s // TILE)
     for d in range(1, blocks):
-        rows = np.arange(blocks - d)
-        if d >= 2:
-            terms = d - 1
-            jobs = [[i * s, (i + d) * s] + [v for k in range(i + 1, i + d)
-                    for v in (i * s, k * s, k * s, (i + d) * s)] for i in rows]  # fmt: skip
+        minplus, tri = strip_jobs(blocks, s, d)  # the job lists the CPU test runs
+        if minplus is not None:
             kernel("dp_minplus", dtype)(
-                (tiles, tiles, rows.size),
-                (TILE, TILE),
-                (g.m, ld, np.int32(s), cupy.asarray(np.asarray(jobs, np.int32)), np.int32(terms)),
-            )
+                (tiles, tiles, len(minplus)), (TILE, TILE),
+                (g.m, ld, np.int32(s), cupy.asarray(minplus), np.int32(d - 1)),
+            )  # fmt: skip
             g.calls.rectangular += 1
-        jobs = [[i * s, (i + d) * s, i * s, i * s, (i + d) * s, (i + d) * s] for i in rows]
         kernel("dp_triangular", dtype)(
-            (rows.size,),
-            (min(s, MAX_THREADS),),
-            (g.m, ld, np.int32(s), cupy.asarray(np.asarray(jobs, np.int32))),
+            (len(tri),), (min(s, MAX_THREADS),), (g.m, ld, np.int32(s), cupy.asarray(tri))
         )
         g.calls.triangular += 1
     end.record()

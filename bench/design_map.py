@@ -7,7 +7,7 @@ cpu``, the default) or the GPU (``--backend cuda``).
 On the GPU the engine picks its GPU filter (``pfresample.filters.gpu``): the
 growth and bearings-only models run Dülger's SIR graph (float32 states,
 Philox noise, the log-likelihood estimate from each step's kept maximum and
-sum; cellular there runs the CPF graph, which keeps no log-likelihood: NaN),
+sum; cellular there runs the CPF graph, whose last block of a step sums w~),
 and D3 on them and every method on ``lg`` the engine's loop on CuPy arrays
 (``filters.device``). So the GPU half is another draw of the same filters,
 not the CPU's bits; ``device_step_seconds`` is the GPU's own time a step

@@ -231,8 +231,9 @@ __device__ double block_max_all(double v, double* scratch) {
 // block's sums into parts[row * gridDim.x + block], then the last block to
 // finish adds them and thread 0 of it writes sum / n into out[row].
 // `weighted`: also the weighted mean sum_i w_i x_i / sum_i w_i (the SIR
-// filter's estimate) into out_weighted[row]: wx holds a thread's w x (ROWS
-// values) and w, with w = exp(log w - `shift`), the block's own shift; the
+// filter's estimate) into out_weighted[row], and log sum_i w_i (the
+// log-likelihood estimate's step) into out_weighted[ROWS]: wx holds a
+// thread's w x (ROWS values) and w, with w = exp(log w - `shift`), the block's own shift; the
 // block's ROWS + 1 sums and its shift go to parts after the plain sums
 // (parts holds (2 ROWS + 2) gridDim.x values), and the last block brings
 // every block's sums to the largest shift, exp(shift_b - max) each, before
@@ -274,8 +275,10 @@ __device__ void grid_means(double v[ROWS], double wx[ROWS + 1], double shift, in
             if (shifts[p] > NEG_INF) s += exp(shifts[p] - top) * parts[(ROWS + row) * grid + p];
         total[row] = block_sum(s, scratch);
     }
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
         for (int row = 0; row < ROWS; ++row) out_weighted[row] = total[row] / total[ROWS];
+        out_weighted[ROWS] = top + log(total[ROWS]);  // log SUM_i exp(log w_i)
+    }
 }
 
 // A run's inputs (filters/cellular_gpu.py): the noise key, then two words of
@@ -363,7 +366,7 @@ constexpr int CPF_SEARCH = 0, CPF_SCAN = 1, CPF_DIVIDE = 2;
 // x_{k+1}; x_out gets the prediction x_{k+2} of the resampled particles
 // (noise block k + 2, `drift` that of step k + 1) when `predict`, and
 // estimate[0 .. ROWS) the mean of the resampled particles; with `weighted`
-// also weighted_estimate[0 .. ROWS), the weighted mean of the predicted
+// also weighted_estimate[0 .. ROWS], the weighted mean of the predicted
 // particles before resampling (grid_means). Dynamic shared memory: the tile's
 // weights (Real: float64, or the paper's float32), with CPF_SEARCH their
 // prefix sums (span + 1), its float32 log-weights, then its ROWS rows of states.

@@ -18,7 +18,8 @@ particle finds its neighbour (``neighbourhood``): "search" in its tile's
 prefix sums, "scan" by the resampler's contract, or "divide", the paper's
 running quotients (``NEIGHBOURHOOD_MODES``: cellular.cu's CPF_SEARCH,
 CPF_SCAN, CPF_DIVIDE). ``weighted``: the step also writes the weighted mean of
-the predicted particles before resampling (the SIR filter's estimate).
+the predicted particles before resampling (the SIR filter's estimate) and the
+step's log-likelihood estimate.
 
 The noise is Philox (models.cuh's normals4: block 0 the prior, block k + 1
 the step from x_k to x_{k+1}), not NumPy's generator, so the CPU and GPU
@@ -31,6 +32,7 @@ and sines), so runs of one seed with different kernels or radii share it
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 
@@ -135,7 +137,8 @@ class CpfGraph(GraphRunner):
         self.parts = cupy.empty((2 * twin.rows + 2) * self.grid, dtype=np.float64)
         self.ticket = cupy.zeros(1, dtype=np.uint32)
         self.estimates = cupy.empty((steps, twin.rows), dtype=np.float64)
-        self.weighted_estimates = cupy.empty((steps, twin.rows), dtype=np.float64)
+        # the weighted means, then log SUM_i w~_i of the step (cellular.cu, grid_means)
+        self.weighted_estimates = cupy.empty((steps, twin.rows + 1), dtype=np.float64)
         self.start, self.end = cupy.cuda.Event(), cupy.cuda.Event()
 
     def _step(self, k: int) -> None:
@@ -203,6 +206,10 @@ class CpfGraph(GraphRunner):
         weighted = self.weighted_estimates.get(stream=self.stream) if self.weighted else None
         wall = time.perf_counter() - start
         device = 1e-3 * cupy.cuda.get_elapsed_time(self.start, self.end)
+        log_z = None
+        if weighted is not None:
+            log_z = self.log_likelihood_steps(weighted[:, -1])
+            weighted = weighted[:, :-1]
         for values in (estimates, weighted):
             if values is not None:
                 check_finite(
@@ -218,8 +225,19 @@ class CpfGraph(GraphRunner):
         before = np.full_like(estimates, np.nan) if weighted is None else weighted
         return gpu_result(
             "cellular", self.n, seed, before, wall_seconds=wall, total_seconds=device,
-            resampled_estimates=estimates,
+            resampled_estimates=estimates, log_likelihood_steps=log_z,
         )  # fmt: skip
+
+    def log_likelihood_steps(self, log_sums: np.ndarray) -> np.ndarray:
+        """log Z_k (``filters.engine``'s estimator) from the log SUM_i w~_i the
+        last block of each step writes: the CPF resamples every step, so
+        log Z_k = log SUM_i w~_i - log N, plus the constant the kernels drop
+        from the model's log-likelihood (the same ``models.cuh`` function as
+        the SIR graph's, so its twin's constant)."""
+        from .sir_gpu import device_twin
+
+        constant = device_twin(self.twin.model).log_likelihood_constant()
+        return log_sums - math.log(self.n) + constant
 
 
 _GRAPHS: OrderedDict = OrderedDict()

@@ -17,9 +17,9 @@ and the options are the ones it implements.
 
 Each runs another draw of the same algorithm (float32 states, Philox process
 noise), so a GPU run agrees with the CPU's in distribution, not bit for bit
-(tests/gpu/test_gpu_engine.py). The log-likelihood estimate is not computed by
-the SIR graph from what its steps keep (each step's largest log-weight and
-the sum of w~); the other GPU filters give NaN.
+(tests/gpu/test_gpu_engine.py). The SIR graph and the cellular filter give
+the log-likelihood estimate from what their steps keep (each step's largest
+log-weight and its sum of w~); the D3 and Güldaş filters give NaN.
 """
 
 from __future__ import annotations

@@ -263,8 +263,11 @@ def _t(df: int) -> float:
 
 
 def t_interval(values) -> tuple[float, float]:
-    """(mean, half width) of the Student-t ``LEVEL`` interval of the mean of ``values``."""
+    """(mean, half width) of the Student-t ``LEVEL`` interval of the mean of
+    ``values`` (half width NaN for one value: a cell cut short)."""
     x = np.asarray(values, dtype=np.float64)
+    if x.size < 2:
+        return float(x.mean()), math.nan
     return float(x.mean()), _t(x.size - 1) * float(x.std(ddof=1)) / math.sqrt(x.size)
 
 

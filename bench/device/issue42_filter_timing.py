@@ -72,7 +72,9 @@ def _cpf(n, seed, data):
     if API == "old":
         r = run_cpf(model, y, n, 64, seed, backend="cuda")
         return r.step_seconds * len(y)
-    r = run_filter(model, y, n, "cellular", seed=seed, backend="cuda", radius=64, **CPF_OPTIONS)
+    r = run_filter(
+        model, y, n, "cellular", seed=seed, backend="cuda", radius=64, weighted=False, **CPF_OPTIONS
+    )  # fmt: skip  (the old run_cpf's default: no weighted mean)
     return r.total_seconds
 
 

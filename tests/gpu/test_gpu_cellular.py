@@ -18,7 +18,8 @@
 * The weighted mean before resampling, exactly: after a one-step run the
   graph's state buffer holds the predicted particles, and the kernel's
   estimate is sum w x / sum w of them (blocks with their own shifts,
-  combined by the last block), and at r = 0 its plain estimate their mean.
+  combined by the last block), its log-likelihood estimate log SUM L - log N
+  of them, and at r = 0 its plain estimate their mean.
 * The paper's start of the growth model on the GPU: the first predicted
   particles are N(0, 10) draws; the CPF and the SIR filter (graph and fused
   run, bit for bit with each other) agree with the CPU filters.
@@ -47,12 +48,14 @@ def run_cpf(model, y, n, radius, seed, *, weighted=False, **kw):
     particles), ``weighted_estimates`` the weighted mean before resampling,
     ``step_seconds`` the time of a step (the device's on the GPU)."""
     kw.setdefault("backend", "cpu")
-    run = run_filter(model, y, n, "cellular", seed=seed, radius=radius, **CPF_OPTIONS, **kw)
+    run = run_filter(model, y, n, "cellular", seed=seed, radius=radius, weighted=weighted,
+                     **CPF_OPTIONS, **kw)  # fmt: skip
     steps = len(run.estimates)
     clock = run.total_seconds if run.backend == "cuda" else run.wall_seconds
     return SimpleNamespace(
         estimates=run.resampled_estimates, weighted_estimates=run.estimates,
         backend=run.backend, wall_seconds=run.wall_seconds, step_seconds=clock / steps,
+        log_likelihood=run.log_likelihood,
     )  # fmt: skip
 
 
@@ -256,6 +259,11 @@ def test_weighted_estimate_is_the_weighted_mean_of_the_predicted_particles(name,
         atol = 1e-4 if name == "growth" else 1e-6  # growth states ~10, BOT velocities ~0.01
         got = np.reshape(run.weighted_estimates, -1)
         np.testing.assert_allclose(got, np.reshape(want, -1), rtol=1e-4, atol=atol)
+        # log Z_1 = log SUM L - log N, the model's constant included, to the float32 rounding
+        # of log L (~1e-7 relative, |log L| < 1e3 here)
+        top = log_l.max()
+        log_z = top + np.log(np.exp(log_l - top).sum()) - np.log(n)
+        assert run.log_likelihood == pytest.approx(log_z, abs=1e-3)
         if radius == 0:  # no resampling: the plain estimate is the particles' mean
             mean = np.reshape(particles.mean(axis=0), -1)
             np.testing.assert_allclose(np.reshape(run.estimates, -1), mean, rtol=1e-12)

@@ -174,7 +174,8 @@ def test_every_table_method_runs_on_the_device(model, method, segment_bytes):
     else:
         truth = truth_trajectory(SCENARIOS["scenario2"], RADAR)[:31]
         y = RADAR.simulate_measurements(truth[1:], np.random.default_rng(1))
-    r = run_sir(model, y, 2**12, method, 7, segment_bytes=segment_bytes, backend="cuda")
+    segments = {} if segment_bytes is None else {"segment_bytes": segment_bytes}
+    r = run_sir(model, y, 2**12, method, 7, backend="cuda", **segments)
     assert r.backend == "cuda" and r.method == method
     assert r.estimates.shape == truth[1:].shape
     assert np.all(np.isfinite(r.estimates))

@@ -76,7 +76,7 @@ from .d3 import prior_log_weights, weights_of_columns
 PROTOCOL = ("init_particles", "transition", "log_likelihood")
 # D3's options (resample_d3's), beside the registry's method parameters
 D3_PARAMS = ("noise", "cdf", "precision", "threads", "impl", "components", "threads_scope")
-CELLULAR_PARAMS = ("radius", "precision", "neighbourhood", "fast_math")
+CELLULAR_PARAMS = ("radius", "precision", "neighbourhood", "fast_math", "weighted")
 GATES = ("filter", "stages")
 ESTIMATORS = ("normalised", "ratio")
 RESAMPLED_ESTIMATES = ("mean", "weighted")
@@ -184,7 +184,8 @@ def run_filter(
     tau >= 0: resample only when ESS < tau N (the adaptive filter; above 1:
     every step, as ESS <= N); None: every step. ``params``: the resampler's (``radix``, ``radius``,
     ``B``, ``epsilon``, ``ssd_table``, ``segment_bytes``, ``precision``,
-    ``neighbourhood``, D3's ``noise``, ``cdf``, ``threads``,
+    ``neighbourhood``, the cellular GPU kernel's ``fast_math`` and
+    ``weighted`` (``filters.cellular``), D3's ``noise``, ``cdf``, ``threads``,
     ``components``, ``impl``, ...).
 
     The source documents' conventions (their studies use them; the defaults

@@ -109,7 +109,8 @@ def _cellular(model, y, n, m, seed, kw, own):
     return run_cpf_gpu(model, y, n, int(own.get("radius", 1)), seed,
                        fast_math=bool(own.get("fast_math", False)),
                        neighbourhood=own.get("neighbourhood", "search"),
-                       precision=own.get("precision", "float64"), weighted=True)  # fmt: skip
+                       precision=own.get("precision", "float64"),
+                       weighted=bool(own.get("weighted", True)))  # fmt: skip
 
 
 def _d3(options):

@@ -310,7 +310,7 @@ def timing_cell(
     def run(v: dict, run_seed: int):
         return _cpf(model, y, n, v["radius"], run_seed, where,
                     fast_math=v["build"] == "fast-math", precision=v["precision"],
-                    neighbourhood=v["neighbourhood"])  # fmt: skip
+                    neighbourhood=v["neighbourhood"], weighted=False)  # fmt: skip
 
     for radius in radii:
         rows = [k for k, v in enumerate(variants) if v["radius"] == radius]

@@ -14,7 +14,8 @@ not the CPU's bits; ``device_step_seconds`` is the GPU's own time a step
 (CUDA events around a graph's steps; the host's clock for the CuPy loop).
 
 Resamplers: every method of ``pfresample.methods()`` plus "d3" (Das et al.
-2014, which moves the particles); cellular with radius ``CELLULAR_RADIUS``,
+2014, which moves the particles); cellular with radius ``CELLULAR_RADIUS``
+drawing the CPF's way (``METHOD_PARAMS``),
 the butterflies with their default radix (``pfresample.radix.default_radix``),
 Metropolis and Uphill with B as ``run_filter`` chooses it; every step
 resamples (``ess_threshold=None``).
@@ -89,7 +90,10 @@ from _common import parse_size, write_rows  # noqa: E402 -- sibling module
 
 # The smallest radius of Gelencsér-Horváth et al.'s grid (config cpf2013_radii: 32 ... 256).
 CELLULAR_RADIUS = 32
-METHOD_PARAMS = {"cellular": {"radius": CELLULAR_RADIUS}}
+# The CPF's own choice (neighbourhood given: ``filters.engine.cpf_choice``), on both
+# backends the same: each neighbourhood shifted by its own maximum, as the GPU's CPF graph
+# draws. With the radius alone the CPU would draw from the normalised W instead.
+METHOD_PARAMS = {"cellular": {"radius": CELLULAR_RADIUS, "neighbourhood": "search"}}
 METHODS = (*pr.methods(), "d3")
 REFERENCE = "systematic"  # the paired comparisons' baseline
 # name -> (model, T): the module docstring.

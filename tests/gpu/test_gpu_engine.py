@@ -155,17 +155,18 @@ def test_the_sir_graph_log_likelihood_agrees_with_the_cpu():
 
 @pytest.mark.parametrize("model", [GrowthModel(), BearingsOnlyModel()], ids=["growth", "bot"])
 def test_the_cpf_graph_log_likelihood_agrees_with_the_cpu(model):
-    """The cellular filter (r = 32) on the growth and bearings-only models:
-    the engine picks the CPF graph, whose log Z_k comes from the sum of w~ its
-    last block adds; its mean over 32 seeds agrees with the CPU filter's (4
-    standard errors). A wrong constant (the kernels drop -1/2 log(2 pi s^2)
-    from log g) would shift every run by T times it, far outside."""
+    """The cellular filter (r = 32, the CPF's choice: ``neighbourhood`` given,
+    ``engine.cpf_choice``) on the growth and bearings-only models: the engine
+    picks the CPF graph, whose log Z_k comes from the sum of w~ its last block
+    adds; its mean over 32 seeds agrees with the CPU filter's (4 standard
+    errors). A wrong constant (the kernels drop -1/2 log(2 pi s^2) from log g)
+    would shift every run by T times it, far outside."""
     truth, y = model.simulate(30, np.random.default_rng(9))
 
     def log_z(backend):
         return np.array([
-            run_filter(model, y, 4096, "cellular", seed=s, backend=backend,
-                       radius=32).log_likelihood
+            run_filter(model, y, 4096, "cellular", seed=s, backend=backend, radius=32,
+                       neighbourhood="search").log_likelihood
             for s in range(32)
         ])  # fmt: skip
 

@@ -406,3 +406,24 @@ def test_cpf_at_full_radius_is_the_multinomial_sir_filter_on_bot():
 
     assert abs(z(n - 1, weighted=False)) < 4 and abs(z(n - 1, weighted=True)) < 4
     assert abs(z(4, weighted=False)) > 4
+
+
+def test_the_engine_draws_the_cpfs_way_where_the_gpu_graph_does():
+    """``engine.cpf_choice``: the CPF's own choice (each neighbourhood shifted by its
+    own maximum) with CPF_OPTIONS or any cellular parameter beyond the radius, the
+    registry's choice on W otherwise; the GPU's CPF graph runs only where it holds.
+    On the bearings-only model's first steps whole neighbourhoods underflow in W, so
+    the two choices give different filters from the same seed."""
+    from pfresample.filters.engine import cpf_choice
+    from pfresample.models import BearingsOnlyModel
+
+    assert not cpf_choice("float64", {"radius": 3})
+    assert not cpf_choice("float64", {"radius": 3, "weighted": False})
+    assert cpf_choice("float64", {"radius": 3, "neighbourhood": "search"})
+    assert cpf_choice("float64-raw", {"radius": 3})
+    model = BearingsOnlyModel()
+    _, y = model.simulate(6, np.random.default_rng(4))
+    runs = [run_filter(model, y, 1024, "cellular", seed=1, backend="cpu", radius=8, **kw)
+            for kw in ({}, {"neighbourhood": "search"}, {"neighbourhood": "search"})]  # fmt: skip
+    np.testing.assert_array_equal(runs[1].estimates, runs[2].estimates)  # the seed fixes a run
+    assert not np.array_equal(runs[0].estimates, runs[1].estimates)

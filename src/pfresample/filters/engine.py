@@ -106,6 +106,20 @@ ARITHMETIC = {
 }
 
 
+def cpf_choice(arithmetic: str, own: dict) -> bool:
+    """Whether the cellular resampler draws as the CPF does
+    (``resampling.cellular.cellular_log``: from the log-likelihoods, each
+    neighbourhood shifted by its own maximum) rather than as the registry's
+    resampler on the normalised W: with an arithmetic that carries the
+    log-weights unnormalised (``CPF_OPTIONS``), or any cellular parameter
+    beyond ``radius``. The two differ where a whole neighbourhood underflows in
+    W (the bearings-only model's first steps): there the registry's takes the
+    nearest particle with weight beyond it. The GPU's CPF graph draws the
+    CPF's way, so the engine runs it only where this holds (``filters.gpu``)."""
+    beyond = set(own) - {"radius", "weighted"}  # weighted: what the GPU kernel also writes
+    return not (ARITHMETIC[arithmetic].carry_normalised and not beyond)
+
+
 def check_model(model) -> None:
     """TypeError naming the methods of the protocol ``model`` lacks."""
     missing = [name for name in PROTOCOL if not callable(getattr(model, name, None))]
@@ -244,7 +258,8 @@ def run_filter(
         snapshot_step=snapshot_step, keep_particles=keep_particles,
     )  # fmt: skip
     if backend != "cpu":
-        options["stage_times"] = stage_times
+        # what only the GPU filters' choice reads (filters.gpu)
+        options.update(stage_times=stage_times, cpf_choice=cpf_choice(arithmetic, own))
         from . import device, gpu
 
         runner = gpu.fused_filter(model, m, n, kw, own, options)
@@ -255,7 +270,7 @@ def run_filter(
             if runner is None:
                 raise NotImplementedError(gpu.why_not(model, m, kw, own, options))
             return runner(model, y, n, m, seed, kw, own)
-        del options["stage_times"]
+        del options["stage_times"], options["cpf_choice"]
     return _run_cpu(model, y, n, m, int(seed), kw, own, **options)
 
 
@@ -393,7 +408,7 @@ def _run_cpu(
                     w_d3 = weights_of_columns(model.log_likelihood_components(y[k], x))
                 x = resample_d3(x, w_d3, prior, seed=int(draw_seeds[k]), backend="cpu",
                                 components=components, **d3_kw)  # fmt: skip
-            elif cellular and not (ar.carry_normalised and set(own) <= {"radius"}):
+            elif cellular and cpf_choice(arithmetic, own):
                 # the CPF's own resampling from the log-likelihoods (Gelencsér-Horváth
                 # et al., Fig 6; resampling.cellular.cellular_log); the engine's default
                 # arithmetic hands the registry's cellular resampler W, as any method

@@ -4,7 +4,10 @@ and the options are the ones it implements.
 
 * the cellular filter (``cellular_gpu``): resampler "cellular" on the growth
   or bearings-only model, radius <= ``cuda.geometry.CPF_MAX_RADIUS``,
-  resampling every step;
+  resampling every step, drawing the CPF's way (``engine.cpf_choice``:
+  ``CPF_OPTIONS``, or a cellular parameter beyond the radius); with the
+  default arithmetic and the radius alone the CPU draws from W, and so does
+  the engine's CuPy loop;
 * Das et al.'s filter (``d3_gpu``): the UUV model, resampling every step,
   joint D3 or any method with a kernel (``arithmetic="float32-w64"`` or
   resampler "d3");
@@ -36,6 +39,7 @@ def _cpf_ok(model, own: dict, options: dict) -> bool:
 
     return (
         cpf_twin(model) is not None and int(own.get("radius", 1)) <= CPF_MAX_RADIUS
+        and options["cpf_choice"]
         and options["ess_threshold"] is None and options["gate"] == "filter"
         and not options["diagnostics"] and options["snapshot_step"] is None
     )  # fmt: skip

@@ -128,6 +128,22 @@ def test_a_users_numpy_model_runs_on_cupy():
     assert abs(ratio.mean() - 1) < 4 * ratio.std(ddof=1) / math.sqrt(ratio.size)
 
 
+def _assert_same_mean_log_z(model, y, method, seeds=32, **kw):
+    """The log-likelihood estimates of ``seeds`` runs a backend (N = 4096): their
+    means agree within 4 standard errors of the difference of two independent means."""
+
+    def log_z(backend):
+        return np.array([
+            run_filter(model, y, 4096, method, seed=s, backend=backend, **kw).log_likelihood
+            for s in range(seeds)
+        ])  # fmt: skip
+
+    cpu, gpu = log_z("cpu"), log_z("cuda")
+    assert np.isfinite(gpu).all()
+    se = math.sqrt(cpu.var(ddof=1) / cpu.size + gpu.var(ddof=1) / gpu.size)
+    assert abs(cpu.mean() - gpu.mean()) < 4 * se, (cpu.mean(), gpu.mean(), se)
+
+
 def test_the_sir_graph_log_likelihood_agrees_with_the_cpu():
     """Dülger's filter on the growth model: the engine picks the SIR graph,
     whose log Z_k comes from each step's kept maximum and sum of w~; its
@@ -135,18 +151,7 @@ def test_the_sir_graph_log_likelihood_agrees_with_the_cpu():
     fused one-kernel run (stage_times=False) gives the graph's estimates."""
     model = GrowthModel()
     _, y = model.simulate(50, np.random.default_rng(8))
-
-    def log_z(backend):
-        return np.array([
-            run_filter(model, y, 4096, "systematic", seed=s, backend=backend,
-                       **SIR_OPTIONS).log_likelihood
-            for s in range(32)
-        ])  # fmt: skip
-
-    cpu, gpu = log_z("cpu"), log_z("cuda")
-    assert np.isfinite(gpu).all()
-    se = math.sqrt(cpu.var(ddof=1) / cpu.size + gpu.var(ddof=1) / gpu.size)
-    assert abs(cpu.mean() - gpu.mean()) < 4 * se, (cpu.mean(), gpu.mean(), se)
+    _assert_same_mean_log_z(model, y, "systematic", **SIR_OPTIONS)
     graph = run_filter(model, y, 4096, "systematic", seed=3, backend="cuda", **SIR_OPTIONS)
     fused = run_filter(model, y, 4096, "systematic", seed=3, backend="cuda", stage_times=False,
                        **SIR_OPTIONS)  # fmt: skip
@@ -161,19 +166,8 @@ def test_the_cpf_graph_log_likelihood_agrees_with_the_cpu(model):
     adds; its mean over 32 seeds agrees with the CPU filter's (4 standard
     errors). A wrong constant (the kernels drop -1/2 log(2 pi s^2) from log g)
     would shift every run by T times it, far outside."""
-    truth, y = model.simulate(30, np.random.default_rng(9))
-
-    def log_z(backend):
-        return np.array([
-            run_filter(model, y, 4096, "cellular", seed=s, backend=backend, radius=32,
-                       neighbourhood="search").log_likelihood
-            for s in range(32)
-        ])  # fmt: skip
-
-    cpu, gpu = log_z("cpu"), log_z("cuda")
-    assert np.isfinite(gpu).all()
-    se = math.sqrt(cpu.var(ddof=1) / cpu.size + gpu.var(ddof=1) / gpu.size)
-    assert abs(cpu.mean() - gpu.mean()) < 4 * se, (cpu.mean(), gpu.mean(), se)
+    _, y = model.simulate(30, np.random.default_rng(9))
+    _assert_same_mean_log_z(model, y, "cellular", radius=32, neighbourhood="search")
 
 
 def test_the_engine_runs_the_documents_gpu_filters():

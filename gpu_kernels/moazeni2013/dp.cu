@@ -63,6 +63,62 @@ __global__ void dp_minplus(T* m, long long ld, int p, const int* jobs, int terms
     if (r < p && c < p) m[ci * ld + cj] = best;
 }
 
+// dp_minplus register-blocked, for p a multiple of DP_RB: DP_RB x DP_RB of C a thread
+// block of 256 threads, each thread 4 x 4 elements of C (rows ty + 16 i, columns
+// tx + 16 j: the shared reads broadcast, the global ones coalesce), A and B through
+// shared memory DP_RK columns (rows) at a time; A stored transposed with one column of
+// padding so that its 16 consecutive k of a row land in 16 banks. Per k a thread reads
+// 8 values and does 16 additions and 16 minima, where dp_minplus reads 2 for 1 and 1.
+#define DP_RB 64
+#define DP_RK 16
+
+template <typename T>
+__global__ void dp_minplus_rb(T* m, long long ld, int p, const int* jobs, int terms) {
+    __shared__ T as[DP_RK][DP_RB + 1];
+    __shared__ T bs[DP_RK][DP_RB];
+    const int* job = jobs + (long long)blockIdx.z * (2 + 4 * terms);
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    const long long row0 = (long long)blockIdx.y * DP_RB, col0 = (long long)blockIdx.x * DP_RB;
+    const long long ci = job[0] + row0, cj = job[1] + col0;
+    T acc[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = m[(ci + ty + 16 * i) * ld + cj + tx + 16 * j];
+    for (int t = 0; t < terms; ++t) {
+        const long long ar = job[2 + 4 * t] + row0, ac = job[3 + 4 * t];
+        const long long br = job[4 + 4 * t], bc = job[5 + 4 * t] + col0;
+        for (int k0 = 0; k0 < p; k0 += DP_RK) {
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int e = threadIdx.x + 256 * q;
+                const int ra = e / DP_RK, ka = e % DP_RK;  // A: 16 consecutive k a row
+                as[ka][ra] = m[(ar + ra) * ld + ac + k0 + ka];
+                const int kb = e / DP_RB, cb = e % DP_RB;  // B: 64 consecutive columns a k
+                bs[kb][cb] = m[(br + k0 + kb) * ld + bc + cb];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < DP_RK; ++k) {
+                T a[4], b[4];
+#pragma unroll
+                for (int i = 0; i < 4; ++i) a[i] = as[k][ty + 16 * i];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) b[j] = bs[k][tx + 16 * j];
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) acc[i][j] = dp_min(acc[i][j], a[i] + b[j]);
+            }
+            __syncthreads();
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) m[(ci + ty + 16 * i) * ld + cj + tx + 16 * j] = acc[i][j];
+}
+
 // Eq. 5 for p x p rectangles C between a complete upper-left triangle A (C's rows) and
 // a complete lower-right triangle B (C's columns), one thread block a job (blockIdx.x;
 // jobs[6 * job ...] = C's, A's and B's corners): element (r, c) needs the elements below

@@ -11,8 +11,9 @@ launches. ``dp.py`` is the CPU reference; every result is equal to it bit for bi
   and one triangular launch a block-diagonal.
 
 Launch parameters live here: DP_TILE x DP_TILE threads a min-plus tile (the kernel's
-``DP_TILE``), one thread a row for the triangular and diagonal kernels (at most
-MAX_THREADS)."""
+``DP_TILE``), or, where the product's side is a multiple of RB, RB x RB a block of
+RB_THREADS threads (``dp_minplus_rb``, 4 x 4 elements a thread); one thread a row for
+the triangular and diagonal kernels (at most MAX_THREADS)."""
 
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ from . import dp
 
 SOURCE = "moazeni2013/dp.cu"
 TILE = 16  # DP_TILE of dp.cu
+RB, RB_THREADS = 64, 256  # DP_RB of dp.cu and its thread count (16 x 16, 4 x 4 elements each)
 MAX_THREADS = 256
 CTYPES = {"float32": "float", "int32": "int"}
-KERNELS = ("dp_diagonal", "dp_minplus", "dp_triangular")
+KERNELS = ("dp_diagonal", "dp_minplus", "dp_minplus_rb", "dp_triangular")
 
 
 @cache
@@ -40,6 +42,14 @@ def _module():
 
 def kernel(name: str, dtype) -> object:
     return _module().get_function(f"{name}<{CTYPES[np.dtype(dtype).name]}>")
+
+
+def minplus_launch(p: int, jobs: int) -> tuple[str, tuple, tuple]:
+    """(kernel, grid, block) of ``jobs`` p x p min-plus products in one launch."""
+    if p % RB == 0:
+        return "dp_minplus_rb", (p // RB, p // RB, jobs), (RB_THREADS,)
+    tiles = -(-p // TILE)
+    return "dp_minplus", (tiles, tiles, jobs), (TILE, TILE)
 
 
 def _job(c, a, b):
@@ -63,13 +73,11 @@ class GpuBlocked(dp.Blocked):
             self.m[: self.n1, : self.n1] = cupy.asarray(m)
         self.dtype = np.dtype(m.dtype)
 
-    def _launch(self, kind: str, grid, block, args) -> None:
+    def _launch(self, kind: str, grid, block, args, name: str | None = None) -> None:
         import cupy
 
         start = time.perf_counter()
-        kernel(f"dp_{kind}" if kind != "rectangular" else "dp_minplus", self.dtype)(
-            grid, block, args
-        )
+        kernel(name or f"dp_{kind}", self.dtype)(grid, block, args)
         cupy.cuda.get_current_stream().synchronize()
         self.calls.seconds[kind] += time.perf_counter() - start
 
@@ -86,10 +94,9 @@ class GpuBlocked(dp.Blocked):
         self.calls.rectangular_sizes.append(p)
         if self.dry:
             return
-        jobs = _job(c, a, b)
-        tiles = -(-p // TILE)
-        args = (self.m, np.int64(self.m.shape[0]), np.int32(p), jobs, np.int32(1))
-        self._launch("rectangular", (tiles, tiles, 1), (TILE, TILE), args)
+        name, grid, block = minplus_launch(p, 1)
+        args = (self.m, np.int64(self.m.shape[0]), np.int32(p), _job(c, a, b), np.int32(1))
+        self._launch("rectangular", grid, block, args, name)
 
     def triangular(self, c, a, b) -> None:
 
@@ -128,27 +135,28 @@ def solve_bottom_up(m, s: int) -> tuple[object, dp.Calls, float]:
     diagonal block, then for D = 1, 2, ...: one min-plus launch over every
     block (I, I + D) and every K between (D >= 2), one triangular launch.
     Returns the CuPy matrix, the calls (a launch counts once) and the GPU's
-    seconds (CUDA events around the whole, the upload excluded)."""
+    seconds (CUDA events around the whole, the upload and the job lists excluded:
+    the lists, the schedule of (blocks, s), are built and uploaded first, so that
+    no launch waits for the host)."""
     import cupy
 
     g = GpuBlocked(m, s)
     ld, blocks, dtype = np.int64(g.m.shape[0]), g.blocks, g.dtype
+    # the job lists the CPU test runs (strip_jobs), on the device before the clock starts
+    plan = [(d, *(None if j is None else cupy.asarray(j) for j in strip_jobs(blocks, s, d)))
+            for d in range(1, blocks)]  # fmt: skip
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     start.record()
     kernel("dp_diagonal", dtype)((blocks,), (min(s, MAX_THREADS),),
                                  (g.m, ld, np.int32(s), np.int32(0)))  # fmt: skip
     g.calls.diagonal += 1
-    tiles = -(-s // TILE)
-    for d in range(1, blocks):
-        minplus, tri = strip_jobs(blocks, s, d)  # the job lists the CPU test runs
+    for d, minplus, tri in plan:
         if minplus is not None:
-            kernel("dp_minplus", dtype)(
-                (tiles, tiles, len(minplus)), (TILE, TILE),
-                (g.m, ld, np.int32(s), cupy.asarray(minplus), np.int32(d - 1)),
-            )  # fmt: skip
+            name, grid, block = minplus_launch(s, len(minplus))
+            kernel(name, dtype)(grid, block, (g.m, ld, np.int32(s), minplus, np.int32(d - 1)))
             g.calls.rectangular += 1
         kernel("dp_triangular", dtype)(
-            (len(tri),), (min(s, MAX_THREADS),), (g.m, ld, np.int32(s), cupy.asarray(tri))
+            (len(tri),), (min(s, MAX_THREADS),), (g.m, ld, np.int32(s), tri)
         )
         g.calls.triangular += 1
     end.record()

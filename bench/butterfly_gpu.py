@@ -31,8 +31,8 @@ from pfresample.api import time_resample
 from pfresample.radix import default_radix
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import parse_size, write_rows  # noqa: E402 -- sibling module
-from gpu_resamplers import cupy_systematic, device_info, event_median_ms  # noqa: E402
+from _common import cuda_device_info, parse_size, write_rows  # noqa: E402 -- sibling module
+from gpu_resamplers import cupy_systematic, event_median_ms  # noqa: E402
 
 METHODS = (
     "butterfly-multinomial",
@@ -62,7 +62,7 @@ def main(argv=None) -> None:
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--csv", type=Path, default=Path("results/bench/butterfly_gpu.csv"))
     args = p.parse_args(argv)
-    info = device_info()
+    info = cuda_device_info()
     rows = []
     for precision in args.precisions:
         for n in args.sizes:

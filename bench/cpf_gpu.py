@@ -42,8 +42,7 @@ from pfresample.filters.cellular_gpu import cpf_graph
 from pfresample.models import BearingsOnlyModel, GrowthModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_rows  # noqa: E402 -- sibling module
-from gpu_resamplers import device_info  # noqa: E402
+from _common import cuda_device_info, write_rows  # noqa: E402 -- sibling module
 
 SIZES = (2048, 4096, 8192, 16384)
 RADII = (32, 64, 128, 256)
@@ -103,7 +102,7 @@ def main(argv=None) -> None:
     p.add_argument("--fast-math", action="store_true", help="also time the fast-math build")
     p.add_argument("--csv", type=Path, default=Path("results/bench/cpf_gpu.csv"))
     args = p.parse_args(argv)
-    info = device_info()
+    info = cuda_device_info()
     rows = []
     for n in SIZES:
         rows.append(_sir_row(n, args.runs, info))

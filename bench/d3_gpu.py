@@ -44,8 +44,7 @@ from pfresample.studies.d3_2014.experiments import step_weights
 from pfresample.timing import cpu_name, cuda_event_times
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import parse_size, write_rows  # noqa: E402 -- sibling module
-from gpu_resamplers import device_info  # noqa: E402
+from _common import cuda_device_info, parse_size, write_rows  # noqa: E402 -- sibling module
 
 SIZES = tuple(PUBLISHED_TABLE5)  # the paper's Table 5: N -> (CPU systematic, CPU D3, GPU D3)
 FIELDS = ["date", "device", "cuda", "cupy", "cpu", "n", "what", "steps", "seconds",
@@ -97,7 +96,7 @@ def main(argv=None) -> None:
     p.add_argument("--duration", type=float, default=360.0, help="seconds of the GPU runs")
     p.add_argument("--csv", type=Path, default=Path("results/bench/d3_gpu.csv"))
     args = p.parse_args(argv)
-    info = {**device_info(), "cpu": cpu_name()}
+    info = {**cuda_device_info(), "cpu": cpu_name()}
     model = UuvModel(duration=args.duration)
     _, y = model.simulate(2014)
     cpu_model = replace(model, duration=args.cpu_steps * model.dt)

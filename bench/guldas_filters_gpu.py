@@ -36,8 +36,7 @@ from pfresample.models.bimodal import BimodalModel
 from pfresample.models.volatility import VolatilityModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import parse_size, write_rows  # noqa: E402 -- sibling module
-from gpu_resamplers import device_info  # noqa: E402
+from _common import cuda_device_info, parse_size, write_rows  # noqa: E402 -- sibling module
 
 BOOTSTRAP = ("butterfly-multinomial", "multinomial", "systematic")
 ADAPTIVE = ("butterfly-multinomial", "multinomial")
@@ -118,7 +117,7 @@ def main(argv=None) -> None:
     p.add_argument("--em-iterations", type=int, default=10)
     p.add_argument("--csv", type=Path, default=Path("results/bench/guldas_filters_gpu.csv"))
     args = p.parse_args(argv)
-    info = device_info()
+    info = cuda_device_info()
     rows = []
     for n in args.sizes:
         rows += _filter_rows(run_bootstrap, "bootstrap", BOOTSTRAP, n, args.runs, info)

@@ -8,7 +8,9 @@ Each GPU cell: ``--repeats`` runs (the first also compiles nothing: a warm-up
 run at the smallest n precedes), the minimum GPU time (CUDA events, the upload
 excluded, as the thesis's "minimum time over multiple runs"; the thesis
 includes the transfer: ``upload_s`` is beside), checked equal bit for bit to
-the C result of the same matrix. Writes ``--out``/gpu.csv and cpu.csv.
+the C result of the same matrix, then one run more with each kind's device time
+(``diagonal_s``, ``triangular_s``, ``rectangular_s``: an event pair around every
+launch). Writes ``--out``/gpu.csv and cpu.csv.
 
     python bench/moazeni2013_ch3_gpu.py --out OUT --deadline 400
 """
@@ -71,11 +73,15 @@ def main(argv=None) -> None:
                     result, calls, seconds = dp_gpu.solve_bottom_up(upload, s)
                     best = min(best, seconds)
                 same = bool(np.array_equal(result.get(), reference))
+                # one more run with an event pair around every launch: each kind's share
+                _, profiled, _ = dp_gpu.solve_bottom_up(upload, s, profile=True)
                 gpu_rows.append({"device": device, "n": n, "dtype": dtype, "block": s,
                                  "seconds": best, "upload_s": upload_s, "equal_to_c": same,
                                  "launches": calls.triangular + calls.rectangular + 1,
-                                 "gop_per_s": dp.operations(n) / best / 1e9})  # fmt: skip
-                print(f"GPU n={n} s={s} {dtype}: {best:.4f} s, equal {same}", flush=True)
+                                 "gop_per_s": dp.operations(n) / best / 1e9,
+                                 **{f"{k}_s": profiled.seconds[k] for k in dp.KINDS}})  # fmt: skip
+                kinds = " ".join(f"{k} {profiled.seconds[k]:.4f}" for k in dp.KINDS)
+                print(f"GPU n={n} s={s} {dtype}: {best:.4f} s, equal {same} ({kinds})", flush=True)
     for name, rows in (("gpu.csv", gpu_rows), ("cpu.csv", cpu_rows)):
         if rows:
             with open(args.out / name, "w", newline="") as f:

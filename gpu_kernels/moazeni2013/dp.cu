@@ -13,6 +13,21 @@ template <> struct Inf<int> { __device__ static int value() { return 1073741823;
 
 template <typename T> __device__ __forceinline__ T dp_min(T a, T b) { return b < a ? b : a; }
 
+// min(c, a + b): one instruction for int32 on Hopper (the DPX __viaddmin_s32; emulated in
+// two elsewhere), an add and a minimum for float.
+__device__ __forceinline__ int dp_addmin(int a, int b, int c) { return __viaddmin_s32(a, b, c); }
+__device__ __forceinline__ float dp_addmin(float a, float b, float c) { return dp_min(c, a + b); }
+
+// *p = min(*p, v) atomically, for targets several thread blocks lower at once. Minima
+// commute, so the result is the same bit for bit in any order. A float is ordered as its
+// bits read as a signed int where v >= 0, and as its bits read unsigned, reversed, where
+// v < 0 (the sign bit set: the larger the unsigned bits, the smaller the float).
+__device__ __forceinline__ void dp_atomic_min(int* p, int v) { atomicMin(p, v); }
+__device__ __forceinline__ void dp_atomic_min(float* p, float v) {
+    if (v >= 0.0f) atomicMin(reinterpret_cast<int*>(p), __float_as_int(v));
+    else atomicMax(reinterpret_cast<unsigned int*>(p), __float_as_uint(v));
+}
+
 // Eq. 2 inside each diagonal block (I, I) of size s, I = first + blockIdx.x: one thread
 // block a diagonal block, one thread a row, the diagonals d = 2 ... s - 1 in turn.
 template <typename T>
@@ -29,22 +44,25 @@ __global__ void dp_diagonal(T* m, long long ld, int s, int first) {
     }
 }
 
-// Min-plus products (Definition 1) into p x p targets, one target a job (blockIdx.z):
+// Min-plus products (Definition 1) into p x p targets, one target a job:
 // jobs[job * (2 + 4 * terms) ...] = C's row and column, then for each term A's and B's
 // corners; C = min(C, min over terms and k of A[i, k] + B[k, j]). The terms of a job
-// are summed into its C in one pass (the bottom-up strip: K = I+1 ... J-1), so no two
-// jobs of a launch write the same C. DP_TILE x DP_TILE threads a tile of C, A and B
-// tiles through shared memory.
+// are summed into its C (the bottom-up strip: K = I+1 ... J-1); no C is an A or a B of
+// the same launch. blockIdx.z = job * split + part: part takes terms part, part + split,
+// ..., so that a strip of few jobs and many terms still fills the GPU; with split > 1
+// the parts lower C atomically (dp_atomic_min), with split = 1 they store it.
+// DP_TILE x DP_TILE threads a tile of C, A and B tiles through shared memory.
 template <typename T>
-__global__ void dp_minplus(T* m, long long ld, int p, const int* jobs, int terms) {
+__global__ void dp_minplus(T* m, long long ld, int p, const int* jobs, int terms, int split) {
     __shared__ T a_tile[DP_TILE][DP_TILE];
     __shared__ T b_tile[DP_TILE][DP_TILE];
-    const int* job = jobs + (long long)blockIdx.z * (2 + 4 * terms);
+    const int part = blockIdx.z % split;
+    const int* job = jobs + (long long)(blockIdx.z / split) * (2 + 4 * terms);
     const int r = blockIdx.y * DP_TILE + threadIdx.y, c = blockIdx.x * DP_TILE + threadIdx.x;
     const long long ci = job[0] + r, cj = job[1] + c;
     const T inf = Inf<T>::value();
     T best = (r < p && c < p) ? m[ci * ld + cj] : inf;
-    for (int t = 0; t < terms; ++t) {
+    for (int t = part; t < terms; t += split) {
         const long long ar = job[2 + 4 * t], ac = job[3 + 4 * t];
         const long long br = job[4 + 4 * t], bc = job[5 + 4 * t];
         for (int k0 = 0; k0 < p; k0 += DP_TILE) {
@@ -56,11 +74,14 @@ __global__ void dp_minplus(T* m, long long ld, int p, const int* jobs, int terms
             __syncthreads();
 #pragma unroll
             for (int k = 0; k < DP_TILE; ++k)
-                best = dp_min(best, a_tile[threadIdx.y][k] + b_tile[k][threadIdx.x]);
+                best = dp_addmin(a_tile[threadIdx.y][k], b_tile[k][threadIdx.x], best);
             __syncthreads();
         }
     }
-    if (r < p && c < p) m[ci * ld + cj] = best;
+    if (r < p && c < p) {
+        if (split == 1) m[ci * ld + cj] = best;
+        else dp_atomic_min(&m[ci * ld + cj], best);
+    }
 }
 
 // dp_minplus register-blocked, for p a multiple of DP_RB: DP_RB x DP_RB of C a thread
@@ -72,11 +93,13 @@ __global__ void dp_minplus(T* m, long long ld, int p, const int* jobs, int terms
 #define DP_RB 64
 #define DP_RK 16
 
+// Jobs, terms and split as in dp_minplus.
 template <typename T>
-__global__ void dp_minplus_rb(T* m, long long ld, int p, const int* jobs, int terms) {
+__global__ void dp_minplus_rb(T* m, long long ld, int p, const int* jobs, int terms, int split) {
     __shared__ T as[DP_RK][DP_RB + 1];
     __shared__ T bs[DP_RK][DP_RB];
-    const int* job = jobs + (long long)blockIdx.z * (2 + 4 * terms);
+    const int part = blockIdx.z % split;
+    const int* job = jobs + (long long)(blockIdx.z / split) * (2 + 4 * terms);
     const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
     const long long row0 = (long long)blockIdx.y * DP_RB, col0 = (long long)blockIdx.x * DP_RB;
     const long long ci = job[0] + row0, cj = job[1] + col0;
@@ -85,7 +108,7 @@ __global__ void dp_minplus_rb(T* m, long long ld, int p, const int* jobs, int te
     for (int i = 0; i < 4; ++i)
 #pragma unroll
         for (int j = 0; j < 4; ++j) acc[i][j] = m[(ci + ty + 16 * i) * ld + cj + tx + 16 * j];
-    for (int t = 0; t < terms; ++t) {
+    for (int t = part; t < terms; t += split) {
         const long long ar = job[2 + 4 * t] + row0, ac = job[3 + 4 * t];
         const long long br = job[4 + 4 * t], bc = job[5 + 4 * t] + col0;
         for (int k0 = 0; k0 < p; k0 += DP_RK) {
@@ -108,7 +131,7 @@ __global__ void dp_minplus_rb(T* m, long long ld, int p, const int* jobs, int te
 #pragma unroll
                 for (int i = 0; i < 4; ++i)
 #pragma unroll
-                    for (int j = 0; j < 4; ++j) acc[i][j] = dp_min(acc[i][j], a[i] + b[j]);
+                    for (int j = 0; j < 4; ++j) acc[i][j] = dp_addmin(a[i], b[j], acc[i][j]);
             }
             __syncthreads();
         }
@@ -116,7 +139,11 @@ __global__ void dp_minplus_rb(T* m, long long ld, int p, const int* jobs, int te
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) m[(ci + ty + 16 * i) * ld + cj + tx + 16 * j] = acc[i][j];
+        for (int j = 0; j < 4; ++j) {
+            T* target = &m[(ci + ty + 16 * i) * ld + cj + tx + 16 * j];
+            if (split == 1) *target = acc[i][j];
+            else dp_atomic_min(target, acc[i][j]);
+        }
 }
 
 // Eq. 5 for p x p rectangles C between a complete upper-left triangle A (C's rows) and
@@ -140,5 +167,58 @@ __global__ void dp_triangular(T* m, long long ld, int p, const int* jobs) {
             m[(cr + r) * ld + cc + c] = best;
         }
         __syncthreads();
+    }
+}
+
+// dp_triangular with the job's C, A and B in shared memory (dynamic, 3 p (p + 1)
+// elements, rows padded by one so that a column's reads fall in different banks) and
+// DP_TRI_LANES threads an element: the lanes take every DP_TRI_LANES-th k of the
+// element's two sums and combine their minima by warp shuffles. The anti-diagonals
+// still run in turn, but each step reads shared memory instead of global and is a
+// quarter as long.
+#define DP_TRI_LANES 4
+
+template <typename T>
+__global__ void dp_triangular_shared(T* m, long long ld, int p, const int* jobs) {
+    extern __shared__ unsigned char dp_shared[];
+    const int w = p + 1;
+    T* cs = reinterpret_cast<T*>(dp_shared);
+    T* as = cs + p * w;
+    T* bs = as + p * w;
+    const int* job = jobs + 6LL * blockIdx.x;
+    const long long cr = job[0], cc = job[1], ar = job[2], ac = job[3], br = job[4], bc = job[5];
+    for (int e = threadIdx.x; e < p * p; e += blockDim.x) {
+        const int r = e / p, c = e % p;
+        cs[r * w + c] = m[(cr + r) * ld + cc + c];
+        as[r * w + c] = m[(ar + r) * ld + ac + c];
+        bs[r * w + c] = m[(br + r) * ld + bc + c];
+    }
+    __syncthreads();
+    const T inf = Inf<T>::value();
+    const int lane = threadIdx.x % DP_TRI_LANES, groups = blockDim.x / DP_TRI_LANES;
+    for (int t = 0; t < 2 * p - 1; ++t) {
+        const int r_lo = max(0, p - 1 - t), r_hi = min(p, 2 * p - 1 - t);
+        // the same trip count in every thread, so that the shuffles see whole warps
+        for (int base = r_lo; base < r_hi; base += groups) {
+            const int r = base + threadIdx.x / DP_TRI_LANES;
+            const bool active = r < r_hi;
+            const int c = t - (p - 1 - r);
+            T best = inf;
+            if (active) {
+                for (int q = r + 1 + lane; q < p; q += DP_TRI_LANES)  // A's row r, C's column c
+                    best = dp_addmin(as[r * w + q], cs[q * w + c], best);
+                for (int q = lane; q < c; q += DP_TRI_LANES)  // C's row r, B's column c
+                    best = dp_addmin(cs[r * w + q], bs[q * w + c], best);
+            }
+#pragma unroll
+            for (int o = 1; o < DP_TRI_LANES; o *= 2)
+                best = dp_min(best, __shfl_xor_sync(0xffffffffu, best, o));
+            if (active && lane == 0) cs[r * w + c] = dp_min(cs[r * w + c], best);
+        }
+        __syncthreads();
+    }
+    for (int e = threadIdx.x; e < p * p; e += blockDim.x) {
+        const int r = e / p, c = e % p;
+        m[(cr + r) * ld + cc + c] = cs[r * w + c];
     }
 }

@@ -27,9 +27,10 @@ def test_the_source_compiles_to_ptx(tmp_path):
         assert f"void {name}(" in text
     signatures = {
         "dp_diagonal": "({t}*, long long, int, int)",
-        "dp_minplus": "({t}*, long long, int, const int*, int)",
-        "dp_minplus_rb": "({t}*, long long, int, const int*, int)",
+        "dp_minplus": "({t}*, long long, int, const int*, int, int)",
+        "dp_minplus_rb": "({t}*, long long, int, const int*, int, int)",
         "dp_triangular": "({t}*, long long, int, const int*)",
+        "dp_triangular_shared": "({t}*, long long, int, const int*)",
     }
     lines = [f"template __global__ void {k}<{t}>{sig.format(t=t)};"
              for k, sig in signatures.items() for t in dp_gpu.CTYPES.values()]  # fmt: skip
@@ -38,7 +39,7 @@ def test_the_source_compiles_to_ptx(tmp_path):
                           str(tmp_path / "dp.cu"), "-o", str(tmp_path / "dp.ptx")],
                          capture_output=True, text=True)  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert (tmp_path / "dp.ptx").read_text().count(".entry") == 8
+    assert (tmp_path / "dp.ptx").read_text().count(".entry") == 2 * len(signatures)
 
 
 def _matrix(n, dtype):
@@ -54,7 +55,7 @@ def _matrix(n, dtype):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", dp.DTYPES)
-@pytest.mark.parametrize("n,s", [(40, 8), (100, 16), (130, 32), (257, 64), (520, 128)])
+@pytest.mark.parametrize("n,s", [(40, 8), (100, 16), (130, 32), (257, 64), (520, 128), (700, 256)])
 def test_every_order_on_the_gpu_equals_the_cpu(dtype, n, s):
     pytest.importorskip("cupy")
     m = _matrix(n, dtype)

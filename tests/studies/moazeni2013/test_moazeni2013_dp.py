@@ -17,7 +17,7 @@ import itertools
 import numpy as np
 import pytest
 
-from pfresample.studies.moazeni2013 import dp
+from pfresample.studies.moazeni2013 import dp, dp_gpu
 
 SEED = 2013
 
@@ -202,7 +202,6 @@ def test_the_gpu_strip_jobs_solve_the_matrix_when_run_as_the_kernels_do():
     """dp_gpu.strip_jobs (the bottom-up launches' job lists), applied on the CPU
     with the kernels' semantics (each min-plus job: C = min(C, every term's
     product); each triangular job: eq. 5 on its corners), gives the reference."""
-    from pfresample.studies.moazeni2013 import dp_gpu
 
     rng = np.random.default_rng(SEED)
     s, n = 8, 70
@@ -222,3 +221,20 @@ def test_the_gpu_strip_jobs_solve_the_matrix_when_run_as_the_kernels_do():
             g.triangular(*[(slice(r, r + s), slice(c, c + s))
                            for r, c in ((cr, cc), (ar, ac), (br, bc))])  # fmt: skip
     assert np.array_equal(g.result(), dp.solve_diagonals(m.copy()))
+
+
+@pytest.mark.parametrize("p", [16, 32, 64, 128, 256])
+@pytest.mark.parametrize("jobs,terms", [(1, 1), (1, 126), (64, 63), (2000, 5), (7, 300)])
+def test_min_plus_launches_split_the_terms_of_few_jobs(p, jobs, terms):
+    """Each job's terms go to ``split`` thread blocks (1 <= split <= terms) only
+    where the jobs alone give fewer than SPLIT_TARGET blocks, and never beyond it."""
+    name, grid, block, split = dp_gpu.minplus_launch(p, jobs, terms)
+    tiles = grid[0]
+    assert grid == (tiles, tiles, jobs * split) and 1 <= split <= terms
+    assert name == ("dp_minplus_rb" if p % dp_gpu.RB == 0 else "dp_minplus")
+    whole = jobs * tiles * tiles
+    if whole >= dp_gpu.SPLIT_TARGET:
+        assert split == 1
+    else:
+        assert whole * split <= dp_gpu.SPLIT_TARGET
+        assert split == terms or whole * (split + 1) > dp_gpu.SPLIT_TARGET

@@ -12,8 +12,11 @@ launches. ``dp.py`` is the CPU reference; every result is equal to it bit for bi
 
 Launch parameters live here: DP_TILE x DP_TILE threads a min-plus tile (the kernel's
 ``DP_TILE``), or, where the product's side is a multiple of RB, RB x RB a block of
-RB_THREADS threads (``dp_minplus_rb``, 4 x 4 elements a thread); one thread a row for
-the triangular and diagonal kernels (at most MAX_THREADS)."""
+RB_THREADS threads (``dp_minplus_rb``, 4 x 4 elements a thread); a launch whose jobs
+give fewer than SPLIT_TARGET thread blocks splits each job's terms over several
+(``split``); one thread a row for the diagonal kernel and the global-memory triangular
+kernel (at most MAX_THREADS), TRI_LANES threads an element for the shared-memory one
+(``dp_triangular_shared``, where 3 p (p + 1) elements fit the device's shared memory)."""
 
 from __future__ import annotations
 
@@ -28,8 +31,14 @@ SOURCE = "moazeni2013/dp.cu"
 TILE = 16  # DP_TILE of dp.cu
 RB, RB_THREADS = 64, 256  # DP_RB of dp.cu and its thread count (16 x 16, 4 x 4 elements each)
 MAX_THREADS = 256
+# Thread blocks a min-plus launch aims for: an H100's 132 SMs hold about 3 of
+# dp_minplus_rb's (256 threads, ~80 registers each) at once, so 1,024 is ~2.5 waves.
+SPLIT_TARGET = 1024
+TRI_LANES = 4  # DP_TRI_LANES of dp.cu
 CTYPES = {"float32": "float", "int32": "int"}
-KERNELS = ("dp_diagonal", "dp_minplus", "dp_minplus_rb", "dp_triangular")
+KERNELS = ("dp_diagonal", "dp_minplus", "dp_minplus_rb", "dp_triangular", "dp_triangular_shared")
+# cuda.h's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+MAX_DYNAMIC_SHARED_ATTRIBUTE = 8
 
 
 @cache
@@ -44,12 +53,56 @@ def kernel(name: str, dtype) -> object:
     return _module().get_function(f"{name}<{CTYPES[np.dtype(dtype).name]}>")
 
 
-def minplus_launch(p: int, jobs: int) -> tuple[str, tuple, tuple]:
-    """(kernel, grid, block) of ``jobs`` p x p min-plus products in one launch."""
+def minplus_launch(p: int, jobs: int, terms: int = 1) -> tuple[str, tuple, tuple, int]:
+    """(kernel, grid, block, split) of ``jobs`` p x p min-plus targets of ``terms``
+    products each in one launch: each job's terms split over ``split`` thread
+    blocks of a tile where the jobs alone give fewer than SPLIT_TARGET blocks."""
     if p % RB == 0:
-        return "dp_minplus_rb", (p // RB, p // RB, jobs), (RB_THREADS,)
-    tiles = -(-p // TILE)
-    return "dp_minplus", (tiles, tiles, jobs), (TILE, TILE)
+        name, tiles, block = "dp_minplus_rb", p // RB, (RB_THREADS,)
+    else:
+        name, tiles, block = "dp_minplus", -(-p // TILE), (TILE, TILE)
+    split = max(1, min(terms, SPLIT_TARGET // (jobs * tiles * tiles)))
+    return name, (tiles, tiles, jobs * split), block, split
+
+
+def triangular_launch(p: int, jobs: int, dtype) -> tuple[str, tuple, tuple, int]:
+    """(kernel, grid, block, dynamic shared bytes) of ``jobs`` p x p triangular
+    jobs: the shared-memory kernel where C, A and B fit the device's shared
+    memory a block, else the global-memory one."""
+    import cupy
+
+    shared = 3 * p * (p + 1) * np.dtype(dtype).itemsize
+    if shared <= cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]:
+        threads = min(MAX_THREADS, -(-p * TRI_LANES // 32) * 32)  # whole warps: shuffles
+        return "dp_triangular_shared", (jobs,), (threads,), shared
+    return "dp_triangular", (jobs,), (min(p, MAX_THREADS),), 0
+
+
+def launch_triangular(m, ld, p: int, jobs) -> None:
+    """The triangular jobs (6 corners each, int32 on the device) in one launch."""
+    name, grid, block, shared = triangular_launch(p, len(jobs), m.dtype)
+    fn = kernel(name, m.dtype)
+    if shared:
+        _allow_shared(fn, shared)
+    fn(grid, block, (m, ld, np.int32(p), jobs), shared_mem=shared)
+
+
+_SHARED_ALLOWED: dict[int, int] = {}  # function pointer -> dynamic shared bytes allowed
+
+
+def _allow_shared(fn, nbytes: int) -> None:
+    # the driver refuses more than 48 KiB of dynamic shared memory unless asked first
+    from cupy_backends.cuda.api import driver
+
+    if _SHARED_ALLOWED.get(fn.ptr, 0) < nbytes:
+        driver.funcSetAttribute(fn.ptr, MAX_DYNAMIC_SHARED_ATTRIBUTE, nbytes)
+        _SHARED_ALLOWED[fn.ptr] = nbytes
+
+
+def launch_minplus(m, ld, p: int, jobs, terms: int) -> None:
+    """``len(jobs)`` min-plus targets of ``terms`` products each in one launch."""
+    name, grid, block, split = minplus_launch(p, len(jobs), terms)
+    kernel(name, m.dtype)(grid, block, (m, ld, np.int32(p), jobs, np.int32(terms), np.int32(split)))
 
 
 def _job(c, a, b):
@@ -73,11 +126,11 @@ class GpuBlocked(dp.Blocked):
             self.m[: self.n1, : self.n1] = cupy.asarray(m)
         self.dtype = np.dtype(m.dtype)
 
-    def _launch(self, kind: str, grid, block, args, name: str | None = None) -> None:
+    def _timed(self, kind: str, launch, *args) -> None:
         import cupy
 
         start = time.perf_counter()
-        kernel(name or f"dp_{kind}", self.dtype)(grid, block, args)
+        launch(*args)
         cupy.cuda.get_current_stream().synchronize()
         self.calls.seconds[kind] += time.perf_counter() - start
 
@@ -85,7 +138,8 @@ class GpuBlocked(dp.Blocked):
         self.calls.diagonal += 1
         if not self.dry:
             args = (self.m, np.int64(self.m.shape[0]), np.int32(self.s), np.int32(i))
-            self._launch("diagonal", (1,), (min(self.s, MAX_THREADS),), args)
+            self._timed("diagonal", kernel("dp_diagonal", self.dtype), (1,),
+                        (min(self.s, MAX_THREADS),), args)  # fmt: skip
 
     def rectangular(self, c, a, b) -> None:
 
@@ -94,9 +148,8 @@ class GpuBlocked(dp.Blocked):
         self.calls.rectangular_sizes.append(p)
         if self.dry:
             return
-        name, grid, block = minplus_launch(p, 1)
-        args = (self.m, np.int64(self.m.shape[0]), np.int32(p), _job(c, a, b), np.int32(1))
-        self._launch("rectangular", grid, block, args, name)
+        self._timed("rectangular", launch_minplus, self.m, np.int64(self.m.shape[0]), p,
+                    _job(c, a, b)[None], 1)  # fmt: skip
 
     def triangular(self, c, a, b) -> None:
 
@@ -104,9 +157,8 @@ class GpuBlocked(dp.Blocked):
         self.calls.triangular += 1
         if self.dry:
             return
-        jobs = _job(c, a, b)
-        self._launch("triangular", (1,), (min(p, MAX_THREADS),),
-                     (self.m, np.int64(self.m.shape[0]), np.int32(p), jobs))  # fmt: skip
+        self._timed("triangular", launch_triangular, self.m, np.int64(self.m.shape[0]), p,
+                    _job(c, a, b)[None])  # fmt: skip
 
     def result(self):
         return self.m[: self.n1, : self.n1]
@@ -130,14 +182,16 @@ def strip_jobs(blocks: int, s: int, d: int) -> tuple[np.ndarray | None, np.ndarr
     return minplus, tri
 
 
-def solve_bottom_up(m, s: int) -> tuple[object, dp.Calls, float]:
+def solve_bottom_up(m, s: int, *, profile: bool = False) -> tuple[object, dp.Calls, float]:
     """The bottom-up order with one launch a kind and block-diagonal: every
     diagonal block, then for D = 1, 2, ...: one min-plus launch over every
     block (I, I + D) and every K between (D >= 2), one triangular launch.
     Returns the CuPy matrix, the calls (a launch counts once) and the GPU's
     seconds (CUDA events around the whole, the upload and the job lists excluded:
     the lists, the schedule of (blocks, s), are built and uploaded first, so that
-    no launch waits for the host)."""
+    no launch waits for the host). With ``profile``, ``calls.seconds`` holds each
+    kind's device time (an event pair around every launch, which adds a little to
+    the whole)."""
     import cupy
 
     g = GpuBlocked(m, s)
@@ -145,20 +199,29 @@ def solve_bottom_up(m, s: int) -> tuple[object, dp.Calls, float]:
     # the job lists the CPU test runs (strip_jobs), on the device before the clock starts
     plan = [(d, *(None if j is None else cupy.asarray(j) for j in strip_jobs(blocks, s, d)))
             for d in range(1, blocks)]  # fmt: skip
+    marks = []  # (kind, start, end) events with ``profile``
+
+    def timed(kind, launch, *args):
+        if profile:
+            marks.append((kind, cupy.cuda.Event(), cupy.cuda.Event()))
+            marks[-1][1].record()
+        launch(*args)
+        if profile:
+            marks[-1][2].record()
+
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     start.record()
-    kernel("dp_diagonal", dtype)((blocks,), (min(s, MAX_THREADS),),
-                                 (g.m, ld, np.int32(s), np.int32(0)))  # fmt: skip
+    timed("diagonal", kernel("dp_diagonal", dtype), (blocks,), (min(s, MAX_THREADS),),
+          (g.m, ld, np.int32(s), np.int32(0)))  # fmt: skip
     g.calls.diagonal += 1
     for d, minplus, tri in plan:
         if minplus is not None:
-            name, grid, block = minplus_launch(s, len(minplus))
-            kernel(name, dtype)(grid, block, (g.m, ld, np.int32(s), minplus, np.int32(d - 1)))
+            timed("rectangular", launch_minplus, g.m, ld, s, minplus, d - 1)
             g.calls.rectangular += 1
-        kernel("dp_triangular", dtype)(
-            (len(tri),), (min(s, MAX_THREADS),), (g.m, ld, np.int32(s), tri)
-        )
+        timed("triangular", launch_triangular, g.m, ld, s, tri)
         g.calls.triangular += 1
     end.record()
     end.synchronize()
+    for kind, a, b in marks:
+        g.calls.seconds[kind] += cupy.cuda.get_elapsed_time(a, b) / 1e3
     return g.result(), g.calls, cupy.cuda.get_elapsed_time(start, end) / 1e3

@@ -2,13 +2,21 @@
 per rule, chosen by the rule's name; each calls the study and writes its .npz atomically.
 
 * moazeni2013_ch3_order_cell: results/moazeni2013/ch3/cpu/{ch3_order}.npz;
-* moazeni2013_ch3_native_cell: results/moazeni2013/ch3/native.npz.
+* moazeni2013_ch3_native_cell: results/moazeni2013/ch3/native.npz;
+* moazeni2013_ch3_gpu_cell, moazeni2013_ch3_fig12_cell: results/moazeni2013/ch3/{gpu,fig12}.npz.
 """
 
+from pfresample import backend
+from pfresample.pipeline import devices
 from pfresample.pipeline.jobs import run, save_cell
 from pfresample.studies.moazeni2013 import experiments
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
+CLAIM = None
+if RULE in ("moazeni2013_ch3_gpu_cell", "moazeni2013_ch3_fig12_cell"):
+    # A GPU job takes one free GPU for itself before CUDA starts (pfresample.pipeline.devices).
+    CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
+    backend.cuda_device()
 
 
 def order_cell(snakemake, log):
@@ -25,10 +33,24 @@ def native_cell(snakemake, log):
     save_cell(snakemake, log, *cell)
 
 
-def job(rule: str):
-    return {"moazeni2013_ch3_order_cell": order_cell, "moazeni2013_ch3_native_cell": native_cell}[
-        rule
-    ]
+def gpu_cell(snakemake, log):
+    p = snakemake.params
+    cell = experiments.gpu_cell(p.n, p.block_sizes, p.dtypes, seed=p.seed, repeats=p.repeats,
+                                log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell, CLAIM)
 
 
-run(job(RULE), snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake
+def fig12_cell(snakemake, log):
+    p = snakemake.params
+    save_cell(snakemake, log, *experiments.fig12_cell(p.sizes, repeats=p.repeats, log=log), CLAIM)
+
+
+JOBS = {
+    "moazeni2013_ch3_order_cell": order_cell,
+    "moazeni2013_ch3_native_cell": native_cell,
+    "moazeni2013_ch3_gpu_cell": gpu_cell,
+    "moazeni2013_ch3_fig12_cell": fig12_cell,
+}
+
+
+run(JOBS[RULE], snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

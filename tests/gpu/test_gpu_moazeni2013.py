@@ -85,3 +85,34 @@ def test_the_gpu_check_can_fail():
     for i in range(g.blocks):
         g.diagonal(i)
     assert not np.array_equal(cupy.asnumpy(g.result()), dp.solve_diagonals(m.copy()))
+
+
+@pytest.mark.gpu
+def test_the_gpu_cell_checks_every_run_against_the_compiled_code(monkeypatch):
+    """The pipeline's GPU cell: every order's rows, each checked equal to the
+    compiled CPU code's matrix (or NumPy's without a compiler); a run that drops
+    eq. 5 makes the cell fail (negative control)."""
+    pytest.importorskip("cupy")
+    from pfresample.studies.moazeni2013 import experiments
+
+    arrays, meta = experiments.gpu_cell([64, 300], [16, 64], ["float32", "int32"], seed=1,
+                                        repeats=1)  # fmt: skip
+    orders = list(arrays["order"])
+    # strips at both n and blocks; Table 1's orders at s = 256 only where n >= 256
+    assert orders.count("bottom_up_strips") == 2 * 2 * 2
+    assert orders.count("bottom_up") == orders.count("divide_and_conquer") == 2
+    assert set(arrays["checked"]) <= {"C", "NumPy"} and (arrays["seconds"] > 0).all()
+    assert meta["backend"] == "cuda"
+    monkeypatch.setattr(dp_gpu, "launch_triangular", lambda *args: None)
+    with pytest.raises(AssertionError, match="differs"):
+        experiments.gpu_cell([100], [16], ["float32"], seed=1, repeats=1)
+
+
+@pytest.mark.gpu
+def test_fig12_times_both_products():
+    pytest.importorskip("cupy")
+    from pfresample.studies.moazeni2013 import experiments
+
+    arrays, meta = experiments.fig12_cell([64, 100], repeats=3)
+    assert list(arrays["p"]) == [64, 100]
+    assert (arrays["minplus_s"] > 0).all() and (arrays["matmul_s"] > 0).all()

@@ -115,6 +115,9 @@ TINY_GRID = {
     "moazeni2013_ch3_block_sizes": [8, 16],
     "moazeni2013_ch3_recursive_base": 8,
     "moazeni2013_ch3_repeats": 1,
+    "moazeni2013_ch3_gpu_n": [64],
+    "moazeni2013_ch3_gpu_block_sizes": [16],
+    "moazeni2013_ch3_fig12_sizes": [64],
 }
 TINY = [
     f"{k}=[{','.join(map(str, v))}]" if isinstance(v, list) else f"{k}={v}"

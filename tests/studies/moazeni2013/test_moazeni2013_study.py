@@ -17,6 +17,10 @@ GOOD = {
     "moazeni2013_ch3_recursive_base": 8,
     "moazeni2013_ch3_dtypes": ["float32", "int32"],
     "moazeni2013_ch3_repeats": 1,
+    "moazeni2013_ch3_gpu_n": [64],
+    "moazeni2013_ch3_gpu_block_sizes": [16],
+    "moazeni2013_ch3_fig12_sizes": [64],
+    "moazeni2013_ch3_other_gpu_cells": [],
 }
 
 
@@ -27,6 +31,8 @@ GOOD = {
         ({"moazeni2013_ch3_recursive_base": 32}, "below moazeni2013_ch3_recursive_base"),
         ({"moazeni2013_ch3_numpy_n": [16]}, "at least twice"),
         ({"moazeni2013_ch3_dtypes": ["float64"]}, "not in"),
+        ({"moazeni2013_ch3_gpu_block_sizes": [48]}, "powers of 2"),
+        ({"moazeni2013_ch3_other_gpu_cells": ["/no/such/gpu.npz"]}, "no such file"),
     ],
 )
 def test_bad_configurations_are_named(change, match):
@@ -98,3 +104,50 @@ def test_without_a_compiler_the_native_cell_says_so_and_the_tables_go_on(cells, 
     orders = tables.order_frame(cells)
     assert np.isnan(tables.fig16(orders, frame)["speedup_over_one_thread"]).all()
     assert len(tables.fig17(orders, frame)) == len(orders)
+
+
+def _gpu_cell(device="Test GPU"):
+    """A GPU cell as experiments.gpu_cell writes it (rows made up for the table
+    arithmetic; the GPU tests run the real one)."""
+    rows = [("bottom_up_strips", 256, 32, 0.010), ("bottom_up_strips", 256, 64, 0.020),
+            ("bottom_up_strips", 1024, 32, 0.040), ("bottom_up_strips", 1024, 64, 0.030),
+            ("bottom_up", 1024, 256, 0.5), ("divide_and_conquer", 1024, 256, 0.6)]  # fmt: skip
+    arrays = {"order": np.array([r[0] for r in rows]), "n": np.array([r[1] for r in rows]),
+              "block": np.array([r[2] for r in rows]), "dtype": np.array(["float32"] * 6),
+              "seconds": np.array([r[3] for r in rows]), "upload_s": np.full(6, 0.001)}  # fmt: skip
+    for k in dp.KINDS:
+        arrays[f"{k}_s"] = arrays["seconds"] / 3
+    for k in ("diagonal", "triangular", "rectangular"):
+        arrays[k] = np.ones(6, dtype=int)
+    meta = {"implementation": f"CUDA (dp.cu), {device}", "backend": "cuda", "device": device}
+    return arrays, meta
+
+
+def test_gpu_rows_join_the_tables(cells):
+    orders = tables.order_frame(cells + [_gpu_cell()])
+    assert (orders.loc[orders["backend"] == "cpu", "upload_s"] == 0).all()
+    f18 = tables.fig18(orders)
+    # §3.6.2's blocks: 32 below n = 512, 64 from it; the upload counted in
+    assert list(zip(f18["n"], f18["block"], strict=True)) == [(256, 32), (1024, 64)]
+    assert f18["seconds_with_upload"].tolist() == pytest.approx([0.011, 0.031])
+    t3 = tables.table3(orders)
+    gpu = t3[t3["implementation"].str.startswith("CUDA")]
+    assert gpu["speedup"].tolist() == pytest.approx([0.6 / 0.5])
+    assert len(t3) == len(gpu) + 2 * 2 * 2  # the NumPy rows: n 32, 64 x s 8, 16 x 2 dtypes
+    native = pd.DataFrame({"n": [1024, 1024], "dtype": ["float32"] * 2, "threads": [1, 4],
+                           "seconds": [4.1, 1.1], "implementation": "C"})  # fmt: skip
+    f16 = tables.fig16(orders, native)
+    row = f16[(f16["order"] == "bottom_up_strips") & (f16["n"] == 1024) & (f16["block"] == 64)]
+    assert row["speedup_over_one_thread"].item() == pytest.approx(4.1 / 0.031)
+    assert row["speedup_over_all_threads"].item() == pytest.approx(1.1 / 0.031)
+
+
+def test_figures_without_a_gpu_say_so(cells):
+    from pfresample.studies.moazeni2013 import figures
+
+    orders = tables.order_frame(cells)
+    assert tables.fig18(orders).empty and tables.fig12([]).empty
+    for name, frame in (("fig12", tables.fig12([])), ("fig18", tables.fig18(orders)),
+                        ("fig13", tables.fig13(orders))):  # fmt: skip
+        fig = figures.draw(name, frame, "quick", [])
+        assert any("no GPU ran" in t.get_text() for t in fig.texts)

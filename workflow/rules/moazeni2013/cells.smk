@@ -6,7 +6,9 @@ study's code src/pfresample/studies/moazeni2013/ and its glue scripts/moazeni201
   the reference bit for bit;
 * results/moazeni2013/ch3/native.npz: the compiled baseline on one thread and on the
   threads the job holds (moazeni2013_ch3_native_threads; null: every CPU of the host,
-  which Snakemake caps at --cores, so that no other job runs beside it).
+  which Snakemake caps at --cores, so that no other job runs beside it);
+* results/moazeni2013/ch3/gpu.npz, fig12.npz: the GPU orders, each run checked equal to
+  the compiled code's matrix, and Fig 12's launches (only where the cells have a GPU).
 """
 
 MOAZENI2013_CELLS_SCRIPT = "../../../scripts/moazeni2013/cells.py"
@@ -56,6 +58,54 @@ rule moazeni2013_ch3_native_cell:
     threads: moazeni2013_catalog.native_threads(config)
     resources:
         mem_mb=lambda wildcards: 1024 + 3 * 4 * max(moazeni2013_catalog.native_n(config)) ** 2 // 2**20,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch3_gpu_cell:
+    output:
+        "results/moazeni2013/ch3/gpu.npz",
+    params:
+        n=moazeni2013_catalog.gpu_n(config),
+        block_sizes=moazeni2013_catalog.gpu_block_sizes(config),
+        dtypes=config["moazeni2013_ch3_dtypes"],
+        repeats=config["moazeni2013_ch3_repeats"],
+        seed=config["seed"],
+        devices=GPU_DEVICES,
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch3/gpu.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch3/gpu.tsv"
+    # the compiled reference of each matrix runs on every CPU, so the job holds them
+    threads: moazeni2013_catalog.native_threads(config)
+    resources:
+        mem_mb=lambda wildcards: 1024 + 3 * 4 * max(moazeni2013_catalog.gpu_n(config)) ** 2 // 2**20,
+        gpu=1,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch3_fig12_cell:
+    output:
+        "results/moazeni2013/ch3/fig12.npz",
+    params:
+        sizes=moazeni2013_catalog.fig12_sizes(config),
+        repeats=max(5, config["moazeni2013_ch3_repeats"]),
+        devices=GPU_DEVICES,
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch3/fig12.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch3/fig12.tsv"
+    threads: 1
+    resources:
+        mem_mb=1024,
+        gpu=1,
     conda:
         CONDA_ENV
     script:

@@ -13,6 +13,15 @@ def moazeni2013_ch3_native_cell() -> str:
     return "results/moazeni2013/ch3/native.npz"
 
 
+def moazeni2013_ch3_gpu_cells() -> dict[str, list[str]]:
+    """The GPU cells (none where the cells have no GPU, CELL_GPUS): the orders'
+    and Fig 12's."""
+    if not CELL_GPUS:
+        return {"gpu": [], "fig12": []}
+    return {"gpu": ["results/moazeni2013/ch3/gpu.npz"],
+            "fig12": ["results/moazeni2013/ch3/fig12.npz"]}  # fmt: skip
+
+
 def moazeni2013_ch3_outputs() -> list[str]:
     """Chapter 3's tables (CSV) and figures (PNG, PDF)."""
     out = [f"results/tables/moazeni2013/{t}.csv" for t in moazeni2013_catalog.CH3_TABLES]
@@ -25,4 +34,5 @@ def moazeni2013_ch3_outputs() -> list[str]:
 def moazeni2013_artifacts() -> set[str]:
     """Every .npz artifact the study's target reads."""
     cells = {moazeni2013_ch3_order_cell(o) for o in moazeni2013_catalog.ORDERS}
-    return cells | {moazeni2013_ch3_native_cell()}
+    gpu = {p for paths in moazeni2013_ch3_gpu_cells().values() for p in paths}
+    return cells | {moazeni2013_ch3_native_cell()} | gpu

@@ -4,7 +4,8 @@ job (their start-up would cost more than their drawing); glue scripts/moazeni201
 * results/tables/moazeni2013/table1.csv: Table 1's calls counted exactly at the thesis's
   sizes beside the printed ones, and our measured calls and times per kernel kind;
 * results/tables/moazeni2013/table3.csv: bottom-up over divide and conquer;
-* results/tables/moazeni2013/{fig13,fig15,fig16,fig17}.csv and their figures (PNG, PDF).
+* results/tables/moazeni2013/{fig12,fig13,fig15,fig16,fig17,fig18}.csv and their figures
+  (PNG, PDF); the GPU's rows where the cells had a GPU (Figs 12 and 18 are empty otherwise).
 """
 
 
@@ -12,6 +13,9 @@ rule moazeni2013_ch3_outputs:
     input:
         orders=[moazeni2013_ch3_order_cell(o) for o in moazeni2013_catalog.ORDERS],
         native=moazeni2013_ch3_native_cell(),
+        gpu=moazeni2013_ch3_gpu_cells()["gpu"],
+        fig12=moazeni2013_ch3_gpu_cells()["fig12"],
+        other_gpu=moazeni2013_catalog.other_gpu_cells(config),
     output:
         moazeni2013_ch3_outputs(),
     log:

@@ -4,7 +4,8 @@ STUDY_ARTIFACTS["moazeni2013"] = moazeni2013_artifacts
 
 
 rule moazeni2013_ch3:
-    """Moazeni (2013) chapter 3 on the CPU: Tables 1 and 3, Figs 13 and 15-17."""
+    """Moazeni (2013) chapter 3: Tables 1 and 3, Figs 12, 13 and 15-18 (the GPU's rows
+    where the cells have a GPU)."""
     input:
         moazeni2013_ch3_outputs(),
 

@@ -9,12 +9,15 @@ from collections.abc import Mapping
 from .dp import DTYPES
 
 INTEGER_LIST_KEYS = ("moazeni2013_ch3_numpy_n", "moazeni2013_ch3_native_n",
-                     "moazeni2013_ch3_block_sizes")  # fmt: skip
+                     "moazeni2013_ch3_block_sizes", "moazeni2013_ch3_gpu_n",
+                     "moazeni2013_ch3_gpu_block_sizes", "moazeni2013_ch3_fig12_sizes")  # fmt: skip
 ORDERS = ("bottom_up", "divide_and_conquer", "recursive")
-# Chapter 3's outputs: the tables and figures the study draws (Fig 18 compares GPUs,
-# Fig 12 the rectangular kernel against cuBLAS: both need the GPU kernels, not built yet).
+# Chapter 3's outputs: the tables and figures the study draws (Fig 12, the rectangular
+# kernel against cuBLAS, and Fig 18, the GPUs compared, are empty where no GPU ran).
 CH3_TABLES = ("table1", "table3")
-CH3_FIGURES = ("fig13", "fig15", "fig16", "fig17")
+CH3_FIGURES = ("fig12", "fig13", "fig15", "fig16", "fig17", "fig18")
+# Fig 18's block sizes, as §3.6.2 chose them: 32 for n < 512, 64 above.
+FIG18_BLOCK = {"below_512": 32, "from_512": 64}
 
 # Table 1 (iterative bottom-up vs divide and conquer, block size 256 on a Tesla C1060):
 # n -> (triangular calls, triangular us, rectangular calls, rectangular us) per order.
@@ -58,11 +61,37 @@ def block_sizes(cfg: Mapping) -> list[int]:
     return [int(s) for s in cfg["moazeni2013_ch3_block_sizes"]]
 
 
+def gpu_n(cfg: Mapping) -> list[int]:
+    return [int(n) for n in cfg["moazeni2013_ch3_gpu_n"]]
+
+
+def gpu_block_sizes(cfg: Mapping) -> list[int]:
+    return [int(s) for s in cfg["moazeni2013_ch3_gpu_block_sizes"]]
+
+
+def fig12_sizes(cfg: Mapping) -> list[int]:
+    return [int(p) for p in cfg["moazeni2013_ch3_fig12_sizes"]]
+
+
+def other_gpu_cells(cfg: Mapping) -> list[str]:
+    return [str(p) for p in cfg.get("moazeni2013_ch3_other_gpu_cells") or []]
+
+
+def fig18_block(n: int) -> int:
+    """§3.6.2's block size at n: 32 below 512, 64 from 512 on."""
+    return FIG18_BLOCK["below_512"] if n < 512 else FIG18_BLOCK["from_512"]
+
+
 def check_config(cfg: Mapping) -> None:
     """Checks across keys, a ValueError naming the keys (the schema checks each key alone)."""
-    odd = [s for s in block_sizes(cfg) if s & (s - 1)]
-    if odd:
-        raise ValueError(f"moazeni2013_ch3_block_sizes: block sizes must be powers of 2, got {odd}")
+    for key, sizes in (("moazeni2013_ch3_block_sizes", block_sizes(cfg)),
+                       ("moazeni2013_ch3_gpu_block_sizes", gpu_block_sizes(cfg))):  # fmt: skip
+        odd = [s for s in sizes if s & (s - 1)]
+        if odd:
+            raise ValueError(f"{key}: block sizes must be powers of 2, got {odd}")
+    missing = [p for p in other_gpu_cells(cfg) if not os.path.isfile(p)]
+    if missing:
+        raise ValueError(f"moazeni2013_ch3_other_gpu_cells: no such file {missing}")
     base = int(cfg["moazeni2013_ch3_recursive_base"])
     small = [s for s in block_sizes(cfg) if s < base]
     if small:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from functools import partial
 
 import numpy as np
 
@@ -31,10 +32,10 @@ def weights(n: int, dtype: str, seed: int) -> np.ndarray:
     return rng.integers(0, 2**10, n - 1).astype(np.int32)
 
 
-def _check(result, reference, a, where: str) -> None:
+def _check(result, reference, a, where: str, against: str = "NumPy") -> None:
     """Equal to the reference bit for bit; in int32 (exact sums) the answer is sum(a)."""
     if not np.array_equal(result, reference):
-        raise AssertionError(f"{where}: the matrix differs from the NumPy reference")
+        raise AssertionError(f"{where}: the matrix differs from the {against} reference")
     if a.dtype == np.int32 and int(dp.answer(result)) != int(a.astype(np.int64).sum()):
         raise AssertionError(f"{where}: the answer is not the sum of a")
 
@@ -126,4 +127,138 @@ def native_cell(sizes, dtypes, *, seed: int, repeats: int, threads: int | None =
                 "implementation": implementation,
                 "device": "CPU", "cpu_count": os.cpu_count(), "threads": threads,
                 "seed": int(seed), "repeats": int(repeats)}  # fmt: skip
+    return arrays, metadata
+
+
+# The orders a GPU cell runs: the thesis's final implementation (one launch a
+# block-diagonal, ``dp_gpu.solve_bottom_up``) at every block size, and Table 1's
+# two orders one launch a block operation (``dp_gpu.GpuBlocked``, the calls it
+# counts) at Table 1's block size alone (at s = 16 and n = 8,192 the bottom-up
+# order is 22 million launches).
+GPU_ORDERS = ("bottom_up_strips", "bottom_up", "divide_and_conquer")
+GPU_BLOCKED_SOLVERS = {"bottom_up": dp.solve_bottom_up,
+                       "divide_and_conquer": dp.solve_divide_and_conquer}  # fmt: skip
+
+
+def _gpu_reference(m, a, n: int, dtype: str, log):
+    """The matrix a GPU run must equal: the compiled code on every CPU, else
+    (no compiler) NumPy's up to n = 1,024, else None (the run is not checked,
+    and the cell says so)."""
+    from . import native
+
+    try:
+        work = m.copy()
+        native.solve(work, os.cpu_count() or 1)
+        return work, "C"
+    except RuntimeError as error:
+        if n <= 1024:
+            return dp.solve_diagonals(m.copy()), "NumPy"
+        if log:
+            log.warning("n=%d %s: not checked (%s)", n, dtype, error)
+        return None, "none"
+
+
+def gpu_cell(sizes, block_sizes, dtypes, *, seed: int, repeats: int, log=None) -> tuple[dict, dict]:
+    """Chapter 3 on the GPU: every (order, n, block size, dtype) of GPU_ORDERS,
+    the time (CUDA events, the minimum over ``repeats``; the upload beside it
+    in ``upload_s``, which the thesis counts in), each kind's device time from
+    one run more (``profile``), the calls, and each result checked equal bit for
+    bit to the compiled CPU code's. Rows as ``order_cell``'s, with ``order``."""
+    import cupy
+
+    from . import catalog, dp_gpu
+
+    rows = {k: [] for k in ("order", "n", "block", "dtype", "seconds", "upload_s",
+                            "diagonal_s", "triangular_s", "rectangular_s", "diagonal",
+                            "triangular", "rectangular", "checked")}  # fmt: skip
+    dp_gpu.solve_bottom_up(dp.transformed(weights(64, "float32", 0)), 16)  # compile, warm up
+    for n in sizes:
+        for dtype in dtypes:
+            a = weights(n, dtype, seed)
+            m = dp.transformed(a, dtype=dtype)
+            reference, checker = _gpu_reference(m, a, n, dtype, log)
+            for order in GPU_ORDERS:
+                for s in block_sizes if order == "bottom_up_strips" else [catalog.TABLE1_BLOCK]:
+                    if order != "bottom_up_strips" and s > n:
+                        continue
+                    best, upload_s = np.inf, np.inf
+                    for _ in range(repeats):
+                        start = time.perf_counter()
+                        device_m = cupy.asarray(m)
+                        cupy.cuda.get_current_stream().synchronize()
+                        upload_s = min(upload_s, time.perf_counter() - start)
+                        if order == "bottom_up_strips":
+                            result, calls, seconds = dp_gpu.solve_bottom_up(device_m, s)
+                        else:
+                            solve = GPU_BLOCKED_SOLVERS[order]
+                            start = time.perf_counter()
+                            result, calls = solve(m, s, engine=dp_gpu.GpuBlocked)
+                            seconds = time.perf_counter() - start
+                        best = min(best, seconds)
+                    host = cupy.asnumpy(result)
+                    if reference is not None:
+                        _check(host, reference, a, f"GPU {order} n={n} s={s} {dtype}", checker)
+                    if order == "bottom_up_strips":
+                        _, calls, _ = dp_gpu.solve_bottom_up(device_m, s, profile=True)
+                    values = {"order": order, "n": n, "block": s, "dtype": dtype,
+                              "seconds": best, "upload_s": upload_s,
+                              **{f"{k}_s": calls.seconds[k] for k in dp.KINDS},
+                              "diagonal": calls.diagonal, "triangular": calls.triangular,
+                              "rectangular": calls.rectangular, "checked": checker}  # fmt: skip
+                    for key, value in values.items():
+                        rows[key].append(value)
+                    if log:
+                        log.info("GPU %s n=%d s=%d %s: %.4f s (checked against %s)", order, n,
+                                 s, dtype, best, checker)  # fmt: skip
+    device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
+    arrays = {k: np.asarray(v) for k, v in rows.items()}
+    metadata = {"study": "moazeni2013", "experiment": "ch3_gpu", "backend": "cuda",
+                "implementation": f"CUDA (dp.cu), {device}", "device": device,
+                "seed": int(seed), "repeats": int(repeats)}  # fmt: skip
+    return arrays, metadata
+
+
+def _event_median(call, repeats: int) -> float:
+    """The median device time of ``call`` in seconds (CUDA events), after one untimed call."""
+    import cupy
+
+    call()
+    times = []
+    for _ in range(repeats):
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        call()
+        end.record()
+        end.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
+    return float(np.median(times))
+
+
+def fig12_cell(sizes, *, repeats: int, log=None) -> tuple[dict, dict]:
+    """Fig 12: one rectangular launch (a p x p min-plus product into C, float32,
+    ``dp_gpu.launch_minplus``) against cuBLAS's dense p x p product
+    (``cupy.matmul``, float32) of the same shape, the median of ``repeats``
+    CUDA-event times each after one untimed call."""
+    import cupy
+
+    from . import dp_gpu
+
+    rows = {k: [] for k in ("p", "minplus_s", "matmul_s")}
+    rng = np.random.default_rng(12)
+    for p in sizes:
+        m = cupy.asarray(rng.gamma(2.0, 1.0, (3 * p, 3 * p)).astype(np.float32))
+        jobs = cupy.asarray([[0, 2 * p, 0, p, p, 2 * p]], dtype=cupy.int32)  # C, A, B corners
+        x, y = m[:p, p : 2 * p].copy(), m[p : 2 * p, 2 * p :].copy()
+        rows["p"].append(p)
+        rows["minplus_s"].append(_event_median(
+            partial(dp_gpu.launch_minplus, m, np.int64(3 * p), p, jobs, 1), repeats))  # fmt: skip
+        rows["matmul_s"].append(_event_median(partial(cupy.matmul, x, y), repeats))
+        if log:
+            log.info("Fig 12 p=%d: min-plus %.6f s, cuBLAS %.6f s", p, rows["minplus_s"][-1],
+                     rows["matmul_s"][-1])  # fmt: skip
+    device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
+    arrays = {k: np.asarray(v) for k, v in rows.items()}
+    metadata = {"study": "moazeni2013", "experiment": "ch3_fig12", "backend": "cuda",
+                "device": device, "repeats": int(repeats),
+                "implementation": f"dp_minplus(_rb), cuBLAS (cupy.matmul), {device}"}  # fmt: skip
     return arrays, metadata

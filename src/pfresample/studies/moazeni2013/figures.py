@@ -6,10 +6,12 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 TITLES = {
-    "fig13": "Moazeni (2013) Figs 13-14: time against n per block size (CPU)",
+    "fig12": "Moazeni (2013) Fig 12: one rectangular launch against cuBLAS, p x p",
+    "fig13": "Moazeni (2013) Figs 13-14: time against n per block size",
     "fig15": "Moazeni (2013) Fig 15: share of each kernel kind",
     "fig16": "Moazeni (2013) Fig 16: speed-up over one CPU thread",
     "fig17": "Moazeni (2013) Fig 17: min-plus operations a second",
+    "fig18": "Moazeni (2013) Fig 18: the GPUs compared (block 32 below n = 512, 64 above)",
 }
 
 
@@ -24,18 +26,33 @@ def _lines(ax, frame, x, y, by, logy=True):
     ax.legend(fontsize=6)
 
 
-def draw(figure: str, table: pd.DataFrame, scale: str) -> Figure:
+def draw(figure: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
+    """The figure of one tidy table; ``gpus`` names the devices that ran (none: CPU only)."""
     fig = Figure(figsize=(9, 3.6), layout="constrained")
+    where = f"GPU: {', '.join(gpus)}" if gpus else "CPU only (no GPU ran)"
+    fig.text(0.01, 0.01, f"{scale} scale; {where}", fontsize=7)
+    if table.empty:
+        fig.text(0.5, 0.5, "no GPU ran: no rows", ha="center", va="center")
+        return fig
+    if figure == "fig12":
+        ax = fig.subplots()
+        for device, part in table.groupby("device"):
+            ax.plot(part["p"], part["minplus_s"], marker="o", label=f"min-plus, {device}")
+            ax.plot(part["p"], part["matmul_s"], marker="s", label=f"cuBLAS sgemm, {device}")
+        ax.set(xscale="log", yscale="log", xlabel="p (a p x p product)", ylabel="seconds")
+        ax.set_xscale("log", base=2)
+        ax.legend(fontsize=6)
+        return fig
     dtypes = sorted(table["dtype"].unique())
     axes = fig.subplots(1, len(dtypes), squeeze=False)[0]
     for ax, dtype in zip(axes, dtypes, strict=True):
         part = table[table["dtype"] == dtype]
         if figure == "fig13":
-            _lines(ax, part, "n", "seconds", ["order", "block"])
+            _lines(ax, part, "n", "seconds", ["implementation", "order", "block"])
             ax.set_ylabel("seconds")
         elif figure == "fig15":
             last = part[part["n"] == part["n"].max()]
-            shares = last.set_index(["order", "block"])[
+            shares = last.set_index(["implementation", "order", "block"])[
                 ["diagonal_share", "triangular_share", "rectangular_share"]]  # fmt: skip
             shares.plot.bar(stacked=True, ax=ax, legend=ax is axes[0])
             ax.set_ylabel(f"share of the time, n = {int(part['n'].max())}")
@@ -46,9 +63,10 @@ def draw(figure: str, table: pd.DataFrame, scale: str) -> Figure:
         elif figure == "fig17":
             _lines(ax, part, "n", "gop_per_s", ["implementation", "block"])
             ax.set_ylabel("Gop/s ((n^3 - n)/6 min-plus)")
+        elif figure == "fig18":
+            _lines(ax, part, "n", "seconds_with_upload", ["implementation"])
+            ax.set_ylabel("seconds (upload included)")
         ax.set_title(dtype, fontsize=9)
         if figure != "fig15":
             ax.set_xlabel("n (matrix side)")
-    fig.text(0.01, 0.01, f"{scale} scale; CPU only (the GPU kernels are not built yet)",
-             fontsize=7)  # fmt: skip
     return fig

@@ -11,14 +11,22 @@ from . import catalog, dp
 
 
 def order_frame(cells) -> pd.DataFrame:
-    """One row per (order, n, block size, dtype) of the order cells."""
+    """One row per (implementation, order, n, block size, dtype) of the order
+    cells and the GPU cells (which carry their order a row); ``upload_s`` is
+    the GPU's upload (0 on the CPU), which the thesis counts in a GPU's time."""
     frames = []
     for arrays, meta in cells:
         frame = pd.DataFrame({k: np.asarray(v) for k, v in arrays.items()})
-        frame.insert(0, "order", meta["order"])
+        if "order" not in frame:
+            frame.insert(0, "order", meta["order"])
         frame["implementation"] = meta["implementation"]
+        frame["backend"] = meta.get("backend", "cpu")
         frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
+    frame = pd.concat(frames, ignore_index=True)
+    if "upload_s" not in frame:
+        frame["upload_s"] = 0.0
+    frame["upload_s"] = frame["upload_s"].fillna(0.0).astype(float)
+    return frame
 
 
 def native_frame(cell) -> pd.DataFrame:
@@ -61,7 +69,7 @@ def table1(orders: pd.DataFrame) -> pd.DataFrame:
 def table3(orders: pd.DataFrame) -> pd.DataFrame:
     """Table 3: time of divide and conquer over bottom-up (the bottom-up's
     speed-up) at each n, block size and dtype, beside the printed ratio."""
-    keys = ["n", "block", "dtype"]
+    keys = ["implementation", "n", "block", "dtype"]
     up = orders[orders["order"] == "bottom_up"].set_index(keys)["seconds"]
     dc = orders[orders["order"] == "divide_and_conquer"].set_index(keys)["seconds"]
     both = up.index.intersection(dc.index)
@@ -69,18 +77,17 @@ def table3(orders: pd.DataFrame) -> pd.DataFrame:
     frame["speedup"] = frame["divide_and_conquer_s"] / frame["bottom_up_s"]
     frame = frame.reset_index()
     frame["printed_speedup"] = frame["n"].map(catalog.PUBLISHED_TABLE3)
-    frame["implementation"] = orders["implementation"].iloc[0]
     return frame
 
 
 def fig13(orders: pd.DataFrame) -> pd.DataFrame:
     """Figs 13-14: time against n for each block size (every order and dtype)."""
-    return orders[["order", "dtype", "block", "n", "seconds", "implementation"]].copy()
+    return orders[["implementation", "order", "dtype", "block", "n", "seconds"]].copy()
 
 
 def fig15(orders: pd.DataFrame) -> pd.DataFrame:
     """Fig 15: the share of the time in each kernel kind, per order, n, block size."""
-    frame = orders[["order", "dtype", "block", "n"]].copy()
+    frame = orders[["implementation", "order", "dtype", "block", "n"]].copy()
     parts = orders[[f"{k}_s" for k in dp.KINDS]]
     total = parts.sum(axis=1)
     for kind in dp.KINDS:
@@ -90,7 +97,8 @@ def fig15(orders: pd.DataFrame) -> pd.DataFrame:
 
 def fig16(orders: pd.DataFrame, native: pd.DataFrame) -> pd.DataFrame:
     """Fig 16: speed-ups over one CPU thread of the compiled code, at the n
-    both ran: every implementation's time against it (> 1: faster)."""
+    both ran: every implementation's time against it (> 1: faster); a GPU's
+    time with its upload, as the thesis counts it (§3.6)."""
     one = native[native["threads"] == 1].set_index(["n", "dtype"])["seconds"]
     rows = []
     for _, r in native[native["threads"] > 1].iterrows():
@@ -98,13 +106,17 @@ def fig16(orders: pd.DataFrame, native: pd.DataFrame) -> pd.DataFrame:
                      "n": int(r["n"]), "dtype": r["dtype"], "block": 0,
                      "seconds": r["seconds"]})  # fmt: skip
     for _, r in orders.iterrows():
-        rows.append({"implementation": "NumPy", "order": r["order"], "n": int(r["n"]),
-                     "dtype": r["dtype"], "block": int(r["block"]),
-                     "seconds": r["seconds"]})  # fmt: skip
+        rows.append({"implementation": r["implementation"], "order": r["order"],
+                     "n": int(r["n"]), "dtype": r["dtype"], "block": int(r["block"]),
+                     "seconds": r["seconds"] + r["upload_s"]})  # fmt: skip
     frame = pd.DataFrame(rows)
     base = [one.get((n, d), np.nan) for n, d in zip(frame["n"], frame["dtype"], strict=True)]
     frame["one_thread_s"] = base
     frame["speedup_over_one_thread"] = frame["one_thread_s"] / frame["seconds"]
+    many = native[native["threads"] > 1].set_index(["n", "dtype"])
+    frame["all_threads_s"] = [many["seconds"].get((n, d), np.nan)
+                              for n, d in zip(frame["n"], frame["dtype"], strict=True)]  # fmt: skip
+    frame["speedup_over_all_threads"] = frame["all_threads_s"] / frame["seconds"]
     frame["printed_best_speedup"] = catalog.PUBLISHED_SPEEDUP
     return frame
 
@@ -117,10 +129,33 @@ def fig17(orders: pd.DataFrame, native: pd.DataFrame) -> pd.DataFrame:
         rows.append({"implementation": f"C, {int(r['threads'])} thread(s)", "n": int(r["n"]),
                      "dtype": r["dtype"], "block": 0, "seconds": r["seconds"]})  # fmt: skip
     for _, r in orders.iterrows():
-        rows.append({"implementation": f"NumPy {r['order']}", "n": int(r["n"]),
-                     "dtype": r["dtype"], "block": int(r["block"]),
+        rows.append({"implementation": f"{r['implementation']} {r['order']}",
+                     "n": int(r["n"]), "dtype": r["dtype"], "block": int(r["block"]),
                      "seconds": r["seconds"]})  # fmt: skip
     frame = pd.DataFrame(rows)
     frame["operations"] = [dp.operations(n) for n in frame["n"]]
     frame["gop_per_s"] = frame["operations"] / frame["seconds"] / 1e9
     return frame
+
+
+def fig12(cells) -> pd.DataFrame:
+    """Fig 12: one rectangular launch against cuBLAS's dense product of the
+    same p x p shape, per device (no rows where no GPU ran)."""
+    frames = [pd.DataFrame({k: np.asarray(v) for k, v in arrays.items()}).assign(
+              device=meta["device"]) for arrays, meta in cells]  # fmt: skip
+    if not frames:
+        return pd.DataFrame(columns=["device", "p", "minplus_s", "matmul_s", "minplus_over_matmul"])
+    frame = pd.concat(frames, ignore_index=True)
+    frame["minplus_over_matmul"] = frame["minplus_s"] / frame["matmul_s"]
+    return frame[["device", "p", "minplus_s", "matmul_s", "minplus_over_matmul"]]
+
+
+def fig18(orders: pd.DataFrame) -> pd.DataFrame:
+    """Fig 18 (the chapter's three GPUs): each GPU's one-launch-a-strip time
+    against n at §3.6.2's block size (32 below n = 512, 64 above), upload
+    included as the thesis counts it (no rows where no GPU ran)."""
+    gpu = orders[(orders["backend"] == "cuda") & (orders["order"] == "bottom_up_strips")]
+    chosen = gpu[gpu["block"] == gpu["n"].map(catalog.fig18_block)]
+    frame = chosen[["implementation", "dtype", "n", "block", "seconds", "upload_s"]].copy()
+    frame["seconds_with_upload"] = frame["seconds"] + frame["upload_s"]
+    return frame.sort_values(["implementation", "dtype", "n"]).reset_index(drop=True)

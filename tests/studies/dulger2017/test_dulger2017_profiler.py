@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -239,7 +240,9 @@ def test_missing_ncu_says_so_and_writes_nothing(tmp_path, monkeypatch):
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), "--out", str(out)],
         capture_output=True, text=True, cwd=ROOT, timeout=300,
-        env={"PATH": str(tmp_path / "bin"), "HOME": str(tmp_path)},
+        # no ncu on PATH; PYTHONPATH kept where the library runs from a source tree
+        env={"PATH": str(tmp_path / "bin"), "HOME": str(tmp_path),
+             **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"}},
     )  # fmt: skip
     assert proc.returncode != 0
     assert "dulger2017_profiler needs Nsight Compute (ncu) on PATH" in proc.stderr

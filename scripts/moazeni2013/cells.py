@@ -3,17 +3,18 @@ per rule, chosen by the rule's name; each calls the study and writes its .npz at
 
 * moazeni2013_ch3_order_cell: results/moazeni2013/ch3/cpu/{ch3_order}.npz;
 * moazeni2013_ch3_native_cell: results/moazeni2013/ch3/native.npz;
-* moazeni2013_ch3_gpu_cell, moazeni2013_ch3_fig12_cell: results/moazeni2013/ch3/{gpu,fig12}.npz.
+* moazeni2013_ch3_gpu_cell, moazeni2013_ch3_fig12_cell: results/moazeni2013/ch3/{gpu,fig12}.npz;
+* moazeni2013_ch4_cpu_cell, moazeni2013_ch4_gpu_cell: results/moazeni2013/ch4/{cpu,gpu}.npz.
 """
 
 from pfresample import backend
 from pfresample.pipeline import devices
 from pfresample.pipeline.jobs import run, save_cell
-from pfresample.studies.moazeni2013 import experiments
+from pfresample.studies.moazeni2013 import experiments, hashtable_workloads
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 CLAIM = None
-if RULE in ("moazeni2013_ch3_gpu_cell", "moazeni2013_ch3_fig12_cell"):
+if RULE in ("moazeni2013_ch3_gpu_cell", "moazeni2013_ch3_fig12_cell", "moazeni2013_ch4_gpu_cell"):
     # A GPU job takes one free GPU for itself before CUDA starts (pfresample.pipeline.devices).
     CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
     backend.cuda_device()
@@ -45,7 +46,15 @@ def fig12_cell(snakemake, log):
     save_cell(snakemake, log, *experiments.fig12_cell(p.sizes, repeats=p.repeats, log=log), CLAIM)
 
 
+def ch4_cell(snakemake, log):
+    p = snakemake.params
+    cell = hashtable_workloads.run_cell(p.runs, **p.cell, log=log)
+    save_cell(snakemake, log, *cell, CLAIM)
+
+
 JOBS = {
+    "moazeni2013_ch4_cpu_cell": ch4_cell,
+    "moazeni2013_ch4_gpu_cell": ch4_cell,
     "moazeni2013_ch3_order_cell": order_cell,
     "moazeni2013_ch3_native_cell": native_cell,
     "moazeni2013_ch3_gpu_cell": gpu_cell,

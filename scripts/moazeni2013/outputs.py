@@ -1,4 +1,4 @@
-"""Snakemake glue of Moazeni (2013) (workflow/rules/moazeni2013/outputs.smk): chapter 3's
+"""Snakemake glue of Moazeni (2013) (workflow/rules/moazeni2013/outputs.smk): a chapter's
 tables and figures from its cells, in one job, each file written atomically."""
 
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 from pfresample.pipeline import artifacts, plots
 from pfresample.pipeline import tables as pipeline_tables
 from pfresample.pipeline.jobs import run
-from pfresample.studies.moazeni2013 import figures, tables
+from pfresample.studies.moazeni2013 import figures, hashtable_figures, tables
 
 
 def ch3_outputs(snakemake, log):
@@ -26,17 +26,33 @@ def ch3_outputs(snakemake, log):
         "fig16": tables.fig16(orders, native),
         "fig17": tables.fig17(orders, native),
     }
-    for path in map(Path, snakemake.output):
-        name = path.stem
+    _write(snakemake, log, frames, lambda n, t: figures.draw(n, t, scale, gpus),
+           figures.TITLES, scale)  # fmt: skip
+
+
+def _write(snakemake, log, frames, draw, titles, scale) -> None:
+    """Each CSV of ``frames`` and each figure ``draw`` makes, to the rule's outputs."""
+    outputs = list(map(Path, snakemake.output))
+    for path in outputs:
         if path.suffix == ".csv":
-            frame = frames[name].assign(scale=scale)
+            frame = frames[path.stem].assign(scale=scale)
             pipeline_tables.write_csv(frame, path)
             log.info("%s: %d rows", path, len(frame))
-    for name in figures.TITLES:
-        fig = figures.draw(name, frames[name], scale, gpus)
-        paths = [p for p in map(Path, snakemake.output) if p.stem == name and p.suffix != ".csv"]
-        plots.save(fig, paths, title=figures.TITLES[name])
+    for name, title in titles.items():
+        paths = [p for p in outputs if p.stem == name and p.suffix != ".csv"]
+        plots.save(draw(name, frames[name]), paths, title=title)
         log.info("%s drawn", name)
 
 
-run(ch3_outputs, snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake
+def ch4_outputs(snakemake, log):
+    cells = artifacts.load_all([*snakemake.input.cpu, *snakemake.input.gpu])
+    runs = hashtable_figures.frame(cells)
+    scale = cells[0][1]["scale"]
+    gpus = sorted({meta["device"] for _, meta in cells if meta.get("backend") == "cuda"})
+    frames = hashtable_figures.tables(runs, snakemake.config)
+    _write(snakemake, log, frames, lambda n, t: hashtable_figures.draw(n, t, scale, gpus),
+           hashtable_figures.TITLES, scale)  # fmt: skip
+
+
+JOBS = {"moazeni2013_ch3_outputs": ch3_outputs, "moazeni2013_ch4_outputs": ch4_outputs}
+run(JOBS[snakemake.rule], snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

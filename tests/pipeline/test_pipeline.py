@@ -118,6 +118,14 @@ TINY_GRID = {
     "moazeni2013_ch3_gpu_n": [64],
     "moazeni2013_ch3_gpu_block_sizes": [16],
     "moazeni2013_ch3_fig12_sizes": [64],
+    "moazeni2013_ch4_tables": [1, 5],
+    "moazeni2013_ch4_top_tables": 5,
+    "moazeni2013_ch4_batches": [512],
+    "moazeni2013_ch4_variances": [0.05],
+    "moazeni2013_ch4_hashes": ["dek"],
+    "moazeni2013_ch4_cpu_threads": 2,
+    "moazeni2013_ch4_preload": 2048,
+    "moazeni2013_ch4_repeats": 1,
 }
 TINY = [
     f"{k}=[{','.join(map(str, v))}]" if isinstance(v, list) else f"{k}={v}"

@@ -188,3 +188,54 @@ def test_the_benchmark_batches_are_schedule_free_and_checked():
         assert r["ok"], mix
     with pytest.raises(ValueError, match="distribution must be"):
         w.draw_keys(10, rng, "cauchy")
+
+
+def test_the_plan_feeds_every_figure(monkeypatch):
+    """Chapter 4's pipeline: the runs ``plan`` lists are the ones every figure's
+    table reads (the GPU's made on CPU threads here, so that no GPU is needed:
+    the arithmetic, not the speed, is under test), each batch checked."""
+    import pandas as pd
+
+    from pfresample.studies.moazeni2013 import catalog, hashtable_figures
+    from pfresample.studies.moazeni2013 import hashtable_workloads as wl
+
+    cfg = {"moazeni2013_ch4_tables": [1, 2, 50], "moazeni2013_ch4_top_tables": 2,
+           "moazeni2013_ch4_batches": [256, 512], "moazeni2013_ch4_variances": [0.01, 0.05],
+           "moazeni2013_ch4_hashes": ["dek", "mix"], "moazeni2013_ch4_cpu_threads": 2,
+           "moazeni2013_ch4_preload": 1024}  # fmt: skip
+    catalog.check_ch4(cfg)
+    runs = wl.plan(cfg)
+    assert len(runs) == len(set(runs))
+    monkeypatch.setattr(wl, "run_gpu", lambda t, m, pre, ops, keys, h: {
+        **wl.run_cpu(t, m, pre, ops, keys, 2, h), "upload_s": 1e-6})  # fmt: skip
+    monkeypatch.setattr(wl, "gpu_name", lambda: "CPU threads standing in for a GPU")
+    cells = [wl.run_cell([r for r in runs if r.backend == b], preload=1024, repeats=1, seed=3)
+             for b in ("cpu", "gpu")]  # fmt: skip
+    assert all(cell[0]["ok"].all() for cell in cells)
+    frames = hashtable_figures.tables(hashtable_figures.frame(cells), cfg)
+    empty = [name for name in hashtable_figures.TITLES if frames[name].empty]
+    assert not empty, f"figures without rows: {empty}"
+    f31 = frames["fig31"]
+    assert set(f31["mix"]) == set(catalog.CH4_MIXES) and set(f31["batch"]) == {256, 512}
+    assert (f31["speedup"] == f31["seconds_baseline"] / f31["seconds"]).all()
+    t5 = frames["table5"].set_index("tables")
+    assert t5.loc[4, "ours_kb"] == 16 and t5.loc[4, "printed_kb"] == 32
+    f39 = frames["fig39"]
+    assert (f39["total_s"] == f39["seconds"] * (2**20 // f39["batch"])).all()
+    assert isinstance(frames["fig40"], pd.DataFrame) and (frames["fig40"]["upload_s"] > 0).all()
+
+
+def test_bad_chapter4_configurations_are_named():
+    from pfresample.studies.moazeni2013 import catalog
+
+    good = {"moazeni2013_ch4_tables": [1, 5], "moazeni2013_ch4_top_tables": 5,
+            "moazeni2013_ch4_batches": [512], "moazeni2013_ch4_variances": [0.05],
+            "moazeni2013_ch4_hashes": ["dek"], "moazeni2013_ch4_preload": 1024}  # fmt: skip
+    catalog.check_ch4(good)
+    for change, match in (({"moazeni2013_ch4_top_tables": 7}, "must be one of"),
+                          ({"moazeni2013_ch4_tables": [5]}, "must hold 1"),
+                          ({"moazeni2013_ch4_batches": [4096]}, "exceed"),
+                          ({"moazeni2013_ch4_hashes": ["fnv"]}, "not in"),
+                          ({"moazeni2013_ch4_variances": [2.0]}, r"\(0, 1\]")):  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            catalog.check_ch4({**good, **change})

@@ -8,7 +8,9 @@ study's code src/pfresample/studies/moazeni2013/ and its glue scripts/moazeni201
   threads the job holds (moazeni2013_ch3_native_threads; null: every CPU of the host,
   which Snakemake caps at --cores, so that no other job runs beside it);
 * results/moazeni2013/ch3/gpu.npz, fig12.npz: the GPU orders, each run checked equal to
-  the compiled code's matrix, and Fig 12's launches (only where the cells have a GPU).
+  the compiled code's matrix, and Fig 12's launches (only where the cells have a GPU);
+* results/moazeni2013/ch4/{cpu,gpu}.npz: chapter 4's runs (hashtable_workloads.plan), each
+  batch checked; the GPU's only where the cells have a GPU.
 """
 
 MOAZENI2013_CELLS_SCRIPT = "../../../scripts/moazeni2013/cells.py"
@@ -105,6 +107,54 @@ rule moazeni2013_ch3_fig12_cell:
     threads: 1
     resources:
         mem_mb=1024,
+        gpu=1,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+def moazeni2013_ch4_params():
+    return {"preload": config["moazeni2013_ch4_preload"],
+            "repeats": config["moazeni2013_ch4_repeats"], "seed": config["seed"]}  # fmt: skip
+
+
+rule moazeni2013_ch4_cpu_cell:
+    output:
+        "results/moazeni2013/ch4/cpu.npz",
+    params:
+        cell=moazeni2013_ch4_params(),
+        runs=[r for r in moazeni2013_workloads.plan(config) if r.backend == "cpu"],
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch4/cpu.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch4/cpu.tsv"
+    # the runs use this many threads: the job holds them, so that none runs beside it
+    threads: moazeni2013_catalog.ch4_cpu_threads(config)
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch4_gpu_cell:
+    output:
+        "results/moazeni2013/ch4/gpu.npz",
+    params:
+        cell=moazeni2013_ch4_params(),
+        runs=[r for r in moazeni2013_workloads.plan(config) if r.backend == "gpu"],
+        devices=GPU_DEVICES,
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch4/gpu.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch4/gpu.tsv"
+    threads: 1
+    resources:
+        mem_mb=2048,
         gpu=1,
     conda:
         CONDA_ENV

@@ -3,6 +3,7 @@ the outputs of each chapter. No rules live here; the grid and its checks are Pyt
 (pfresample.studies.moazeni2013.catalog)."""
 
 from pfresample.studies.moazeni2013 import catalog as moazeni2013_catalog
+from pfresample.studies.moazeni2013 import hashtable_workloads as moazeni2013_workloads
 
 
 def moazeni2013_ch3_order_cell(order) -> str:
@@ -31,8 +32,24 @@ def moazeni2013_ch3_outputs() -> list[str]:
     return out
 
 
+def moazeni2013_ch4_cells() -> dict[str, list[str]]:
+    """Chapter 4's cells: the CPU runs always, the GPU runs where the cells have a GPU."""
+    return {"cpu": ["results/moazeni2013/ch4/cpu.npz"],
+            "gpu": ["results/moazeni2013/ch4/gpu.npz"] if CELL_GPUS else []}  # fmt: skip
+
+
+def moazeni2013_ch4_outputs() -> list[str]:
+    """Chapter 4's tables (CSV) and figures (PNG, PDF)."""
+    out = [f"results/tables/moazeni2013/{t}.csv" for t in moazeni2013_catalog.CH4_TABLES]
+    for figure in moazeni2013_catalog.CH4_FIGURES:
+        out.append(f"results/tables/moazeni2013/{figure}.csv")
+        out += [f"results/figures/moazeni2013/{figure}.{ext}" for ext in ("png", "pdf")]
+    return out
+
+
 def moazeni2013_artifacts() -> set[str]:
     """Every .npz artifact the study's target reads."""
     cells = {moazeni2013_ch3_order_cell(o) for o in moazeni2013_catalog.ORDERS}
     gpu = {p for paths in moazeni2013_ch3_gpu_cells().values() for p in paths}
-    return cells | {moazeni2013_ch3_native_cell()} | gpu
+    ch4 = {p for paths in moazeni2013_ch4_cells().values() for p in paths}
+    return cells | {moazeni2013_ch3_native_cell()} | gpu | ch4

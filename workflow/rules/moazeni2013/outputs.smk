@@ -27,3 +27,21 @@ rule moazeni2013_ch3_outputs:
         CONDA_ENV
     script:
         "../../../scripts/moazeni2013/outputs.py"
+
+
+rule moazeni2013_ch4_outputs:
+    """Chapter 4: Table 5 and Figs 19, 26-40 (hashtable_figures; the GPU's figures are
+    empty where no GPU ran)."""
+    input:
+        **moazeni2013_ch4_cells(),
+    output:
+        moazeni2013_ch4_outputs(),
+    log:
+        "results/logs/tables/moazeni2013/ch4.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        "../../../scripts/moazeni2013/outputs.py"

@@ -10,12 +10,16 @@ from .dp import DTYPES
 
 INTEGER_LIST_KEYS = ("moazeni2013_ch3_numpy_n", "moazeni2013_ch3_native_n",
                      "moazeni2013_ch3_block_sizes", "moazeni2013_ch3_gpu_n",
-                     "moazeni2013_ch3_gpu_block_sizes", "moazeni2013_ch3_fig12_sizes")  # fmt: skip
+                     "moazeni2013_ch3_gpu_block_sizes", "moazeni2013_ch3_fig12_sizes",
+                     "moazeni2013_ch4_tables", "moazeni2013_ch4_batches")  # fmt: skip
 ORDERS = ("bottom_up", "divide_and_conquer", "recursive")
 # Chapter 3's outputs: the tables and figures the study draws (Fig 12, the rectangular
 # kernel against cuBLAS, and Fig 18, the GPUs compared, are empty where no GPU ran).
 CH3_TABLES = ("table1", "table3")
 CH3_FIGURES = ("fig12", "fig13", "fig15", "fig16", "fig17", "fig18")
+# Chapter 4's outputs (hashtable_figures: Table 5 and Figs 19, 26-40).
+CH4_TABLES = ("table5",)
+CH4_FIGURES = ("fig19", *(f"fig{i}" for i in range(26, 41)))
 # Fig 18's block sizes, as §3.6.2 chose them: 32 for n < 512, 64 above.
 FIG18_BLOCK = {"below_512": 32, "from_512": 64}
 
@@ -41,6 +45,24 @@ PUBLISHED_TABLE3 = {1024: 1.01, 2048: 1.49, 4096: 2.34, 8192: 3.92}
 # §3.6: "up to 228x speedup" over one thread of an Intel Core i7 965 (Tesla C1060).
 PUBLISHED_SPEEDUP = 228.0
 PUBLISHED_HARDWARE = "Tesla C1060 (CUDA 3.2) vs one thread of an Intel Core i7 965"
+
+
+# Chapter 4 (§4.6, GTX 480 against two quad-core Xeon E5405 on 8 threads).
+CH4_HARDWARE = "GTX 480 (CUDA 4.0) vs 8 threads of two Xeon E5405"
+CH4_VARIANCE = 0.05  # the normal keys' variance unless a figure sweeps it (§4.6.1)
+CH4_MIXES = (33, 50, 60, 80, 90)  # search % of the combined batches (§4.6.2.3)
+CH4_FIG38_TABLES = 50  # Fig 38: PH = 50 against GPU_BIG of 50 x 1,024 buckets
+CH4_FIG39_TOTAL = 2**20  # Fig 39: operations in all, in batches of each size
+# Table 5: extra memory (KB) against the number of tables, 1,024 buckets each, as printed
+# (64 -> 521 is printed; 512 = 64 x 1,024 x 8 bytes is what the other entries follow).
+PUBLISHED_TABLE5 = {4: 32, 16: 128, 64: 521, 128: 1024, 256: 2048}
+# The headline ratios as the text states them (the figures' values are not in the text).
+PUBLISHED_CH4 = {
+    "fig31": "GPU_PH (320) over GPU_BASIC: 25-170x",
+    "fig32": "GPU_PH over CPU_PH (320 tables, 8 threads): 5-27x",
+    "fig33": "GPU_PH (320) over GPU_BASIC across variances: 80-120x",
+    "fig36": "GPU_PH over GPU_BIG of the same memory: ~3.5x",
+}
 
 
 def numpy_n(cfg: Mapping) -> list[int]:
@@ -77,6 +99,56 @@ def other_gpu_cells(cfg: Mapping) -> list[str]:
     return [str(p) for p in cfg.get("moazeni2013_ch3_other_gpu_cells") or []]
 
 
+def ch4_tables(cfg: Mapping) -> list[int]:
+    return sorted(int(t) for t in cfg["moazeni2013_ch4_tables"])
+
+
+def ch4_top_tables(cfg: Mapping) -> int:
+    return int(cfg["moazeni2013_ch4_top_tables"])
+
+
+def ch4_batches(cfg: Mapping) -> list[int]:
+    return sorted(int(b) for b in cfg["moazeni2013_ch4_batches"])
+
+
+def ch4_variances(cfg: Mapping) -> list[float]:
+    return sorted(float(v) for v in cfg["moazeni2013_ch4_variances"])
+
+
+def ch4_hashes(cfg: Mapping) -> list[str]:
+    return [str(h) for h in cfg["moazeni2013_ch4_hashes"]]
+
+
+def ch4_cpu_threads(cfg: Mapping) -> int:
+    """Threads of the CPU runs (null: every CPU of the host; the thesis's 8)."""
+    value = cfg.get("moazeni2013_ch4_cpu_threads")
+    return int(value) if value else (os.cpu_count() or 1)
+
+
+def check_ch4(cfg: Mapping) -> None:
+    """Chapter 4's checks across keys, a ValueError naming the keys."""
+    from .hashtable import HASHES
+
+    if ch4_top_tables(cfg) not in ch4_tables(cfg):
+        raise ValueError(f"moazeni2013_ch4_top_tables {ch4_top_tables(cfg)} must be one of "
+                         f"moazeni2013_ch4_tables {ch4_tables(cfg)}")  # fmt: skip
+    if 1 not in ch4_tables(cfg):
+        raise ValueError("moazeni2013_ch4_tables must hold 1 (GPU_BASIC and CPU_BASIC)")
+    preload = int(cfg["moazeni2013_ch4_preload"])
+    big = [b for b in ch4_batches(cfg) if b > preload]
+    if big:
+        raise ValueError(f"moazeni2013_ch4_batches {big} exceed moazeni2013_ch4_preload "
+                         f"{preload} (a search-only batch searches preloaded keys)")  # fmt: skip
+    bad = [h for h in ch4_hashes(cfg) if h not in HASHES]
+    if bad:
+        raise ValueError(f"moazeni2013_ch4_hashes: {bad} not in {tuple(HASHES)}")
+    if "dek" not in ch4_hashes(cfg):
+        raise ValueError("moazeni2013_ch4_hashes must hold dek (the thesis's default)")
+    odd = [v for v in ch4_variances(cfg) if not 0 < v <= 1]
+    if odd:
+        raise ValueError(f"moazeni2013_ch4_variances must lie in (0, 1], got {odd}")
+
+
 def fig18_block(n: int) -> int:
     """§3.6.2's block size at n: 32 below 512, 64 from 512 on."""
     return FIG18_BLOCK["below_512"] if n < 512 else FIG18_BLOCK["from_512"]
@@ -107,3 +179,4 @@ def check_config(cfg: Mapping) -> None:
     bad = [d for d in cfg["moazeni2013_ch3_dtypes"] if d not in DTYPES]
     if bad:
         raise ValueError(f"moazeni2013_ch3_dtypes: {bad} not in {DTYPES}")
+    check_ch4(cfg)

@@ -5,6 +5,7 @@ are those of ``hashtable.HashTable``, so the same checker reads them (copied bac
 
 from __future__ import annotations
 
+import time
 from functools import cache
 
 import numpy as np
@@ -40,11 +41,15 @@ class GpuHashTable:
 
     def batch(self, ops, keys) -> tuple[ht.BatchResult, float]:
         """One batch on the GPU: (results and counters, the kernel's seconds by
-        CUDA events; the batch's upload before them, as §4.6 excludes it)."""
+        CUDA events; the batch's upload before them, as §4.6 excludes it, its
+        host-clock seconds kept in ``last_upload_s``)."""
         import cupy
 
         ops, keys = ht.check_batch(ops, keys)
+        begin = time.perf_counter()
         d_ops, d_keys = cupy.asarray(ops), cupy.asarray(keys)
+        cupy.cuda.get_current_stream().synchronize()
+        self.last_upload_s = time.perf_counter() - begin  # Fig 40's transfer time
         results = cupy.zeros(ops.size, dtype=cupy.uint8)
         stats = cupy.zeros(len(ht.STATS), dtype=cupy.uint64)
         start, end = cupy.cuda.Event(), cupy.cuda.Event()

@@ -17,12 +17,15 @@
 from __future__ import annotations
 
 import time
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from . import hashtable as ht
 
 MIXES = {
+    0: (0.0, 1.0, 0.0),  # insert only (Figs 26-28, 35)
+    100: (1.0, 0.0, 0.0),  # search only (Fig 29)
     33: (1 / 3, 1 / 3, 1 / 3),
     50: (0.5, 0.25, 0.25),
     60: (0.6, 0.2, 0.2),
@@ -87,7 +90,8 @@ def run_gpu(tables: int, buckets: int, preload: np.ndarray, ops, keys, hash: str
     table = GpuHashTable(tables, buckets, preload.size + ops.size, hash)
     table.batch(np.full(preload.size, ht.INSERT), preload)
     res, seconds = table.batch(ops, keys)
-    return {"seconds": seconds, **res.stats, "ok": _verdict(table, preload, ops, keys, res)}
+    return {"seconds": seconds, "upload_s": table.last_upload_s, **res.stats,
+            "ok": _verdict(table, preload, ops, keys, res)}  # fmt: skip
 
 
 def _verdict(table, preload, ops, keys, res) -> bool:
@@ -95,3 +99,122 @@ def _verdict(table, preload, ops, keys, res) -> bool:
         return False
     expected = np.union1d(np.setdiff1d(preload, keys[ops == ht.DELETE]), keys[ops == ht.INSERT])
     return bool(np.array_equal(table.check(), expected))
+
+
+# The pipeline's grid (config/studies/moazeni2013.yaml, the ch4 keys): one Run a
+# timed batch; ``plan`` lists what every figure of §4.6 needs, each run once.
+@dataclass(frozen=True, order=True)
+class Run:
+    backend: str  # "cpu" or "gpu"
+    threads: int  # CPU threads (0 on the GPU)
+    distribution: str  # "normal" or "uniform"
+    variance: float  # of the normal keys (0 for uniform)
+    hash: str
+    layout: str  # "ph": `tables` tables of BUCKETS; "big": one table of tables x BUCKETS
+    tables: int
+    batch: int
+    mix: int  # search % of MIXES (0: insert only, 100: search only)
+
+
+def plan(cfg) -> list[Run]:
+    """Every run the chapter's figures read (``hashtable_figures.FIGURES``), once
+    each: GPU_PH over the PH list; PH = 1 is GPU_BASIC / CPU_BASIC; the CPU at
+    ``moazeni2013_ch4_cpu_threads`` threads (the thesis's 8) for PH = 1 and 320."""
+    from . import catalog
+
+    ph, batches = catalog.ch4_tables(cfg), catalog.ch4_batches(cfg)
+    big_b, variances = max(batches), catalog.ch4_variances(cfg)
+    top, threads = catalog.ch4_top_tables(cfg), catalog.ch4_cpu_threads(cfg)
+    base = catalog.CH4_VARIANCE
+    runs = set()
+
+    def add(backend, tables, batch, mix, dist="normal", var=base, hash="dek", layout="ph"):
+        var = 0.0 if dist == "uniform" else var
+        th = threads if backend == "cpu" else 0
+        runs.add(Run(backend, th, dist, var, hash, layout, tables, batch, mix))
+
+    for b in batches:
+        for t in ph:
+            add("gpu", t, b, 0)  # Figs 26-27: insert throughput and speed-up
+            add("gpu", t, b, 100)  # Fig 29: search
+        for mix in (0, 100):
+            add("cpu", 1, b, mix)  # CPU_BASIC of Figs 27 and 29
+        for mix in catalog.CH4_MIXES:
+            for t in (1, top):
+                add("gpu", t, b, mix)  # Figs 31, 39-40
+            add("cpu", top, b, mix)  # Fig 32: CPU_PH
+        for dist in ("normal", "uniform"):
+            for t in (1, top):
+                add("gpu", t, b, 0, dist)  # Fig 35
+    for t in ph:
+        for var in variances:
+            add("gpu", t, big_b, 0, var=var)  # Fig 28
+        for mix in catalog.CH4_MIXES:
+            add("gpu", t, big_b, mix)  # Fig 30
+        for h in catalog.ch4_hashes(cfg):
+            add("gpu", t, big_b, 33, hash=h)  # Fig 34
+        if t > 1:
+            add("gpu", t, big_b, 33, layout="big")  # Figs 36-37
+    for var in variances:
+        add("gpu", 1, big_b, 33, var=var)  # Fig 19: GPU_BASIC against CPU_BASIC
+        add("cpu", 1, big_b, 33, var=var)
+        for dist in ("normal", "uniform"):
+            for t in (1, top):
+                add("gpu", t, big_b, 33, dist, var)  # Fig 33
+        for layout in ("ph", "big"):
+            add("gpu", catalog.CH4_FIG38_TABLES, big_b, 33, var=var, layout=layout)  # Fig 38
+    return sorted(runs)
+
+
+def run_cell(runs, *, preload: int, repeats: int, seed: int, log=None) -> tuple[dict, dict]:
+    """Time ``runs`` (one backend's part of ``plan``): each the mean over
+    ``repeats`` batches (the thesis averages 10 runs), each on a freshly
+    preloaded table and checked (``ok``). The keys depend on (seed, the key
+    distribution, batch, mix) only, so every layout, hash and backend of one
+    batch sees the same keys (paired comparisons)."""
+    rows = []
+    for run in runs:
+        rng = np.random.default_rng([seed, _key_id(run.distribution, run.variance)])
+        keys0 = draw_keys(preload, rng, run.distribution, run.variance or 0.05)
+        rng = np.random.default_rng([seed, _key_id(run.distribution, run.variance), run.batch,
+                                     run.mix])  # fmt: skip
+        ops, keys = mix_batch(keys0, run.batch, run.mix, rng, run.distribution,
+                              run.variance or 0.05)  # fmt: skip
+        buckets = BUCKETS * (run.tables if run.layout == "big" else 1)
+        tables = 1 if run.layout == "big" else run.tables
+        measured = []
+        for _ in range(repeats):
+            if run.backend == "cpu":
+                measured.append(run_cpu(tables, buckets, keys0, ops, keys, run.threads, run.hash))
+            else:
+                measured.append(run_gpu(tables, buckets, keys0, ops, keys, run.hash))
+        seconds = np.array([m["seconds"] for m in measured])
+        row = {**asdict(run), "buckets": buckets, "seconds": float(seconds.mean()),
+               "seconds_min": float(seconds.min()), "mops": run.batch / seconds.mean() / 1e6,
+               "ok": all(m["ok"] for m in measured),
+               "upload_s": float(np.mean([m.get("upload_s", 0.0) for m in measured])),
+               **{k: float(np.mean([m[k] for m in measured])) for k in ht.STATS}}  # fmt: skip
+        if not row["ok"]:
+            raise AssertionError(f"the checker failed on {run}")
+        rows.append(row)
+        if log:
+            log.info("%s: %.3f Mops/s", run, row["mops"])
+    arrays = {k: np.asarray([r[k] for r in rows]) for k in (rows[0] if rows else {})}
+    metadata = {"study": "moazeni2013", "experiment": "ch4", "preload": int(preload),
+                "repeats": int(repeats), "seed": int(seed), "buckets": BUCKETS,
+                "backend": "cpu", "device": "CPU"}  # fmt: skip
+    if any(run.backend == "gpu" for run in runs):
+        metadata.update(backend="cuda", device=gpu_name())
+    return arrays, metadata
+
+
+def gpu_name() -> str:
+    """The current CUDA device's name."""
+    import cupy
+
+    return cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
+
+
+def _key_id(distribution: str, variance: float) -> int:
+    """A seed word for a key distribution (the same keys for the same one)."""
+    return 0 if distribution == "uniform" else 1 + int(round(variance * 1e6))

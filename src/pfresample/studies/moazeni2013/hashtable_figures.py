@@ -1,0 +1,200 @@
+"""Moazeni (2013) chapter 4: Table 5 and the tidy tables and figures of Figs 19 and
+26-40 from the runs of ``hashtable_workloads.run_cell`` (one row a run: backend,
+threads, key distribution and variance, hash, layout, tables, batch, mix; its mean
+seconds, Mops/s, upload and counters). Each figure reads the runs ``plan`` adds for
+it; a figure none of whose runs were made (the GPU's, where no GPU ran) is empty and
+says so. Speed-ups pair runs of the same keys (``run_cell`` draws them from the key
+distribution, batch and mix alone)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from . import catalog
+from . import hashtable_workloads as w
+
+TITLES = {
+    "fig19": "Fig 19: GPU_BASIC over CPU_BASIC against the keys' variance (33 % search)",
+    "fig26": "Fig 26: GPU_PH insert throughput against PH",
+    "fig27": "Fig 27: GPU_PH insert speed-up over CPU_BASIC",
+    "fig28": "Fig 28: GPU_PH insert time against PH for each variance (largest batch)",
+    "fig29": "Fig 29: GPU_PH search speed-up over CPU_BASIC",
+    "fig30": "Fig 30: GPU_PH throughput of the five mixes against PH (largest batch)",
+    "fig31": "Fig 31: GPU_PH (top PH) over GPU_BASIC, each mix",
+    "fig32": "Fig 32: GPU_PH over CPU_PH (top PH), each mix",
+    "fig33": "Fig 33: GPU_PH (top PH) over GPU_BASIC against the variance (33 % search)",
+    "fig34": "Fig 34: GPU_PH throughput against PH for each hash (33 % search)",
+    "fig35": "Fig 35: GPU_PH (top PH) over GPU_BASIC, inserts, normal and uniform keys",
+    "fig36": "Fig 36: GPU_PH over GPU_BIG of the same buckets (33 % search)",
+    "fig37": "Fig 37: throughput of GPU_PH and GPU_BIG against PH (33 % search)",
+    "fig38": "Fig 38: GPU_PH (PH = 50) over GPU_BIG against the variance (33 % search)",
+    "fig39": "Fig 39: 2^20 operations in batches of each size (33 % search)",
+    "fig40": "Fig 40: a batch's GPU time and its upload, each mix (top PH)",
+}
+HEAD_BYTES = np.dtype(np.uint32).itemsize  # a bucket's head: a node index (hashtable.py)
+
+
+def frame(cells) -> pd.DataFrame:
+    """The runs of every cell, one row each, with the device that ran them."""
+    frames = [pd.DataFrame({k: np.asarray(v) for k, v in arrays.items()}).assign(
+              device=meta.get("device", "CPU")) for arrays, meta in cells]  # fmt: skip
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame(columns=["backend", "tables", "batch", "mix", "seconds", "mops"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def _pick(runs, backend="gpu", layout="ph", distribution="normal", variance=None, hash="dek",
+          **equal) -> pd.DataFrame:  # fmt: skip
+    """The runs of one backend and layout, normal keys of the base variance and
+    DEK unless named, and ``equal`` column values."""
+    if runs.empty:
+        return runs
+    keep = (runs["backend"] == backend) & (runs["layout"] == layout)
+    keep &= runs["distribution"] == distribution
+    if distribution == "normal":
+        keep &= np.isclose(runs["variance"], catalog.CH4_VARIANCE if variance is None
+                           else variance)  # fmt: skip
+    keep &= runs["hash"] == hash
+    for key, value in equal.items():
+        keep &= runs[key] == value
+    return runs[keep]
+
+
+def _ratio(num: pd.DataFrame, den: pd.DataFrame, on: list[str], keep=()) -> pd.DataFrame:
+    """num's and den's seconds joined on ``on`` (num's ``keep`` columns kept);
+    ``speedup`` = den / num (> 1: num faster)."""
+    both = num[[*on, *keep, "seconds"]].merge(den[[*on, "seconds"]], on=on,
+                                              suffixes=("", "_baseline"))  # fmt: skip
+    both["speedup"] = both["seconds_baseline"] / both["seconds"]
+    return both
+
+
+def _variance_sweep(runs, num_kw, den_kw, variances) -> pd.DataFrame:
+    out = []
+    for var in variances:
+        for dist in ("normal", "uniform"):
+            if dist == "uniform" and var != variances[0]:
+                continue
+            v = None if dist == "uniform" else var
+            num = _pick(runs, distribution=dist, variance=v, **num_kw)
+            den = _pick(runs, distribution=dist, variance=v, **den_kw)
+            r = _ratio(num, den, ["batch", "mix"])
+            out.append(r.assign(distribution=dist, variance=0.0 if v is None else var))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+
+
+def table5(cfg) -> pd.DataFrame:
+    """Table 5: the memory of the bucket heads of PH tables of 1,024 buckets
+    (ours: a 4-byte index a head) beside the printed KB."""
+    rows = []
+    for ph in sorted(set(catalog.PUBLISHED_TABLE5) | set(catalog.ch4_tables(cfg))):
+        rows.append({"tables": ph, "ours_kb": ph * w.BUCKETS * HEAD_BYTES / 1024,
+                     "printed_kb": catalog.PUBLISHED_TABLE5.get(ph, np.nan),
+                     "printed_hardware": catalog.CH4_HARDWARE})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def tables(runs: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
+    """Every figure's tidy table (empty where its runs are missing)."""
+    top, big = catalog.ch4_top_tables(cfg), max(catalog.ch4_batches(cfg))
+    variances = catalog.ch4_variances(cfg)
+    out = {"table5": table5(cfg)}
+    if runs.empty or not (runs["backend"] == "gpu").any():
+        for name in TITLES:
+            out[name] = pd.DataFrame()
+        return out
+    cpu1 = {"backend": "cpu", "tables": 1}
+    out["fig19"] = _variance_sweep(runs, {"tables": 1, "mix": 33}, {**cpu1, "mix": 33},
+                                   variances)  # fmt: skip
+    ins = _pick(runs, mix=0)
+    out["fig26"] = ins[["tables", "batch", "mops"]].sort_values(["batch", "tables"])
+    out["fig27"] = _ratio(ins, _pick(runs, **cpu1, mix=0), ["batch"], keep=["tables"])
+    out["fig28"] = pd.concat([_pick(runs, mix=0, batch=big, variance=v)[
+        ["tables", "variance", "seconds"]] for v in variances], ignore_index=True)  # fmt: skip
+    search = _pick(runs, mix=100)
+    out["fig29"] = _ratio(search, _pick(runs, **cpu1, mix=100), ["batch"], keep=["tables"])
+    mixes = _pick(runs, batch=big)
+    out["fig30"] = mixes[mixes["mix"].isin(catalog.CH4_MIXES)][["tables", "mix", "mops"]]
+    combined = _pick(runs)[_pick(runs)["mix"].isin(catalog.CH4_MIXES)]
+    out["fig31"] = _ratio(combined[combined["tables"] == top],
+                          combined[combined["tables"] == 1], ["batch", "mix"])  # fmt: skip
+    out["fig32"] = _ratio(combined[combined["tables"] == top],
+                          _pick(runs, backend="cpu", tables=top), ["batch", "mix"])  # fmt: skip
+    out["fig33"] = _variance_sweep(runs, {"tables": top, "mix": 33, "batch": big},
+                                   {"tables": 1, "mix": 33, "batch": big}, variances)  # fmt: skip
+    out["fig34"] = pd.concat([_pick(runs, hash=h, mix=33, batch=big)[["tables", "hash", "mops"]]
+                              for h in catalog.ch4_hashes(cfg)], ignore_index=True)  # fmt: skip
+    out["fig35"] = pd.concat([_ratio(_pick(runs, distribution=d, tables=top, mix=0),
+                                     _pick(runs, distribution=d, tables=1, mix=0),
+                                     ["batch"]).assign(distribution=d)
+                              for d in ("normal", "uniform")], ignore_index=True)  # fmt: skip
+    ph, bigt = _pick(runs, mix=33, batch=big), _pick(runs, layout="big", mix=33, batch=big)
+    out["fig36"] = _ratio(ph, bigt, ["tables", "batch"])
+    out["fig37"] = pd.concat([ph.assign(structure="GPU_PH"), bigt.assign(structure="GPU_BIG")])[
+        ["structure", "tables", "mops"]]  # fmt: skip
+    out["fig38"] = pd.concat([_ratio(
+        _pick(runs, variance=v, tables=catalog.CH4_FIG38_TABLES, mix=33, batch=big),
+        _pick(runs, layout="big", variance=v, tables=catalog.CH4_FIG38_TABLES, mix=33,
+              batch=big), ["tables", "batch"]).assign(variance=v) for v in variances],
+        ignore_index=True)  # fmt: skip
+    f39 = _pick(runs, mix=33)
+    f39 = f39[f39["tables"].isin([1, top])][["tables", "batch", "seconds"]].copy()
+    f39["batches"] = catalog.CH4_FIG39_TOTAL // f39["batch"]
+    f39["total_s"] = f39["batches"] * f39["seconds"]  # the mean batch's time, times the count
+    out["fig39"] = f39
+    out["fig40"] = combined[combined["tables"] == top][["mix", "batch", "seconds", "upload_s"]]
+    return out
+
+
+def _lines(ax, table, x, y, by, logx=True, logy=False):
+    for key, part in table.groupby(by):
+        part = part.sort_values(x)
+        ax.plot(part[x], part[y], marker="o", label=f"{by} {key}")
+    if logx:
+        ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
+    ax.set(xlabel=x, ylabel=y)
+    ax.legend(fontsize=6)
+
+
+# name -> (x, y, the line's column, log y)
+AXES = {
+    "fig19": ("variance", "speedup", "distribution", False),
+    "fig26": ("tables", "mops", "batch", False),
+    "fig27": ("tables", "speedup", "batch", True),
+    "fig28": ("tables", "seconds", "variance", True),
+    "fig29": ("tables", "speedup", "batch", True),
+    "fig30": ("tables", "mops", "mix", False),
+    "fig31": ("batch", "speedup", "mix", False),
+    "fig32": ("batch", "speedup", "mix", False),
+    "fig33": ("variance", "speedup", "distribution", False),
+    "fig34": ("tables", "mops", "hash", False),
+    "fig35": ("batch", "speedup", "distribution", False),
+    "fig36": ("tables", "speedup", "batch", False),
+    "fig37": ("tables", "mops", "structure", False),
+    "fig38": ("variance", "speedup", "tables", False),
+    "fig39": ("batch", "total_s", "tables", True),
+    "fig40": ("batch", "seconds", "mix", True),
+}
+
+
+def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
+    fig = Figure(figsize=(6, 3.6), layout="constrained")
+    where = f"GPU: {', '.join(gpus)}" if gpus else "CPU only (no GPU ran)"
+    fig.text(0.01, 0.01, f"{scale} scale; {where}", fontsize=7)
+    if table.empty:
+        fig.text(0.5, 0.5, "no GPU ran: no rows", ha="center", va="center")
+        return fig
+    ax = fig.subplots()
+    x, y, by, logy = AXES[name]
+    _lines(ax, table, x, y, by, logx=x in ("tables", "batch"), logy=logy)
+    if name == "fig40":
+        for key, part in table.groupby("mix"):
+            part = part.sort_values("batch")
+            ax.plot(part["batch"], part["upload_s"], ls="--", label=f"upload, mix {key}")
+        ax.legend(fontsize=6)
+    return fig

@@ -77,3 +77,19 @@ def test_a_full_pool_raises_on_the_gpu():
     with pytest.raises(ht.PoolFull, match="pool of 1000 is full"):
         table.batch(np.full(1500, ht.INSERT), _keys(1500, rng))
     assert table.check().size == 1000
+
+
+@pytest.mark.gpu
+def test_the_chapter4_gpu_cell_checks_every_run():
+    """The pipeline's GPU cell on a small plan: every run checked, the upload kept."""
+    pytest.importorskip("cupy")
+    from pfresample.studies.moazeni2013 import hashtable_workloads as wl
+
+    cfg = {"moazeni2013_ch4_tables": [1, 4], "moazeni2013_ch4_top_tables": 4,
+           "moazeni2013_ch4_batches": [512], "moazeni2013_ch4_variances": [0.05],
+           "moazeni2013_ch4_hashes": ["dek"], "moazeni2013_ch4_cpu_threads": 2,
+           "moazeni2013_ch4_preload": 1024}  # fmt: skip
+    runs = [r for r in wl.plan(cfg) if r.backend == "gpu"]
+    arrays, meta = wl.run_cell(runs, preload=1024, repeats=2, seed=5)
+    assert arrays["ok"].all() and len(arrays["ok"]) == len(runs)
+    assert (arrays["upload_s"] > 0).all() and meta["backend"] == "cuda"

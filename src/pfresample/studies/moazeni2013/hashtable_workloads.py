@@ -172,14 +172,19 @@ def run_cell(runs, *, preload: int, repeats: int, seed: int, log=None) -> tuple[
     preloaded table and checked (``ok``). The keys depend on (seed, the key
     distribution, batch, mix) only, so every layout, hash and backend of one
     batch sees the same keys (paired comparisons)."""
-    rows = []
+    rows, drawn = [], {}  # drawn: the keys of each (distribution, batch, mix), drawn once
     for run in runs:
-        rng = np.random.default_rng([seed, _key_id(run.distribution, run.variance)])
-        keys0 = draw_keys(preload, rng, run.distribution, run.variance or 0.05)
-        rng = np.random.default_rng([seed, _key_id(run.distribution, run.variance), run.batch,
-                                     run.mix])  # fmt: skip
-        ops, keys = mix_batch(keys0, run.batch, run.mix, rng, run.distribution,
-                              run.variance or 0.05)  # fmt: skip
+        kid = _key_id(run.distribution, run.variance)
+        if kid not in drawn:
+            rng = np.random.default_rng([seed, kid])
+            drawn[kid] = draw_keys(preload, rng, run.distribution, run.variance or 0.05)
+        keys0 = drawn[kid]
+        if (kid, run.batch, run.mix) not in drawn:
+            rng = np.random.default_rng([seed, kid, run.batch, run.mix])
+            var = run.variance or 0.05
+            drawn[kid, run.batch, run.mix] = mix_batch(keys0, run.batch, run.mix, rng,
+                                                       run.distribution, var)  # fmt: skip
+        ops, keys = drawn[kid, run.batch, run.mix]
         buckets = BUCKETS * (run.tables if run.layout == "big" else 1)
         tables = 1 if run.layout == "big" else run.tables
         measured = []

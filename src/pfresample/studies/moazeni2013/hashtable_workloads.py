@@ -172,19 +172,9 @@ def run_cell(runs, *, preload: int, repeats: int, seed: int, log=None) -> tuple[
     preloaded table and checked (``ok``). The keys depend on (seed, the key
     distribution, batch, mix) only, so every layout, hash and backend of one
     batch sees the same keys (paired comparisons)."""
-    rows, drawn = [], {}  # drawn: the keys of each (distribution, batch, mix), drawn once
+    rows, drawn = [], {}
     for run in runs:
-        kid = _key_id(run.distribution, run.variance)
-        if kid not in drawn:
-            rng = np.random.default_rng([seed, kid])
-            drawn[kid] = draw_keys(preload, rng, run.distribution, run.variance or 0.05)
-        keys0 = drawn[kid]
-        if (kid, run.batch, run.mix) not in drawn:
-            rng = np.random.default_rng([seed, kid, run.batch, run.mix])
-            var = run.variance or 0.05
-            drawn[kid, run.batch, run.mix] = mix_batch(keys0, run.batch, run.mix, rng,
-                                                       run.distribution, var)  # fmt: skip
-        ops, keys = drawn[kid, run.batch, run.mix]
+        keys0, ops, keys = batch_keys(run, preload=preload, seed=seed, cache=drawn)
         buckets = BUCKETS * (run.tables if run.layout == "big" else 1)
         tables = 1 if run.layout == "big" else run.tables
         measured = []
@@ -218,6 +208,23 @@ def gpu_name() -> str:
     import cupy
 
     return cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
+
+
+def batch_keys(run: Run, *, preload: int, seed: int, cache: dict | None = None):
+    """(preloaded keys, ops, keys) of a run: drawn from (seed, the key
+    distribution) and (seed, distribution, batch, mix) alone, so that every
+    layout, hash, backend and peer of one batch gets the same keys; ``cache``
+    keeps each draw for the next run that needs it."""
+    cache = {} if cache is None else cache
+    kid = _key_id(run.distribution, run.variance)
+    var = run.variance or 0.05
+    if kid not in cache:
+        cache[kid] = draw_keys(preload, np.random.default_rng([seed, kid]), run.distribution, var)
+    if (kid, run.batch, run.mix) not in cache:
+        rng = np.random.default_rng([seed, kid, run.batch, run.mix])
+        cache[kid, run.batch, run.mix] = mix_batch(cache[kid], run.batch, run.mix, rng,
+                                                   run.distribution, var)  # fmt: skip
+    return (cache[kid], *cache[kid, run.batch, run.mix])
 
 
 def _key_id(distribution: str, variance: float) -> int:

@@ -79,20 +79,16 @@ struct HtTable {
     }
 };
 
-extern "C" __global__ void ht_batch(unsigned* heads, float* keys, unsigned* next, unsigned* pool,
-                                    unsigned capacity, int tables, int buckets, int hash,
-                                    const unsigned char* ops, const float* op_keys,
-                                    long long count, unsigned char* results,
-                                    unsigned long long* stats) {
-    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
+// One operation of the batch (its result into *result, its counters into st).
+__device__ void ht_operation(unsigned* heads, float* keys, unsigned* next, unsigned* pool,
+                             unsigned capacity, int tables, int buckets, int hash,
+                             unsigned char op, float key, unsigned char* result_out,
+                             unsigned* st) {
     HtTable t{heads, keys, next, pool, capacity, tables, buckets, hash};
-    unsigned st[HT_STATS] = {0, 0, 0, 0};
-    const float key = op_keys[i];
     unsigned* head = t.head_of(key);
     unsigned *prev, cur, nxt;
     unsigned char result = HT_FALSE;
-    if (ops[i] == HT_INSERT) {
+    if (op == HT_INSERT) {
         const unsigned node = atomicAdd(pool, 1u);
         if (node >= capacity) {
             result = HT_POOL_FULL;
@@ -112,7 +108,7 @@ extern "C" __global__ void ht_batch(unsigned* heads, float* keys, unsigned* next
                 ++st[HT_CAS_FAILURES];
             }
         }
-    } else if (ops[i] == HT_DELETE) {
+    } else if (op == HT_DELETE) {
         while (true) {
             if (!t.find(head, key, prev, cur, nxt, st)) break;
             if (atomicCAS(next + cur, nxt, nxt | HT_MARK) != nxt) {  // C
@@ -129,7 +125,24 @@ extern "C" __global__ void ht_batch(unsigned* heads, float* keys, unsigned* next
     } else {
         result = t.find(head, key, prev, cur, nxt, st) ? HT_TRUE : HT_FALSE;
     }
-    results[i] = result;
-    for (int k = 0; k < HT_STATS; ++k)
-        if (st[k]) atomicAdd(stats + k, (unsigned long long)st[k]);
+    *result_out = result;
+}
+
+extern "C" __global__ void ht_batch(unsigned* heads, float* keys, unsigned* next, unsigned* pool,
+                                    unsigned capacity, int tables, int buckets, int hash,
+                                    const unsigned char* ops, const float* op_keys,
+                                    long long count, unsigned char* results,
+                                    unsigned long long* stats) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned st[HT_STATS] = {0, 0, 0, 0};
+    if (i < count) ht_operation(heads, keys, next, pool, capacity, tables, buckets, hash,
+                                ops[i], op_keys[i], results + i, st);
+    // The counters summed over the warp first: one atomic a warp, not one a thread (a
+    // batch's 2^18 threads adding to the same four words serialise on them). Every
+    // thread of the warp takes part (blockDim is a multiple of 32).
+    for (int k = 0; k < HT_STATS; ++k) {
+        unsigned long long v = st[k];
+        for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+        if ((threadIdx.x & 31) == 0 && v) atomicAdd(stats + k, v);
+    }
 }

@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 peer=peers/cuCollections
 mkdir -p "$peer/target"
 nvcc --version | tail -1
-(cd "$peer" && git rev-parse --short HEAD 2>/dev/null || true)
+cat "$peer/COMMIT" 2>/dev/null || echo "no COMMIT file in $peer"
 nvcc -std=c++17 -O3 -arch=sm_90 --expt-extended-lambda --expt-relaxed-constexpr \
     -include bench/peers/cccl3_shim.h -I "$peer/include" \
     -o "$peer/target/cuco_hash" bench/peers/cuco_hash.cu

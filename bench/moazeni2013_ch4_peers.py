@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Moazeni (2013) chapter 4 beside a GPU hash table people use today, in one run on one
 device: NVIDIA cuCollections' ``cuco::static_map`` (bench/peers/cuco_hash.cu, built by
-bench/device/cuco_build.sh from the user's checkout) on the same batches as GPU_PH.
+bench/device/cuco_build.sh from the user's checkout) and, with ``--slab``, SlabHash's
+concurrent map (bench/peers/slab_hash.cu, bench/device/slab_build.sh) on the same batches
+as GPU_PH.
 
 For each key distribution (normal, variance 0.05; uniform), batch size and mix (insert
 only, the five combined mixes, search only), the batch's keys come from
@@ -11,10 +13,12 @@ on them, each the mean of ``--repeats`` batches on a freshly preloaded table:
 * GPU_PH at ``--tables`` tables with DEK (the thesis's hash) and with ``mix`` (ours),
   and GPU_BASIC (one table) with ``mix``, every batch checked;
 * cuco's static_map at load factor ``--load-factor`` after the preload, the batch as
-  three bulk calls (find, insert, erase), checked by the driver.
+  three bulk calls (find, insert, erase), checked by the driver;
+* SlabHash at ``--slab-keys-per-bucket`` keys a bucket (slabs of 15 pairs), the whole
+  mixed batch in one launch (its batched_operations), checked by the driver.
 
-cuco has no floats and no mixed-kind launch: a key is its float's bits, and the three
-calls stand for the one launch. Writes ``--out``/peers.csv (one row a structure and batch,
+Neither has float keys: a key is its float's bits. cuco has no mixed-kind launch: its
+three calls stand for the one launch. Writes ``--out``/peers.csv (one row a structure and batch,
 with Mops/s).
 
     python bench/moazeni2013_ch4_peers.py --cuco peers/cuCollections/target/cuco_hash --out OUT
@@ -36,15 +40,15 @@ from pfresample.studies.moazeni2013 import hashtable_workloads as w
 MIXES = (0, 33, 50, 60, 80, 90, 100)
 
 
-def cuco(binary: Path, preload, ops, keys, load_factor: float, repeats: int) -> dict:
-    """The peer on one batch: its mean and minimum seconds and its check."""
+def peer(binary: Path, preload, ops, keys, load: float, repeats: int) -> dict:
+    """A peer's driver on one batch: its mean and minimum seconds and its check."""
     with tempfile.NamedTemporaryFile(suffix=".bin") as f:
         f.write(np.array([preload.size, ops.size], dtype=np.uint64).tobytes())
         f.write(preload.astype(np.float32).tobytes())
         f.write(ops.astype(np.uint8).tobytes())
         f.write(keys.astype(np.float32).tobytes())
         f.flush()
-        out = subprocess.run([str(binary), f.name, str(load_factor), str(repeats)],
+        out = subprocess.run([str(binary), f.name, str(load), str(repeats)],
                              capture_output=True, text=True, check=True)  # fmt: skip
     _, mean, best, ok = out.stdout.strip().split(",")
     return {"seconds": float(mean), "seconds_min": float(best), "ok": ok == "1"}
@@ -57,7 +61,14 @@ def main(argv=None) -> None:
     p.add_argument("--tables", type=int, default=320)
     p.add_argument("--batches", type=int, nargs="+", default=[2**12, 2**14, 2**16, 2**18])
     p.add_argument("--preload", type=int, default=w.PRELOAD)
-    p.add_argument("--load-factor", type=float, default=0.5)
+    p.add_argument("--load-factor", type=float, default=0.5, help="cuco's, after the preload")
+    p.add_argument("--slab", type=Path, help="the built slab_hash driver")
+    p.add_argument(
+        "--slab-keys-per-bucket",
+        type=float,
+        default=10.0,
+        help="SlabHash's keys a bucket after the batch (15 fill one slab)",
+    )
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--seed", type=int, default=2017, help="the pipeline's seed (config.yaml)")
     args = p.parse_args(argv)
@@ -79,9 +90,18 @@ def main(argv=None) -> None:
                     rows.append({"structure": name, "seconds": seconds,
                                  "seconds_min": min(r["seconds"] for r in runs),
                                  "ok": all(r["ok"] for r in runs)})  # fmt: skip
-                peer = cuco(args.cuco, pre, ops, keys, args.load_factor, args.repeats)
-                rows.append({"structure": f"cuco static_map (load {args.load_factor})", **peer})
-                for row in rows[-4:]:
+                first = len(rows) - 3
+                rows.append(
+                    {
+                        "structure": f"cuco static_map (load {args.load_factor})",
+                        **peer(args.cuco, pre, ops, keys, args.load_factor, args.repeats),
+                    }
+                )
+                if args.slab:
+                    rows.append({"structure": f"SlabHash ({args.slab_keys_per_bucket:g} a bucket)",
+                                 **peer(args.slab, pre, ops, keys, args.slab_keys_per_bucket,
+                                        args.repeats)})  # fmt: skip
+                for row in rows[first:]:
                     row.update(distribution=dist, batch=batch, mix=mix,
                                mops=batch / row["seconds"] / 1e6)  # fmt: skip
                     print(

@@ -1,0 +1,91 @@
+// Chapter 4's second peer (Moazeni 2013, issue 45): SlabHash (owensgroup; Ashkiani et al.,
+// IPDPS 2018), its concurrent map, on the batches our hash table runs. This driver is ours;
+// SlabHash and SlabAlloc are the user's own checkouts (peers/SlabHash, its SlabAlloc
+// submodule in peers/SlabHash/SlabAlloc; git-ignored), included, never copied here. Build
+// and run: bench/device/slab_build.sh, bench/moazeni2013_ch4_peers.py.
+//
+//   slab_hash IN.bin KEYS_PER_BUCKET REPEATS   -> one CSV line on stdout
+//
+// IN.bin as cuco_hash.cu reads it. A key is its float's bits: keys in (0, 1) are below
+// 2^30, the width SlabHash's mixed-batch kernel leaves a key (its top two bits carry the
+// operation). Each repeat builds a map of (n_preload + inserts) / KEYS_PER_BUCKET buckets
+// (slabs of 15 pairs), builds it from the preload (untimed), then times the whole mixed
+// batch in one launch (SlabHash's batched_operations, as our table runs it: one kernel,
+// every kind). The batch is schedule-free, so the driver checks it: every search found
+// its key, afterwards every insert is found and no delete is. Output: repeats, the mean
+// and minimum seconds, the check (1 = ok).
+#include "gpu_hash_table.cuh"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+int main(int argc, char** argv) {
+    if (argc != 4) {
+        std::fprintf(stderr, "usage: slab_hash IN.bin KEYS_PER_BUCKET REPEATS\n");
+        return 2;
+    }
+    std::ifstream in(argv[1], std::ios::binary);
+    std::uint64_t n_pre = 0, n_batch = 0;
+    in.read(reinterpret_cast<char*>(&n_pre), 8);
+    in.read(reinterpret_cast<char*>(&n_batch), 8);
+    std::vector<float> pre(n_pre), keys(n_batch);
+    std::vector<std::uint8_t> ops(n_batch);
+    in.read(reinterpret_cast<char*>(pre.data()), n_pre * 4);
+    in.read(reinterpret_cast<char*>(ops.data()), n_batch);
+    in.read(reinterpret_cast<char*>(keys.data()), n_batch * 4);
+    if (!in) {
+        std::fprintf(stderr, "slab_hash: %s is short or unreadable\n", argv[1]);
+        return 2;
+    }
+    const double per_bucket = std::atof(argv[2]);
+    const int repeats = std::atoi(argv[3]);
+    std::vector<uint32_t> pre_bits(n_pre), values(n_pre), batch(n_batch), inserted, deleted;
+    std::memcpy(pre_bits.data(), pre.data(), n_pre * 4);
+    for (std::uint64_t i = 0; i < n_pre; ++i) values[i] = static_cast<uint32_t>(i);
+    static const uint32_t code[3] = {3u, 1u, 2u};  // ours (search, insert, delete) -> SlabHash's
+    for (std::uint64_t i = 0; i < n_batch; ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, &keys[i], 4);
+        if (bits >> 30) {
+            std::fprintf(stderr, "slab_hash: key %g needs more than 30 bits\n", keys[i]);
+            return 2;
+        }
+        batch[i] = (code[ops[i]] << 30) | bits;
+        if (ops[i] == 1) inserted.push_back(bits);
+        if (ops[i] == 2) deleted.push_back(bits);
+    }
+    const auto buckets = static_cast<uint32_t>((n_pre + inserted.size()) / per_bucket) + 1;
+    const auto max_keys = static_cast<uint32_t>(std::max<std::uint64_t>(n_pre, n_batch));
+    std::vector<uint32_t> results(n_batch), found(max_keys);
+    double sum = 0, best = 1e30;
+    int ok = 1;
+    for (int r = 0; r < repeats; ++r) {
+        gpu_hash_table<uint32_t, uint32_t, SlabHashTypeT::ConcurrentMap> map(max_keys, buckets, 0,
+                                                                             2013 + r);
+        map.hash_build(pre_bits.data(), values.data(), static_cast<uint32_t>(n_pre));
+        const double s =
+            map.batched_operations(batch.data(), results.data(), static_cast<uint32_t>(n_batch), 0) /
+            1e3;
+        sum += s;
+        best = std::min(best, s);
+        for (std::uint64_t i = 0; i < n_batch; ++i)
+            if (ops[i] == 0 && results[i] == SEARCH_NOT_FOUND) ok = 0;
+        if (!inserted.empty()) {
+            map.hash_search(inserted.data(), found.data(), static_cast<uint32_t>(inserted.size()));
+            for (std::size_t i = 0; i < inserted.size(); ++i)
+                if (found[i] == SEARCH_NOT_FOUND) ok = 0;
+        }
+        if (!deleted.empty()) {
+            map.hash_search(deleted.data(), found.data(), static_cast<uint32_t>(deleted.size()));
+            for (std::size_t i = 0; i < deleted.size(); ++i)
+                if (found[i] != SEARCH_NOT_FOUND) ok = 0;
+        }
+    }
+    std::printf("%d,%.9g,%.9g,%d\n", repeats, sum / repeats, best, ok);
+    return 0;
+}

@@ -50,7 +50,7 @@ include: "workflow/rules/common.smk"
 
 
 SCALE, SCALE_NOTE = apply_scale_preset(
-    config, [key for catalog in CATALOGS.values() for key in catalog.INTEGER_LIST_KEYS]
+    config, [key for catalog in CATALOGS.values() for key in catalog.NUMBER_LIST_KEYS]
 )
 validate(config, "config/schemas/config.schema.yaml")
 for catalog in CATALOGS.values():

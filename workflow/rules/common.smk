@@ -34,12 +34,12 @@ def apply_scale_preset(cfg, integer_list_keys) -> tuple[str, str]:
     gets the full reason. Values given with --config keep precedence over
     quick.yaml because snakemake re-applies them after every configfile.
     """
-    pipeline_config.coerce_integer_lists(cfg, integer_list_keys)
+    pipeline_config.coerce_number_lists(cfg, integer_list_keys)
     device, why = cuda_status()
     scale, note = pipeline_config.resolve_scale(cfg.get("scale", "auto"), device is not None)
     if scale == "quick":
         workflow.configfile(QUICK_CONFIG)
-        pipeline_config.coerce_integer_lists(cfg, integer_list_keys)
+        pipeline_config.coerce_number_lists(cfg, integer_list_keys)
     applied = "config/quick.yaml applied" if scale == "quick" else "config/config.yaml"
     logger.info(f"pfresample: scale {note} ({why}); {applied}")
     return scale, note

@@ -9,16 +9,26 @@ from collections.abc import Iterable, MutableMapping
 SCALES = ("auto", "thesis", "quick")
 
 
-def coerce_integer_lists(cfg: MutableMapping, keys: Iterable[str]) -> None:
-    """Turn the strings of ``--config key=[a,b]`` lists into integers:
-    Snakemake parses nested ``--config`` values with YAML's BaseLoader."""
+def coerce_number_lists(cfg: MutableMapping, keys: Iterable[str]) -> None:
+    """Turn the strings of ``--config key=[a,b]`` lists into integers, or
+    floats where they are not integers: Snakemake parses nested ``--config``
+    values with YAML's BaseLoader. A string that is no number stays (the
+    schema names it)."""
     for key in keys:
         values = cfg.get(key)
         if isinstance(values, list):
-            cfg[key] = [
-                int(v) if isinstance(v, str) and v.strip().lstrip("-").isdigit() else v
-                for v in values
-            ]
+            cfg[key] = [_number(v) if isinstance(v, str) else v for v in values]
+
+
+def _number(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def resolve_scale(requested, cuda_visible: bool) -> tuple[str, str]:

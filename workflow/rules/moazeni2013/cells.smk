@@ -114,11 +114,6 @@ rule moazeni2013_ch3_fig12_cell:
         MOAZENI2013_CELLS_SCRIPT
 
 
-def moazeni2013_ch4_params():
-    return {"preload": config["moazeni2013_ch4_preload"],
-            "repeats": config["moazeni2013_ch4_repeats"], "seed": config["seed"]}  # fmt: skip
-
-
 rule moazeni2013_ch4_cpu_cell:
     output:
         "results/moazeni2013/ch4/cpu.npz",

@@ -38,6 +38,12 @@ def moazeni2013_ch4_cells() -> dict[str, list[str]]:
             "gpu": ["results/moazeni2013/ch4/gpu.npz"] if CELL_GPUS else []}  # fmt: skip
 
 
+def moazeni2013_ch4_params() -> dict:
+    """The keyword arguments of hashtable_workloads.run_cell that the config sets."""
+    return {"preload": config["moazeni2013_ch4_preload"],
+            "repeats": config["moazeni2013_ch4_repeats"], "seed": config["seed"]}  # fmt: skip
+
+
 def moazeni2013_ch4_outputs() -> list[str]:
     """Chapter 4's tables (CSV) and figures (PNG, PDF)."""
     out = [f"results/tables/moazeni2013/{t}.csv" for t in moazeni2013_catalog.CH4_TABLES]

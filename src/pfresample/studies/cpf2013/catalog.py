@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from ...cuda.geometry import CPF_MAX_RADIUS
 from ...resampling.registry import ancestor_methods
 
-INTEGER_LIST_KEYS = ("cpf2013_n", "cpf2013_radii", "cpf2013_large_n", "cpf2013_timing_n")
+NUMBER_LIST_KEYS = ("cpf2013_n", "cpf2013_radii", "cpf2013_large_n", "cpf2013_timing_n")
 
 # The growth model's start (cpf2013_growth_setup; models/growth.py):
 # "paper": the particles that meet z_1 are N(0, 10) draws, "the same distribution as

@@ -15,7 +15,7 @@ from ...models.uuv import UuvModel
 from ...resampling.d3 import CDFS, NOISES
 from ...resampling.registry import REGISTRY
 
-INTEGER_LIST_KEYS = ("d3_2014_table5_n", "d3_2014_table6_n", "d3_2014_threads")
+NUMBER_LIST_KEYS = ("d3_2014_table5_n", "d3_2014_table6_n", "d3_2014_threads")
 
 # The filters of the paper's figures and Table 5: the SIR baseline and D3.
 SIR_FILTER = "systematic"

@@ -21,7 +21,7 @@ DISTRIBUTION_LISTS = ("gamma_distributions", "eq233_distributions", "eq233_sweep
 MEASURED_COLUMNS = (*TIME_COLUMNS, *FILTER_TIME_COLUMNS)
 
 # Lists that `--config key=[a,b]` passes as strings; converted before validation.
-INTEGER_LIST_KEYS = (
+NUMBER_LIST_KEYS = (
     "segment_bytes",
     "filter_log2_n",
     "profiler_table5_log2_n",

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from .targets import Target, gaussian, poisson
 
-INTEGER_LIST_KEYS = (
+NUMBER_LIST_KEYS = (
     "guldas2015_histogram_log2_n",
     "guldas2015_sweep_log2_radix",
     "guldas2015_smcem_log2_n",

@@ -8,10 +8,11 @@ from collections.abc import Mapping
 
 from .dp import DTYPES
 
-INTEGER_LIST_KEYS = ("moazeni2013_ch3_numpy_n", "moazeni2013_ch3_native_n",
+NUMBER_LIST_KEYS = ("moazeni2013_ch3_numpy_n", "moazeni2013_ch3_native_n",
                      "moazeni2013_ch3_block_sizes", "moazeni2013_ch3_gpu_n",
                      "moazeni2013_ch3_gpu_block_sizes", "moazeni2013_ch3_fig12_sizes",
-                     "moazeni2013_ch4_tables", "moazeni2013_ch4_batches")  # fmt: skip
+                     "moazeni2013_ch4_tables", "moazeni2013_ch4_batches",
+                     "moazeni2013_ch4_variances")  # fmt: skip
 ORDERS = ("bottom_up", "divide_and_conquer", "recursive")
 # Chapter 3's outputs: the tables and figures the study draws (Fig 12, the rectangular
 # kernel against cuBLAS, and Fig 18, the GPUs compared, are empty where no GPU ran).

@@ -202,7 +202,7 @@ def test_the_plan_feeds_every_figure(monkeypatch):
     cfg = {"moazeni2013_ch4_tables": [1, 2, 50], "moazeni2013_ch4_top_tables": 2,
            "moazeni2013_ch4_batches": [256, 512], "moazeni2013_ch4_variances": [0.01, 0.05],
            "moazeni2013_ch4_hashes": ["dek", "mix"], "moazeni2013_ch4_cpu_threads": 2,
-           "moazeni2013_ch4_preload": 1024}  # fmt: skip
+           "moazeni2013_ch4_thread_sweep": [1, 2], "moazeni2013_ch4_preload": 1024}  # fmt: skip
     catalog.check_ch4(cfg)
     runs = wl.plan(cfg)
     assert len(runs) == len(set(runs))
@@ -215,6 +215,9 @@ def test_the_plan_feeds_every_figure(monkeypatch):
     frames = hashtable_figures.tables(hashtable_figures.frame(cells), cfg)
     empty = [name for name in hashtable_figures.TITLES if frames[name].empty]
     assert not empty, f"figures without rows: {empty}"
+    assert sorted(frames["cpu_threads"]["threads"]) == [1, 1, 2, 2]  # PH = 1 and the top PH
+    assert len(frames["fig32"]) == len(frames["fig31"])  # the CPU at its configured threads only
+    assert set(frames["applications"]["distribution"]) == {"app1", "app2", "normal", "uniform"}
     f31 = frames["fig31"]
     assert set(f31["mix"]) == set(catalog.CH4_MIXES) and set(f31["batch"]) == {256, 512}
     assert (f31["speedup"] == f31["seconds_baseline"] / f31["seconds"]).all()
@@ -239,3 +242,20 @@ def test_bad_chapter4_configurations_are_named():
                           ({"moazeni2013_ch4_variances": [2.0]}, r"\(0, 1\]")):  # fmt: skip
         with pytest.raises(ValueError, match=match):
             catalog.check_ch4({**good, **change})
+
+
+def test_the_application_keys_follow_their_distributions():
+    """§4.6.2.9's keys: the mixture puts half its keys near each mean, the
+    wide normal fills (0, 1) nearly uniformly; all distinct, in (0, 1)."""
+    from pfresample.studies.moazeni2013 import hashtable_workloads as wl
+
+    rng = np.random.default_rng(9)
+    app1 = wl.draw_keys(20000, rng, "app1")
+    assert len(np.unique(app1)) == app1.size and ((app1 > 0) & (app1 < 1)).all()
+    low = (app1 < 0.5).mean()  # P(N(0.3, 0.05) < 0.5) ~ 1, P(N(0.7, 0.1) < 0.5) = 0.023
+    assert abs(low - 0.5 * (1 + 0.0228)) < 4 * np.sqrt(0.25 / app1.size)
+    app2 = wl.draw_keys(20000, rng, "app2")
+    counts = np.histogram(app2, bins=10, range=(0, 1))[0] / app2.size
+    assert counts.min() > 0.08 and counts.max() < 0.12  # sd 0.58 on (0, 1): nearly flat
+    with pytest.raises(ValueError, match="distribution must be one of"):
+        wl.draw_keys(10, rng, "app3")

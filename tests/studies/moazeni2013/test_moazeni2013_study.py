@@ -27,6 +27,7 @@ GOOD = {
     "moazeni2013_ch4_variances": [0.05],
     "moazeni2013_ch4_hashes": ["dek"],
     "moazeni2013_ch4_cpu_threads": 2,
+    "moazeni2013_ch4_thread_sweep": [1, 2],
     "moazeni2013_ch4_preload": 2048,
     "moazeni2013_ch4_repeats": 1,
 }

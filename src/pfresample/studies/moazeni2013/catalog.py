@@ -12,7 +12,7 @@ NUMBER_LIST_KEYS = ("moazeni2013_ch3_numpy_n", "moazeni2013_ch3_native_n",
                      "moazeni2013_ch3_block_sizes", "moazeni2013_ch3_gpu_n",
                      "moazeni2013_ch3_gpu_block_sizes", "moazeni2013_ch3_fig12_sizes",
                      "moazeni2013_ch4_tables", "moazeni2013_ch4_batches",
-                     "moazeni2013_ch4_variances")  # fmt: skip
+                     "moazeni2013_ch4_variances", "moazeni2013_ch4_thread_sweep")  # fmt: skip
 ORDERS = ("bottom_up", "divide_and_conquer", "recursive")
 # Chapter 3's outputs: the tables and figures the study draws (Fig 12, the rectangular
 # kernel against cuBLAS, and Fig 18, the GPUs compared, are empty where no GPU ran).
@@ -20,7 +20,7 @@ CH3_TABLES = ("table1", "table3")
 CH3_FIGURES = ("fig12", "fig13", "fig15", "fig16", "fig17", "fig18")
 # Chapter 4's outputs (hashtable_figures: Table 5 and Figs 19, 26-40).
 CH4_TABLES = ("table5",)
-CH4_FIGURES = ("fig19", *(f"fig{i}" for i in range(26, 41)))
+CH4_FIGURES = ("fig19", *(f"fig{i}" for i in range(26, 41)), "cpu_threads", "applications")
 # Fig 18's block sizes, as §3.6.2 chose them: 32 for n < 512, 64 above.
 FIG18_BLOCK = {"below_512": 32, "from_512": 64}
 
@@ -124,6 +124,11 @@ def ch4_cpu_threads(cfg: Mapping) -> int:
     """Threads of the CPU runs (null: every CPU of the host; the thesis's 8)."""
     value = cfg.get("moazeni2013_ch4_cpu_threads")
     return int(value) if value else (os.cpu_count() or 1)
+
+
+def ch4_thread_sweep(cfg: Mapping) -> list[int]:
+    """Thread counts of the CPU runs' sweep (CPU_BASIC and CPU_PH, largest batch)."""
+    return sorted(int(t) for t in cfg["moazeni2013_ch4_thread_sweep"])
 
 
 def check_ch4(cfg: Mapping) -> None:

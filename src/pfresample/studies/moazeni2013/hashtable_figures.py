@@ -32,6 +32,8 @@ TITLES = {
     "fig38": "Fig 38: GPU_PH (PH = 50) over GPU_BIG against the variance (33 % search)",
     "fig39": "Fig 39: 2^20 operations in batches of each size (33 % search)",
     "fig40": "Fig 40: a batch's GPU time and its upload, each mix (top PH)",
+    "cpu_threads": "CPU_BASIC and CPU_PH (top PH) against their threads (33 % search)",
+    "applications": "§4.6.2.9: GPU_PH (top PH) over GPU_BASIC on the applications' keys",
 }
 HEAD_BYTES = np.dtype(np.uint32).itemsize  # a bucket's head: a node index (hashtable.py)
 
@@ -106,6 +108,9 @@ def tables(runs: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
         for name in TITLES:
             out[name] = pd.DataFrame()
         return out
+    all_runs = runs
+    # the figures compare the CPU at its configured threads; the sweep is its own table
+    runs = runs[(runs["backend"] != "cpu") | (runs["threads"] == catalog.ch4_cpu_threads(cfg))]
     cpu1 = {"backend": "cpu", "tables": 1}
     out["fig19"] = _variance_sweep(runs, {"tables": 1, "mix": 33}, {**cpu1, "mix": 33},
                                    variances)  # fmt: skip
@@ -146,6 +151,13 @@ def tables(runs: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
     f39["total_s"] = f39["batches"] * f39["seconds"]  # the mean batch's time, times the count
     out["fig39"] = f39
     out["fig40"] = combined[combined["tables"] == top][["mix", "batch", "seconds", "upload_s"]]
+    cpu = _pick(all_runs, backend="cpu", mix=33, batch=big)
+    out["cpu_threads"] = cpu[cpu["tables"].isin([1, top])][["tables", "threads", "mops"]]
+    out["applications"] = pd.concat([_ratio(_pick(runs, distribution=d, tables=top, mix=33),
+                                            _pick(runs, distribution=d, tables=1, mix=33),
+                                            ["batch"]).assign(distribution=d)
+                                     for d in (*w.APPLICATIONS, "normal", "uniform")],
+                                    ignore_index=True)  # fmt: skip
     return out
 
 
@@ -179,6 +191,8 @@ AXES = {
     "fig38": ("variance", "speedup", "tables", False),
     "fig39": ("batch", "total_s", "tables", True),
     "fig40": ("batch", "seconds", "mix", True),
+    "cpu_threads": ("threads", "mops", "tables", False),
+    "applications": ("batch", "speedup", "distribution", False),
 }
 
 
@@ -191,7 +205,7 @@ def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
         return fig
     ax = fig.subplots()
     x, y, by, logy = AXES[name]
-    _lines(ax, table, x, y, by, logx=x in ("tables", "batch"), logy=logy)
+    _lines(ax, table, x, y, by, logx=x in ("tables", "batch", "threads"), logy=logy)
     if name == "fig40":
         for key, part in table.groupby("mix"):
             part = part.sort_values("batch")

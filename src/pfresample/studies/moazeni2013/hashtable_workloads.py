@@ -36,14 +36,29 @@ BUCKETS = 1024  # m (§4.6.1)
 PRELOAD = 262_144  # keys preloaded before every batch (§4.6.1)
 
 
+# §4.6.2.9's two applications (remote health monitoring devices; Fig 41 shows their keys'
+# histograms, not their parameters): the first "a combination of two normal distributions
+# with standard deviation .05 and .1", the second a normal of standard deviation 0.58. The
+# means and the weights are ours: the two normals at 0.3 and 0.7, half the keys each; the
+# second at 0.5. Keys outside (0, 1) are drawn again, as for the others.
+APPLICATIONS = {"app1": ((0.3, 0.05, 0.5), (0.7, 0.1, 0.5)), "app2": ((0.5, 0.58, 1.0),)}
+DISTRIBUTIONS = ("normal", "uniform", *APPLICATIONS)
+
+
 def draw_keys(n: int, rng, distribution: str = "normal", variance: float = 0.05) -> np.ndarray:
-    """n float32 keys in (0, 1), distinct."""
-    if distribution not in ("normal", "uniform"):
-        raise ValueError(f"distribution must be 'normal' or 'uniform', got {distribution!r}")
+    """n float32 keys in (0, 1), distinct: normal around 1/2 of ``variance``,
+    uniform, or an application's (APPLICATIONS)."""
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, got {distribution!r}")
     out = np.empty(0, dtype=np.float32)
     while out.size < n:
         if distribution == "uniform":
             x = rng.random(2 * n)
+        elif distribution in APPLICATIONS:
+            parts = APPLICATIONS[distribution]
+            which = rng.choice(len(parts), 2 * n, p=[w for _, _, w in parts])
+            means, sds = np.array([m for m, _, _ in parts]), np.array([d for _, d, _ in parts])
+            x = rng.normal(means[which], sds[which])
         else:
             x = rng.normal(0.5, np.sqrt(variance), 2 * n)
         x = x.astype(np.float32)
@@ -107,7 +122,7 @@ def _verdict(table, preload, ops, keys, res) -> bool:
 class Run:
     backend: str  # "cpu" or "gpu"
     threads: int  # CPU threads (0 on the GPU)
-    distribution: str  # "normal" or "uniform"
+    distribution: str  # one of DISTRIBUTIONS
     variance: float  # of the normal keys (0 for uniform)
     hash: str
     layout: str  # "ph": `tables` tables of BUCKETS; "big": one table of tables x BUCKETS
@@ -128,9 +143,10 @@ def plan(cfg) -> list[Run]:
     base = catalog.CH4_VARIANCE
     runs = set()
 
-    def add(backend, tables, batch, mix, dist="normal", var=base, hash="dek", layout="ph"):
-        var = 0.0 if dist == "uniform" else var
-        th = threads if backend == "cpu" else 0
+    def add(backend, tables, batch, mix, dist="normal", var=base, hash="dek", layout="ph",
+            th=None):  # fmt: skip
+        var = var if dist == "normal" else 0.0
+        th = (threads if th is None else th) if backend == "cpu" else 0
         runs.add(Run(backend, th, dist, var, hash, layout, tables, batch, mix))
 
     for b in batches:
@@ -155,6 +171,13 @@ def plan(cfg) -> list[Run]:
             add("gpu", t, big_b, 33, hash=h)  # Fig 34
         if t > 1:
             add("gpu", t, big_b, 33, layout="big")  # Figs 36-37
+    for th in catalog.ch4_thread_sweep(cfg):
+        for t in (1, top):
+            add("cpu", t, big_b, 33, th=th)  # CPU_BASIC and CPU_PH against their threads
+    for b in batches:
+        for app in APPLICATIONS:
+            for t in (1, top):
+                add("gpu", t, b, 33, app)  # §4.6.2.9's applications
     for var in variances:
         add("gpu", 1, big_b, 33, var=var)  # Fig 19: GPU_BASIC against CPU_BASIC
         add("cpu", 1, big_b, 33, var=var)
@@ -229,4 +252,6 @@ def batch_keys(run: Run, *, preload: int, seed: int, cache: dict | None = None):
 
 def _key_id(distribution: str, variance: float) -> int:
     """A seed word for a key distribution (the same keys for the same one)."""
-    return 0 if distribution == "uniform" else 1 + int(round(variance * 1e6))
+    if distribution == "normal":
+        return 1 + int(round(variance * 1e6))
+    return {"uniform": 0, **{a: 2_000_000 + i for i, a in enumerate(APPLICATIONS)}}[distribution]

@@ -88,7 +88,7 @@ def test_the_chapter4_gpu_cell_checks_every_run():
     cfg = {"moazeni2013_ch4_tables": [1, 4], "moazeni2013_ch4_top_tables": 4,
            "moazeni2013_ch4_batches": [512], "moazeni2013_ch4_variances": [0.05],
            "moazeni2013_ch4_hashes": ["dek"], "moazeni2013_ch4_cpu_threads": 2,
-           "moazeni2013_ch4_preload": 1024}  # fmt: skip
+           "moazeni2013_ch4_thread_sweep": [2], "moazeni2013_ch4_preload": 1024}  # fmt: skip
     runs = [r for r in wl.plan(cfg) if r.backend == "gpu"]
     arrays, meta = wl.run_cell(runs, preload=1024, repeats=2, seed=5)
     assert arrays["ok"].all() and len(arrays["ok"]) == len(runs)

@@ -18,14 +18,17 @@ launch). Writes ``--out``/gpu.csv and cpu.csv.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 from pfresample.studies.moazeni2013 import dp, dp_gpu, experiments, native
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import write_rows  # noqa: E402 -- sibling module
 
 
 def main(argv=None) -> None:
@@ -84,10 +87,7 @@ def main(argv=None) -> None:
                 print(f"GPU n={n} s={s} {dtype}: {best:.4f} s, equal {same} ({kinds})", flush=True)
     for name, rows in (("gpu.csv", gpu_rows), ("cpu.csv", cpu_rows)):
         if rows:
-            with open(args.out / name, "w", newline="") as f:
-                writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-                writer.writeheader()
-                writer.writerows(rows)
+            write_rows(args.out / name, rows)
     print(f"done in {time.perf_counter() - started:.0f} s", flush=True)
 
 

@@ -27,8 +27,8 @@ with Mops/s).
 from __future__ import annotations
 
 import argparse
-import csv
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,6 +36,9 @@ from pathlib import Path
 import numpy as np
 
 from pfresample.studies.moazeni2013 import hashtable_workloads as w
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import write_rows  # noqa: E402 -- sibling module
 
 MIXES = (0, 33, 50, 60, 80, 90, 100)
 
@@ -109,10 +112,7 @@ def main(argv=None) -> None:
                         f"{row['mops']:9.1f} Mops/s ok={row['ok']}",
                         flush=True,
                     )
-    with open(args.out / "peers.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_rows(args.out / "peers.csv", rows)
     print(f"done in {time.perf_counter() - started:.0f} s", flush=True)
 
 

@@ -5,9 +5,8 @@
 //
 //   cuco_hash IN.bin LOAD_FACTOR REPEATS   -> one CSV line on stdout
 //
-// IN.bin: uint64 n_preload, uint64 n_batch, float32 preload[n_preload], uint8 ops[n_batch]
-// (0 search, 1 insert, 2 delete), float32 keys[n_batch]. A key is its float's bits (keys in
-// (0, 1) are positive, so no key is one of the two sentinels), its value its index.
+// IN.bin: batch_file.cuh's. A key is its float's bits (keys in (0, 1) are positive, so no
+// key is one of the two sentinels), its value its index.
 //
 // Each repeat builds a map of capacity (n_preload + inserts) / LOAD_FACTOR, inserts the
 // preload (untimed), then times the batch between CUDA events as three asynchronous bulk
@@ -29,52 +28,29 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
+#include <cstdlib>
 #include <vector>
+
+#include "batch_file.cuh"
 
 using Key = std::uint32_t;
 using Value = std::uint32_t;
 constexpr Key kEmpty = 0xFFFFFFFFu, kErased = 0xFFFFFFFEu;
 constexpr Value kNoValue = 0xFFFFFFFFu;
 
-// Holds the stream ~ns nanoseconds, so that the events around the batch time the device's
-// work and not the host's launch latency (as ht_delay does for our table).
-__global__ void delay(long long ns) {
-    const long long end = clock64() + ns * 2;
-    while (clock64() < end) __nanosleep(1000);
-}
-
-static std::vector<Key> bits(const std::vector<float>& x) {
-    std::vector<Key> out(x.size());
-    std::memcpy(out.data(), x.data(), x.size() * sizeof(float));
-    return out;
-}
-
 int main(int argc, char** argv) {
     if (argc != 4) {
         std::fprintf(stderr, "usage: cuco_hash IN.bin LOAD_FACTOR REPEATS\n");
         return 2;
     }
-    std::ifstream in(argv[1], std::ios::binary);
-    std::uint64_t n_pre = 0, n_batch = 0;
-    in.read(reinterpret_cast<char*>(&n_pre), 8);
-    in.read(reinterpret_cast<char*>(&n_batch), 8);
-    std::vector<float> pre(n_pre), keys(n_batch);
-    std::vector<std::uint8_t> ops(n_batch);
-    in.read(reinterpret_cast<char*>(pre.data()), n_pre * 4);
-    in.read(reinterpret_cast<char*>(ops.data()), n_batch);
-    in.read(reinterpret_cast<char*>(keys.data()), n_batch * 4);
-    if (!in) {
-        std::fprintf(stderr, "cuco_hash: %s is short or unreadable\n", argv[1]);
-        return 2;
-    }
+    PeerBatch b;
+    if (!read_batch(argv[1], "cuco_hash", b)) return 2;
+    const std::uint64_t n_pre = b.preload.size(), n_batch = b.ops.size();
     const double load = std::atof(argv[2]);
     const int repeats = std::atoi(argv[3]);
     std::vector<Key> by_op[3];
-    const std::vector<Key> kb = bits(keys);
-    for (std::uint64_t i = 0; i < n_batch; ++i) by_op[ops[i]].push_back(kb[i]);
-    thrust::device_vector<Key> d_pre(bits(pre)), d_search(by_op[0]), d_insert(by_op[1]),
+    for (std::uint64_t i = 0; i < n_batch; ++i) by_op[b.ops[i]].push_back(b.keys[i]);
+    thrust::device_vector<Key> d_pre(b.preload), d_search(by_op[0]), d_insert(by_op[1]),
         d_delete(by_op[2]);
     thrust::device_vector<Value> found(std::max<std::size_t>(by_op[0].size(), 1));
     thrust::device_vector<bool> left(std::max<std::size_t>(by_op[2].size(), 1));

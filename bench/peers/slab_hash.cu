@@ -6,7 +6,7 @@
 //
 //   slab_hash IN.bin KEYS_PER_BUCKET REPEATS   -> one CSV line on stdout
 //
-// IN.bin as cuco_hash.cu reads it. A key is its float's bits: keys in (0, 1) are below
+// IN.bin: batch_file.cuh's. A key is its float's bits: keys in (0, 1) are below
 // 2^30, the width SlabHash's mixed-batch kernel leaves a key (its top two bits carry the
 // operation). Each repeat builds a map of (n_preload + inserts) / KEYS_PER_BUCKET buckets
 // (slabs of 15 pairs), builds it from the preload (untimed), then times the whole mixed
@@ -20,46 +20,28 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <vector>
 
-// Holds the stream ~ns nanoseconds, so that the events around the batch time the device's
-// work and not the host's launch latency (as ht_delay does for our table).
-__global__ void delay(long long ns) {
-    const long long end = clock64() + ns * 2;
-    while (clock64() < end) __nanosleep(1000);
-}
+#include "batch_file.cuh"
 
 int main(int argc, char** argv) {
     if (argc != 4) {
         std::fprintf(stderr, "usage: slab_hash IN.bin KEYS_PER_BUCKET REPEATS\n");
         return 2;
     }
-    std::ifstream in(argv[1], std::ios::binary);
-    std::uint64_t n_pre = 0, n_batch = 0;
-    in.read(reinterpret_cast<char*>(&n_pre), 8);
-    in.read(reinterpret_cast<char*>(&n_batch), 8);
-    std::vector<float> pre(n_pre), keys(n_batch);
-    std::vector<std::uint8_t> ops(n_batch);
-    in.read(reinterpret_cast<char*>(pre.data()), n_pre * 4);
-    in.read(reinterpret_cast<char*>(ops.data()), n_batch);
-    in.read(reinterpret_cast<char*>(keys.data()), n_batch * 4);
-    if (!in) {
-        std::fprintf(stderr, "slab_hash: %s is short or unreadable\n", argv[1]);
-        return 2;
-    }
+    PeerBatch b;
+    if (!read_batch(argv[1], "slab_hash", b)) return 2;
+    const std::uint64_t n_pre = b.preload.size(), n_batch = b.ops.size();
     const double per_bucket = std::atof(argv[2]);
     const int repeats = std::atoi(argv[3]);
-    std::vector<uint32_t> pre_bits(n_pre), values(n_pre), batch(n_batch), inserted, deleted;
-    std::memcpy(pre_bits.data(), pre.data(), n_pre * 4);
+    std::vector<uint32_t> pre_bits = b.preload, values(n_pre), batch(n_batch), inserted, deleted;
     for (std::uint64_t i = 0; i < n_pre; ++i) values[i] = static_cast<uint32_t>(i);
     static const uint32_t code[3] = {3u, 1u, 2u};  // ours (search, insert, delete) -> SlabHash's
+    const std::vector<std::uint8_t>& ops = b.ops;
     for (std::uint64_t i = 0; i < n_batch; ++i) {
-        uint32_t bits;
-        std::memcpy(&bits, &keys[i], 4);
+        const uint32_t bits = b.keys[i];
         if (bits >> 30) {
-            std::fprintf(stderr, "slab_hash: key %g needs more than 30 bits\n", keys[i]);
+            std::fprintf(stderr, "slab_hash: key bits %08x need more than 30 bits\n", bits);
             return 2;
         }
         batch[i] = (code[ops[i]] << 30) | bits;

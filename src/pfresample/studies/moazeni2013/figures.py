@@ -26,13 +26,21 @@ def _lines(ax, frame, x, y, by, logy=True):
     ax.legend(fontsize=6)
 
 
-def draw(figure: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
-    """The figure of one tidy table; ``gpus`` names the devices that ran (none: CPU only)."""
-    fig = Figure(figsize=(9, 3.6), layout="constrained")
+def captioned(width: float, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
+    """A figure whose caption line names the scale and the GPUs that ran (none: CPU
+    only); where ``table`` has no rows it says so in its middle (``fig.axes`` empty)."""
+    fig = Figure(figsize=(width, 3.6), layout="constrained")
     where = f"GPU: {', '.join(gpus)}" if gpus else "CPU only (no GPU ran)"
     fig.text(0.01, 0.01, f"{scale} scale; {where}", fontsize=7)
     if table.empty:
         fig.text(0.5, 0.5, "no GPU ran: no rows", ha="center", va="center")
+    return fig
+
+
+def draw(figure: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
+    """The figure of one tidy table; ``gpus`` names the devices that ran (none: CPU only)."""
+    fig = captioned(9, table, scale, gpus)
+    if table.empty:
         return fig
     if figure == "fig12":
         ax = fig.subplots()

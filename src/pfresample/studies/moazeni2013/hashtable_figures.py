@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 
 from . import catalog
 from . import hashtable_workloads as w
+from .figures import captioned
 
 TITLES = {
     "fig19": "Fig 19: GPU_BASIC over CPU_BASIC against the keys' variance (33 % search)",
@@ -197,11 +198,9 @@ AXES = {
 
 
 def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
-    fig = Figure(figsize=(6, 3.6), layout="constrained")
-    where = f"GPU: {', '.join(gpus)}" if gpus else "CPU only (no GPU ran)"
-    fig.text(0.01, 0.01, f"{scale} scale; {where}", fontsize=7)
+    """The figure of one tidy table (AXES), captioned as chapter 3's are."""
+    fig = captioned(6, table, scale, gpus)
     if table.empty:
-        fig.text(0.5, 0.5, "no GPU ran: no rows", ha="center", va="center")
         return fig
     ax = fig.subplots()
     x, y, by, logy = AXES[name]

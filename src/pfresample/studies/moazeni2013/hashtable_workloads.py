@@ -132,7 +132,7 @@ class Run:
 
 
 def plan(cfg) -> list[Run]:
-    """Every run the chapter's figures read (``hashtable_figures.FIGURES``), once
+    """Every run the chapter's figures read (``hashtable_figures.tables``), once
     each: GPU_PH over the PH list; PH = 1 is GPU_BASIC / CPU_BASIC; the CPU at
     ``moazeni2013_ch4_cpu_threads`` threads (the thesis's 8) for PH = 1 and 320."""
     from . import catalog

@@ -208,7 +208,7 @@ def test_the_plan_feeds_every_figure(monkeypatch):
     assert len(runs) == len(set(runs))
     monkeypatch.setattr(wl, "run_gpu", lambda t, m, pre, ops, keys, h: {
         **wl.run_cpu(t, m, pre, ops, keys, 2, h), "upload_s": 1e-6})  # fmt: skip
-    monkeypatch.setattr(wl, "gpu_name", lambda: "CPU threads standing in for a GPU")
+    monkeypatch.setattr(wl, "cuda_device", lambda: "CPU threads standing in for a GPU")
     cells = [wl.run_cell([r for r in runs if r.backend == b], preload=1024, repeats=1, seed=3)
              for b in ("cpu", "gpu")]  # fmt: skip
     assert all(cell[0]["ok"].all() for cell in cells)

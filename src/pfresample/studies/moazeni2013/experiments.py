@@ -15,6 +15,8 @@ from functools import partial
 
 import numpy as np
 
+from pfresample.backend import cuda_device
+
 from . import dp
 
 SOLVERS = {
@@ -210,7 +212,7 @@ def gpu_cell(sizes, block_sizes, dtypes, *, seed: int, repeats: int, log=None) -
                     if log:
                         log.info("GPU %s n=%d s=%d %s: %.4f s (checked against %s)", order, n,
                                  s, dtype, best, checker)  # fmt: skip
-    device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
+    device = cuda_device()
     arrays = {k: np.asarray(v) for k, v in rows.items()}
     metadata = {"study": "moazeni2013", "experiment": "ch3_gpu", "backend": "cuda",
                 "implementation": f"CUDA (dp.cu), {device}", "device": device,
@@ -256,7 +258,7 @@ def fig12_cell(sizes, *, repeats: int, log=None) -> tuple[dict, dict]:
         if log:
             log.info("Fig 12 p=%d: min-plus %.6f s, cuBLAS %.6f s", p, rows["minplus_s"][-1],
                      rows["matmul_s"][-1])  # fmt: skip
-    device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
+    device = cuda_device()
     arrays = {k: np.asarray(v) for k, v in rows.items()}
     metadata = {"study": "moazeni2013", "experiment": "ch3_fig12", "backend": "cuda",
                 "device": device, "repeats": int(repeats),

@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from pfresample.backend import cuda_device
+
 from . import hashtable as ht
 
 MIXES = {
@@ -222,15 +224,8 @@ def run_cell(runs, *, preload: int, repeats: int, seed: int, log=None) -> tuple[
                 "repeats": int(repeats), "seed": int(seed), "buckets": BUCKETS,
                 "backend": "cpu", "device": "CPU"}  # fmt: skip
     if any(run.backend == "gpu" for run in runs):
-        metadata.update(backend="cuda", device=gpu_name())
+        metadata.update(backend="cuda", device=cuda_device())
     return arrays, metadata
-
-
-def gpu_name() -> str:
-    """The current CUDA device's name."""
-    import cupy
-
-    return cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
 
 
 def batch_keys(run: Run, *, preload: int, seed: int, cache: dict | None = None):

@@ -43,16 +43,21 @@ from _common import write_rows  # noqa: E402 -- sibling module
 MIXES = (0, 33, 50, 60, 80, 90, 100)
 
 
-def peer(binary: Path, preload, ops, keys, load: float, repeats: int) -> dict:
-    """A peer's driver on one batch: its mean and minimum seconds and its check."""
-    with tempfile.NamedTemporaryFile(suffix=".bin") as f:
-        f.write(np.array([preload.size, ops.size], dtype=np.uint64).tobytes())
-        f.write(preload.astype(np.float32).tobytes())
-        f.write(ops.astype(np.uint8).tobytes())
-        f.write(keys.astype(np.float32).tobytes())
-        f.flush()
-        out = subprocess.run([str(binary), f.name, str(load), str(repeats)],
-                             capture_output=True, text=True, check=True)  # fmt: skip
+def write_batch(f, preload, ops, keys) -> None:
+    """The batch file the peer drivers read (bench/peers/batch_file.cuh), in ``f``."""
+    f.seek(0)
+    f.truncate()
+    f.write(np.array([preload.size, ops.size], dtype=np.uint64).tobytes())
+    f.write(preload.astype(np.float32).tobytes())
+    f.write(ops.astype(np.uint8).tobytes())
+    f.write(keys.astype(np.float32).tobytes())
+    f.flush()
+
+
+def peer(binary: Path, batch_file: str, load: float, repeats: int) -> dict:
+    """A peer's driver on one batch file: its mean and minimum seconds and its check."""
+    out = subprocess.run([str(binary), batch_file, str(load), str(repeats)],
+                         capture_output=True, text=True, check=True)  # fmt: skip
     _, mean, best, ok = out.stdout.strip().split(",")
     return {"seconds": float(mean), "seconds_min": float(best), "ok": ok == "1"}
 
@@ -77,6 +82,7 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     rows, cache, started = [], {}, time.perf_counter()
+    batch_file = tempfile.NamedTemporaryFile(suffix=".bin")
     for dist in ("normal", "uniform"):
         for batch in args.batches:
             for mix in MIXES:
@@ -94,15 +100,13 @@ def main(argv=None) -> None:
                                  "seconds_min": min(r["seconds"] for r in runs),
                                  "ok": all(r["ok"] for r in runs)})  # fmt: skip
                 first = len(rows) - 3
-                rows.append(
-                    {
-                        "structure": f"cuco static_map (load {args.load_factor})",
-                        **peer(args.cuco, pre, ops, keys, args.load_factor, args.repeats),
-                    }
-                )
+                write_batch(batch_file, pre, ops, keys)  # one file for every peer
+                rows.append({"structure": f"cuco static_map (load {args.load_factor})",
+                             **peer(args.cuco, batch_file.name, args.load_factor,
+                                    args.repeats)})  # fmt: skip
                 if args.slab:
                     rows.append({"structure": f"SlabHash ({args.slab_keys_per_bucket:g} a bucket)",
-                                 **peer(args.slab, pre, ops, keys, args.slab_keys_per_bucket,
+                                 **peer(args.slab, batch_file.name, args.slab_keys_per_bucket,
                                         args.repeats)})  # fmt: skip
                 for row in rows[first:]:
                     row.update(distribution=dist, batch=batch, mix=mix,
@@ -112,6 +116,7 @@ def main(argv=None) -> None:
                         f"{row['mops']:9.1f} Mops/s ok={row['ok']}",
                         flush=True,
                     )
+    batch_file.close()
     write_rows(args.out / "peers.csv", rows)
     print(f"done in {time.perf_counter() - started:.0f} s", flush=True)
 

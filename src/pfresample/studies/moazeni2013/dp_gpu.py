@@ -50,7 +50,22 @@ def _module():
 
 
 def kernel(name: str, dtype) -> object:
-    return _module().get_function(f"{name}<{CTYPES[np.dtype(dtype).name]}>")
+    return _kernel(name, np.dtype(dtype).name)
+
+
+@cache
+def _kernel(name: str, dtype_name: str) -> object:
+    # cached: a lookup costs host time between the strips' launches otherwise
+    return _module().get_function(f"{name}<{CTYPES[dtype_name]}>")
+
+
+@cache
+def _shared_limit(device: int) -> int:
+    """The device's dynamic shared memory a block, opted in (``attributes`` reads
+    every attribute of the device: once, not on every triangular launch)."""
+    import cupy
+
+    return cupy.cuda.Device(device).attributes["MaxSharedMemoryPerBlockOptin"]
 
 
 def minplus_launch(p: int, jobs: int, terms: int = 1) -> tuple[str, tuple, tuple, int]:
@@ -72,7 +87,7 @@ def triangular_launch(p: int, jobs: int, dtype) -> tuple[str, tuple, tuple, int]
     import cupy
 
     shared = 3 * p * (p + 1) * np.dtype(dtype).itemsize
-    if shared <= cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]:
+    if shared <= _shared_limit(cupy.cuda.Device().id):
         threads = min(MAX_THREADS, -(-p * TRI_LANES // 32) * 32)  # whole warps: shuffles
         return "dp_triangular_shared", (jobs,), (threads,), shared
     return "dp_triangular", (jobs,), (min(p, MAX_THREADS),), 0

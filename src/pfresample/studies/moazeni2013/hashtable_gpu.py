@@ -26,8 +26,10 @@ def _module():
     return kernels.Module(kernels.source(SOURCE), (), kernels.COMPILE_OPTIONS)
 
 
-def _kernel():
-    return _module().get_function("ht_batch")
+@cache
+def _function(name: str):
+    # cached: a lookup costs host time on every batch otherwise
+    return _module().get_function(name)
 
 
 class GpuHashTable:
@@ -62,11 +64,11 @@ class GpuHashTable:
         start, end = cupy.cuda.Event(), cupy.cuda.Event()
         # the device waits on ht_delay while the host enqueues the batch: the events
         # time the kernel, not the host's launch latency (tens of microseconds)
-        _module().get_function("ht_delay")((1,), (1,), (np.int64(DELAY_NS),))
+        _function("ht_delay")((1,), (1,), (np.int64(DELAY_NS),))
         start.record()
         if ops.size:
             blocks = -(-ops.size // THREADS)
-            _kernel()(
+            _function("ht_batch")(
                 (blocks,), (THREADS,),
                 (self.heads, self.keys, self.next, self.pool, np.uint32(self.capacity),
                  np.int32(self.tables), np.int32(self.buckets), np.int32(ht.HASHES[self.hash]),

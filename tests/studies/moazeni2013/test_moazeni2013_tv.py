@@ -11,7 +11,7 @@ import pytest
 from pfresample.studies.moazeni2013 import tv
 
 SEED = 2013
-B = 1000.0  # s/mm^2
+B = 1.0  # ms/um^2 (1,000 s/mm^2)
 
 
 @pytest.fixture(scope="module")
@@ -23,29 +23,50 @@ def case():
     return truth, d_hat, tv.cholesky_start(d_hat)
 
 
-def test_the_gradient_is_the_energys(case):
-    """Central differences, h = 1e-7: truncation O(h^2) ~ 1e-14 and rounding about
-    eps_machine * G / h ~ 1e-8 against gradients of 1e-3 ... 1e-1, so 1e-5 relative
-    (with a 1e-9 absolute floor) separates a right gradient from a wrong one."""
+BLOCKS = {  # the three variants' energies (tv.variant_blocks at a 4 x 4 thread block)
+    "global_sync": {},
+    "thread_sync": {"curv_block": (4, 4, 4), "norm_block": (4, 4, 4)},
+    "unsync": {"curv_block": (2, 2, 2), "norm_block": (2, 8, 8)},
+}
+
+
+@pytest.mark.parametrize("variant", BLOCKS)
+def test_the_gradient_is_the_energys(case, variant):
+    """Central differences, h = 1e-6: truncation O(h^2) ~ 1e-12 and rounding about
+    eps_machine * G / h ~ 2e-16 * 1e3 / 1e-6 ~ 2e-7 against gradients of 1e-2 ... 1,
+    so 1e-4 relative (with a 1e-6 absolute floor) separates a right gradient from a
+    wrong one."""
     _, d_hat, L = case
-    lam, eps, h = 1e5, 1e-5, 1e-7
-    G = tv.gradient(L, d_hat, lam, eps)
+    lam, eps, h = 3.0, 0.01, 1e-6
+    blocks = BLOCKS[variant]
+    G = tv.gradient(L, d_hat, lam, eps, **blocks)
     rng = np.random.default_rng(SEED)
-    for _ in range(12):
+    for _ in range(16):
         idx = tuple(int(rng.integers(0, s)) for s in L.shape)
         up, down = L.copy(), L.copy()
         up[idx] += h
         down[idx] -= h
-        fd = (tv.energy(up, d_hat, lam, eps) - tv.energy(down, d_hat, lam, eps)) / (2 * h)
-        assert G[idx] == pytest.approx(fd, rel=1e-5, abs=1e-9), idx
-    # negative control: the gradient without eq. 7's off-diagonal weights is wrong
+        fd = (tv.energy(up, d_hat, lam, eps, **blocks) - tv.energy(down, d_hat, lam, eps,
+                                                                    **blocks)) / (2 * h)
+        assert G[idx] == pytest.approx(fd, rel=1e-4, abs=1e-6), idx
+    # negative controls: without eq. 7's off-diagonal weights, or with the other
+    # variants' blocks, the gradient differs
     wrong = tv.WEIGHTS.copy()
     tv.WEIGHTS[:] = 1.0
     try:
-        G1 = tv.gradient(L, d_hat, lam, eps)
+        G1 = tv.gradient(L, d_hat, lam, eps, **blocks)
     finally:
         tv.WEIGHTS[:] = wrong
-    assert not np.allclose(G1, G, rtol=1e-5)
+    assert not np.allclose(G1, G, rtol=1e-4)
+    for other, other_blocks in BLOCKS.items():
+        if other != variant:
+            assert not np.allclose(tv.gradient(L, d_hat, lam, eps, **other_blocks), G, rtol=1e-4)
+
+
+def test_blocks_that_do_not_tile_the_volume_are_refused(case):
+    _, d_hat, L = case
+    with pytest.raises(ValueError, match="whole number of blocks"):
+        tv.gradient(L, d_hat, 3.0, 0.01, curv_block=(3, 3, 3))
 
 
 def test_the_divergence_is_the_gradients_adjoint():
@@ -57,7 +78,7 @@ def test_the_divergence_is_the_gradients_adjoint():
 
 def test_a_small_step_lowers_the_energy(case):
     truth, d_hat, L = case
-    _, history = tv.solve(L, d_hat, lam=1e4, eps=1e-5, step=1e-4, iterations=5, truth=truth)
+    _, history = tv.solve(L, d_hat, lam=3.0, eps=0.01, step=0.01, iterations=5, truth=truth)
     energies = [r["energy"] for r in history]
     assert all(b < a for a, b in zip(energies, energies[1:], strict=False))
 
@@ -70,3 +91,27 @@ def test_the_phantom_and_a_noiseless_fit():
     s = tv.signals(truth, g, B, 1.0, 0.0, np.random.default_rng(SEED))
     assert np.allclose(tv.log_linear_fit(s, g, B), truth, rtol=0, atol=1e-12)
     assert np.allclose(tv.tensor(tv.cholesky_start(truth)), truth, rtol=0, atol=1e-15)
+
+
+def test_fa_by_the_frobenius_norm_is_fa_by_eigenvalues(case):
+    truth, d_hat, _ = case
+    ev = np.linalg.eigvalsh(tv.full_matrix(d_hat))
+    mean = ev.mean(axis=-1, keepdims=True)
+    fa = np.sqrt(1.5) * np.sqrt(((ev - mean) ** 2).sum(-1)) / np.sqrt((ev**2).sum(-1))
+    assert np.allclose(tv.fractional_anisotropy(d_hat), fa, rtol=1e-10, atol=1e-12)
+
+
+def test_the_compiled_solver_agrees_with_numpy(case):
+    """native/tv.c in float32 against NumPy in float64 and float32: the same bound as
+    the GPU's (4 times NumPy's own float32 difference), after 20 steps."""
+    from pfresample.studies.moazeni2013 import native
+
+    _, d_hat, L0 = case
+    kw = {"lam": 3.0, "eps": 0.01, "step": 0.01, "iterations": 20}
+    L64, _ = tv.solve(L0, d_hat, **kw)
+    L32, _ = tv.solve(L0, d_hat, dtype=np.float32, **kw)
+    bound = 4 * np.abs(L32 - L64).max() + 1e-6
+    Lc = native.tv_solve(L0, d_hat, **kw)
+    assert np.abs(Lc - L64).max() <= bound
+    wrong = native.tv_solve(L0, d_hat, **{**kw, "lam": 2.0})  # negative control
+    assert np.abs(wrong - L64).max() > bound

@@ -1,8 +1,9 @@
-"""The compiled CPU baselines of chapter 3 (``native/dp.c``): eq. 2 by
-diagonals on one thread or many (OpenMP), built once with the host's C
-compiler into a cache folder and loaded with ctypes. The thesis's 228x is
-against one CPU thread; the study reports the speed-up over one thread and
-over all of them.
+"""The compiled CPU baselines: chapter 3's (``native/dp.c``: eq. 2 by
+diagonals on one thread or many, OpenMP) and chapter 6's (``native/tv.c``:
+GlobalSync's solver on one thread), built once with the host's C compiler into
+a cache folder and loaded with ctypes. The thesis's 228x (chapter 3) is against
+one CPU thread; the study reports the speed-up over one thread and over all of
+them. Chapter 6's 266x is over a CPU version compiled with gcc -O3 (§6.5).
 
 Where no C compiler is found the functions raise a RuntimeError that says so:
 the NumPy reference (``dp.solve_diagonals``) still runs."""
@@ -94,3 +95,28 @@ def solve(m: np.ndarray, threads: int = 1) -> np.ndarray:
     if status != 0:
         raise MemoryError("native solve: could not allocate the transposed copy")
     return m
+
+
+@cache
+def tv_library() -> ctypes.CDLL:
+    """Chapter 6's solver (native/tv.c), built and loaded once a process."""
+    lib = ctypes.CDLL(str(build(NATIVE / "tv.c")))
+    lib.tv_solve_f32.restype = ctypes.c_int
+    lib.tv_solve_f32.argtypes = (ctypes.c_void_p, ctypes.c_void_p, *(ctypes.c_int64,) * 3,
+                                 *(ctypes.c_float,) * 3, ctypes.c_int)  # fmt: skip
+    return lib
+
+
+def tv_solve(L: np.ndarray, d_hat: np.ndarray, *, lam: float, eps: float, step: float,
+             iterations: int) -> np.ndarray:  # fmt: skip
+    """GlobalSync's steepest descent on one CPU thread, float32: L, d_hat
+    (n0, n1, n2, 6); returns the new L (n0, n1, n2, 6)."""
+    if L.shape != d_hat.shape or L.ndim != 4 or L.shape[-1] != 6:
+        raise ValueError(f"L and d_hat must both be (n0, n1, n2, 6), got {L.shape}, {d_hat.shape}")
+    cm = np.ascontiguousarray(np.moveaxis(np.asarray(L, np.float32), -1, 0))
+    dh = np.ascontiguousarray(np.moveaxis(np.asarray(d_hat, np.float32), -1, 0))
+    status = tv_library().tv_solve_f32(cm.ctypes.data, dh.ctypes.data, *L.shape[:3], lam, eps,
+                                       step, int(iterations))  # fmt: skip
+    if status != 0:
+        raise MemoryError("native tv_solve: could not allocate its work arrays")
+    return np.moveaxis(cm, 0, -1)

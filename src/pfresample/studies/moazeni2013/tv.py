@@ -33,29 +33,67 @@ WEIGHTS = np.array([1.0, 2.0, 1.0, 2.0, 2.0, 1.0])  # eq. 7's off-diagonal 2
 
 def tensor(L: np.ndarray) -> np.ndarray:
     """D = L L^T per voxel: L (..., 6) in PAIRS order -> D's six entries (..., 6)."""
-    full = np.zeros(L.shape[:-1] + (3, 3))
+    full = np.zeros(L.shape[:-1] + (3, 3), dtype=L.dtype)
     for c, (i, j) in enumerate(PAIRS):
         full[..., i, j] = L[..., c]
     d = np.einsum("...ik,...jk->...ij", full, full)
     return np.stack([d[..., i, j] for i, j in PAIRS], axis=-1)
 
 
-def _grad(u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Forward differences along x, y, z (the last difference 0: Neumann)."""
+Block = tuple[int, int, int] | None
+# The chapter's three GPU solvers (§6.4): GlobalSync solves eq. 8 on the whole volume;
+# the secondary approaches cut it into images of their own (variant_blocks).
+VARIANTS = ("global_sync", "thread_sync", "unsync")
+
+
+def variant_blocks(variant: str, tile: int) -> dict[str, Block]:
+    """The energy each variant minimises, as ``energy``'s blocks, for thread blocks
+    of tile x tile (axes n0, n1, n2 of the volume): GlobalSync none; ThreadSync a
+    tile^3 cube a block (its differences and its TV norms); UnSync differences
+    within each thread's 2 x 2 x 2 cube and TV norms over the block's cubes
+    (2 x 2 tile x 2 tile voxels)."""
+    if variant == "global_sync":
+        return {"curv_block": None, "norm_block": None}
+    if variant == "thread_sync":
+        return {"curv_block": (tile,) * 3, "norm_block": (tile,) * 3}
+    if variant == "unsync":
+        return {"curv_block": (2, 2, 2), "norm_block": (2, 2 * tile, 2 * tile)}
+    raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+
+
+
+def _edge_mask(shape, axis: int, block: Block) -> np.ndarray:
+    """True where the forward difference along ``axis`` exists: not at the far
+    edge of the volume, nor (with ``block``) at the far edge of a block."""
+    idx = np.arange(shape[axis])
+    keep = idx < shape[axis] - 1
+    if block is not None:
+        keep &= (idx + 1) % block[axis] != 0
+    view = [1, 1, 1]
+    view[axis] = -1
+    return keep.reshape(view)
+
+
+def _grad(u: np.ndarray, block: Block = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Forward differences along each axis, 0 at the far edge (Neumann); with
+    ``block`` also 0 across the edges of blocks of that shape, so that each block
+    is an image of its own (the secondary approaches of §6.4.2)."""
     out = []
     for axis in range(3):
         g = np.zeros_like(u)
         sl = [slice(None)] * 3
         sl[axis] = slice(0, -1)
         g[tuple(sl)] = np.diff(u, axis=axis)
-        out.append(g)
+        out.append(g * _edge_mask(u.shape, axis, block) if block is not None else g)
     return tuple(out)
 
 
-def _grad_adjoint(gx, gy, gz) -> np.ndarray:
+def _grad_adjoint(gx, gy, gz, block: Block = None) -> np.ndarray:
     """The adjoint of ``_grad`` (minus the backward-difference divergence)."""
     out = np.zeros_like(gx)
     for axis, g in enumerate((gx, gy, gz)):
+        if block is not None:
+            g = g * _edge_mask(g.shape, axis, block)
         lo = [slice(None)] * 3
         hi = [slice(None)] * 3
         lo[axis], hi[axis] = slice(0, -1), slice(1, None)
@@ -64,38 +102,82 @@ def _grad_adjoint(gx, gy, gz) -> np.ndarray:
     return out
 
 
-def tv(u: np.ndarray, eps: float) -> float:
-    gx, gy, gz = _grad(u)
-    return float(np.sqrt(gx * gx + gy * gy + gz * gz + eps * eps).sum())
+def _norm(u: np.ndarray, eps: float, block: Block = None):
+    gx, gy, gz = _grad(u, block)
+    return (gx, gy, gz), np.sqrt(gx * gx + gy * gy + gz * gz + eps * eps)
 
 
-def tv_gradient(u: np.ndarray, eps: float) -> np.ndarray:
-    """d TV[u] / d u: the adjoint of the gradient applied to grad u / |grad u|_eps."""
-    gx, gy, gz = _grad(u)
-    norm = np.sqrt(gx * gx + gy * gy + gz * gz + eps * eps)
-    return _grad_adjoint(gx / norm, gy / norm, gz / norm)
+def _block_sum(a: np.ndarray, block: Block) -> np.ndarray:
+    """Sums over blocks of shape ``block`` (the whole volume without one)."""
+    if block is None:
+        return a.sum().reshape(1, 1, 1)
+    X, Y, Z = a.shape
+    bx, by, bz = block
+    return a.reshape(X // bx, bx, Y // by, by, Z // bz, bz).sum(axis=(1, 3, 5))
 
 
-def energy(L: np.ndarray, d_hat: np.ndarray, lam: float, eps: float) -> float:
-    """G(L) = R + (lambda / 2) F (eqs. 6-8); L, d_hat: (X, Y, Z, 6)."""
+def _spread(b: np.ndarray, shape, block: Block) -> np.ndarray:
+    """A per-block array back at every voxel."""
+    if block is None:
+        return np.broadcast_to(b.reshape(()), shape)
+    for axis, size in enumerate(block):
+        b = np.repeat(b, size, axis=axis)
+    return b
+
+
+def check_blocks(shape, *blocks: Block) -> None:
+    for block in blocks:
+        if block is not None and any(s % b for s, b in zip(shape, block, strict=True)):
+            raise ValueError(f"the volume {shape} is not a whole number of blocks {block}")
+
+
+def tv(u: np.ndarray, eps: float, block: Block = None) -> float:
+    """TV[u]: |grad u|_eps (eps inside the root) summed over the volume."""
+    return float(_norm(u, eps, block)[1].sum())
+
+
+def tv_gradient(u: np.ndarray, eps: float, block: Block = None) -> np.ndarray:
+    """d TV[u] / d u: the adjoint of the gradient applied to grad u / |grad u|_eps
+    (the thesis's curvature term of eq. 10, with its sign)."""
+    (gx, gy, gz), norm = _norm(u, eps, block)
+    return _grad_adjoint(gx / norm, gy / norm, gz / norm, block)
+
+
+def _regulariser(d, eps, curv_block: Block, norm_block: Block):
+    """Per channel TV over each norm block (6, blocks...) and R over each block."""
+    tvs = np.stack([_block_sum(_norm(d[..., c], eps, curv_block)[1], norm_block)
+                    for c in range(6)])  # fmt: skip
+    weights = WEIGHTS.astype(d.dtype).reshape(6, 1, 1, 1)
+    return tvs, np.sqrt((weights * tvs**2).sum(axis=0))
+
+
+def energy(L: np.ndarray, d_hat: np.ndarray, lam: float, eps: float, *,
+           curv_block: Block = None, norm_block: Block = None) -> float:  # fmt: skip
+    """G(L) = R + (lambda / 2) F (eqs. 6-8); L, d_hat: (X, Y, Z, 6). With blocks,
+    the secondary approaches' energy: differences cut at ``curv_block``'s edges
+    and R summed over ``norm_block``s, each with its own TV norms."""
+    check_blocks(L.shape[:3], curv_block, norm_block)
     d = tensor(L)
-    r = np.sqrt(sum(w * tv(d[..., c], eps) ** 2 for c, w in enumerate(WEIGHTS)))
+    _, r = _regulariser(d, eps, curv_block, norm_block)
     f = float((WEIGHTS * (d - d_hat) ** 2).sum())
-    return float(r + lam / 2 * f)
+    return float(r.sum() + lam / 2 * f)
 
 
-def gradient(L: np.ndarray, d_hat: np.ndarray, lam: float, eps: float) -> np.ndarray:
-    """dG/dL (eqs. 9-13), (X, Y, Z, 6)."""
+def gradient(L: np.ndarray, d_hat: np.ndarray, lam: float, eps: float, *,
+             curv_block: Block = None, norm_block: Block = None) -> np.ndarray:  # fmt: skip
+    """dG/dL (eqs. 9-13), (X, Y, Z, 6), in L's dtype (float32 or float64)."""
+    check_blocks(L.shape[:3], curv_block, norm_block)
     d = tensor(L)
-    tvs = np.array([tv(d[..., c], eps) for c in range(6)])
-    r = np.sqrt((WEIGHTS * tvs**2).sum())
+    tvs, r = _regulariser(d, eps, curv_block, norm_block)
     dgd = np.empty_like(d)  # dG / dd_ij
+    weights = WEIGHTS.astype(d.dtype)
     for c in range(6):
-        dgd[..., c] = WEIGHTS[c] * tvs[c] / r * tv_gradient(d[..., c], eps)
-        dgd[..., c] += lam * WEIGHTS[c] * (d[..., c] - d_hat[..., c])
+        scale = _spread(weights[c] * tvs[c] / r, d.shape[:3], norm_block)  # eq. 9's TV / alpha
+        dgd[..., c] = scale * tv_gradient(d[..., c], eps, curv_block)
+        dgd[..., c] += lam * weights[c] * (d[..., c] - d_hat[..., c])
     # dD/dL through D = L L^T, in full matrices: dG/dL = (S + S^T) L, S the symmetric
     # matrix of dG/dd with each off-diagonal pair's derivative split in two halves
-    S = np.zeros(d.shape[:-1] + (3, 3))
+    S = np.zeros(d.shape[:-1] + (3, 3), dtype=d.dtype)
     for c, (i, j) in enumerate(PAIRS):
         if i == j:
             S[..., i, i] = dgd[..., c]
@@ -109,19 +191,23 @@ def gradient(L: np.ndarray, d_hat: np.ndarray, lam: float, eps: float) -> np.nda
 
 
 def solve(L0, d_hat, *, lam: float, eps: float, step: float, iterations: int, truth=None,
-          every: int = 1):  # fmt: skip
-    """Steepest descent (eq. 14) from L0; with ``truth`` (X, Y, Z, 6) the tensor
-    RMSE and FA error every ``every`` iterations. Returns (L, history rows)."""
-    L = np.array(L0, dtype=np.float64)
+          every: int = 1, curv_block: Block = None, norm_block: Block = None,
+          dtype=np.float64):  # fmt: skip
+    """Steepest descent (eq. 14) from L0 in ``dtype``; with ``truth`` (X, Y, Z, 6)
+    the energy, tensor RMSE and FA error every ``every`` iterations. Returns
+    (L, history rows)."""
+    L = np.array(L0, dtype=dtype)
+    d_hat = np.asarray(d_hat, dtype=dtype)
+    blocks = {"curv_block": curv_block, "norm_block": norm_block}
     history = []
     for it in range(iterations + 1):
-        if truth is not None and it % every == 0:
+        if truth is not None and (it % every == 0 or it == iterations):
             d = tensor(L)
-            history.append({"iteration": it, "energy": energy(L, d_hat, lam, eps),
+            history.append({"iteration": it, "energy": energy(L, d_hat, lam, eps, **blocks),
                             "tensor_rmse": tensor_rmse(d, truth),
                             "fa_error": fa_error(d, truth)})  # fmt: skip
         if it < iterations:
-            L -= step * gradient(L, d_hat, lam, eps)
+            L -= (step * gradient(L, d_hat, lam, eps, **blocks)).astype(dtype)
     return L, history
 
 
@@ -138,10 +224,14 @@ def tensor_rmse(d: np.ndarray, truth: np.ndarray) -> float:
 
 
 def fractional_anisotropy(d: np.ndarray) -> np.ndarray:
-    ev = np.linalg.eigvalsh(full_matrix(d))
-    mean = ev.mean(axis=-1, keepdims=True)
-    num = np.sqrt(((ev - mean) ** 2).sum(axis=-1))
-    den = np.sqrt((ev**2).sum(axis=-1))
+    """FA = sqrt(3/2) |D - (tr D / 3) I|_F / |D|_F, the eigenvalue formula written
+    with the Frobenius norm (invariant under rotation), so no eigen-solver is needed."""
+    trace = d[..., 0] + d[..., 2] + d[..., 5]
+    dev = d.copy()
+    for k in (0, 2, 5):
+        dev[..., k] -= trace / 3
+    num = np.sqrt((WEIGHTS * dev**2).sum(axis=-1))
+    den = np.sqrt((WEIGHTS * d**2).sum(axis=-1))
     return np.sqrt(1.5) * num / np.where(den > 0, den, 1.0)
 
 
@@ -150,8 +240,9 @@ def fa_error(d: np.ndarray, truth: np.ndarray) -> float:
     return float(np.abs(fractional_anisotropy(d) - fractional_anisotropy(truth)).mean())
 
 
-def phantom(size: int, *, md: float = 0.7e-3, fa: float = 0.8) -> np.ndarray:
-    """The true tensors (size^3, 6), mm^2/s: two isotropic regions (a sphere in a
+def phantom(size: int, *, md: float = 0.7, fa: float = 0.8) -> np.ndarray:
+    """The true tensors (size^3, 6) in um^2/ms (0.7 um^2/ms = 0.7e-3 mm^2/s, so that
+    the unknowns are of order 1 and b is in ms/um^2: 1 = 1,000 s/mm^2): two isotropic regions (a sphere in a
     box, diffusivities md and md/2) and a bundle along a quarter circle in the
     x-y plane, prolate along its tangent with fractional anisotropy ``fa`` and
     mean diffusivity md."""
@@ -200,11 +291,28 @@ def log_linear_fit(s, directions, b: float) -> np.ndarray:
     return coef.T.reshape(s.shape[:-1] + (6,))
 
 
+def _cholesky(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The closed-form Cholesky factor of each voxel's D (PAIRS order), and where
+    D is not positive definite (a pivot not above 0)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        l11 = np.sqrt(d[..., 0])
+        l21, l31 = d[..., 1] / l11, d[..., 3] / l11
+        r22 = d[..., 2] - l21 * l21
+        l22 = np.sqrt(r22)
+        l32 = (d[..., 4] - l31 * l21) / l22
+        r33 = d[..., 5] - l31 * l31 - l32 * l32
+        L = np.stack([l11, l21, l22, l31, l32, np.sqrt(r33)], axis=-1)
+    bad = ~((d[..., 0] > 0) & (r22 > 0) & (r33 > 0))
+    return L, bad
+
+
 def cholesky_start(d_hat: np.ndarray, floor: float = 1e-6) -> np.ndarray:
-    """L0 with L0 L0^T the nearest positive definite tensor to D^ (eigenvalues
-    floored at ``floor``)."""
-    ev, vec = np.linalg.eigh(full_matrix(d_hat))
-    ev = np.maximum(ev, floor)
-    pd = np.einsum("...ik,...k,...jk->...ij", vec, ev, vec)
-    chol = np.linalg.cholesky(pd)
-    return np.stack([chol[..., i, j] for i, j in PAIRS], axis=-1)
+    """L0 with L0 L0^T = D^ where D^ is positive definite (its closed-form
+    Cholesky factor), else the nearest positive definite tensor to D^ (its
+    eigenvalues floored at ``floor``)."""
+    L, bad = _cholesky(d_hat)
+    if bad.any():
+        ev, vec = np.linalg.eigh(full_matrix(d_hat[bad]))
+        pd = np.einsum("...ik,...k,...jk->...ij", vec, np.maximum(ev, floor), vec)
+        L[bad] = _cholesky(np.stack([pd[..., i, j] for i, j in PAIRS], axis=-1))[0]
+    return L

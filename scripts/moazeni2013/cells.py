@@ -4,17 +4,21 @@ per rule, chosen by the rule's name; each calls the study and writes its .npz at
 * moazeni2013_ch3_order_cell: results/moazeni2013/ch3/cpu/{ch3_order}.npz;
 * moazeni2013_ch3_native_cell: results/moazeni2013/ch3/native.npz;
 * moazeni2013_ch3_gpu_cell, moazeni2013_ch3_fig12_cell: results/moazeni2013/ch3/{gpu,fig12}.npz;
-* moazeni2013_ch4_cpu_cell, moazeni2013_ch4_gpu_cell: results/moazeni2013/ch4/{cpu,gpu}.npz.
+* moazeni2013_ch4_cpu_cell, moazeni2013_ch4_gpu_cell: results/moazeni2013/ch4/{cpu,gpu}.npz;
+* moazeni2013_ch6_{cpu,native,peer,gpu}_cell: results/moazeni2013/ch6/{cpu,native,peer,gpu}.npz;
+* moazeni2013_ch5_gpu_cell: results/moazeni2013/ch5/gpu.npz.
 """
 
 from pfresample import backend
 from pfresample.pipeline import devices
 from pfresample.pipeline.jobs import run, save_cell
-from pfresample.studies.moazeni2013 import experiments, hashtable_workloads
+from pfresample.studies.moazeni2013 import experiments, hashtable_workloads, tv_experiments
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 CLAIM = None
-if RULE in ("moazeni2013_ch3_gpu_cell", "moazeni2013_ch3_fig12_cell", "moazeni2013_ch4_gpu_cell"):
+GPU_RULES = ("moazeni2013_ch3_gpu_cell", "moazeni2013_ch3_fig12_cell", "moazeni2013_ch4_gpu_cell",
+             "moazeni2013_ch6_gpu_cell", "moazeni2013_ch5_gpu_cell")  # fmt: skip
+if RULE in GPU_RULES:
     # A GPU job takes one free GPU for itself before CUDA starts (pfresample.pipeline.devices).
     CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
     backend.cuda_device()
@@ -52,7 +56,50 @@ def ch4_cell(snakemake, log):
     save_cell(snakemake, log, *cell, CLAIM)
 
 
+def ch6_cpu_cell(snakemake, log):
+    p = snakemake.params
+    cell = tv_experiments.cpu_cell(p.size, p.tiles, tv_experiments.Settings(**p.settings),
+                                   p.lambdas, p.epsilons, p.steps, every=p.every, **p.phantom,
+                                   log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell)
+
+
+def ch6_native_cell(snakemake, log):
+    p = snakemake.params
+    cell = tv_experiments.native_cell(p.sizes, tv_experiments.Settings(**p.settings),
+                                      p.iterations, p.repeats, **p.phantom, log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell)
+
+
+def ch6_peer_cell(snakemake, log):
+    p = snakemake.params
+    cell = tv_experiments.peer_cell(p.size, p.weights, tv_experiments.Settings(**p.settings),
+                                    **p.phantom, log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell)
+
+
+def ch6_gpu_cell(snakemake, log):
+    p = snakemake.params
+    cell = tv_experiments.gpu_cell(p.sizes, p.tiles, tv_experiments.Settings(**p.settings),
+                                   repeats=p.repeats, every=p.every, check_size=p.check_size,
+                                   check_iterations=p.check_iterations, **p.phantom,
+                                   log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell, CLAIM)
+
+
+def ch5_gpu_cell(snakemake, log):
+    p = snakemake.params
+    cell = tv_experiments.ch5_cell(p.sizes_3d, p.sizes_2d, p.tiles, p.carveouts,
+                                   repeats=p.repeats, seed=p.seed, log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell, CLAIM)
+
+
 JOBS = {
+    "moazeni2013_ch6_cpu_cell": ch6_cpu_cell,
+    "moazeni2013_ch6_native_cell": ch6_native_cell,
+    "moazeni2013_ch6_peer_cell": ch6_peer_cell,
+    "moazeni2013_ch6_gpu_cell": ch6_gpu_cell,
+    "moazeni2013_ch5_gpu_cell": ch5_gpu_cell,
     "moazeni2013_ch4_cpu_cell": ch4_cell,
     "moazeni2013_ch4_gpu_cell": ch4_cell,
     "moazeni2013_ch3_order_cell": order_cell,

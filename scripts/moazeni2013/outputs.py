@@ -6,7 +6,7 @@ from pathlib import Path
 from pfresample.pipeline import artifacts, plots
 from pfresample.pipeline import tables as pipeline_tables
 from pfresample.pipeline.jobs import run
-from pfresample.studies.moazeni2013 import figures, hashtable_figures, tables
+from pfresample.studies.moazeni2013 import figures, hashtable_figures, tables, tv_figures
 
 
 def ch3_outputs(snakemake, log):
@@ -54,5 +54,30 @@ def ch4_outputs(snakemake, log):
            hashtable_figures.TITLES, scale)  # fmt: skip
 
 
-JOBS = {"moazeni2013_ch3_outputs": ch3_outputs, "moazeni2013_ch4_outputs": ch4_outputs}
+def _devices(cells) -> list[str]:
+    return sorted({meta["device"] for _, meta in cells if meta.get("backend") == "cuda"})
+
+
+def ch5_outputs(snakemake, log):
+    cells = artifacts.load_all(snakemake.input.ch5)
+    frames = tv_figures.ch5_tables(cells)
+    scale = snakemake.params.scale
+    gpus = _devices(cells)
+    _write(snakemake, log, frames, lambda n, t: tv_figures.draw(n, t, scale, gpus),
+           {k: tv_figures.TITLES[k] for k in ("fig45", "reuse")}, scale)  # fmt: skip
+
+
+def ch6_outputs(snakemake, log):
+    cells = {k: artifacts.load_all(getattr(snakemake.input, k))
+             for k in ("cpu", "native", "peer", "gpu")}  # fmt: skip
+    frames = tv_figures.ch6_tables(**cells)
+    scale = cells["cpu"][0][1]["scale"]
+    gpus = _devices(cells["gpu"])
+    titles = {k: v for k, v in tv_figures.TITLES.items() if k not in ("fig45", "reuse")}
+    _write(snakemake, log, frames, lambda n, t: tv_figures.draw(n, t, scale, gpus), titles,
+           scale)  # fmt: skip
+
+
+JOBS = {"moazeni2013_ch3_outputs": ch3_outputs, "moazeni2013_ch4_outputs": ch4_outputs,
+        "moazeni2013_ch5_outputs": ch5_outputs, "moazeni2013_ch6_outputs": ch6_outputs}  # fmt: skip
 run(JOBS[snakemake.rule], snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

@@ -29,7 +29,7 @@ CONDA_ONLY = {"python", "pip"}
 # What a library user must not need: the pipeline's packages, the GPU's, the benchmarks'.
 NOT_FOR_THE_LIBRARY = (
     "pandas", "yaml", "matplotlib", "seaborn", "snakemake", "scipy", "cupy", "numba",
-    "particles", "torch", "jax",
+    "particles", "torch", "jax", "skimage",
 )  # fmt: skip
 
 _CONDA_SPEC = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?P<spec>[^\s]*)\s*$")

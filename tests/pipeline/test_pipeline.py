@@ -127,6 +127,23 @@ TINY_GRID = {
     "moazeni2013_ch4_thread_sweep": [1, 2],
     "moazeni2013_ch4_preload": 2048,
     "moazeni2013_ch4_repeats": 1,
+    "moazeni2013_ch6_tiles": [8],
+    "moazeni2013_ch6_iterations": 20,
+    "moazeni2013_ch6_cpu_size": 16,
+    "moazeni2013_ch6_sweep_lambdas": [3.0],
+    "moazeni2013_ch6_sweep_eps": [0.01],
+    "moazeni2013_ch6_sweep_steps": [0.003],
+    "moazeni2013_ch6_native_sizes": [16],
+    "moazeni2013_ch6_native_iterations": 1,
+    "moazeni2013_ch6_peer_size": 16,
+    "moazeni2013_ch6_peer_weights": [0.1],
+    "moazeni2013_ch6_gpu_sizes": [16],
+    "moazeni2013_ch6_check_size": 16,
+    "moazeni2013_ch6_check_iterations": 5,
+    "moazeni2013_ch6_repeats": 1,
+    "moazeni2013_ch5_sizes_3d": [16],
+    "moazeni2013_ch5_sizes_2d": [64],
+    "moazeni2013_ch5_repeats": 1,
 }
 TINY = [
     f"{k}=[{','.join(map(str, v))}]" if isinstance(v, list) else f"{k}={v}"

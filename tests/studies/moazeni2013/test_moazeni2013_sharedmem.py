@@ -16,9 +16,16 @@ def _proper(kernel, slots):
 
 def test_fig42_a_and_c_share():
     """Fig 42: sA is dead before sC is born, sB lives throughout: two partitions."""
-    k = sm.Kernel("fig42", {"sA": 64, "sB": 64, "sC": 64}, (
-        sm.Stage("1", defines=("sA", "sB")), sm.Stage("2", uses=("sA",)),
-        sm.Stage("3", defines=("sC",), uses=("sB",)), sm.Stage("4", uses=("sC", "sB"))))
+    k = sm.Kernel(
+        "fig42",
+        {"sA": 64, "sB": 64, "sC": 64},
+        (
+            sm.Stage("1", defines=("sA", "sB")),
+            sm.Stage("2", uses=("sA",)),
+            sm.Stage("3", defines=("sC",), uses=("sB",)),
+            sm.Stage("4", uses=("sC", "sB")),
+        ),
+    )
     plan = sm.plan(k)
     assert plan.slots["sA"] == plan.slots["sC"] != plan.slots["sB"]
     assert (plan.bytes_before, plan.bytes_after) == (192, 128)

@@ -46,8 +46,9 @@ def test_the_gradient_is_the_energys(case, variant):
         up, down = L.copy(), L.copy()
         up[idx] += h
         down[idx] -= h
-        fd = (tv.energy(up, d_hat, lam, eps, **blocks) - tv.energy(down, d_hat, lam, eps,
-                                                                    **blocks)) / (2 * h)
+        fd = (
+            tv.energy(up, d_hat, lam, eps, **blocks) - tv.energy(down, d_hat, lam, eps, **blocks)
+        ) / (2 * h)
         assert G[idx] == pytest.approx(fd, rel=1e-4, abs=1e-6), idx
     # negative controls: without eq. 7's off-diagonal weights, or with the other
     # variants' blocks, the gradient differs

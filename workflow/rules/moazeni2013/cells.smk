@@ -10,7 +10,9 @@ study's code src/pfresample/studies/moazeni2013/ and its glue scripts/moazeni201
 * results/moazeni2013/ch3/gpu.npz, fig12.npz: the GPU orders, each run checked equal to
   the compiled code's matrix, and Fig 12's launches (only where the cells have a GPU);
 * results/moazeni2013/ch4/{cpu,gpu}.npz: chapter 4's runs (hashtable_workloads.plan), each
-  batch checked; the GPU's only where the cells have a GPU.
+  batch checked; the GPU's only where the cells have a GPU;
+* results/moazeni2013/ch6/{cpu,native,peer,gpu}.npz and ch5/gpu.npz: chapters 5 and 6's
+  runs (tv_experiments); the GPU's only where the cells have a GPU.
 """
 
 MOAZENI2013_CELLS_SCRIPT = "../../../scripts/moazeni2013/cells.py"
@@ -147,6 +149,133 @@ rule moazeni2013_ch4_gpu_cell:
         "results/logs/moazeni2013/ch4/gpu.log",
     benchmark:
         "results/benchmarks/moazeni2013/ch4/gpu.tsv"
+    threads: 1
+    resources:
+        mem_mb=2048,
+        gpu=1,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch6_cpu_cell:
+    output:
+        "results/moazeni2013/ch6/cpu.npz",
+    params:
+        size=config["moazeni2013_ch6_cpu_size"],
+        tiles=moazeni2013_catalog.ch6_tiles(config),
+        settings=moazeni2013_catalog.ch6_settings(config),
+        lambdas=moazeni2013_catalog.floats(config, "moazeni2013_ch6_sweep_lambdas"),
+        epsilons=moazeni2013_catalog.floats(config, "moazeni2013_ch6_sweep_eps"),
+        steps=moazeni2013_catalog.floats(config, "moazeni2013_ch6_sweep_steps"),
+        every=config["moazeni2013_ch6_every"],
+        phantom=moazeni2013_catalog.ch6_phantom(config),
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch6/cpu.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch6/cpu.tsv"
+    threads: 1
+    resources:
+        mem_mb=2048,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch6_native_cell:
+    output:
+        "results/moazeni2013/ch6/native.npz",
+    params:
+        sizes=moazeni2013_catalog.ints(config, "moazeni2013_ch6_native_sizes"),
+        settings=moazeni2013_catalog.ch6_settings(config),
+        iterations=config["moazeni2013_ch6_native_iterations"],
+        repeats=config["moazeni2013_ch6_repeats"],
+        phantom=moazeni2013_catalog.ch6_phantom(config),
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch6/native.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch6/native.tsv"
+    # one thread timed; the job holds every CPU so that nothing runs beside it (§6.5)
+    threads: moazeni2013_catalog.native_threads(config)
+    resources:
+        mem_mb=lambda wildcards: 1024 + 160 * max(moazeni2013_catalog.ints(config, "moazeni2013_ch6_native_sizes")) ** 3 // 2**20,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch6_peer_cell:
+    output:
+        "results/moazeni2013/ch6/peer.npz",
+    params:
+        size=config["moazeni2013_ch6_peer_size"],
+        weights=moazeni2013_catalog.floats(config, "moazeni2013_ch6_peer_weights"),
+        settings=moazeni2013_catalog.ch6_settings(config),
+        phantom=moazeni2013_catalog.ch6_phantom(config),
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch6/peer.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch6/peer.tsv"
+    # both sides are timed on one thread: the job holds every CPU so that nothing runs beside
+    threads: moazeni2013_catalog.native_threads(config)
+    resources:
+        mem_mb=2048,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch6_gpu_cell:
+    output:
+        "results/moazeni2013/ch6/gpu.npz",
+    params:
+        sizes=moazeni2013_catalog.ints(config, "moazeni2013_ch6_gpu_sizes"),
+        tiles=moazeni2013_catalog.ch6_tiles(config),
+        settings=moazeni2013_catalog.ch6_settings(config),
+        repeats=config["moazeni2013_ch6_repeats"],
+        every=config["moazeni2013_ch6_every"],
+        check_size=config["moazeni2013_ch6_check_size"],
+        check_iterations=config["moazeni2013_ch6_check_iterations"],
+        phantom=moazeni2013_catalog.ch6_phantom(config),
+        devices=GPU_DEVICES,
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch6/gpu.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch6/gpu.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: 2048 + 200 * max(moazeni2013_catalog.ints(config, "moazeni2013_ch6_gpu_sizes")) ** 3 // 2**20,
+        gpu=1,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch5_gpu_cell:
+    output:
+        "results/moazeni2013/ch5/gpu.npz",
+    params:
+        sizes_3d=moazeni2013_catalog.ints(config, "moazeni2013_ch5_sizes_3d"),
+        sizes_2d=moazeni2013_catalog.ints(config, "moazeni2013_ch5_sizes_2d"),
+        tiles=moazeni2013_catalog.ints(config, "moazeni2013_ch5_tiles"),
+        carveouts=moazeni2013_catalog.ints(config, "moazeni2013_ch5_carveouts"),
+        repeats=config["moazeni2013_ch5_repeats"],
+        seed=config["seed"],
+        devices=GPU_DEVICES,
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch5/gpu.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch5/gpu.tsv"
     threads: 1
     resources:
         mem_mb=2048,

@@ -25,11 +25,7 @@ def moazeni2013_ch3_gpu_cells() -> dict[str, list[str]]:
 
 def moazeni2013_ch3_outputs() -> list[str]:
     """Chapter 3's tables (CSV) and figures (PNG, PDF)."""
-    out = [f"results/tables/moazeni2013/{t}.csv" for t in moazeni2013_catalog.CH3_TABLES]
-    for figure in moazeni2013_catalog.CH3_FIGURES:
-        out.append(f"results/tables/moazeni2013/{figure}.csv")
-        out += [f"results/figures/moazeni2013/{figure}.{ext}" for ext in ("png", "pdf")]
-    return out
+    return moazeni2013_outputs(moazeni2013_catalog.CH3_TABLES, moazeni2013_catalog.CH3_FIGURES)
 
 
 def moazeni2013_ch4_cells() -> dict[str, list[str]]:
@@ -46,8 +42,23 @@ def moazeni2013_ch4_params() -> dict:
 
 def moazeni2013_ch4_outputs() -> list[str]:
     """Chapter 4's tables (CSV) and figures (PNG, PDF)."""
-    out = [f"results/tables/moazeni2013/{t}.csv" for t in moazeni2013_catalog.CH4_TABLES]
-    for figure in moazeni2013_catalog.CH4_FIGURES:
+    return moazeni2013_outputs(moazeni2013_catalog.CH4_TABLES, moazeni2013_catalog.CH4_FIGURES)
+
+
+def moazeni2013_ch56_cells() -> dict[str, list[str]]:
+    """Chapters 5 and 6's cells: the CPU ones always, the GPU ones where the cells have a GPU."""
+    gpu = bool(CELL_GPUS)
+    return {"cpu": ["results/moazeni2013/ch6/cpu.npz"],
+            "native": ["results/moazeni2013/ch6/native.npz"],
+            "peer": ["results/moazeni2013/ch6/peer.npz"],
+            "gpu": ["results/moazeni2013/ch6/gpu.npz"] if gpu else [],
+            "ch5": ["results/moazeni2013/ch5/gpu.npz"] if gpu else []}  # fmt: skip
+
+
+def moazeni2013_outputs(tables, figures) -> list[str]:
+    """A chapter's tables (CSV) and figures (CSV, PNG, PDF)."""
+    out = [f"results/tables/moazeni2013/{t}.csv" for t in tables]
+    for figure in figures:
         out.append(f"results/tables/moazeni2013/{figure}.csv")
         out += [f"results/figures/moazeni2013/{figure}.{ext}" for ext in ("png", "pdf")]
     return out
@@ -58,4 +69,5 @@ def moazeni2013_artifacts() -> set[str]:
     cells = {moazeni2013_ch3_order_cell(o) for o in moazeni2013_catalog.ORDERS}
     gpu = {p for paths in moazeni2013_ch3_gpu_cells().values() for p in paths}
     ch4 = {p for paths in moazeni2013_ch4_cells().values() for p in paths}
-    return cells | {moazeni2013_ch3_native_cell()} | gpu | ch4
+    ch56 = {p for paths in moazeni2013_ch56_cells().values() for p in paths}
+    return cells | {moazeni2013_ch3_native_cell()} | gpu | ch4 | ch56

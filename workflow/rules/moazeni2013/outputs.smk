@@ -45,3 +45,44 @@ rule moazeni2013_ch4_outputs:
         CONDA_ENV
     script:
         "../../../scripts/moazeni2013/outputs.py"
+
+
+rule moazeni2013_ch5_outputs:
+    """Chapter 5: Tables 7-9, Fig 45 and the reuse figure (tv_figures; Tables 8-9 and
+    the reuse figure are empty where no GPU ran)."""
+    input:
+        ch5=moazeni2013_ch56_cells()["ch5"],
+    output:
+        moazeni2013_outputs(moazeni2013_catalog.CH5_TABLES, moazeni2013_catalog.CH5_FIGURES),
+    params:
+        scale=SCALE,
+    log:
+        "results/logs/tables/moazeni2013/ch5.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        "../../../scripts/moazeni2013/outputs.py"
+
+
+rule moazeni2013_ch6_outputs:
+    """Chapter 6: Table 10, Figs 49-53 and the quality, parameter, peer and check tables
+    (tv_figures; the GPU's are empty where no GPU ran)."""
+    input:
+        cpu=moazeni2013_ch56_cells()["cpu"],
+        native=moazeni2013_ch56_cells()["native"],
+        peer=moazeni2013_ch56_cells()["peer"],
+        gpu=moazeni2013_ch56_cells()["gpu"],
+    output:
+        moazeni2013_outputs(moazeni2013_catalog.CH6_TABLES, moazeni2013_catalog.CH6_FIGURES),
+    log:
+        "results/logs/tables/moazeni2013/ch6.log",
+    threads: 1
+    resources:
+        mem_mb=2048,
+    conda:
+        CONDA_ENV
+    script:
+        "../../../scripts/moazeni2013/outputs.py"

@@ -17,9 +17,25 @@ rule moazeni2013_ch4:
         moazeni2013_ch4_outputs(),
 
 
+rule moazeni2013_ch5:
+    """Moazeni (2013) chapter 5: Tables 7-9 and Fig 45 (the GPU's rows where the cells
+    have a GPU; Table 7 and Fig 45 come from the colouring alone)."""
+    input:
+        moazeni2013_outputs(moazeni2013_catalog.CH5_TABLES, moazeni2013_catalog.CH5_FIGURES),
+
+
+rule moazeni2013_ch6:
+    """Moazeni (2013) chapter 6: Table 10, Figs 49-53, the quality curves, the parameter
+    sweep, the peer and the GPU-against-NumPy check (the GPU's where the cells have a GPU)."""
+    input:
+        moazeni2013_outputs(moazeni2013_catalog.CH6_TABLES, moazeni2013_catalog.CH6_FIGURES),
+
+
 rule moazeni2013:
-    """Moazeni (2013): every chapter built so far (chapters 3 and 4)."""
+    """Moazeni (2013): every chapter built so far (chapters 3 to 6)."""
     input:
         rules.moazeni2013_ch3.input,
         rules.moazeni2013_ch4.input,
+        rules.moazeni2013_ch5.input,
+        rules.moazeni2013_ch6.input,
         regenerate(DISCARDED, moazeni2013_artifacts),

@@ -12,7 +12,13 @@ NUMBER_LIST_KEYS = ("moazeni2013_ch3_numpy_n", "moazeni2013_ch3_native_n",
                      "moazeni2013_ch3_block_sizes", "moazeni2013_ch3_gpu_n",
                      "moazeni2013_ch3_gpu_block_sizes", "moazeni2013_ch3_fig12_sizes",
                      "moazeni2013_ch4_tables", "moazeni2013_ch4_batches",
-                     "moazeni2013_ch4_variances", "moazeni2013_ch4_thread_sweep")  # fmt: skip
+                     "moazeni2013_ch4_variances", "moazeni2013_ch4_thread_sweep",
+                     "moazeni2013_ch6_tiles", "moazeni2013_ch6_sweep_lambdas",
+                     "moazeni2013_ch6_sweep_eps", "moazeni2013_ch6_sweep_steps",
+                     "moazeni2013_ch6_native_sizes",
+                     "moazeni2013_ch6_peer_weights", "moazeni2013_ch6_gpu_sizes",
+                     "moazeni2013_ch5_sizes_3d", "moazeni2013_ch5_sizes_2d",
+                     "moazeni2013_ch5_tiles", "moazeni2013_ch5_carveouts")  # fmt: skip
 ORDERS = ("bottom_up", "divide_and_conquer", "recursive")
 # Chapter 3's outputs: the tables and figures the study draws (Fig 12, the rectangular
 # kernel against cuBLAS, and Fig 18, the GPUs compared, are empty where no GPU ran).
@@ -21,6 +27,12 @@ CH3_FIGURES = ("fig12", "fig13", "fig15", "fig16", "fig17", "fig18")
 # Chapter 4's outputs (hashtable_figures: Table 5 and Figs 19, 26-40).
 CH4_TABLES = ("table5",)
 CH4_FIGURES = ("fig19", *(f"fig{i}" for i in range(26, 41)), "cpu_threads", "applications")
+# Chapters 5 and 6's outputs (tv_figures): Tables 7-9, Fig 45 and the reuse figure;
+# Table 10, Figs 49-53, and the quality, parameter, peer and check tables the thesis lacks.
+CH5_TABLES = ("table7", "table8", "table9")
+CH5_FIGURES = ("fig45", "reuse")
+CH6_TABLES = ("table10", "ch6_peer", "ch6_check", "ch6_noisy")
+CH6_FIGURES = ("fig49", "fig50", "fig51", "fig52", "fig53", "ch6_quality", "ch6_parameters")
 # Fig 18's block sizes, as §3.6.2 chose them: 32 for n < 512, 64 above.
 FIG18_BLOCK = {"below_512": 32, "from_512": 64}
 
@@ -155,6 +167,45 @@ def check_ch4(cfg: Mapping) -> None:
         raise ValueError(f"moazeni2013_ch4_variances must lie in (0, 1], got {odd}")
 
 
+def ch6_settings(cfg: Mapping) -> dict:
+    """The keyword arguments of tv_experiments.Settings that the config sets."""
+    return {"lam": float(cfg["moazeni2013_ch6_lambda"]), "eps": float(cfg["moazeni2013_ch6_eps"]),
+            "step": float(cfg["moazeni2013_ch6_step"]),
+            "iterations": int(cfg["moazeni2013_ch6_iterations"])}  # fmt: skip
+
+
+def ch6_phantom(cfg: Mapping) -> dict:
+    """The phantom's keys (tv_experiments.make_case) and the seed."""
+    return {"seed": int(cfg["seed"]), "directions": int(cfg["moazeni2013_ch6_directions"]),
+            "noise": float(cfg["moazeni2013_ch6_noise"])}  # fmt: skip
+
+
+def ch6_tiles(cfg: Mapping) -> list[int]:
+    return sorted(int(t) for t in cfg["moazeni2013_ch6_tiles"])
+
+
+def ints(cfg: Mapping, key: str) -> list[int]:
+    return [int(v) for v in cfg[key]]
+
+
+def floats(cfg: Mapping, key: str) -> list[float]:
+    return [float(v) for v in cfg[key]]
+
+
+def check_ch6(cfg: Mapping) -> None:
+    """Chapter 6's checks across keys: every volume a variant solves is a whole
+    number of its blocks (UnSync's are 2 x 2 tile x 2 tile)."""
+    unit = 2 * max(ch6_tiles(cfg))
+    sizes = {"moazeni2013_ch6_cpu_size": [int(cfg["moazeni2013_ch6_cpu_size"])],
+             "moazeni2013_ch6_gpu_sizes": ints(cfg, "moazeni2013_ch6_gpu_sizes"),
+             "moazeni2013_ch6_check_size": [int(cfg["moazeni2013_ch6_check_size"])]}  # fmt: skip
+    for key, values in sizes.items():
+        odd = [v for v in values if v % unit]
+        if odd:
+            raise ValueError(f"{key} {odd}: each must be a multiple of {unit} (twice the "
+                             f"largest of moazeni2013_ch6_tiles {ch6_tiles(cfg)})")  # fmt: skip
+
+
 def fig18_block(n: int) -> int:
     """§3.6.2's block size at n: 32 below 512, 64 from 512 on."""
     return FIG18_BLOCK["below_512"] if n < 512 else FIG18_BLOCK["from_512"]
@@ -186,3 +237,4 @@ def check_config(cfg: Mapping) -> None:
     if bad:
         raise ValueError(f"moazeni2013_ch3_dtypes: {bad} not in {DTYPES}")
     check_ch4(cfg)
+    check_ch6(cfg)

@@ -62,7 +62,8 @@ def test_image(size: int, rng, noise: float = 0.3) -> tuple[np.ndarray, np.ndarr
     set to start from (a signed distance to a centred circle), both float32."""
     y, x = np.mgrid[:size, :size] + 0.5
     truth = ((x - 0.35 * size) ** 2 + (y - 0.4 * size) ** 2 < (0.18 * size) ** 2) | (
-        (np.abs(x - 0.7 * size) < 0.12 * size) & (np.abs(y - 0.65 * size) < 0.12 * size))
+        (np.abs(x - 0.7 * size) < 0.12 * size) & (np.abs(y - 0.65 * size) < 0.12 * size)
+    )
     image = truth + rng.normal(0, noise, truth.shape)
     phi = 0.3 * size - np.hypot(x - size / 2, y - size / 2)
     return image.astype(np.float32), phi.astype(np.float32)

@@ -61,7 +61,6 @@ def variant_blocks(variant: str, tile: int) -> dict[str, Block]:
     raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
 
 
-
 def _edge_mask(shape, axis: int, block: Block) -> np.ndarray:
     """True where the forward difference along ``axis`` exists: not at the far
     edge of the volume, nor (with ``block``) at the far edge of a block."""
@@ -242,10 +241,10 @@ def fa_error(d: np.ndarray, truth: np.ndarray) -> float:
 
 def phantom(size: int, *, md: float = 0.7, fa: float = 0.8) -> np.ndarray:
     """The true tensors (size^3, 6) in um^2/ms (0.7 um^2/ms = 0.7e-3 mm^2/s, so that
-    the unknowns are of order 1 and b is in ms/um^2: 1 = 1,000 s/mm^2): two isotropic regions (a sphere in a
-    box, diffusivities md and md/2) and a bundle along a quarter circle in the
-    x-y plane, prolate along its tangent with fractional anisotropy ``fa`` and
-    mean diffusivity md."""
+    the unknowns are of order 1 and b is in ms/um^2: 1 = 1,000 s/mm^2): two
+    isotropic regions (a sphere in a box, diffusivities md and md/2) and a bundle
+    along a quarter circle in the x-y plane, prolate along its tangent with
+    fractional anisotropy ``fa`` and mean diffusivity md."""
     x, y, z = np.meshgrid(*(np.arange(size) + 0.5,) * 3, indexing="ij")
     c = size / 2
     truth = np.zeros((size, size, size, 6))

@@ -141,7 +141,7 @@ class Solver:
         solver = function("tv_solver", t, self.reuse)
         out = [("LLT", lambda: llt(ones, (THREADS,), (self.L, self.D, V)))]
         for c in range(6):
-            u, part = self.D[c], self.partial[c * self.blocks:]
+            u, part = self.D[c], self.partial[c * self.blocks :]
             out.append(("TVnorm", lambda u=u, part=part: norm(
                 self.norm_grid, block, (u, part, n0, n1, n2, self.eps))))  # fmt: skip
         out.append(("Reduction", lambda: red((1,), (REDUCE_THREADS,), (
@@ -177,7 +177,7 @@ class Solver:
         events = [(name, cupy.cuda.Event(), cupy.cuda.Event()) for name, _ in launches]
         totals: dict[str, list] = {name: [0, 0.0] for name, _ in launches}
         for _ in range(iterations):
-            for (name, launch), (_, a, b) in zip(launches, events, strict=True):
+            for (_, launch), (_, a, b) in zip(launches, events, strict=True):
                 a.record()
                 launch()
                 b.record()

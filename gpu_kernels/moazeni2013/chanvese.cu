@@ -16,6 +16,8 @@
 #define TILE 16
 #endif
 
+#include "moazeni2013/delay.cuh"
+
 #define PHI slot[SLOT_PHI]
 #define G0 slot[SLOT_G0]
 #define G1 slot[SLOT_G1]

@@ -147,10 +147,5 @@ extern "C" __global__ void ht_batch(unsigned* heads, float* keys, unsigned* next
     }
 }
 
-// Holds the stream for about ns nanoseconds (one thread). Launched before a timed batch's
-// start event, it keeps the device busy while the host enqueues the batch, so that the
-// events time the batch's kernel and not the host's launch latency.
-extern "C" __global__ void ht_delay(long long ns) {
-    const long long end = clock64() + ns * 2;  // at most ~2 GHz: at least ns nanoseconds
-    while (clock64() < end) __nanosleep(1000);
-}
+// delay_ns, launched before a timed batch's start event (hashtable_gpu.py)
+#include "moazeni2013/delay.cuh"

@@ -27,6 +27,8 @@
 
 #define NCH 6
 
+#include "moazeni2013/delay.cuh"
+
 __device__ __forceinline__ float weight(int c) { return (c == 1 || c == 3 || c == 4) ? 2.f : 1.f; }
 
 // D = L L^T for one voxel: l and d in PAIRS order.

@@ -16,7 +16,7 @@ SOURCE = "moazeni2013/hashtable.cu"
 THREADS = 512  # a block, as the thesis's GPU_BASIC and GPU_PH (§4.6.1)
 
 
-DELAY_NS = 200_000  # ht_delay before a timed batch: longer than the host's launch latency
+DELAY_NS = 200_000  # delay_ns before a timed batch: longer than the host's launch latency
 
 
 @cache
@@ -49,7 +49,7 @@ class GpuHashTable:
 
     def batch(self, ops, keys) -> tuple[ht.BatchResult, float]:
         """One batch on the GPU: (results and counters, the kernel's seconds by
-        CUDA events, the host's launch latency hidden behind ``ht_delay``; the
+        CUDA events, the host's launch latency hidden behind ``delay_ns``; the
         batch's upload before them, as §4.6 excludes it, its host-clock seconds
         kept in ``last_upload_s``)."""
         import cupy
@@ -62,9 +62,9 @@ class GpuHashTable:
         results = cupy.zeros(ops.size, dtype=cupy.uint8)
         stats = cupy.zeros(len(ht.STATS), dtype=cupy.uint64)
         start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        # the device waits on ht_delay while the host enqueues the batch: the events
+        # the device waits on delay_ns while the host enqueues the batch: the events
         # time the kernel, not the host's launch latency (tens of microseconds)
-        _function("ht_delay")((1,), (1,), (np.int64(DELAY_NS),))
+        _function("delay_ns")((1,), (1,), (np.int64(DELAY_NS),))
         start.record()
         if ops.size:
             blocks = -(-ops.size // THREADS)

@@ -288,15 +288,23 @@ def gpu_cell(sizes: Sequence[int], tiles: Sequence[int], settings: Settings, *, 
     return pack(tables), _meta("ch6_gpu", backend="cuda", device=cuda_device())
 
 
+DELAY_NS = 200_000  # delay_ns before a timed launch: longer than the host's launch latency
+
+
 def _time_launches(launch, repeats: int) -> tuple[float, float, float]:
     """Median, least and most device seconds of one launch over ``repeats``
-    (after one warm-up), each timed by CUDA events."""
+    (after one warm-up), each timed by CUDA events with the host's launch
+    latency hidden behind ``delay_ns`` (delay.cuh)."""
     import cupy
 
+    from . import tv_gpu
+
     launch()
+    delay = tv_gpu.function("delay_ns", 8)
     times = []
     for _ in range(repeats):
         a, b = cupy.cuda.Event(), cupy.cuda.Event()
+        delay((1,), (1,), (np.int64(DELAY_NS),))
         a.record()
         launch()
         b.record()

@@ -30,6 +30,7 @@ TILES = (8, 16)  # the thesis's two thread blocks (§6.5: 8 x 8 and 16 x 16)
 CHUNK = 16  # planes a block of tv_p marches (more blocks than one march of n0)
 THREADS = 256  # a block of the one-voxel-a-thread kernels (tv_llt, tv_solver)
 REDUCE_THREADS = 1024  # tv_reduce's single block
+PROFILE_DELAY_NS = 1_000_000  # before a profiled step: longer than enqueueing its launches
 # cuda.h: CU_FUNC_ATTRIBUTE_{SHARED_SIZE_BYTES, NUM_REGS, LOCAL_SIZE_BYTES,
 # PREFERRED_SHARED_MEMORY_CARVEOUT}
 SHARED_ATTRIBUTE, REGS_ATTRIBUTE, LOCAL_ATTRIBUTE, CARVEOUT_ATTRIBUTE = 1, 4, 3, 9
@@ -170,13 +171,17 @@ class Solver:
 
     def profile(self, iterations: int) -> dict[str, tuple[int, float]]:
         """Each kernel's calls and device seconds over ``iterations`` steps
-        (events around every launch: Table 10's execution time)."""
+        (events around every launch: Table 10's execution time), each step's
+        launches enqueued behind ``delay_ns`` so that the events time the kernels
+        and not the host's launch latency."""
         import cupy
 
         launches = self.launches()
         events = [(name, cupy.cuda.Event(), cupy.cuda.Event()) for name, _ in launches]
         totals: dict[str, list] = {name: [0, 0.0] for name, _ in launches}
+        delay = function("delay_ns", self.tile)
         for _ in range(iterations):
+            delay((1,), (1,), (np.int64(PROFILE_DELAY_NS),))
             for (_, launch), (_, a, b) in zip(launches, events, strict=True):
                 a.record()
                 launch()

@@ -88,3 +88,17 @@ def test_bad_searches_are_named():
         M.dtw_windows(np.ones(4), np.ones(10), -1)
     with pytest.raises(ValueError, match="within the series"):
         M.dtw_windows(np.ones(12), np.ones(10), 1)
+
+
+@pytest.mark.parametrize("m,band", [(16, 0), (40, 4), (64, 63)])
+def test_the_compiled_dtw_equals_the_reference_bit_for_bit(m, band):
+    from pfresample.studies.moazeni2013 import native
+
+    rng = np.random.default_rng([SEED, m])
+    x, q = np.cumsum(rng.normal(size=1500)), rng.normal(size=m)
+    x[300:400] = 1.0  # zero-deviation windows
+    mu, sd = M.window_stats(x, m)
+    got = native.dtw_windows(M.znorm(q), x, mu, sd, band)
+    assert np.array_equal(got, M.dtw_windows(q, x, band))
+    other = band - 1 if band >= m - 1 else band + 1  # a band past m - 1 changes nothing
+    assert not np.array_equal(native.dtw_windows(M.znorm(q), x, mu, sd, other), got)

@@ -32,12 +32,26 @@ from dataclasses import dataclass
 import numpy as np
 
 
+CHUNK = 1 << 16  # windows a block of window_stats (bounds its memory, not its values)
+
+
+def window_stats(x: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each window's mean and standard deviation (0 replaced by 1), (n - m + 1,)
+    each: the values ``znorm_windows`` divides by, computed a block of windows at a
+    time (a row's mean and std do not depend on the block)."""
+    w = np.lib.stride_tricks.sliding_window_view(np.asarray(x, dtype=np.float64), m)
+    mu, sd = np.empty(w.shape[0]), np.empty(w.shape[0])
+    for a in range(0, w.shape[0], CHUNK):
+        mu[a : a + CHUNK] = w[a : a + CHUNK].mean(axis=1)
+        sd[a : a + CHUNK] = w[a : a + CHUNK].std(axis=1)
+    return mu, np.where(sd > 0, sd, 1.0)
+
+
 def znorm_windows(x: np.ndarray, m: int) -> np.ndarray:
     """Every window of length m of a 1-D series, z-normalised: (n - m + 1, m)."""
     w = np.lib.stride_tricks.sliding_window_view(np.asarray(x, dtype=np.float64), m)
-    mu = w.mean(axis=1, keepdims=True)
-    sd = w.std(axis=1, keepdims=True)
-    return (w - mu) / np.where(sd > 0, sd, 1.0)
+    mu, sd = window_stats(x, m)
+    return (w - mu[:, None]) / sd[:, None]
 
 
 def znorm(q: np.ndarray) -> np.ndarray:

@@ -1,6 +1,7 @@
 """The compiled CPU baselines: chapter 3's (``native/dp.c``: eq. 2 by
-diagonals on one thread or many, OpenMP) and chapter 6's (``native/tv.c``:
-GlobalSync's solver on one thread), built once with the host's C compiler into
+diagonals on one thread or many, OpenMP), chapter 6's (``native/tv.c``:
+GlobalSync's solver on one thread) and chapter 7's (``native/dtw.c``: the exact
+banded DTW of every window on one thread), built once with the host's C compiler into
 a cache folder and loaded with ctypes. The thesis's 228x (chapter 3) is against
 one CPU thread; the study reports the speed-up over one thread and over all of
 them. Chapter 6's 266x is over a CPU version compiled with gcc -O3 (§6.5).
@@ -120,3 +121,38 @@ def tv_solve(L: np.ndarray, d_hat: np.ndarray, *, lam: float, eps: float, step: 
     if status != 0:
         raise MemoryError("native tv_solve: could not allocate its work arrays")
     return np.moveaxis(cm, 0, -1)
+
+
+@cache
+def dtw_library() -> ctypes.CDLL:
+    """Chapter 7's DTW (native/dtw.c), built and loaded once a process."""
+    lib = ctypes.CDLL(str(build(NATIVE / "dtw.c")))
+    lib.dtw_windows_f64.restype = ctypes.c_int
+    lib.dtw_windows_f64.argtypes = (*(ctypes.c_void_p,) * 4, ctypes.c_int, ctypes.c_int64,
+                                    ctypes.c_int, ctypes.c_void_p)  # fmt: skip
+    return lib
+
+
+def dtw_windows(q: np.ndarray, x: np.ndarray, mu: np.ndarray, sd: np.ndarray,
+                band: int) -> np.ndarray:  # fmt: skip
+    """DTW of the z-normalised query ``q`` against every window of ``x`` (means
+    ``mu``, deviations ``sd`` from mddtw.window_stats) on one thread: (W,) float64."""
+    q, x = np.ascontiguousarray(q, np.float64), np.ascontiguousarray(x, np.float64)
+    mu, sd = np.ascontiguousarray(mu, np.float64), np.ascontiguousarray(sd, np.float64)
+    W = x.size - q.size + 1
+    if W < 1 or mu.shape != (W,) or sd.shape != (W,) or band < 0:
+        raise ValueError(f"need len(x) >= len(q), (W,) statistics and band >= 0; got "
+                         f"{q.size}, {x.size}, {mu.shape}, {sd.shape}, {band}")  # fmt: skip
+    out = np.empty(W)
+    if dtw_library().dtw_windows_f64(
+        q.ctypes.data,
+        x.ctypes.data,
+        mu.ctypes.data,
+        sd.ctypes.data,
+        q.size,
+        x.size,
+        band,
+        out.ctypes.data,
+    ):
+        raise MemoryError("native dtw_windows: could not allocate its row")
+    return out

@@ -1,0 +1,82 @@
+"""Moazeni (2013) chapter 7 on the GPU (``gpu_kernels/moazeni2013/mddtw.cu``, §7.4.3):
+the single-dimensional search's DTW distances, one thread a window, every (query
+dimension, recording dimension) pair with |i - j| < nr in one launch. The windows'
+means and deviations come from ``mddtw.window_stats`` and the query from
+``mddtw.znorm``, so the distances equal ``mddtw.dtw_windows``'s bit for bit. Launch
+parameters: THREADS a block; queries up to MAXM samples."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from . import mddtw
+
+SOURCE = "moazeni2013/mddtw.cu"
+THREADS = 128
+MAXM = 1024  # the kernel's row (local memory, doubles); the longest query
+
+
+@cache
+def _function():
+    from pfresample.cuda import kernels
+
+    options = (*kernels.COMPILE_OPTIONS, f"-DMAXM={MAXM}")
+    return kernels.Module(kernels.source(SOURCE), (), options).get_function("dtw_windows")
+
+
+def pairs(k_query: int, k_db: int, nr: int) -> list[tuple[int, int]]:
+    """(query dimension, recording dimension) with |i - j| < nr (Fig 55)."""
+    return [(j, i) for i in range(k_db) for j in range(k_query) if abs(i - j) < nr]
+
+
+class Recording:
+    """A recording (k, n) on the GPU with each dimension's window statistics for
+    queries of length m (computed once, reused by every query of that length)."""
+
+    def __init__(self, db: np.ndarray, m: int):
+        import cupy
+
+        db = np.asarray(db, dtype=np.float64)
+        if db.ndim != 2 or db.shape[1] < m or not 1 <= m <= MAXM:
+            raise ValueError(f"need a (k, n) recording with n >= m and 1 <= m <= {MAXM}, "
+                             f"got {db.shape} and m = {m}")  # fmt: skip
+        stats = [mddtw.window_stats(row, m) for row in db]
+        self.m, self.k, self.n = m, db.shape[0], db.shape[1]
+        self.series = cupy.asarray(db)
+        self.mu = cupy.asarray(np.stack([s[0] for s in stats]))
+        self.sd = cupy.asarray(np.stack([s[1] for s in stats]))
+
+    def distances(self, query: np.ndarray, pair_list, band: int):
+        """DTW distances (len(pair_list), W) on the GPU for a (k, m) query."""
+        import cupy
+
+        query = np.asarray(query, dtype=np.float64)
+        if query.ndim != 2 or query.shape[1] != self.m:
+            raise ValueError(f"the query must be (k, {self.m}), got {query.shape}")
+        if band < 0:
+            raise ValueError(f"band must be >= 0, got {band}")
+        q = cupy.asarray(np.stack([mddtw.znorm(row) for row in query]))
+        pq = cupy.asarray(np.array([p[0] for p in pair_list], dtype=np.int32))
+        pd = cupy.asarray(np.array([p[1] for p in pair_list], dtype=np.int32))
+        W = self.n - self.m + 1
+        out = cupy.empty((len(pair_list), W), dtype=cupy.float64)
+        grid = (-(-W // THREADS), len(pair_list))
+        _function()(grid, (THREADS,), (q, self.series, self.mu, self.sd, pq, pd, np.int32(self.m),
+                                       np.int64(self.n), np.int32(band), out),
+                    shared_mem=8 * self.m)  # fmt: skip
+        return out
+
+
+def single_dim_search(query, db, nr: int, p: int, band: int, recording=None):
+    """Fig 55 with the GPU's distances: the same tuples as ``mddtw.single_dim_search``."""
+    query = np.asarray(query, dtype=np.float64)
+    k, m = query.shape
+    rec = recording or Recording(db, m)
+    pair_list = pairs(k, rec.k, nr)
+    dist = rec.distances(query, pair_list, band).get()
+    out = []
+    for (j, i), row in zip(pair_list, dist, strict=True):
+        out += [mddtw.Match1D(j, i, t, d) for t, d in mddtw.best_windows(row, p, max(1, m // 2))]
+    return out

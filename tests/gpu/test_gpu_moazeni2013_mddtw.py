@@ -32,7 +32,7 @@ def test_the_kernel_equals_the_reference_bit_for_bit(m, band):
     for row, (j, i) in zip(got, pair_list, strict=True):
         want = mddtw.dtw_windows(query[j], db[i], band)
         assert np.array_equal(row, want), (j, i)
-    other_band = band - 1 if band >= m - 1 else band + 1  # past m - 1 changes nothing
+    other_band = band // 2 if band > 1 else band + 1  # a wide band's last steps rarely matter
     other = rec.distances(query, pair_list, other_band).get()
     assert not np.array_equal(other, got)
 

@@ -100,5 +100,5 @@ def test_the_compiled_dtw_equals_the_reference_bit_for_bit(m, band):
     mu, sd = M.window_stats(x, m)
     got = native.dtw_windows(M.znorm(q), x, mu, sd, band)
     assert np.array_equal(got, M.dtw_windows(q, x, band))
-    other = band - 1 if band >= m - 1 else band + 1  # a band past m - 1 changes nothing
+    other = band // 2 if band > 1 else band + 1  # a wide band's last steps rarely matter
     assert not np.array_equal(native.dtw_windows(M.znorm(q), x, mu, sd, other), got)

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
 CHUNK = 1 << 16  # windows a block of window_stats (bounds its memory, not its values)
 
 

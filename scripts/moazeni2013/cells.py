@@ -6,19 +6,28 @@ per rule, chosen by the rule's name; each calls the study and writes its .npz at
 * moazeni2013_ch3_gpu_cell, moazeni2013_ch3_fig12_cell: results/moazeni2013/ch3/{gpu,fig12}.npz;
 * moazeni2013_ch4_cpu_cell, moazeni2013_ch4_gpu_cell: results/moazeni2013/ch4/{cpu,gpu}.npz;
 * moazeni2013_ch6_{cpu,native,peer,gpu}_cell: results/moazeni2013/ch6/{cpu,native,peer,gpu}.npz;
-* moazeni2013_ch5_gpu_cell: results/moazeni2013/ch5/gpu.npz.
+* moazeni2013_ch5_gpu_cell: results/moazeni2013/ch5/gpu.npz;
+* moazeni2013_ch7_search_cell, moazeni2013_ch7_timing_cell: results/moazeni2013/ch7/*.npz.
 """
 
 from pfresample import backend
 from pfresample.pipeline import devices
 from pfresample.pipeline.jobs import run, save_cell
-from pfresample.studies.moazeni2013 import experiments, hashtable_workloads, tv_experiments
+from pfresample.studies.moazeni2013 import (
+    experiments,
+    hashtable_workloads,
+    mddtw_experiments,
+    tv_experiments,
+)
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 CLAIM = None
 GPU_RULES = ("moazeni2013_ch3_gpu_cell", "moazeni2013_ch3_fig12_cell", "moazeni2013_ch4_gpu_cell",
-             "moazeni2013_ch6_gpu_cell", "moazeni2013_ch5_gpu_cell")  # fmt: skip
-if RULE in GPU_RULES:
+             "moazeni2013_ch6_gpu_cell", "moazeni2013_ch5_gpu_cell",
+             "moazeni2013_ch7_timing_cell")  # fmt: skip
+if RULE in GPU_RULES or (
+    RULE == "moazeni2013_ch7_search_cell" and snakemake.params.backend == "gpu"  # noqa: F821
+):  # noqa: F821
     # A GPU job takes one free GPU for itself before CUDA starts (pfresample.pipeline.devices).
     CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
     backend.cuda_device()
@@ -94,7 +103,30 @@ def ch5_gpu_cell(snakemake, log):
     save_cell(snakemake, log, *cell, CLAIM)
 
 
+def ch7_search_cell(snakemake, log):
+    p = snakemake.params
+    kw = {"segments": p.segments, "exhaust_band": p.exhaust_band, "backend": p.backend,
+          "log": log}  # fmt: skip
+    planted, meta = mddtw_experiments.planted_cell(p.widths, p.length, p.m, p.seeds, p.search,
+                                                   **kw)  # fmt: skip
+    activity, meta2 = mddtw_experiments.activity_cell(
+        p.m, p.search, seed=p.seed, rare=p.rare, rare_count=p.rare_count,
+        queries_per_label=p.queries_per_label, **kw)  # fmt: skip
+    meta["aeon"] = meta2.get("aeon")
+    save_cell(snakemake, log, {**planted, **activity}, meta, CLAIM)
+
+
+def ch7_timing_cell(snakemake, log):
+    p = snakemake.params
+    cell = mddtw_experiments.timing_cell(p.widths, p.lengths, p.queries, p.sf, p.nr,
+                                         p.cpu_pairs, p.cpu_max_length, p.repeats, seed=p.seed,
+                                         log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell, CLAIM)
+
+
 JOBS = {
+    "moazeni2013_ch7_search_cell": ch7_search_cell,
+    "moazeni2013_ch7_timing_cell": ch7_timing_cell,
     "moazeni2013_ch6_cpu_cell": ch6_cpu_cell,
     "moazeni2013_ch6_native_cell": ch6_native_cell,
     "moazeni2013_ch6_peer_cell": ch6_peer_cell,

@@ -6,7 +6,13 @@ from pathlib import Path
 from pfresample.pipeline import artifacts, plots
 from pfresample.pipeline import tables as pipeline_tables
 from pfresample.pipeline.jobs import run
-from pfresample.studies.moazeni2013 import figures, hashtable_figures, tables, tv_figures
+from pfresample.studies.moazeni2013 import (
+    figures,
+    hashtable_figures,
+    mddtw_figures,
+    tables,
+    tv_figures,
+)
 
 
 def ch3_outputs(snakemake, log):
@@ -78,6 +84,17 @@ def ch6_outputs(snakemake, log):
            scale)  # fmt: skip
 
 
+def ch7_outputs(snakemake, log):
+    search = artifacts.load_all(snakemake.input.search)
+    timing = artifacts.load_all(snakemake.input.timing)
+    frames = mddtw_figures.tables(search, timing)
+    scale = snakemake.params.scale
+    gpus = _devices(search + timing)
+    _write(snakemake, log, frames, lambda n, t: mddtw_figures.draw(n, t, scale, gpus),
+           mddtw_figures.TITLES, scale)  # fmt: skip
+
+
 JOBS = {"moazeni2013_ch3_outputs": ch3_outputs, "moazeni2013_ch4_outputs": ch4_outputs,
+        "moazeni2013_ch7_outputs": ch7_outputs,
         "moazeni2013_ch5_outputs": ch5_outputs, "moazeni2013_ch6_outputs": ch6_outputs}  # fmt: skip
 run(JOBS[snakemake.rule], snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

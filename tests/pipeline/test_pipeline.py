@@ -144,6 +144,16 @@ TINY_GRID = {
     "moazeni2013_ch5_sizes_3d": [16],
     "moazeni2013_ch5_sizes_2d": [64],
     "moazeni2013_ch5_repeats": 1,
+    "moazeni2013_ch7_m": 16,
+    "moazeni2013_ch7_planted_widths": [3],
+    "moazeni2013_ch7_planted_length": 512,
+    "moazeni2013_ch7_planted_seeds": 1,
+    "moazeni2013_ch7_queries_per_label": 1,
+    "moazeni2013_ch7_timing_widths": [3],
+    "moazeni2013_ch7_timing_lengths": [1024],
+    "moazeni2013_ch7_timing_queries": [16],
+    "moazeni2013_ch7_cpu_max_length": 1024,
+    "moazeni2013_ch7_repeats": 1,
 }
 TINY = [
     f"{k}=[{','.join(map(str, v))}]" if isinstance(v, list) else f"{k}={v}"

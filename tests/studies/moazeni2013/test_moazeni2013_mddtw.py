@@ -102,3 +102,38 @@ def test_the_compiled_dtw_equals_the_reference_bit_for_bit(m, band):
     assert np.array_equal(got, M.dtw_windows(q, x, band))
     other = band // 2 if band > 1 else band + 1  # a wide band's last steps rarely matter
     assert not np.array_equal(native.dtw_windows(M.znorm(q), x, mu, sd, other), got)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_assignment_finds_what_the_enumeration_ranks_first(seed):
+    """best_sets (a min-cost maximum matching a segment) against ranking every
+    maximal matching (feasible_sets): the same best set overall, every set a
+    matching (distinct query and recording dimensions), and no set of more tuples
+    or less distance at any location the enumeration's first result holds."""
+    rng = np.random.default_rng([SEED, seed])
+    matches = list({M.Match1D(int(rng.integers(0, 4)), int(rng.integers(0, 4)),
+                              int(rng.integers(0, 300)), float(rng.uniform(0.5, 5)))
+                    for _ in range(40)})  # fmt: skip
+    m, alpha = 50, 1.5
+    want = M.rank(M.feasible_sets(matches, m), alpha)
+    got = M.rank(M.best_sets(matches, m, alpha), alpha)
+    assert (len(got[0][2]), got[0][1]) == (len(want[0][2]), want[0][1])
+    for _, _, ms in got:
+        assert len({e.q for e in ms}) == len(ms) == len({e.db for e in ms})
+    # negative control: dropping the distances' weights changes the best set's distance
+    other = M.rank(M.best_sets(matches, m, 1.0), 1.0)
+    assert other[0][1] != got[0][1] or alpha == 1.0
+
+
+def test_segmentation_and_exhausting_find_what_a_narrow_band_misses():
+    """An occurrence whose dimensions lag each other: the search finds it, and
+    exhausting never drops a location the plain search found."""
+    rng = np.random.default_rng(SEED)
+    db, motif = M.planted(3, 1200, 40, [200, 700], rng,
+                          shifts=[[0, 0, 0], [0, 6, -6]])  # fmt: skip
+    plain = M.search(motif, db, M.Search(nr=1, p=5, band=2))
+    both = M.search(motif, db, M.Search(nr=1, p=5, band=2, segments=2, exhaust_band=8))
+    starts = [r[0] for r in plain[:4]]
+    assert any(abs(t - 200) <= 20 for t in starts) and any(abs(t - 700) <= 20 for t in starts)
+    for t in starts:
+        assert any(abs(t - u) < 40 for u in [r[0] for r in both])

@@ -47,6 +47,16 @@ GOOD = {
     "moazeni2013_ch5_sizes_3d": [16],
     "moazeni2013_ch5_sizes_2d": [64],
     "moazeni2013_ch5_repeats": 1,
+    "moazeni2013_ch7_m": 16,
+    "moazeni2013_ch7_planted_widths": [3],
+    "moazeni2013_ch7_planted_length": 512,
+    "moazeni2013_ch7_planted_seeds": 1,
+    "moazeni2013_ch7_queries_per_label": 1,
+    "moazeni2013_ch7_timing_widths": [3],
+    "moazeni2013_ch7_timing_lengths": [1024],
+    "moazeni2013_ch7_timing_queries": [16],
+    "moazeni2013_ch7_cpu_max_length": 1024,
+    "moazeni2013_ch7_repeats": 1,
 }
 
 
@@ -60,6 +70,7 @@ GOOD = {
         ({"moazeni2013_ch3_gpu_block_sizes": [48]}, "powers of 2"),
         ({"moazeni2013_ch3_other_gpu_cells": ["/no/such/gpu.npz"]}, "no such file"),
         ({"moazeni2013_ch6_gpu_sizes": [24]}, "multiple of 16"),
+        ({"moazeni2013_ch7_planted_length": 100}, "at least 8 x"),
     ],
 )
 def test_bad_configurations_are_named(change, match):

@@ -12,7 +12,9 @@ study's code src/pfresample/studies/moazeni2013/ and its glue scripts/moazeni201
 * results/moazeni2013/ch4/{cpu,gpu}.npz: chapter 4's runs (hashtable_workloads.plan), each
   batch checked; the GPU's only where the cells have a GPU;
 * results/moazeni2013/ch6/{cpu,native,peer,gpu}.npz and ch5/gpu.npz: chapters 5 and 6's
-  runs (tv_experiments); the GPU's only where the cells have a GPU.
+  runs (tv_experiments); the GPU's only where the cells have a GPU;
+* results/moazeni2013/ch7/{search,timing}.npz: chapter 7's searches (mddtw_experiments:
+  on the GPU where the cells have one) and timings (GPU only).
 """
 
 MOAZENI2013_CELLS_SCRIPT = "../../../scripts/moazeni2013/cells.py"
@@ -279,6 +281,68 @@ rule moazeni2013_ch5_gpu_cell:
     threads: 1
     resources:
         mem_mb=2048,
+        gpu=1,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch7_search_cell:
+    output:
+        "results/moazeni2013/ch7/search.npz",
+    params:
+        m=config["moazeni2013_ch7_m"],
+        search=moazeni2013_catalog.ch7_search(config),
+        segments=config["moazeni2013_ch7_segments"],
+        exhaust_band=moazeni2013_catalog.ch7_exhaust_band(config),
+        widths=moazeni2013_catalog.ints(config, "moazeni2013_ch7_planted_widths"),
+        length=config["moazeni2013_ch7_planted_length"],
+        seeds=config["moazeni2013_ch7_planted_seeds"],
+        rare=config["moazeni2013_ch7_rare"],
+        rare_count=config["moazeni2013_ch7_rare_count"],
+        queries_per_label=config["moazeni2013_ch7_queries_per_label"],
+        seed=config["seed"],
+        backend="gpu" if CELL_GPUS else "cpu",
+        devices=GPU_DEVICES,
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch7/search.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch7/search.tsv"
+    threads: 1
+    resources:
+        mem_mb=2048,
+        gpu=1 if CELL_GPUS else 0,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch7_timing_cell:
+    output:
+        "results/moazeni2013/ch7/timing.npz",
+    params:
+        widths=moazeni2013_catalog.ints(config, "moazeni2013_ch7_timing_widths"),
+        lengths=moazeni2013_catalog.ints(config, "moazeni2013_ch7_timing_lengths"),
+        queries=moazeni2013_catalog.ints(config, "moazeni2013_ch7_timing_queries"),
+        sf=config["moazeni2013_ch7_sf"],
+        nr=config["moazeni2013_ch7_nr"],
+        cpu_pairs=config["moazeni2013_ch7_cpu_pairs"],
+        cpu_max_length=config["moazeni2013_ch7_cpu_max_length"],
+        repeats=config["moazeni2013_ch7_repeats"],
+        seed=config["seed"],
+        devices=GPU_DEVICES,
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch7/timing.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch7/timing.tsv"
+    # the compiled DTW is timed on one thread: the job holds every CPU so that nothing runs beside
+    threads: moazeni2013_catalog.native_threads(config)
+    resources:
+        mem_mb=8192,
         gpu=1,
     conda:
         CONDA_ENV

@@ -55,6 +55,13 @@ def moazeni2013_ch56_cells() -> dict[str, list[str]]:
             "ch5": ["results/moazeni2013/ch5/gpu.npz"] if gpu else []}  # fmt: skip
 
 
+def moazeni2013_ch7_cells() -> dict[str, list[str]]:
+    """Chapter 7's cells: the search (on the GPU where the cells have one, else the
+    CPU) always, the timing where the cells have a GPU."""
+    return {"search": ["results/moazeni2013/ch7/search.npz"],
+            "timing": ["results/moazeni2013/ch7/timing.npz"] if CELL_GPUS else []}  # fmt: skip
+
+
 def moazeni2013_outputs(tables, figures) -> list[str]:
     """A chapter's tables (CSV) and figures (CSV, PNG, PDF)."""
     out = [f"results/tables/moazeni2013/{t}.csv" for t in tables]
@@ -70,4 +77,5 @@ def moazeni2013_artifacts() -> set[str]:
     gpu = {p for paths in moazeni2013_ch3_gpu_cells().values() for p in paths}
     ch4 = {p for paths in moazeni2013_ch4_cells().values() for p in paths}
     ch56 = {p for paths in moazeni2013_ch56_cells().values() for p in paths}
-    return cells | {moazeni2013_ch3_native_cell()} | gpu | ch4 | ch56
+    ch7 = {p for paths in moazeni2013_ch7_cells().values() for p in paths}
+    return cells | {moazeni2013_ch3_native_cell()} | gpu | ch4 | ch56 | ch7

@@ -86,3 +86,23 @@ rule moazeni2013_ch6_outputs:
         CONDA_ENV
     script:
         "../../../scripts/moazeni2013/outputs.py"
+
+
+rule moazeni2013_ch7_outputs:
+    """Chapter 7: Tables 11-13, the planted recall and Figs 58, 60, 62-64 (mddtw_figures;
+    the timing figures are empty where no GPU ran)."""
+    input:
+        **moazeni2013_ch7_cells(),
+    output:
+        moazeni2013_outputs(moazeni2013_catalog.CH7_TABLES, moazeni2013_catalog.CH7_FIGURES),
+    params:
+        scale=SCALE,
+    log:
+        "results/logs/tables/moazeni2013/ch7.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        "../../../scripts/moazeni2013/outputs.py"

@@ -31,11 +31,19 @@ rule moazeni2013_ch6:
         moazeni2013_outputs(moazeni2013_catalog.CH6_TABLES, moazeni2013_catalog.CH6_FIGURES),
 
 
+rule moazeni2013_ch7:
+    """Moazeni (2013) chapter 7: Tables 11-13, the planted recall, Figs 58, 60, 62-64
+    (the timing figures where the cells have a GPU)."""
+    input:
+        moazeni2013_outputs(moazeni2013_catalog.CH7_TABLES, moazeni2013_catalog.CH7_FIGURES),
+
+
 rule moazeni2013:
-    """Moazeni (2013): every chapter built so far (chapters 3 to 6)."""
+    """Moazeni (2013): every chapter built (chapters 3 to 7)."""
     input:
         rules.moazeni2013_ch3.input,
         rules.moazeni2013_ch4.input,
         rules.moazeni2013_ch5.input,
         rules.moazeni2013_ch6.input,
+        rules.moazeni2013_ch7.input,
         regenerate(DISCARDED, moazeni2013_artifacts),

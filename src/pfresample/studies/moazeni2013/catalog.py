@@ -18,7 +18,10 @@ NUMBER_LIST_KEYS = ("moazeni2013_ch3_numpy_n", "moazeni2013_ch3_native_n",
                      "moazeni2013_ch6_native_sizes",
                      "moazeni2013_ch6_peer_weights", "moazeni2013_ch6_gpu_sizes",
                      "moazeni2013_ch5_sizes_3d", "moazeni2013_ch5_sizes_2d",
-                     "moazeni2013_ch5_tiles", "moazeni2013_ch5_carveouts")  # fmt: skip
+                     "moazeni2013_ch5_tiles", "moazeni2013_ch5_carveouts",
+                     "moazeni2013_ch7_planted_widths", "moazeni2013_ch7_timing_widths",
+                     "moazeni2013_ch7_timing_lengths",
+                     "moazeni2013_ch7_timing_queries")  # fmt: skip
 ORDERS = ("bottom_up", "divide_and_conquer", "recursive")
 # Chapter 3's outputs: the tables and figures the study draws (Fig 12, the rectangular
 # kernel against cuBLAS, and Fig 18, the GPUs compared, are empty where no GPU ran).
@@ -33,6 +36,10 @@ CH5_TABLES = ("table7", "table8", "table9")
 CH5_FIGURES = ("fig45", "reuse")
 CH6_TABLES = ("table10", "ch6_peer", "ch6_check", "ch6_noisy")
 CH6_FIGURES = ("fig49", "fig50", "fig51", "fig52", "fig53", "ch6_quality", "ch6_parameters")
+# Chapter 7's outputs (mddtw_figures): Tables 11-13 (14's walking search is 11's), the
+# planted recall table, Figs 58, 60, 62-64.
+CH7_TABLES = ("table11", "table12", "table13")
+CH7_FIGURES = ("fig58", "fig60", "fig62", "fig63", "fig64", "planted")
 # Fig 18's block sizes, as §3.6.2 chose them: 32 for n < 512, 64 above.
 FIG18_BLOCK = {"below_512": 32, "from_512": 64}
 
@@ -206,6 +213,18 @@ def check_ch6(cfg: Mapping) -> None:
                              f"largest of moazeni2013_ch6_tiles {ch6_tiles(cfg)})")  # fmt: skip
 
 
+def ch7_search(cfg: Mapping) -> dict:
+    """The keyword arguments of mddtw.Search that the config sets (the band from SF)."""
+    m = int(cfg["moazeni2013_ch7_m"])
+    return {"nr": int(cfg["moazeni2013_ch7_nr"]), "p": int(cfg["moazeni2013_ch7_p"]),
+            "band": max(1, round(float(cfg["moazeni2013_ch7_sf"]) * m)),
+            "alpha": float(cfg["moazeni2013_ch7_alpha"])}  # fmt: skip
+
+
+def ch7_exhaust_band(cfg: Mapping) -> int:
+    return max(1, round(float(cfg["moazeni2013_ch7_exhaust_sf"]) * int(cfg["moazeni2013_ch7_m"])))
+
+
 def fig18_block(n: int) -> int:
     """§3.6.2's block size at n: 32 below 512, 64 from 512 on."""
     return FIG18_BLOCK["below_512"] if n < 512 else FIG18_BLOCK["from_512"]
@@ -238,3 +257,9 @@ def check_config(cfg: Mapping) -> None:
         raise ValueError(f"moazeni2013_ch3_dtypes: {bad} not in {DTYPES}")
     check_ch4(cfg)
     check_ch6(cfg)
+    m, length = int(cfg["moazeni2013_ch7_m"]), int(cfg["moazeni2013_ch7_planted_length"])
+    if length < 8 * m:
+        raise ValueError(f"moazeni2013_ch7_planted_length {length} must be at least 8 x "
+                         f"moazeni2013_ch7_m ({8 * m}): six occurrences, well apart")  # fmt: skip
+    if m > 100:
+        raise ValueError(f"moazeni2013_ch7_m {m}: BasicMotions' episodes are 100 long")

@@ -143,15 +143,60 @@ def feasible_sets(matches: list[Match1D], m: int) -> list[tuple[Match1D, ...]]:
     """§7.4.2: for each tuple's time t, the tuples within m of it; their maximal
     sets of independent tuples (distinct query and DB dimensions: maximal
     matchings of the bipartite graph), each set once."""
-    seen = set()
+    seen, segments = set(), set()
     out = []
+    times = np.array([s.t for s in matches])
     for anchor in matches:
-        seg = [s for s in matches if abs(s.t - anchor.t) < m]
+        seg = [matches[i] for i in np.flatnonzero(np.abs(times - anchor.t) < m)]
+        key = frozenset(seg)
+        if key in segments:  # anchors near one another often see the same tuples
+            continue
+        segments.add(key)
         for subset in _maximal_matchings(seg):
             key = frozenset(subset)
             if key not in seen:
                 seen.add(key)
                 out.append(tuple(sorted(subset, key=lambda s: (s.q, s.db, s.t))))
+    return out
+
+
+def best_sets(matches: list[Match1D], m: int, alpha: float) -> list[tuple[Match1D, ...]]:
+    """§7.4.2 and §7.4.6 together, for search at scale: for each tuple's time t,
+    the one feasible set of the tuples within m of t that ranking would put first
+    -- the most tuples, then the least sum of f(i, j) d -- found as a minimum-cost
+    maximum matching of the bipartite graph (an assignment problem), instead of
+    enumerating every maximal matching (exponential in the dimensions: 99 for the
+    shoe). The best set overall is the same as the enumeration's; further down
+    the list a location's result can differ where the enumeration's runner-up
+    set of a segment survives the one-a-location rule and its best does not."""
+    from scipy.optimize import linear_sum_assignment
+
+    seen, segments = set(), set()
+    out = []
+    times = np.array([s.t for s in matches])
+    for anchor in matches:
+        seg = [matches[i] for i in np.flatnonzero(np.abs(times - anchor.t) < m)]
+        key = frozenset(seg)
+        if key in segments:
+            continue
+        segments.add(key)
+        qs, dbs = sorted({e.q for e in seg}), sorted({e.db for e in seg})
+        best: dict[tuple[int, int], tuple[float, Match1D]] = {}
+        for e in seg:
+            c = (1.0 if e.q == e.db else alpha) * e.d
+            if (e.q, e.db) not in best or c < best[(e.q, e.db)][0]:
+                best[(e.q, e.db)] = (c, e)
+        big = 1.0 + sum(c for c, _ in best.values())  # one more tuple outweighs any distance
+        cost = np.zeros((len(qs), len(dbs)))
+        for (q, db), (c, _) in best.items():
+            cost[qs.index(q), dbs.index(db)] = c - big
+        rows, cols = linear_sum_assignment(cost)
+        chosen = [best[(qs[r], dbs[c])][1] for r, c in zip(rows, cols, strict=True)
+                  if (qs[r], dbs[c]) in best]  # fmt: skip
+        chosen_key = frozenset(chosen)
+        if chosen and chosen_key not in seen:
+            seen.add(chosen_key)
+            out.append(tuple(sorted(chosen, key=lambda s: (s.q, s.db, s.t))))
     return out
 
 
@@ -256,3 +301,112 @@ def planted(k: int, n: int, m: int, positions, rng, *, noise: float = 0.1,
             db[d, start : start + m] = db[d, start] + pattern[d] - pattern[d, 0]
     db += rng.normal(0, noise, db.shape)
     return db, motif
+
+
+# -- the search as the pipeline runs it: a backend for the distances, query
+# segmentation (§7.4.4) and search exhausting (§7.4.5) ------------------------------
+
+
+@dataclass(frozen=True)
+class Search:
+    """One search's settings. ``band`` is the Sakoe-Chiba band (SF x m);
+    ``segments`` > 1 adds query segmentation, ``exhaust_band`` search exhausting
+    (None: off)."""
+
+    nr: int = 1
+    p: int = 10
+    band: int = 3
+    alpha: float = 1.0
+    segments: int = 1
+    exhaust_band: int | None = None
+
+
+class NumpyDistances:
+    """The distances of a (query rows, pairs, band) request, in NumPy."""
+
+    def __init__(self, db: np.ndarray):
+        self.db = np.asarray(db, dtype=np.float64)
+
+    def __call__(self, rows: np.ndarray, pair_list, band: int) -> np.ndarray:
+        return np.stack([dtw_windows(rows[j], self.db[i], band) for j, i in pair_list])
+
+
+def _pairs(k_query: int, k_db: int, nr: int) -> list[tuple[int, int]]:
+    return [(j, i) for i in range(k_db) for j in range(k_query) if abs(i - j) < nr]
+
+
+def _tuples(dist, pair_list, p: int, m: int, offset: int = 0, scale: float = 1.0):
+    out = []
+    for (j, i), row in zip(pair_list, dist, strict=True):
+        for t, d in best_windows(row, p, max(1, m // 2)):
+            if t - offset >= 0:
+                out.append(Match1D(j, i, t - offset, d * scale))
+    return out
+
+
+def search(query, db, s: Search, distances=None) -> list[tuple[int, float, tuple]]:
+    """MD-DTW end to end (Figs 55 and 57) with ``distances`` (NumpyDistances by
+    default; ``mddtw_gpu.GpuDistances`` on the GPU): ranked, one result a location.
+
+    * **Query segmentation** (§7.4.4, ours where the thesis is silent): each query
+      dimension is cut into ``segments`` equal parts, each searched like the whole;
+      a segment's match at t is a partial match of the whole query at t minus the
+      segment's offset, its distance scaled by sqrt(m / segment length) (a DTW
+      distance of z-normalised sequences grows as the root of their length).
+    * **Search exhausting** (§7.4.5): for a feasible set that misses query
+      dimensions, each missing one is searched again with the wider
+      ``exhaust_band`` among the windows within m / 2 of the set's start, on the
+      recording dimensions the set leaves free (|i - j| < nr); the best window
+      joins the set if its distance is at most the largest distance that pair kept
+      in the first pass (so that it is as good as a match already accepted:
+      precision is not traded for it)."""
+    query, db = np.asarray(query, float), np.asarray(db, float)
+    k, m = query.shape
+    distances = distances or NumpyDistances(db)
+    pair_list = _pairs(k, db.shape[0], s.nr)
+    dist = distances(query, pair_list, s.band)
+    matches = _tuples(dist, pair_list, s.p, m)
+    if s.segments > 1:
+        length = m // s.segments
+        for seg in range(s.segments):
+            rows = query[:, seg * length : (seg + 1) * length]
+            seg_dist = distances(rows, pair_list, s.band)
+            matches += _tuples(seg_dist, pair_list, s.p, length, seg * length,
+                               np.sqrt(m / length))  # fmt: skip
+    sets = best_sets(matches, m, s.alpha)
+    if s.exhaust_band is not None:
+        sets = _exhaust(sets, query, pair_list, dist, distances, s, m, k)
+    return dedupe(rank(sets, s.alpha), m)
+
+
+def _exhaust(sets, query, pair_list, dist, distances, s: Search, m: int, k: int):
+    kept = {}  # (j, i) -> the largest distance among the pair's p kept windows
+    for (j, i), row in zip(pair_list, dist, strict=True):
+        best = best_windows(row, s.p, max(1, m // 2))
+        kept[(j, i)] = max(d for _, d in best) if best else -np.inf
+    wide = None
+    out = []
+    for ms in sets:
+        if len(ms) == k:
+            out.append(ms)
+            continue
+        if wide is None:
+            wide = dict(zip(pair_list, distances(query, pair_list, s.exhaust_band), strict=True))
+        start = min(x.t for x in ms)
+        used_q, used_db = {x.q for x in ms}, {x.db for x in ms}
+        added = list(ms)
+        for j in sorted(set(range(k)) - used_q):
+            options = []
+            for (jj, i), row in wide.items():
+                if jj != j or i in used_db:
+                    continue
+                lo, hi = max(0, start - m // 2), min(row.size, start + m // 2 + 1)
+                t = lo + int(np.argmin(row[lo:hi]))
+                if row[t] <= kept[(j, i)]:
+                    options.append((float(row[t]), i, t))
+            if options:
+                d, i, t = min(options)
+                added.append(Match1D(j, i, t, d))
+                used_db.add(i)
+        out.append(tuple(sorted(added, key=lambda x: (x.q, x.db, x.t))))
+    return out

@@ -1,0 +1,310 @@
+"""Moazeni (2013) chapter 7: the runs behind its tables and figures, on data with
+known answers (the thesis's recordings are private). Cells return ``(arrays,
+metadata)`` packed as ``<table>/<column>`` (``tv_experiments.pack``).
+
+* ``planted_cell``: Fig 58's scenarios (exact, lagged dimensions, scaled, switched
+  neighbouring dimensions, a missing dimension, strong noise) planted at known
+  positions in random-walk recordings of 4 dimensions (Fig 58's), 9 (the activity
+  monitor's 3 x 3) and 99 (the shoe's); the rank of every occurrence for MD-DTW
+  (with and without segmentation and exhausting) and EDT, over seeds;
+* ``activity_cell``: BasicMotions (a smart watch's 3-axis accelerometer and
+  gyroscope, 80 labelled 10-s episodes of standing, walking, running and badminton)
+  laid end to end into one recording; every episode's interior as a query, the
+  other episodes of its class the relevant answers: nDCG@20 (Tables 11 and 14),
+  recall (Table 12) and the precision and recall of a rare class (Table 13);
+* ``timing_cell``: the GPU's and the compiled CPU's DTW of every dimension pair,
+  against recording length, query length and width (Figs 60, 62-64).
+
+The data come from the installed ``aeon`` package's files (an extra; never the
+network); without it the activity tables are empty and say so. aeon's Daphnet
+S06R02E0 excerpt holds no freeze-of-gait episode (7,040 rows, every label 0; aeon
+1.6 deprecates it for that reason), so it serves as a real 9-dimensional recording
+for timing only."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pfresample.backend import cuda_device
+
+from . import mddtw
+from .tv_experiments import pack
+
+LOG = logging.getLogger(__name__)
+SCENARIOS = ("exact", "lag", "scale", "switch", "missing", "noise")
+TOP = 20  # nDCG@20 and the results judged (§7.5.4)
+
+
+def aeon_data() -> Path | None:
+    """aeon's data folder, found without importing aeon (whose imports are heavy)."""
+    spec = importlib.util.find_spec("aeon")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0]) / "datasets" / "data"
+
+
+def load_basicmotions() -> tuple[np.ndarray, np.ndarray] | None:
+    """BasicMotions' 80 episodes (80, 6, 100) and their labels, or None without aeon."""
+    folder = aeon_data()
+    if folder is None or not (folder / "BasicMotions").is_dir():
+        return None
+    episodes, labels = [], []
+    for split in ("TRAIN", "TEST"):
+        data = False
+        for line in (folder / "BasicMotions" / f"BasicMotions_{split}.ts").read_text().splitlines():
+            if line.lower().startswith("@data"):
+                data = True
+                continue
+            if data and line.strip():
+                *dims, label = line.strip().split(":")
+                episodes.append([[float(v) for v in d.split(",")] for d in dims])
+                labels.append(label)
+    return np.array(episodes), np.array(labels)
+
+
+def load_daphnet() -> np.ndarray | None:
+    """Daphnet S06R02E0's excerpt (9, 7040): ankle, thigh and trunk, 3 axes each."""
+    folder = aeon_data()
+    path = None if folder is None else folder / "Daphnet_S06R02E0" / "S06R02E0.csv"
+    if path is None or not path.is_file():
+        return None
+    rows = np.loadtxt(path, delimiter=",", skiprows=1, usecols=range(1, 10))
+    return rows.T.copy()
+
+
+def _distances(db, backend: str):
+    if backend == "gpu":
+        from . import mddtw_gpu
+
+        return mddtw_gpu.GpuDistances(db)
+    return mddtw.NumpyDistances(db)
+
+
+def _variants(s: mddtw.Search, segments: int, exhaust_band: int) -> dict[str, mddtw.Search]:
+    """MD-DTW alone, with query segmentation, and with both (Table 12's columns)."""
+    both = mddtw.Search(s.nr, s.p, s.band, s.alpha, segments, exhaust_band)
+    return {"md_dtw": s, "segmentation": mddtw.Search(s.nr, s.p, s.band, s.alpha, segments),
+            "exhausting": both}  # fmt: skip
+
+
+def planted_case(k: int, n: int, m: int, seed: int):
+    """A recording of k dimensions with one occurrence of each scenario (in a seeded
+    order) at known, well separated positions; returns (db, motif, positions,
+    scenarios)."""
+    rng = np.random.default_rng([seed, k, n, m])
+    order = rng.permutation(SCENARIOS)
+    gap = n // (len(order) + 1)
+    positions = [gap * (o + 1) - m // 2 for o in range(len(order))]
+    shifts, scales, swaps, missing = [], [], [], []
+    for name in order:
+        shifts.append(rng.integers(-m // 8, m // 8 + 1, k) if name == "lag" else np.zeros(k))
+        scales.append(1.8 if name == "scale" else 1.0)
+        pair = int(rng.integers(0, k - 1))
+        swaps.append((pair, pair + 1) if name == "switch" else None)
+        missing.append((int(rng.integers(0, k)),) if name == "missing" else None)
+    db, motif = mddtw.planted(k, n, m, positions, rng, noise=0.1, shifts=shifts, scales=scales,
+                              swaps=swaps, missing=missing)  # fmt: skip
+    noisy = positions[list(order).index("noise")]
+    db[:, noisy : noisy + m] += rng.normal(0, 0.6, (k, m))
+    return db, motif, positions, list(order)
+
+
+def _rank_of(starts: Sequence[int], position: int, tolerance: int) -> int:
+    """The 1-based rank of the first result within ``tolerance`` of ``position`` (0: none)."""
+    for r, t in enumerate(starts, 1):
+        if abs(t - position) <= tolerance:
+            return r
+    return 0
+
+
+def planted_cell(widths: Sequence[int], n: int, m: int, seeds: int, search: dict, *,
+                 segments: int, exhaust_band: int, backend: str = "cpu", log=LOG):  # fmt: skip
+    """Every occurrence's rank for each method, width and seed (Fig 58, recall)."""
+    rows, fig58 = [], {}
+    for k in widths:
+        s = mddtw.Search(**{**search, "nr": min(search["nr"], k)})
+        for seed in range(seeds):
+            db, motif, positions, order = planted_case(k, n, m, seed)
+            distances = _distances(db, backend)
+            results = {name: [r[0] for r in mddtw.search(motif, db, v, distances)][:TOP]
+                       for name, v in _variants(s, segments, exhaust_band).items()}  # fmt: skip
+            results["edt"] = [t for t, _ in mddtw.edt(motif, db, TOP)]
+            for name, starts in results.items():
+                for position, scenario in zip(positions, order, strict=True):
+                    rows.append({"k": k, "seed": seed, "method": name, "scenario": scenario,
+                                 "position": position,
+                                 "rank": _rank_of(starts, position, m // 2)})  # fmt: skip
+            if k == widths[0] and seed == 0:
+                fig58 = {"db": db, "motif": motif, "results": results, "positions": positions,
+                         "order": order}  # fmt: skip
+            log.info("planted k=%d seed %d: %s", k, seed, {
+                name: sum(_rank_of(st, p, m // 2) > 0 for p in positions)
+                for name, st in results.items()})  # fmt: skip
+    arrays = pack({"planted": rows})
+    if fig58:
+        arrays["fig58/db"], arrays["fig58/motif"] = fig58["db"], fig58["motif"]
+        arrays["fig58/positions"] = np.array(fig58["positions"])
+        arrays["fig58/order"] = np.array(fig58["order"])
+        for name, starts in fig58["results"].items():
+            arrays[f"fig58/{name}"] = np.array(starts[:10], dtype=np.int64)
+    return arrays, {"study": "moazeni2013", "experiment": "ch7_planted", "backend": backend,
+                    "device": cuda_device() if backend == "gpu" else "CPU"}  # fmt: skip
+
+
+def activity_recording(seed: int, rare: str | None = None, rare_count: int = 0):
+    """BasicMotions' episodes end to end in a seeded order (each dimension of each
+    episode as recorded), with ``rare``'s episodes cut to ``rare_count``; returns
+    (db (6, n), episode starts, labels, episode length) or None without aeon."""
+    loaded = load_basicmotions()
+    if loaded is None:
+        return None
+    episodes, labels = loaded
+    rng = np.random.default_rng(seed)
+    keep = np.arange(len(labels))
+    if rare is not None:
+        rare_idx = np.flatnonzero(labels == rare)
+        keep = np.concatenate([np.flatnonzero(labels != rare),
+                               rng.choice(rare_idx, rare_count, replace=False)])  # fmt: skip
+    order = rng.permutation(keep)
+    length = episodes.shape[2]
+    db = np.concatenate([episodes[i] for i in order], axis=1)
+    return db, np.arange(len(order)) * length, labels[order], length
+
+
+def _relevant(starts, m, episode_starts, labels, length, label, own) -> list[bool]:
+    """A result is relevant if most of its window lies in another episode of the label."""
+    out = []
+    for t in starts:
+        e = min(int((t + m // 2) // length), len(labels) - 1)
+        out.append(bool(labels[e] == label and e != own))
+    return out
+
+
+def activity_cell(m: int, search: dict, *, segments: int, exhaust_band: int, seed: int,
+                  rare: str, rare_count: int, queries_per_label: int | None = None,
+                  backend: str = "cpu", log=LOG):  # fmt: skip
+    """nDCG@20, recall and precision of each episode's query (the first
+    ``queries_per_label`` episodes of each label in the recording's order; None:
+    every episode)."""
+    meta = {"study": "moazeni2013", "experiment": "ch7_activity", "backend": backend,
+            "device": cuda_device() if backend == "gpu" else "CPU"}  # fmt: skip
+    rows = []
+    for kind, rare_label in (("all", None), ("rare", rare)):
+        made = activity_recording(seed, rare_label, rare_count)
+        if made is None:
+            log.warning("aeon is not installed: BasicMotions' tables are empty")
+            meta["aeon"] = None
+            return pack({"activity": []}), meta
+        db, starts, labels, length = made
+        distances = _distances(db, backend)
+        s = mddtw.Search(**{**search, "nr": min(search["nr"], db.shape[0])})
+        offset = (length - m) // 2  # the query: an episode's interior
+        asked: dict[str, int] = {}
+        for e, label in enumerate(labels):
+            if kind == "rare" and label != rare:
+                continue
+            asked[label] = asked.get(label, 0) + 1
+            if queries_per_label is not None and asked[label] > queries_per_label:
+                continue
+            query = db[:, starts[e] + offset : starts[e] + offset + m]
+            relevant_total = int((labels == label).sum()) - 1
+            found = {name: [r[0] for r in mddtw.search(query, db, v, distances)]
+                     for name, v in _variants(s, segments, exhaust_band).items()}  # fmt: skip
+            found["edt"] = [t for t, _ in mddtw.edt(query, db, 3 * TOP)]
+            for name, results in found.items():
+                results = [t for t in results if abs(t - (starts[e] + offset)) > m // 2][:TOP]
+                rel = _relevant(results, m, starts, labels, length, label, e)
+                hit = {min(int((t + m // 2) // length), len(labels) - 1)
+                       for t, r in zip(results, rel, strict=True) if r}  # fmt: skip
+                top = min(10, len(results))
+                rows.append({"recording": kind, "label": label, "episode": e, "method": name,
+                             "ndcg": mddtw.ndcg(rel, TOP),
+                             "recall": len(hit) / max(1, relevant_total),
+                             "precision_at_10": sum(rel[:10]) / max(1, top),
+                             "recall_at_10": len({min(int((t + m // 2) // length),
+                                                      len(labels) - 1)
+                                                  for t, r in zip(results[:10], rel[:10],
+                                                                  strict=True) if r})
+                             / max(1, relevant_total)})  # fmt: skip
+        log.info("activity (%s): %d queries", kind, len({r["episode"] for r in rows
+                                                         if r["recording"] == kind}))  # fmt: skip
+    meta["aeon"] = str(aeon_data())
+    return pack({"activity": rows}), meta
+
+
+def timing_cell(widths: Sequence[int], lengths: Sequence[int], queries: Sequence[int],
+                band_fraction: float, nr: int, cpu_pairs: int, cpu_max_length: int,
+                repeats: int, *, seed: int, log=LOG):  # fmt: skip
+    """Seconds of the single-dimensional search's DTW for every pair (GPU, CUDA
+    events) and of the compiled single-thread DTW for ``cpu_pairs`` pairs (its time
+    a pair is the same for every pair: scaled to all of them, said so in the
+    table) where the recording is at most ``cpu_max_length``; plus the Daphnet
+    excerpt (real, 9 dimensions) at each query length."""
+    import cupy
+
+    from . import mddtw_gpu, native
+
+    rows = []
+    recordings = [(f"random walk, {k} dims", k, n, None) for k in widths for n in lengths]
+    daphnet = load_daphnet()
+    if daphnet is not None:
+        recordings.append(("Daphnet S06R02E0", daphnet.shape[0], daphnet.shape[1], daphnet))
+    for name, k, n, data in recordings:
+        rng = np.random.default_rng([seed, k, n])
+        db = np.cumsum(rng.normal(size=(k, n)), axis=1) if data is None else data
+        for m in queries:
+            if m > n:
+                continue
+            band = max(1, int(round(band_fraction * m)))
+            query = rng.normal(size=(k, m))
+            pair_list = mddtw_gpu.pairs(k, k, nr)
+            rec = mddtw_gpu.Recording(db, m, fast_stats=True)
+            rec.distances(query, pair_list, band)  # warm-up
+            times = []
+            for _ in range(repeats):
+                a, b = cupy.cuda.Event(), cupy.cuda.Event()
+                a.record()
+                rec.distances(query, pair_list, band)
+                b.record()
+                b.synchronize()
+                times.append(cupy.cuda.get_elapsed_time(a, b) / 1e3)
+            row = {"recording": name, "k": k, "n": n, "m": m, "band": band, "nr": nr,
+                   "pairs": len(pair_list), "gpu_s": float(np.median(times)),
+                   "gpu_s_min": min(times), "gpu_s_max": max(times)}  # fmt: skip
+            if n <= cpu_max_length:
+                mu, sd = mddtw.window_stats(db[0], m)
+                q = mddtw.znorm(query[0])
+                begin = time.perf_counter()
+                for _ in range(cpu_pairs):
+                    native.dtw_windows(q, db[0], mu, sd, band)
+                per_pair = (time.perf_counter() - begin) / cpu_pairs
+                row.update(cpu_s=per_pair * len(pair_list), cpu_pairs_timed=cpu_pairs)
+            rows.append(row)
+            log.info("%s n=%d m=%d: GPU %.4f s%s", name, n, m, row["gpu_s"],
+                     f", C {row['cpu_s']:.2f} s" if "cpu_s" in row else "")  # fmt: skip
+        cupy.get_default_memory_pool().free_all_blocks()
+    for k in widths:  # Fig 64: nr fixed against nr = k (every pair)
+        n, m = lengths[0], queries[0]
+        rng = np.random.default_rng([seed, k])
+        db, query = np.cumsum(rng.normal(size=(k, n)), axis=1), rng.normal(size=(k, m))
+        band = max(1, int(round(band_fraction * m)))
+        rec = mddtw_gpu.Recording(db, m, fast_stats=True)
+        for label, r in (("fixed", nr), ("all", k)):
+            pair_list = mddtw_gpu.pairs(k, k, r)
+            rec.distances(query, pair_list, band)
+            a, b = cupy.cuda.Event(), cupy.cuda.Event()
+            a.record()
+            rec.distances(query, pair_list, band)
+            b.record()
+            b.synchronize()
+            rows.append({"recording": f"fig64 nr {label}", "k": k, "n": n, "m": m, "band": band,
+                         "nr": r, "pairs": len(pair_list),
+                         "gpu_s": cupy.cuda.get_elapsed_time(a, b) / 1e3})  # fmt: skip
+    return pack({"timing": rows}), {"study": "moazeni2013", "experiment": "ch7_timing",
+                                    "backend": "cuda", "device": cuda_device()}  # fmt: skip

@@ -120,7 +120,7 @@ def ch7_timing_cell(snakemake, log):
     p = snakemake.params
     cell = mddtw_experiments.timing_cell(p.widths, p.lengths, p.queries, p.sf, p.nr,
                                          p.cpu_pairs, p.cpu_max_length, p.repeats, seed=p.seed,
-                                         log=log)  # fmt: skip
+                                         p=p.p, log=log)  # fmt: skip
     save_cell(snakemake, log, *cell, CLAIM)
 
 

@@ -137,3 +137,23 @@ def test_segmentation_and_exhausting_find_what_a_narrow_band_misses():
     assert any(abs(t - 200) <= 20 for t in starts) and any(abs(t - 700) <= 20 for t in starts)
     for t in starts:
         assert any(abs(t - u) < 40 for u in [r[0] for r in both])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_pruned_search_selects_what_the_full_one_does(seed):
+    """Lower bounds and early abandoning change the work, not the p windows: the
+    same (t, d) as best_windows over every exact distance, bit for bit."""
+    from pfresample.studies.moazeni2013 import native
+
+    rng = np.random.default_rng([SEED, seed])
+    m, band, p = 48, 5, 6
+    x = np.cumsum(rng.normal(size=4000))
+    q = x[1000 : 1000 + m] + rng.normal(0, 0.3, m)  # a near match, so bounds prune
+    mu, sd = M.window_stats(x, m)
+    full = M.best_windows(native.dtw_windows(M.znorm(q), x, mu, sd, band), p, m // 2)
+    got, computed = native.dtw_top_pruned(M.znorm(q), x, mu, sd, band, p, m // 2)
+    assert got == full
+    assert computed < x.size - m + 1  # it pruned
+    # negative control: another band selects other windows or distances
+    other, _ = native.dtw_top_pruned(M.znorm(q), x, mu, sd, band + 3, p, m // 2)
+    assert other != got

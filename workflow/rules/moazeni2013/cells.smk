@@ -331,6 +331,7 @@ rule moazeni2013_ch7_timing_cell:
         nr=config["moazeni2013_ch7_nr"],
         cpu_pairs=config["moazeni2013_ch7_cpu_pairs"],
         cpu_max_length=config["moazeni2013_ch7_cpu_max_length"],
+        p=config["moazeni2013_ch7_p"],
         repeats=config["moazeni2013_ch7_repeats"],
         seed=config["seed"],
         devices=GPU_DEVICES,

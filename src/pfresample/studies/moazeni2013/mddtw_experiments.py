@@ -240,12 +240,16 @@ def activity_cell(m: int, search: dict, *, segments: int, exhaust_band: int, see
 
 def timing_cell(widths: Sequence[int], lengths: Sequence[int], queries: Sequence[int],
                 band_fraction: float, nr: int, cpu_pairs: int, cpu_max_length: int,
-                repeats: int, *, seed: int, log=LOG):  # fmt: skip
+                repeats: int, *, seed: int, p: int = 10, log=LOG):  # fmt: skip
     """Seconds of the single-dimensional search's DTW for every pair (GPU, CUDA
     events) and of the compiled single-thread DTW for ``cpu_pairs`` pairs (its time
     a pair is the same for every pair: scaled to all of them, said so in the
-    table) where the recording is at most ``cpu_max_length``; plus the Daphnet
-    excerpt (real, 9 dimensions) at each query length."""
+    table) where the recording is at most ``cpu_max_length``, and of the pruned
+    CPU search of the same pairs' p best windows (``native.dtw_top_pruned``: lower
+    bounds and early abandoning, the stronger baseline); plus the Daphnet excerpt
+    (real, 9 dimensions) at each query length. The timed query is a window of the
+    recording with noise (a search that finds something, so that bounds prune as
+    they would)."""
     import cupy
 
     from . import mddtw_gpu, native
@@ -262,7 +266,8 @@ def timing_cell(widths: Sequence[int], lengths: Sequence[int], queries: Sequence
             if m > n:
                 continue
             band = max(1, int(round(band_fraction * m)))
-            query = rng.normal(size=(k, m))
+            start = int(rng.integers(0, n - m + 1))
+            query = db[:, start : start + m] + rng.normal(0, 0.3, (k, m))
             pair_list = mddtw_gpu.pairs(k, k, nr)
             rec = mddtw_gpu.Recording(db, m, fast_stats=True)
             rec.distances(query, pair_list, band)  # warm-up
@@ -285,6 +290,11 @@ def timing_cell(widths: Sequence[int], lengths: Sequence[int], queries: Sequence
                     native.dtw_windows(q, db[0], mu, sd, band)
                 per_pair = (time.perf_counter() - begin) / cpu_pairs
                 row.update(cpu_s=per_pair * len(pair_list), cpu_pairs_timed=cpu_pairs)
+                begin = time.perf_counter()  # the pruned search of the same pairs' p best
+                for _ in range(cpu_pairs):
+                    _, gone = native.dtw_top_pruned(q, db[0], mu, sd, band, p, max(1, m // 2))
+                row.update(cpu_pruned_s=(time.perf_counter() - begin) / cpu_pairs
+                           * len(pair_list), pruned_windows=gone)  # fmt: skip
             rows.append(row)
             log.info("%s n=%d m=%d: GPU %.4f s%s", name, n, m, row["gpu_s"],
                      f", C {row['cpu_s']:.2f} s" if "cpu_s" in row else "")  # fmt: skip

@@ -130,6 +130,10 @@ def dtw_library() -> ctypes.CDLL:
     lib.dtw_windows_f64.restype = ctypes.c_int
     lib.dtw_windows_f64.argtypes = (*(ctypes.c_void_p,) * 4, ctypes.c_int, ctypes.c_int64,
                                     ctypes.c_int, ctypes.c_void_p)  # fmt: skip
+    lib.dtw_top_pruned.restype = ctypes.c_int
+    lib.dtw_top_pruned.argtypes = (*(ctypes.c_void_p,) * 4, ctypes.c_int, ctypes.c_int64,
+                                   ctypes.c_int, ctypes.c_int, ctypes.c_int64,
+                                   *(ctypes.c_void_p,) * 3)  # fmt: skip
     return lib
 
 
@@ -156,3 +160,23 @@ def dtw_windows(q: np.ndarray, x: np.ndarray, mu: np.ndarray, sd: np.ndarray,
     ):
         raise MemoryError("native dtw_windows: could not allocate its row")
     return out
+
+
+def dtw_top_pruned(q, x, mu, sd, band: int, p: int, exclusion: int):
+    """The p best windows at least ``exclusion`` apart (mddtw.best_windows of the
+    full distances), found with lower bounds and early abandoning on one thread:
+    ([(t, d)], windows gone through)."""
+    q, x = np.ascontiguousarray(q, np.float64), np.ascontiguousarray(x, np.float64)
+    mu, sd = np.ascontiguousarray(mu, np.float64), np.ascontiguousarray(sd, np.float64)
+    W = x.size - q.size + 1
+    if W < 1 or mu.shape != (W,) or sd.shape != (W,) or band < 0 or p < 1 or exclusion < 1:
+        raise ValueError("need len(x) >= len(q), (W,) statistics, band >= 0, p >= 1, "
+                         "exclusion >= 1")  # fmt: skip
+    t, d, computed = np.empty(p, np.int64), np.empty(p), ctypes.c_int64(0)
+    status = dtw_library().dtw_top_pruned(q.ctypes.data, x.ctypes.data, mu.ctypes.data,
+                                          sd.ctypes.data, q.size, x.size, band, p, exclusion,
+                                          t.ctypes.data, d.ctypes.data,
+                                          ctypes.byref(computed))  # fmt: skip
+    if status > 0:
+        raise MemoryError("native dtw_top_pruned: could not allocate its arrays")
+    return [(int(t[i]), float(d[i])) for i in range(-status)], int(computed.value)

@@ -51,3 +51,14 @@ def test_bad_input_is_refused():
     rec = mddtw_gpu.Recording(np.random.default_rng(0).normal(size=(2, 100)), 10)
     with pytest.raises(ValueError, match="query must be"):
         rec.distances(np.zeros((2, 11)), [(0, 0)], 1)
+
+
+def test_the_same_ranked_list_end_to_end():
+    """The whole search (segmentation and exhausting on) ranks the same results
+    from the GPU's distances as from NumPy's."""
+    rng = np.random.default_rng([SEED, 7])
+    db, motif = mddtw.planted(4, 2000, 40, [300, 1200], rng, shifts=[[0, 0, 0, 0], [0, 5, -5, 3]])
+    s = mddtw.Search(nr=2, p=6, band=2, segments=2, exhaust_band=8)
+    want = mddtw.search(motif, db, s, mddtw.NumpyDistances(db))
+    got = mddtw.search(motif, db, s, mddtw_gpu.GpuDistances(db))
+    assert got == want

@@ -255,6 +255,7 @@ def timing_cell(widths: Sequence[int], lengths: Sequence[int], queries: Sequence
     from . import mddtw_gpu, native
 
     rows = []
+    native.dtw_library()  # built (or loaded) before the first timed call
     recordings = [(f"random walk, {k} dims", k, n, None) for k in widths for n in lengths]
     daphnet = load_daphnet()
     if daphnet is not None:

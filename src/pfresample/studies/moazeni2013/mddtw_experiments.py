@@ -238,6 +238,24 @@ def activity_cell(m: int, search: dict, *, segments: int, exhaust_band: int, see
     return pack({"activity": rows}), meta
 
 
+def _peer_time(q, x, m: int, band: int, exact, pairs_timed: int, pairs: int) -> dict:
+    """dtaidistance's compiled DTW (one thread, its window band + 1 being our band)
+    over the same z-normalised windows: seconds scaled to every pair, and its
+    largest difference from our distances (empty without dtaidistance)."""
+    try:
+        from dtaidistance import dtw
+    except ImportError:
+        return {}
+    windows = list(mddtw.znorm_windows(x, m))
+    block = ((0, 1), (1, len(windows) + 1))
+    begin = time.perf_counter()
+    for _ in range(pairs_timed):
+        d = dtw.distance_matrix_fast([q, *windows], window=band + 1, block=block,
+                                     parallel=False, compact=True)  # fmt: skip
+    seconds = (time.perf_counter() - begin) / pairs_timed
+    return {"peer_s": seconds * pairs, "peer_max_diff": float(np.abs(np.asarray(d) - exact).max())}
+
+
 def timing_cell(widths: Sequence[int], lengths: Sequence[int], queries: Sequence[int],
                 band_fraction: float, nr: int, cpu_pairs: int, cpu_max_length: int,
                 repeats: int, *, seed: int, p: int = 10, log=LOG):  # fmt: skip
@@ -288,8 +306,9 @@ def timing_cell(widths: Sequence[int], lengths: Sequence[int], queries: Sequence
                 q = mddtw.znorm(query[0])
                 begin = time.perf_counter()
                 for _ in range(cpu_pairs):
-                    native.dtw_windows(q, db[0], mu, sd, band)
+                    exact = native.dtw_windows(q, db[0], mu, sd, band)
                 per_pair = (time.perf_counter() - begin) / cpu_pairs
+                row.update(_peer_time(q, db[0], m, band, exact, cpu_pairs, len(pair_list)))
                 row.update(cpu_s=per_pair * len(pair_list), cpu_pairs_timed=cpu_pairs)
                 begin = time.perf_counter()  # the pruned search of the same pairs' p best
                 for _ in range(cpu_pairs):

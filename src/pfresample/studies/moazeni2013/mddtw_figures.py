@@ -122,6 +122,8 @@ def tables(search_cells, timing_cells) -> dict[str, pd.DataFrame]:
     if len(speed):
         speed = speed.assign(speedup=speed["cpu_s"] / speed["gpu_s"],
                              speedup_over_pruned=speed["cpu_pruned_s"] / speed["gpu_s"],
+                             speedup_over_peer=speed["peer_s"] / speed["gpu_s"]
+                             if "peer_s" in speed else np.nan,
                              thesis_speedup=PUBLISHED_SPEEDUP)  # fmt: skip
     out["fig63"] = speed
     out["fig64"] = timing[timing["recording"].str.startswith("fig64")]
@@ -197,6 +199,9 @@ def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
             sub = sub.sort_values("n")
             ax.plot(sub["n"], sub["speedup_over_pruned"], ls="--", marker="x",
                     label=f"over the pruned search, query {key}")  # fmt: skip
+            if sub["speedup_over_peer"].notna().any():
+                ax.plot(sub["n"], sub["speedup_over_peer"], ls=":", marker="+",
+                        label=f"over dtaidistance, query {key}")  # fmt: skip
         ax.axhline(PUBLISHED_SPEEDUP, color="grey", ls=":")
         ax.legend(fontsize=5)
         ax.set_ylabel("speed-up (solid: exact DTW both; dashed: over the pruned search)")

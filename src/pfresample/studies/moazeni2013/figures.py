@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -23,6 +24,20 @@ def _lines(ax, frame, x, y, by, logy=True):
     ax.set_xscale("log", base=2)
     if logy:
         ax.set_yscale("log")
+    ax.legend(fontsize=6)
+
+
+def lines(ax, table, x, y, by, logx=True, logy=False, named=True) -> None:
+    """One line a value of ``by`` (labelled "by value", or the value alone)."""
+    for key, part in table.groupby(by):
+        part = part.sort_values(x)
+        name = key if isinstance(key, str) else " ".join(map(str, np.atleast_1d(key)))
+        ax.plot(part[x], part[y], marker="o", label=f"{by} {name}" if named else name)
+    if logx:
+        ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
+    ax.set(xlabel=x, ylabel=y)
     ax.legend(fontsize=6)
 
 

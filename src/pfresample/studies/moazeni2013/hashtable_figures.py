@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from . import catalog
 from . import hashtable_workloads as w
-from .figures import captioned
+from .figures import captioned, lines
 
 TITLES = {
     "fig19": "Fig 19: GPU_BASIC over CPU_BASIC against the keys' variance (33 % search)",
@@ -162,18 +162,6 @@ def tables(runs: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
     return out
 
 
-def _lines(ax, table, x, y, by, logx=True, logy=False):
-    for key, part in table.groupby(by):
-        part = part.sort_values(x)
-        ax.plot(part[x], part[y], marker="o", label=f"{by} {key}")
-    if logx:
-        ax.set_xscale("log", base=2)
-    if logy:
-        ax.set_yscale("log")
-    ax.set(xlabel=x, ylabel=y)
-    ax.legend(fontsize=6)
-
-
 # name -> (x, y, the line's column, log y)
 AXES = {
     "fig19": ("variance", "speedup", "distribution", False),
@@ -204,7 +192,7 @@ def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
         return fig
     ax = fig.subplots()
     x, y, by, logy = AXES[name]
-    _lines(ax, table, x, y, by, logx=x in ("tables", "batch", "threads"), logy=logy)
+    lines(ax, table, x, y, by, logx=x in ("tables", "batch", "threads"), logy=logy)
     if name == "fig40":
         for key, part in table.groupby("mix"):
             part = part.sort_values("batch")

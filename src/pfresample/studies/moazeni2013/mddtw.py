@@ -139,19 +139,26 @@ def single_dim_search(query: np.ndarray, db: np.ndarray, nr: int, p: int,
     return out
 
 
-def feasible_sets(matches: list[Match1D], m: int) -> list[tuple[Match1D, ...]]:
-    """§7.4.2: for each tuple's time t, the tuples within m of it; their maximal
-    sets of independent tuples (distinct query and DB dimensions: maximal
-    matchings of the bipartite graph), each set once."""
-    seen, segments = set(), set()
-    out = []
+def _segments(matches: list[Match1D], m: int):
+    """For each tuple's time t, the tuples within m of it, each distinct set once
+    (anchors near one another often see the same tuples)."""
+    seen = set()
     times = np.array([s.t for s in matches])
     for anchor in matches:
         seg = [matches[i] for i in np.flatnonzero(np.abs(times - anchor.t) < m)]
         key = frozenset(seg)
-        if key in segments:  # anchors near one another often see the same tuples
-            continue
-        segments.add(key)
+        if key not in seen:
+            seen.add(key)
+            yield seg
+
+
+def feasible_sets(matches: list[Match1D], m: int) -> list[tuple[Match1D, ...]]:
+    """§7.4.2: for each tuple's time t, the tuples within m of it; their maximal
+    sets of independent tuples (distinct query and DB dimensions: maximal
+    matchings of the bipartite graph), each set once."""
+    seen = set()
+    out = []
+    for seg in _segments(matches, m):
         for subset in _maximal_matchings(seg):
             key = frozenset(subset)
             if key not in seen:
@@ -171,15 +178,9 @@ def best_sets(matches: list[Match1D], m: int, alpha: float) -> list[tuple[Match1
     set of a segment survives the one-a-location rule and its best does not."""
     from scipy.optimize import linear_sum_assignment
 
-    seen, segments = set(), set()
+    seen = set()
     out = []
-    times = np.array([s.t for s in matches])
-    for anchor in matches:
-        seg = [matches[i] for i in np.flatnonzero(np.abs(times - anchor.t) < m)]
-        key = frozenset(seg)
-        if key in segments:
-            continue
-        segments.add(key)
+    for seg in _segments(matches, m):
         qs, dbs = sorted({e.q for e in seg}), sorted({e.db for e in seg})
         best: dict[tuple[int, int], tuple[float, Match1D]] = {}
         for e in seg:

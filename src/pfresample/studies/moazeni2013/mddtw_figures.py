@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .figures import captioned
+from .figures import captioned, lines
 from .tv_experiments import unpack
 
 TITLES = {
@@ -148,16 +148,6 @@ def _fig58(cells) -> pd.DataFrame:
     return pd.DataFrame()
 
 
-def _lines(ax, table, x, y, by, logx=True, logy=True):
-    for key, part in table.groupby(by):
-        part = part.sort_values(x)
-        ax.plot(part[x], part[y], marker="o", label=f"{by} {key}")
-    ax.set_xscale("log", base=2) if logx else None
-    ax.set_yscale("log") if logy else None
-    ax.set(xlabel=x, ylabel=y)
-    ax.legend(fontsize=6)
-
-
 def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
     fig = captioned(9, table, scale, gpus)
     if table.empty:
@@ -190,11 +180,11 @@ def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
         ax.set_ylabel("recall in the top 6")
         return fig
     if name in ("fig60", "fig62"):
-        _lines(ax, table.assign(query=table["m"]), "n", "gpu_s", "query")
+        lines(ax, table.assign(query=table["m"]), "n", "gpu_s", "query", logy=True)
     elif name == "fig63":
         part = table[table["recording"].str.startswith("random walk")]
         part = part[part["k"] == part["k"].max()].assign(query=part["m"])
-        _lines(ax, part, "n", "speedup", "query")
+        lines(ax, part, "n", "speedup", "query", logy=True)
         for key, sub in part.groupby("query"):
             sub = sub.sort_values("n")
             ax.plot(sub["n"], sub["speedup_over_pruned"], ls="--", marker="x",
@@ -206,5 +196,7 @@ def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
         ax.legend(fontsize=5)
         ax.set_ylabel("speed-up (solid: exact DTW both; dashed: over the pruned search)")
     elif name == "fig64":
-        _lines(ax, table.assign(pairs_rule=table["recording"]), "k", "gpu_s", "pairs_rule")
+        lines(
+            ax, table.assign(pairs_rule=table["recording"]), "k", "gpu_s", "pairs_rule", logy=True
+        )
     return fig

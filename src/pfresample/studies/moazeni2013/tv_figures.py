@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from . import sharedmem
-from .figures import captioned
+from .figures import captioned, lines
 from .tv_experiments import unpack
 
 TITLES = {
@@ -228,19 +228,6 @@ def _peer(peer, gpu, timing) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _lines(ax, table, x, y, by, logx=True, logy=True, ls="-", label=""):
-    for key, part in table.groupby(by):
-        part = part.sort_values(x)
-        name = key if isinstance(key, str) else " ".join(map(str, key))
-        ax.plot(part[x], part[y], marker="o", ls=ls, label=f"{label}{name}")
-    if logx:
-        ax.set_xscale("log", base=2)
-    if logy:
-        ax.set_yscale("log")
-    ax.set(xlabel=x, ylabel=y)
-    ax.legend(fontsize=6)
-
-
 def _draw_graph(ax, part: pd.DataFrame, title: str) -> None:
     import matplotlib
 
@@ -277,7 +264,7 @@ def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
         ax = fig.subplots()
         table = table.assign(line=table["kernel"] + " carve-out " + table["carveout"].astype(
             int).astype(str))  # fmt: skip
-        _lines(ax, table, "size", "reduction", "line", logy=False)
+        lines(ax, table, "size", "reduction", "line", named=False)
         ax.axhline(0, color="grey", lw=0.5)
         ax.set_ylabel("time saved by reuse (1 - reuse / plain)")
         return fig
@@ -287,24 +274,24 @@ def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
         last = last[last["size"] == last["size"].max()] if len(last) else table
         line = last["variant"] + " " + last["tile"].astype(int).astype(str)
         last = last.assign(line=line)
-        _lines(axes[0], last, "iteration", "tensor_rmse", "line", logx=False, logy=False)
-        _lines(axes[1], last, "iteration", "fa_error", "line", logx=False, logy=False)
+        lines(axes[0], last, "iteration", "tensor_rmse", "line", logx=False, named=False)
+        lines(axes[1], last, "iteration", "fa_error", "line", logx=False, named=False)
         if last["seconds"].notna().any():
-            _lines(axes[2], last, "seconds", "tensor_rmse", "line", logx=False, logy=False)
+            lines(axes[2], last, "seconds", "tensor_rmse", "line", logx=False, named=False)
         size = int(last["size"].max())
         axes[0].set_title(f"{last['source'].iloc[0]}, {size}^3", fontsize=8)
         return fig
     if name == "ch6_parameters":
         ax = fig.subplots()
         line = "eps " + table["eps"].astype(str) + ", step " + table["step"].astype(str)
-        _lines(ax, table.assign(line=line), "lam", "tensor_rmse", "line", logy=False)
+        lines(ax, table.assign(line=line), "lam", "tensor_rmse", "line", named=False)
         return fig
     ax = fig.subplots()
     line = table["variant"] + " " + table["tile"].astype(int).astype(str) + "x" + table[
         "tile"].astype(int).astype(str) if "variant" in table else table["kernel"]  # fmt: skip
     table = table.assign(line=line)
     if name in ("fig49", "fig51"):
-        _lines(ax, table, "size", "speedup", "line")
+        lines(ax, table, "size", "speedup", "line", logy=True, named=False)
         for variant, value in PUBLISHED_CH6.items():
             if variant in set(table["variant"]):
                 ax.axhline(value, color="grey", ls=":", lw=0.8)
@@ -312,9 +299,17 @@ def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
         ax.set_ylabel("speed-up (seconds an iteration)")
     elif name == "fig50":
         table = table.assign(line=table["kernel"] + " " + table["tile"].astype(int).astype(str))
-        _lines(ax, table, "size", "ms_per_iteration", "line")
+        lines(ax, table, "size", "ms_per_iteration", "line", logy=True, named=False)
     elif name in ("fig52", "fig53"):
-        _lines(ax, table.assign(ms=table["seconds"] * 1e3), "size", "ms", "line")
+        lines(
+            ax,
+            table.assign(ms=table["seconds"] * 1e3),
+            "size",
+            "ms",
+            "line",
+            logy=True,
+            named=False,
+        )
         ax.set_ylabel("ms an iteration")
     ax.set_xlabel("side of the volume (voxels)")
     return fig

@@ -24,7 +24,7 @@ RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 CLAIM = None
 GPU_RULES = ("moazeni2013_ch3_gpu_cell", "moazeni2013_ch3_fig12_cell", "moazeni2013_ch4_gpu_cell",
              "moazeni2013_ch6_gpu_cell", "moazeni2013_ch5_gpu_cell",
-             "moazeni2013_ch7_timing_cell")  # fmt: skip
+             "moazeni2013_ch7_timing_cell", "moazeni2013_ch7_choices_cell")  # fmt: skip
 if RULE in GPU_RULES or (
     RULE == "moazeni2013_ch7_search_cell" and snakemake.params.backend == "gpu"  # noqa: F821
 ):  # noqa: F821
@@ -124,8 +124,16 @@ def ch7_timing_cell(snakemake, log):
     save_cell(snakemake, log, *cell, CLAIM)
 
 
+def ch7_choices_cell(snakemake, log):
+    p = snakemake.params
+    cell = mddtw_experiments.choices_cell(p.m, p.search, p.choices, p.queries, seed=p.seed,
+                                          log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell, CLAIM)
+
+
 JOBS = {
     "moazeni2013_ch7_search_cell": ch7_search_cell,
+    "moazeni2013_ch7_choices_cell": ch7_choices_cell,
     "moazeni2013_ch7_timing_cell": ch7_timing_cell,
     "moazeni2013_ch6_cpu_cell": ch6_cpu_cell,
     "moazeni2013_ch6_native_cell": ch6_native_cell,

@@ -87,9 +87,10 @@ def ch6_outputs(snakemake, log):
 def ch7_outputs(snakemake, log):
     search = artifacts.load_all(snakemake.input.search)
     timing = artifacts.load_all(snakemake.input.timing)
-    frames = mddtw_figures.tables(search, timing)
+    choices = artifacts.load_all(snakemake.input.choices)
+    frames = mddtw_figures.tables(search, timing, choices)
     scale = snakemake.params.scale
-    gpus = _devices(search + timing)
+    gpus = _devices(search + timing + choices)
     _write(snakemake, log, frames, lambda n, t: mddtw_figures.draw(n, t, scale, gpus),
            mddtw_figures.TITLES, scale)  # fmt: skip
 

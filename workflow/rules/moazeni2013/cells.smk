@@ -349,3 +349,28 @@ rule moazeni2013_ch7_timing_cell:
         CONDA_ENV
     script:
         MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch7_choices_cell:
+    output:
+        "results/moazeni2013/ch7/choices.npz",
+    params:
+        m=config["moazeni2013_ch7_m"],
+        search=moazeni2013_catalog.ch7_search(config),
+        choices=moazeni2013_catalog.ch7_choices(config),
+        queries=config["moazeni2013_ch7_choice_queries"],
+        seed=config["seed"],
+        devices=GPU_DEVICES,
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch7/choices.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch7/choices.tsv"
+    threads: 1
+    resources:
+        mem_mb=2048,
+        gpu=1,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT

@@ -20,7 +20,8 @@ NUMBER_LIST_KEYS = ("moazeni2013_ch3_numpy_n", "moazeni2013_ch3_native_n",
                      "moazeni2013_ch5_sizes_3d", "moazeni2013_ch5_sizes_2d",
                      "moazeni2013_ch5_tiles", "moazeni2013_ch5_carveouts",
                      "moazeni2013_ch7_planted_widths", "moazeni2013_ch7_timing_widths",
-                     "moazeni2013_ch7_timing_lengths",
+                     "moazeni2013_ch7_timing_lengths", "moazeni2013_ch7_choice_m",
+                     "moazeni2013_ch7_choice_p", "moazeni2013_ch7_choice_sf",
                      "moazeni2013_ch7_timing_queries")  # fmt: skip
 ORDERS = ("bottom_up", "divide_and_conquer", "recursive")
 # Chapter 3's outputs: the tables and figures the study draws (Fig 12, the rectangular
@@ -38,7 +39,7 @@ CH6_TABLES = ("table10", "ch6_peer", "ch6_check", "ch6_noisy")
 CH6_FIGURES = ("fig49", "fig50", "fig51", "fig52", "fig53", "ch6_quality", "ch6_parameters")
 # Chapter 7's outputs (mddtw_figures): Tables 11-13 (14's walking search is 11's), the
 # planted recall table, Figs 58, 60, 62-64.
-CH7_TABLES = ("table11", "table12", "table13")
+CH7_TABLES = ("table11", "table12", "table13", "ch7_choices")
 CH7_FIGURES = ("fig58", "fig60", "fig62", "fig63", "fig64", "planted")
 # Fig 18's block sizes, as §3.6.2 chose them: 32 for n < 512, 64 above.
 FIG18_BLOCK = {"below_512": 32, "from_512": 64}
@@ -219,6 +220,13 @@ def ch7_search(cfg: Mapping) -> dict:
     return {"nr": int(cfg["moazeni2013_ch7_nr"]), "p": int(cfg["moazeni2013_ch7_p"]),
             "band": max(1, round(float(cfg["moazeni2013_ch7_sf"]) * m)),
             "alpha": float(cfg["moazeni2013_ch7_alpha"])}  # fmt: skip
+
+
+def ch7_choices(cfg: Mapping) -> dict:
+    """The values of each open choice that chapter 7's choice runs try."""
+    return {"m": ints(cfg, "moazeni2013_ch7_choice_m"), "p": ints(cfg, "moazeni2013_ch7_choice_p"),
+            "sf": floats(cfg, "moazeni2013_ch7_choice_sf"),
+            "normalise": [bool(v) for v in cfg["moazeni2013_ch7_choice_normalise"]]}  # fmt: skip
 
 
 def ch7_exhaust_band(cfg: Mapping) -> int:

@@ -338,3 +338,55 @@ def timing_cell(widths: Sequence[int], lengths: Sequence[int], queries: Sequence
                          "gpu_s": cupy.cuda.get_elapsed_time(a, b) / 1e3})  # fmt: skip
     return pack({"timing": rows}), {"study": "moazeni2013", "experiment": "ch7_timing",
                                     "backend": "cuda", "device": cuda_device()}  # fmt: skip
+
+
+def choices_cell(m: int, search: dict, choices: dict, queries_per_label: int, *, seed: int,
+                 log=LOG):  # fmt: skip
+    """The effect of each choice the thesis leaves open, one at a time from ours, on
+    BasicMotions (GPU): nDCG@20 and recall of MD-DTW over the first
+    ``queries_per_label`` episodes of each class. ``choices`` maps "m", "p", "sf" and
+    "normalise" to the values tried; the band is SF x m."""
+    from . import mddtw_gpu
+
+    meta = {"study": "moazeni2013", "experiment": "ch7_choices", "backend": "cuda",
+            "device": cuda_device()}  # fmt: skip
+    made = activity_recording(seed)
+    if made is None:
+        log.warning("aeon is not installed: the choices' table is empty")
+        return pack({"choices": []}), meta
+    db, starts, labels, length = made
+    sf = search["band"] / m
+    runs = [("ours", {})]
+    runs += [("m", {"m": v}) for v in choices["m"] if v != m]
+    runs += [("p", {"p": v}) for v in choices["p"] if v != search["p"]]
+    runs += [("sf", {"sf": v}) for v in choices["sf"] if v != sf]
+    runs += [("normalise", {"normalise": v}) for v in choices["normalise"] if not v]
+    gpu = {True: mddtw_gpu.GpuDistances(db), False: mddtw_gpu.GpuDistances(db, raw=True)}
+    rows = []
+    for choice, change in runs:
+        mm = int(change.get("m", m))
+        s = mddtw.Search(nr=search["nr"], p=int(change.get("p", search["p"])),
+                         band=max(0, round(float(change.get("sf", sf)) * mm)),
+                         alpha=search["alpha"])  # fmt: skip
+        distances = gpu[bool(change.get("normalise", True))]
+        asked: dict[str, int] = {}
+        for e, label in enumerate(labels):
+            asked[label] = asked.get(label, 0) + 1
+            if asked[label] > queries_per_label:
+                continue
+            offset = (length - mm) // 2
+            query = db[:, starts[e] + offset : starts[e] + offset + mm]
+            results = [r[0] for r in mddtw.search(query, db, s, distances)]
+            results = [t for t in results if abs(t - (starts[e] + offset)) > mm // 2][:TOP]
+            rel = _relevant(results, mm, starts, labels, length, label, e)
+            hit = {min(int((t + mm // 2) // length), len(labels) - 1)
+                   for t, r in zip(results, rel, strict=True) if r}  # fmt: skip
+            others = int((labels == label).sum()) - 1
+            rows.append({"choice": choice, "value": str(change.get(choice, "ours")),
+                         "m": mm, "p": s.p, "band": s.band,
+                         "normalise": bool(change.get("normalise", True)), "label": label,
+                         "episode": e, "ndcg": mddtw.ndcg(rel, TOP),
+                         "recall": len(hit) / max(1, others)})  # fmt: skip
+        mean = np.mean([r["ndcg"] for r in rows if r["choice"] == choice])
+        log.info("choice %s %s: nDCG %.3f", choice, change, mean)
+    return pack({"choices": rows}), meta

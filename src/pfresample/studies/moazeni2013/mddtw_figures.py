@@ -61,10 +61,10 @@ def _paired(frame, by, value, a="md_dtw", b="edt") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def tables(search_cells, timing_cells) -> dict[str, pd.DataFrame]:
+def tables(search_cells, timing_cells, choice_cells=()) -> dict[str, pd.DataFrame]:
     activity, planted = unpack(search_cells, "activity"), unpack(search_cells, "planted")
     timing = unpack(timing_cells, "timing")
-    out = {}
+    out = {"ch7_choices": _choices(unpack(choice_cells, "choices"))}
     printed_ndcg = pd.DataFrame([{"label": k, "md_dtw": a, "md_dtw_pm": b, "edt": c, "edt_pm": d,
                                   "source": HARDWARE} for k, (a, b, c, d) in
                                  PUBLISHED_NDCG.items()])  # fmt: skip
@@ -128,6 +128,26 @@ def tables(search_cells, timing_cells) -> dict[str, pd.DataFrame]:
     out["fig63"] = speed
     out["fig64"] = timing[timing["recording"].str.startswith("fig64")]
     return out
+
+
+def _choices(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each choice's nDCG@20 and recall, mean and 95 % interval over the queries, and
+    the paired difference from ours (the same queries)."""
+    if frame.empty:
+        return pd.DataFrame([{"choice": "no GPU ran (or aeon not installed): no rows"}])
+    ours = frame[frame["choice"] == "ours"].set_index("episode")
+    rows = []
+    for (choice, value), part in frame.groupby(["choice", "value"], sort=False):
+        part = part.set_index("episode")
+        row = {"choice": choice, "value": value, "m": part["m"].iloc[0],
+               "p": part["p"].iloc[0], "band": part["band"].iloc[0],
+               "normalise": part["normalise"].iloc[0]}  # fmt: skip
+        for metric in ("ndcg", "recall"):
+            row[metric], row[f"{metric}_pm"], row["queries"] = _interval(part[metric])
+            diff = (part[metric] - ours[metric]).dropna()
+            row[f"{metric}_diff"], row[f"{metric}_diff_pm"], _ = _interval(diff)
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def _fig58(cells) -> pd.DataFrame:

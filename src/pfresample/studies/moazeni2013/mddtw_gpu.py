@@ -43,7 +43,7 @@ class Recording:
     """A recording (k, n) on the GPU with each dimension's window statistics for
     queries of length m (computed once, reused by every query of that length)."""
 
-    def __init__(self, db: np.ndarray, m: int, fast_stats: bool = False):
+    def __init__(self, db: np.ndarray, m: int, fast_stats: bool = False, raw: bool = False):
         import cupy
 
         db = np.asarray(db, dtype=np.float64)
@@ -54,6 +54,9 @@ class Recording:
         # window_stats to rounding; the distances then differ from the reference's
         # in the last bits, the work does not
         stats = [(_running_stats if fast_stats else mddtw.window_stats)(row, m) for row in db]
+        if raw:  # no z-normalisation (the choice's other side): mean 0, deviation 1
+            stats = [(np.zeros_like(mu), np.ones_like(sd)) for mu, sd in stats]
+        self.raw = raw
         self.m, self.k, self.n = m, db.shape[0], db.shape[1]
         self.series = cupy.asarray(db)
         self.mu = cupy.asarray(np.stack([s[0] for s in stats]))
@@ -68,7 +71,7 @@ class Recording:
             raise ValueError(f"the query must be (k, {self.m}), got {query.shape}")
         if band < 0:
             raise ValueError(f"band must be >= 0, got {band}")
-        q = cupy.asarray(np.stack([mddtw.znorm(row) for row in query]))
+        q = cupy.asarray(query if self.raw else np.stack([mddtw.znorm(row) for row in query]))
         pq = cupy.asarray(np.array([p[0] for p in pair_list], dtype=np.int32))
         pd = cupy.asarray(np.array([p[1] for p in pair_list], dtype=np.int32))
         W = self.n - self.m + 1
@@ -97,12 +100,13 @@ class GpuDistances:
     """``mddtw.search``'s distances on the GPU: one Recording a query length (the
     window statistics computed once a length), every pair in one launch."""
 
-    def __init__(self, db: np.ndarray):
+    def __init__(self, db: np.ndarray, raw: bool = False):
         self.db = np.asarray(db, dtype=np.float64)
+        self.raw = raw  # True: no z-normalisation of windows or query
         self.recordings: dict[int, Recording] = {}
 
     def __call__(self, rows: np.ndarray, pair_list, band: int) -> np.ndarray:
         m = rows.shape[1]
         if m not in self.recordings:
-            self.recordings[m] = Recording(self.db, m)
+            self.recordings[m] = Recording(self.db, m, raw=self.raw)
         return self.recordings[m].distances(rows, pair_list, band).get()

@@ -1,8 +1,15 @@
 """Moazeni (2013), "Parallel Algorithms for Medical Informatics on
 Data-Parallel Many-Core Processors" (UCLA PhD thesis): the fifth study.
 
-* ``dp``: chapter 3, non-serial polyadic dynamic programming -- the
-  recurrence of eqs. 1-2, the blocked operations of eqs. 4-5 and the two
-  decompositions (bottom-up, divide and conquer) with Table 1's call counts,
-  the CPU references of the GPU kernels.
+* ``dp``, ``dp_gpu``, ``experiments``, ``tables``, ``figures``: chapter 3,
+  non-serial polyadic dynamic programming;
+* ``hashtable``, ``hashtable_gpu``, ``hashtable_workloads``, ``hashtable_figures``:
+  chapter 4, the lock-free parallel hash table;
+* ``sharedmem``, ``chanvese``: chapter 5, shared-memory reuse by colouring;
+* ``tv``, ``tv_gpu``, ``tv_experiments``, ``tv_figures``: chapter 6, TV
+  regularisation of diffusion tensors (and chapter 5's experiments);
+* ``mddtw``, ``mddtw_gpu``, ``mddtw_experiments``, ``mddtw_figures``: chapter 7,
+  multi-dimensional signal search;
+* ``native``: the compiled CPU baselines; ``catalog``: the configuration's keys,
+  their checks and the printed numbers.
 """

@@ -126,17 +126,14 @@ class Match1D:
     d: float
 
 
-def single_dim_search(query: np.ndarray, db: np.ndarray, nr: int, p: int,
-                      band: int) -> list[Match1D]:  # fmt: skip
-    """Fig 55: query (k, m), db (k, n); every |i - j| < nr pair, its p best."""
-    k, m = query.shape
-    out = []
-    for i in range(db.shape[0]):
-        for j in range(k):
-            if abs(i - j) < nr:
-                dist = dtw_windows(query[j], db[i], band)
-                out += [Match1D(j, i, t, d) for t, d in best_windows(dist, p, max(1, m // 2))]
-    return out
+def single_dim_search(query: np.ndarray, db: np.ndarray, nr: int, p: int, band: int,
+                      distances=None) -> list[Match1D]:  # fmt: skip
+    """Fig 55: query (k, m), db (k, n); every |i - j| < nr pair, its p best
+    (``distances``: NumpyDistances by default, ``mddtw_gpu.GpuDistances`` on the GPU)."""
+    query = np.asarray(query, dtype=np.float64)
+    pair_list = pairs(query.shape[0], np.shape(db)[0], nr)
+    dist = (distances or NumpyDistances(db))(query, pair_list, band)
+    return _tuples(dist, pair_list, p, query.shape[1])
 
 
 def _segments(matches: list[Match1D], m: int):
@@ -332,7 +329,8 @@ class NumpyDistances:
         return np.stack([dtw_windows(rows[j], self.db[i], band) for j, i in pair_list])
 
 
-def _pairs(k_query: int, k_db: int, nr: int) -> list[tuple[int, int]]:
+def pairs(k_query: int, k_db: int, nr: int) -> list[tuple[int, int]]:
+    """(query dimension, recording dimension) with |i - j| < nr (Fig 55)."""
     return [(j, i) for i in range(k_db) for j in range(k_query) if abs(i - j) < nr]
 
 
@@ -364,7 +362,7 @@ def search(query, db, s: Search, distances=None) -> list[tuple[int, float, tuple
     query, db = np.asarray(query, float), np.asarray(db, float)
     k, m = query.shape
     distances = distances or NumpyDistances(db)
-    pair_list = _pairs(k, db.shape[0], s.nr)
+    pair_list = pairs(k, db.shape[0], s.nr)
     dist = distances(query, pair_list, s.band)
     matches = _tuples(dist, pair_list, s.p, m)
     if s.segments > 1:

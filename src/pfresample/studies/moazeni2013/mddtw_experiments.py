@@ -177,13 +177,25 @@ def activity_recording(seed: int, rare: str | None = None, rare_count: int = 0):
     return db, np.arange(len(order)) * length, labels[order], length
 
 
-def _relevant(starts, m, episode_starts, labels, length, label, own) -> list[bool]:
-    """A result is relevant if most of its window lies in another episode of the label."""
-    out = []
-    for t in starts:
-        e = min(int((t + m // 2) // length), len(labels) - 1)
-        out.append(bool(labels[e] == label and e != own))
-    return out
+def _episode(t: int, m: int, length: int, count: int) -> int:
+    """The episode holding most of the window starting at t."""
+    return min(int((t + m // 2) // length), count - 1)
+
+
+def _score(starts, query_at: int, m: int, labels, length: int, e: int) -> dict:
+    """One query's ranked starts judged against the episodes' labels: a result is
+    relevant if most of its window lies in another episode of the query's label
+    (the query's own window left out). nDCG@20, recall in the top 20 and precision
+    and recall in the top 10, recall counting distinct episodes."""
+    results = [t for t in starts if abs(t - query_at) > m // 2][:TOP]
+    found = [_episode(t, m, length, len(labels)) for t in results]
+    rel = [bool(labels[f] == labels[e] and f != e) for f in found]
+    others = max(1, int((labels == labels[e]).sum()) - 1)
+    hits = [f for f, r in zip(found, rel, strict=True) if r]
+    return {"ndcg": mddtw.ndcg(rel, TOP), "recall": len(set(hits)) / others,
+            "precision_at_10": sum(rel[:10]) / max(1, min(10, len(results))),
+            "recall_at_10": len({f for f, r in zip(found[:10], rel[:10], strict=True) if r})
+            / others}  # fmt: skip
 
 
 def activity_cell(m: int, search: dict, *, segments: int, exhaust_band: int, seed: int,
@@ -213,25 +225,19 @@ def activity_cell(m: int, search: dict, *, segments: int, exhaust_band: int, see
             if queries_per_label is not None and asked[label] > queries_per_label:
                 continue
             query = db[:, starts[e] + offset : starts[e] + offset + m]
-            relevant_total = int((labels == label).sum()) - 1
             found = {name: [r[0] for r in mddtw.search(query, db, v, distances)]
                      for name, v in _variants(s, segments, exhaust_band).items()}  # fmt: skip
             found["edt"] = [t for t, _ in mddtw.edt(query, db, 3 * TOP)]
             for name, results in found.items():
-                results = [t for t in results if abs(t - (starts[e] + offset)) > m // 2][:TOP]
-                rel = _relevant(results, m, starts, labels, length, label, e)
-                hit = {min(int((t + m // 2) // length), len(labels) - 1)
-                       for t, r in zip(results, rel, strict=True) if r}  # fmt: skip
-                top = min(10, len(results))
-                rows.append({"recording": kind, "label": label, "episode": e, "method": name,
-                             "ndcg": mddtw.ndcg(rel, TOP),
-                             "recall": len(hit) / max(1, relevant_total),
-                             "precision_at_10": sum(rel[:10]) / max(1, top),
-                             "recall_at_10": len({min(int((t + m // 2) // length),
-                                                      len(labels) - 1)
-                                                  for t, r in zip(results[:10], rel[:10],
-                                                                  strict=True) if r})
-                             / max(1, relevant_total)})  # fmt: skip
+                rows.append(
+                    {
+                        "recording": kind,
+                        "label": label,
+                        "episode": e,
+                        "method": name,
+                        **_score(results, starts[e] + offset, m, labels, length, e),
+                    }
+                )
         log.info("activity (%s): %d queries", kind, len({r["episode"] for r in rows
                                                          if r["recording"] == kind}))  # fmt: skip
     meta["aeon"] = str(aeon_data())
@@ -254,6 +260,18 @@ def _peer_time(q, x, m: int, band: int, exact, pairs_timed: int, pairs: int) -> 
                                      parallel=False, compact=True)  # fmt: skip
     seconds = (time.perf_counter() - begin) / pairs_timed
     return {"peer_s": seconds * pairs, "peer_max_diff": float(np.abs(np.asarray(d) - exact).max())}
+
+
+def _gpu_seconds(rec, query, pair_list, band: int) -> float:
+    """Device seconds of one call of the distances of every pair (CUDA events)."""
+    import cupy
+
+    a, b = cupy.cuda.Event(), cupy.cuda.Event()
+    a.record()
+    rec.distances(query, pair_list, band)
+    b.record()
+    b.synchronize()
+    return cupy.cuda.get_elapsed_time(a, b) / 1e3
 
 
 def timing_cell(widths: Sequence[int], lengths: Sequence[int], queries: Sequence[int],
@@ -290,14 +308,7 @@ def timing_cell(widths: Sequence[int], lengths: Sequence[int], queries: Sequence
             pair_list = mddtw_gpu.pairs(k, k, nr)
             rec = mddtw_gpu.Recording(db, m, fast_stats=True)
             rec.distances(query, pair_list, band)  # warm-up
-            times = []
-            for _ in range(repeats):
-                a, b = cupy.cuda.Event(), cupy.cuda.Event()
-                a.record()
-                rec.distances(query, pair_list, band)
-                b.record()
-                b.synchronize()
-                times.append(cupy.cuda.get_elapsed_time(a, b) / 1e3)
+            times = [_gpu_seconds(rec, query, pair_list, band) for _ in range(repeats)]
             row = {"recording": name, "k": k, "n": n, "m": m, "band": band, "nr": nr,
                    "pairs": len(pair_list), "gpu_s": float(np.median(times)),
                    "gpu_s_min": min(times), "gpu_s_max": max(times)}  # fmt: skip
@@ -327,15 +338,10 @@ def timing_cell(widths: Sequence[int], lengths: Sequence[int], queries: Sequence
         rec = mddtw_gpu.Recording(db, m, fast_stats=True)
         for label, r in (("fixed", nr), ("all", k)):
             pair_list = mddtw_gpu.pairs(k, k, r)
-            rec.distances(query, pair_list, band)
-            a, b = cupy.cuda.Event(), cupy.cuda.Event()
-            a.record()
-            rec.distances(query, pair_list, band)
-            b.record()
-            b.synchronize()
+            rec.distances(query, pair_list, band)  # warm-up
             rows.append({"recording": f"fig64 nr {label}", "k": k, "n": n, "m": m, "band": band,
                          "nr": r, "pairs": len(pair_list),
-                         "gpu_s": cupy.cuda.get_elapsed_time(a, b) / 1e3})  # fmt: skip
+                         "gpu_s": _gpu_seconds(rec, query, pair_list, band)})  # fmt: skip
     return pack({"timing": rows}), {"study": "moazeni2013", "experiment": "ch7_timing",
                                     "backend": "cuda", "device": cuda_device()}  # fmt: skip
 
@@ -377,16 +383,21 @@ def choices_cell(m: int, search: dict, choices: dict, queries_per_label: int, *,
             offset = (length - mm) // 2
             query = db[:, starts[e] + offset : starts[e] + offset + mm]
             results = [r[0] for r in mddtw.search(query, db, s, distances)]
-            results = [t for t in results if abs(t - (starts[e] + offset)) > mm // 2][:TOP]
-            rel = _relevant(results, mm, starts, labels, length, label, e)
-            hit = {min(int((t + mm // 2) // length), len(labels) - 1)
-                   for t, r in zip(results, rel, strict=True) if r}  # fmt: skip
-            others = int((labels == label).sum()) - 1
-            rows.append({"choice": choice, "value": str(change.get(choice, "ours")),
-                         "m": mm, "p": s.p, "band": s.band,
-                         "normalise": bool(change.get("normalise", True)), "label": label,
-                         "episode": e, "ndcg": mddtw.ndcg(rel, TOP),
-                         "recall": len(hit) / max(1, others)})  # fmt: skip
+            score = _score(results, starts[e] + offset, mm, labels, length, e)
+            rows.append(
+                {
+                    "choice": choice,
+                    "value": str(change.get(choice, "ours")),
+                    "m": mm,
+                    "p": s.p,
+                    "band": s.band,
+                    "normalise": bool(change.get("normalise", True)),
+                    "label": label,
+                    "episode": e,
+                    "ndcg": score["ndcg"],
+                    "recall": score["recall"],
+                }
+            )
         mean = np.mean([r["ndcg"] for r in rows if r["choice"] == choice])
         log.info("choice %s %s: nDCG %.3f", choice, change, mean)
     return pack({"choices": rows}), meta

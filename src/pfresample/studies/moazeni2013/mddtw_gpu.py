@@ -12,6 +12,7 @@ from functools import cache
 import numpy as np
 
 from . import mddtw
+from .mddtw import pairs  # noqa: F401 -- the GPU cells' pairs are Fig 55's
 
 SOURCE = "moazeni2013/mddtw.cu"
 THREADS = 128
@@ -24,11 +25,6 @@ def _function():
 
     options = (*kernels.COMPILE_OPTIONS, f"-DMAXM={MAXM}")
     return kernels.Module(kernels.source(SOURCE), (), options).get_function("dtw_windows")
-
-
-def pairs(k_query: int, k_db: int, nr: int) -> list[tuple[int, int]]:
-    """(query dimension, recording dimension) with |i - j| < nr (Fig 55)."""
-    return [(j, i) for i in range(k_db) for j in range(k_query) if abs(i - j) < nr]
 
 
 def _running_stats(x: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -83,17 +79,9 @@ class Recording:
         return out
 
 
-def single_dim_search(query, db, nr: int, p: int, band: int, recording=None):
+def single_dim_search(query, db, nr: int, p: int, band: int):
     """Fig 55 with the GPU's distances: the same tuples as ``mddtw.single_dim_search``."""
-    query = np.asarray(query, dtype=np.float64)
-    k, m = query.shape
-    rec = recording or Recording(db, m)
-    pair_list = pairs(k, rec.k, nr)
-    dist = rec.distances(query, pair_list, band).get()
-    out = []
-    for (j, i), row in zip(pair_list, dist, strict=True):
-        out += [mddtw.Match1D(j, i, t, d) for t, d in mddtw.best_windows(row, p, max(1, m // 2))]
-    return out
+    return mddtw.single_dim_search(query, db, nr, p, band, GpuDistances(db))
 
 
 class GpuDistances:

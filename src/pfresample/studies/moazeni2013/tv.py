@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pfresample.backend import array_module
+
 PAIRS = ((0, 0), (1, 0), (1, 1), (2, 0), (2, 1), (2, 2))  # {kl} = 11, 21, 22, 31, 32, 33
 WEIGHTS = np.array([1.0, 2.0, 1.0, 2.0, 2.0, 1.0])  # eq. 7's off-diagonal 2
 
@@ -130,11 +132,6 @@ def check_blocks(shape, *blocks: Block) -> None:
             raise ValueError(f"the volume {shape} is not a whole number of blocks {block}")
 
 
-def tv(u: np.ndarray, eps: float, block: Block = None) -> float:
-    """TV[u]: |grad u|_eps (eps inside the root) summed over the volume."""
-    return float(_norm(u, eps, block)[1].sum())
-
-
 def tv_gradient(u: np.ndarray, eps: float, block: Block = None) -> np.ndarray:
     """d TV[u] / d u: the adjoint of the gradient applied to grad u / |grad u|_eps
     (the thesis's curvature term of eq. 10, with its sign)."""
@@ -217,26 +214,31 @@ def full_matrix(d: np.ndarray) -> np.ndarray:
     return m
 
 
-def tensor_rmse(d: np.ndarray, truth: np.ndarray) -> float:
-    """The root mean over voxels of the squared Frobenius distance."""
-    return float(np.sqrt((WEIGHTS * (d - truth) ** 2).sum(axis=-1).mean()))
+def tensor_rmse(d, truth) -> float:
+    """The root mean over voxels of the squared Frobenius distance (NumPy or
+    CuPy arrays, (..., 6))."""
+    xp = array_module(d)
+    return float(xp.sqrt((xp.asarray(WEIGHTS) * (d - truth) ** 2).sum(axis=-1).mean()))
 
 
 def fractional_anisotropy(d: np.ndarray) -> np.ndarray:
     """FA = sqrt(3/2) |D - (tr D / 3) I|_F / |D|_F, the eigenvalue formula written
     with the Frobenius norm (invariant under rotation), so no eigen-solver is needed."""
+    xp = array_module(d)
+    weights = xp.asarray(WEIGHTS)
     trace = d[..., 0] + d[..., 2] + d[..., 5]
     dev = d.copy()
     for k in (0, 2, 5):
         dev[..., k] -= trace / 3
-    num = np.sqrt((WEIGHTS * dev**2).sum(axis=-1))
-    den = np.sqrt((WEIGHTS * d**2).sum(axis=-1))
-    return np.sqrt(1.5) * num / np.where(den > 0, den, 1.0)
+    num = xp.sqrt((weights * dev**2).sum(axis=-1))
+    den = xp.sqrt((weights * d**2).sum(axis=-1))
+    return np.sqrt(1.5) * num / xp.where(den > 0, den, 1.0)
 
 
 def fa_error(d: np.ndarray, truth: np.ndarray) -> float:
     """The mean absolute FA difference over voxels."""
-    return float(np.abs(fractional_anisotropy(d) - fractional_anisotropy(truth)).mean())
+    diff = fractional_anisotropy(d) - fractional_anisotropy(truth)
+    return float(array_module(diff).abs(diff).mean())
 
 
 def phantom(size: int, *, md: float = 0.7, fa: float = 0.8) -> np.ndarray:

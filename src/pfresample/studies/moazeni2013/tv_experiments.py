@@ -35,6 +35,11 @@ from . import chanvese, tv
 
 LOG = logging.getLogger(__name__)
 B = 1.0  # ms/um^2: b = 1,000 s/mm^2, a clinical DTI b-value
+# Table 10's kernels of each variant and their functions in tv.cu
+KERNELS = {"global_sync": {"LLT": "tv_llt", "TVnorm": "tv_norm", "Reduction": "tv_reduce",
+                           "P": "tv_p", "Solver": "tv_solver"},
+           "thread_sync": {"Solver": "tv_threadsync"},
+           "unsync": {"Solver": "tv_unsync"}}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -264,12 +269,7 @@ def gpu_cell(sizes: Sequence[int], tiles: Sequence[int], settings: Settings, *, 
                 if variant == "global_sync":
                     solver = tv_gpu.Solver(case.L0, case.d_hat, variant, tile, **settings.solver())
                     profile = solver.profile(settings.iterations)
-                names = {"global_sync": {"LLT": "tv_llt", "TVnorm": "tv_norm",
-                                         "Reduction": "tv_reduce", "P": "tv_p",
-                                         "Solver": "tv_solver"},
-                         "thread_sync": {"Solver": "tv_threadsync"},
-                         "unsync": {"Solver": "tv_unsync"}}[variant]  # fmt: skip
-                for kernel, fn_name in names.items():
+                for kernel, fn_name in KERNELS[variant].items():
                     threads = tv_gpu.REDUCE_THREADS if kernel == "Reduction" else (
                         tv_gpu.THREADS if kernel in ("LLT", "Solver") and variant == "global_sync"
                         else tile * tile)  # fmt: skip
@@ -288,9 +288,6 @@ def gpu_cell(sizes: Sequence[int], tiles: Sequence[int], settings: Settings, *, 
     return pack(tables), _meta("ch6_gpu", backend="cuda", device=cuda_device())
 
 
-DELAY_NS = 200_000  # delay_ns before a timed launch: longer than the host's launch latency
-
-
 def _time_launches(launch, repeats: int) -> tuple[float, float, float]:
     """Median, least and most device seconds of one launch over ``repeats``
     (after one warm-up), each timed by CUDA events with the host's launch
@@ -298,6 +295,7 @@ def _time_launches(launch, repeats: int) -> tuple[float, float, float]:
     import cupy
 
     from . import tv_gpu
+    from .hashtable_gpu import DELAY_NS
 
     launch()
     delay = tv_gpu.function("delay_ns", 8)

@@ -206,23 +206,12 @@ class Solver:
 
 
 def quality(D, truth) -> tuple[float, float]:
-    """Tensor RMSE and FA error of channel-major D against truth (both on the GPU;
-    the formulas of ``tv.tensor_rmse`` and ``tv.fa_error``)."""
+    """Tensor RMSE and FA error (``tv.tensor_rmse``, ``tv.fa_error``) of
+    channel-major D against channel-major truth, both on the GPU."""
     import cupy
 
-    w = cupy.asarray(tv.WEIGHTS, dtype=cupy.float64).reshape(6, 1, 1, 1)
-    d, t = D.astype(cupy.float64), truth.astype(cupy.float64)
-    rmse = float(cupy.sqrt((w * (d - t) ** 2).sum(axis=0).mean()))
-
-    def fa(x):
-        trace = x[0] + x[2] + x[5]
-        dev = x.copy()
-        for k in (0, 2, 5):
-            dev[k] -= trace / 3
-        num, den = cupy.sqrt((w * dev**2).sum(axis=0)), cupy.sqrt((w * x**2).sum(axis=0))
-        return np.sqrt(1.5) * num / cupy.where(den > 0, den, 1.0)
-
-    return rmse, float(cupy.abs(fa(d) - fa(t)).mean())
+    d, t = (cupy.moveaxis(x.astype(cupy.float64), 0, -1) for x in (D, truth))
+    return tv.tensor_rmse(d, t), tv.fa_error(d, t)
 
 
 def chanvese_step(phi, image, c1: float, c2: float, p: chanvese.Params, tile: int = 16,

@@ -22,7 +22,7 @@ from .api import (
     resample_each_B,
     resample_many,
 )
-from .filters.engine import FilterResult, run_filter
+from .filters.engine import FilterResult, run_filter, run_filters
 
 __version__ = "0.1.0"
 
@@ -38,4 +38,5 @@ __all__ = [
     "resample_each_B",
     "resample_many",
     "run_filter",
+    "run_filters",
 ]

@@ -86,6 +86,21 @@ CELLULAR_THREADS = 256
 CELLULAR_TILE_MAX = 4096
 CPF_MAX_RADIUS = 1024
 
+# Independent runs of the SIR graph batched into one graph (filters.sir_batch):
+# as many runs side by side as make up BATCH_PARTICLES particles, at most
+# BATCH_MAX_RUNS (each run a branch of the graph, with buffers of its own).
+# Below about 2^18 particles a run's kernels fill a fraction of the GPU and a
+# step is mostly launch latency; from 2^20 on one run keeps it busy, and runs
+# go one at a time.
+BATCH_PARTICLES = 1 << 20
+BATCH_MAX_RUNS = 64
+
+
+def batch_width(n: int, runs: int) -> int:
+    """How many runs of N = ``n`` particles one batch holds (1: no batching)."""
+    return max(1, min(runs, BATCH_MAX_RUNS, BATCH_PARTICLES // max(n, 1)))
+
+
 # d3.cu's threads per block when the launcher is given none: constants.D3_THREADS.
 D3_THREADS = _D3_THREADS
 

@@ -11,7 +11,7 @@ from .adaptive import ADAPTIVE_OPTIONS, BOOTSTRAP_OPTIONS, amse, interaction_lev
 from .cellular import CPF_OPTIONS
 from .common import STAGES
 from .d3 import D3_OPTIONS, velocity_errors
-from .engine import FilterResult, run_filter
+from .engine import FilterResult, run_filter, run_filters
 from .sir import SIR_OPTIONS, rmse
 from .smcem import run_smcem
 
@@ -27,6 +27,7 @@ __all__ = [
     "interaction_level",
     "rmse",
     "run_filter",
+    "run_filters",
     "run_smcem",
     "velocity_errors",
 ]

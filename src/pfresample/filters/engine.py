@@ -52,6 +52,7 @@ convention (:data:`ARITHMETIC`):
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from dataclasses import dataclass
@@ -274,6 +275,53 @@ def run_filter(
     return _run_cpu(model, y, n, m, int(seed), kw, own, **options)
 
 
+def run_filters(model, ys, n: int, resampler: str, *, seeds, backend: str = "auto", **kwargs):
+    """Independent runs of :func:`run_filter`: run i on the measurements
+    ``ys[i]`` with ``seed=seeds[i]``, every other argument run_filter's; a
+    list of :class:`FilterResult`, one a run, each equal to run_filter's bit
+    for bit.
+
+    The engine batches the runs where that pays: on the GPU SIR graph with
+    stage times (``filters.gpu.sir_graph``) and N small enough that several
+    runs fit the GPU side by side (``cuda.geometry.batch_width``), the runs
+    after the first run K at a time as branches of one CUDA graph
+    (``filters.sir_batch``). Those runs share the GPU, so their times are
+    NaN; the first run is made alone and keeps its times. Elsewhere the runs
+    are made one by one."""
+    seeds = [int(s) for s in seeds]
+    ys = list(ys)
+    if len(ys) != len(seeds):
+        raise ValueError(f"{len(seeds)} seeds for {len(ys)} measurement sets: one of each a run")
+    if not seeds:
+        return []
+    first = run_filter(model, ys[0], n, resampler, seed=seeds[0], backend=backend, **kwargs)
+    batch = _batch(model, n, resampler, len(seeds) - 1, kwargs) if first.backend == "cuda" else None
+    if batch is None:
+        rest = [
+            run_filter(model, y, n, resampler, seed=s, backend=backend, **kwargs)
+            for y, s in zip(ys[1:], seeds[1:], strict=True)
+        ]
+        return [first, *rest]
+    from .sir_batch import run_sir_batch
+
+    m, keywords = batch
+    return [first, *run_sir_batch(model, ys[1:], n, m, seeds[1:], **keywords)]
+
+
+def _batch(model, n: int, resampler: str, runs: int, kwargs: dict):
+    """``(m, keywords)`` of ``sir_batch.run_sir_batch`` where run_filters
+    batches ``runs`` GPU runs of these arguments, else None."""
+    from ..cuda.geometry import batch_width
+    from . import gpu
+
+    options = {k: kwargs.get(k, v) for k, v in _OPTION_DEFAULTS.items()}
+    m = get_method(resampler)
+    kw, _ = _split_params(m, {k: v for k, v in kwargs.items() if k not in options})
+    if runs < 1 or batch_width(n, runs) == 1 or not gpu.sir_graph(model, m, options):
+        return None
+    return m, gpu.sir_keywords(kw)
+
+
 def _run_cpu(
     model, y, n, m, seed, kw, own, *, ess_threshold, arithmetic, estimator, stage4_weights, gate,
     resample_at, permutation, seed_offset, resampled_estimates, diagnostics, snapshot_step,
@@ -476,3 +524,13 @@ def _staged_step(m, w, seed: int, tau: float, radix, max_stages, ess: float, kw:
         return AdaptiveResult(np.arange(w.size, dtype=np.int32), w, 0)
     ancestors = resample(w, m.name, seed=seed, backend="cpu", **kw)
     return AdaptiveResult(ancestors, np.ones(w.size, dtype=np.float32), 1)
+
+
+# run_filter's options (its keyword-only arguments other than the seed and
+# the backend) and their defaults: what run_filters sets apart from the
+# resampler's parameters.
+_OPTION_DEFAULTS = {
+    name: p.default
+    for name, p in inspect.signature(run_filter).parameters.items()
+    if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in ("seed", "backend")
+}

@@ -89,6 +89,18 @@ def fused_filter(model, m, n: int, kw: dict, own: dict, options: dict):
     return _sir(options) if _sir_ok(model, m, options) else None
 
 
+def sir_graph(model, m, options: dict) -> bool:
+    """Whether ``fused_filter`` runs these arguments on the SIR graph with
+    stage times: the graph whose runs ``sir_batch`` puts side by side."""
+    plain = m.name != "cellular" and not isinstance(model, (UuvModel, BimodalModel))
+    return plain and options["stage_times"] and _sir_ok(model, m, options)
+
+
+def sir_keywords(kw: dict) -> dict:
+    """The SIR graph's keywords among the method's kernel arguments."""
+    return {k: kw[k] for k in ("B", "epsilon", "segment_bytes", "ssd_table") if k in kw}
+
+
 def why_not(model, m, kw: dict, own: dict, options: dict) -> str:
     """Why no GPU filter runs these arguments, for backend="cuda"'s error."""
     reasons = []
@@ -148,7 +160,7 @@ def _sir(options):
     def run(model, y, n, m, seed, kw, own):
         from .sir_gpu import run_sir_gpu
 
-        call = {k: kw[k] for k in ("B", "epsilon", "segment_bytes", "ssd_table") if k in kw}
-        return run_sir_gpu(model, y, n, m, seed, stage_times=options["stage_times"], **call)
+        keywords = sir_keywords(kw)
+        return run_sir_gpu(model, y, n, m, seed, stage_times=options["stage_times"], **keywords)
 
     return run

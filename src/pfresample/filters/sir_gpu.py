@@ -215,14 +215,17 @@ class FilterGraph(GraphRunner):
 
     def __init__(
         self, model, m, n: int, steps: int, kw: dict, params: dict, timed: bool = True,
-        twin=None, normalised: bool = True,
+        twin=None, normalised: bool = True, ws=None,
     ):  # fmt: skip
         """``twin``: the model's device code (``device_twin(model)`` when
         None). ``normalised`` False: every method resamples w~ itself (the
         Güldaş filters: no method needs w = w~ / sum, the cumulative family
-        divides by its own C_N), so no w buffer and no normalising pass."""
+        divides by its own C_N), so no w buffer and no normalising pass.
+        ``ws``: the resampler's workspace (the process's shared one of N when
+        None; a run of a batch has its own, ``sir_batch``)."""
         import cupy
 
+        self.ws = workspace.workspace(n) if ws is None else ws
         self.twin = twin = device_twin(model) if twin is None else twin
         self.m, self.n, self.steps, self.kw, self.params = m, n, steps, kw, params
         self.device_B = stats.device_chooses_B(m, kw)
@@ -299,7 +302,7 @@ class FilterGraph(GraphRunner):
         a comparison-based method reads the step's statistics record, and a
         B chosen on the device goes straight into ``used_B[k]`` (no copy
         node a step)."""
-        ws = workspace.workspace(self.n)
+        ws = self.ws
         record = self.stats[k] if self.m.comparison_based else ws.stats
         b = self.used_B[k : k + 1] if self.device_B else None
         return stats.with_known_statistics(ws, record, b=b)
@@ -422,9 +425,13 @@ class FilterGraph(GraphRunner):
     def run(self, y, seed: int) -> FilterResult:
         """One run: the measurements ``y`` (T rows) and the run's ``seed``
         (``derive_seeds``: the noise key and the resampling seeds)."""
-        steps = self.steps
         wall = self.replay(y, seed)
         stage_seconds, total_seconds = self.stage_seconds()
+        return self.result(seed, wall, total_seconds, stage_seconds)
+
+    def result(self, seed: int, wall: float, total_seconds: float, stage_seconds=None):
+        """The :class:`FilterResult` of the last replay, from what its buffers
+        hold: the estimates, the B of every step, the log-likelihood."""
         estimates = self.estimates.get(stream=self.stream)
         if self.twin.rows == 1:
             estimates = estimates[:, 0]
@@ -436,7 +443,7 @@ class FilterGraph(GraphRunner):
         if self.device_B:
             used_B = self.used_B.get(stream=self.stream).astype(np.int64)
         else:  # known on the host: no second copy back
-            used_B = np.full(steps, self.fixed_B, np.int64)
+            used_B = np.full(self.steps, self.fixed_B, np.int64)
         return gpu_result(
             self.m.name, self.n, seed, estimates, wall_seconds=wall,
             total_seconds=total_seconds, stage_seconds=stage_seconds, B=used_B,
@@ -470,13 +477,10 @@ def from_ordered(keys: np.ndarray) -> np.ndarray:
 _GRAPHS: OrderedDict = OrderedDict()
 
 
-def filter_graph(
-    model, m, n: int, steps: int, kw: dict, params: dict, timed: bool = True
-) -> FilterGraph:
-    """The :class:`FilterGraph` of these arguments, built on first use and
-    kept (the last GRAPHS_KEPT) under what it depends on: the device, the
-    model's parameters (baked into the kernels' arguments), the method, N, T
-    and the B rule."""
+def graph_key(model, m, n: int, steps: int, kw: dict, params: dict, timed: bool) -> tuple:
+    """What a graph of the SIR filter depends on: the device, the model's
+    parameters (baked into the kernels' arguments), the method, N, T, the B
+    rule and whether the stages are timed."""
     import cupy
 
     def plain(v):
@@ -485,9 +489,31 @@ def filter_graph(
         return v
 
     rule = tuple(sorted((k, plain(v)) for k, v in {**kw, **params}.items()))
-    key = (cupy.cuda.Device().id, model, m.name, n, steps, rule, timed)
+    return (cupy.cuda.Device().id, model, m.name, n, steps, rule, timed)
+
+
+def filter_graph(
+    model, m, n: int, steps: int, kw: dict, params: dict, timed: bool = True
+) -> FilterGraph:
+    """The :class:`FilterGraph` of these arguments, built on first use and
+    kept (the last GRAPHS_KEPT) under :func:`graph_key`."""
+    key = graph_key(model, m, n, steps, kw, params, timed)
     make = lambda: FilterGraph(model, m, n, steps, kw, params, timed)  # noqa: E731
     return kept(_GRAPHS, key, make, GRAPHS_KEPT)
+
+
+def sir_arguments(m, n: int, *, B=None, epsilon=EPSILON_FILTER, segment_bytes=None,
+                  ssd_table=None) -> tuple[dict, dict]:  # fmt: skip
+    """The checked kernel arguments and parameters of the SIR filter's
+    resampling by ``m`` with ``n`` particles (run_filter's keywords)."""
+    params = {}
+    if m.B_rule == "metropolis":
+        params["epsilon"] = epsilon
+    elif m.B_rule == "uphill" and ssd_table is not None:
+        params["ssd_table"] = ssd_table
+    params = check_params(m, params)
+    kw = kernel_arguments(m, n, np.dtype(WEIGHT_DTYPE).itemsize, B, segment_bytes, params)
+    return kw, params
 
 
 def run_sir_gpu(
@@ -525,11 +551,7 @@ def run_sir_gpu(
                 f"N <= {geometry.FUSED_MAX_N}; got {type(model).__name__}, {m.name!r}, N = {n}"
             )
         return sir_fused.fused_run(model, n, y.shape[0]).run(y, seed)
-    params = {}
-    if m.B_rule == "metropolis":
-        params["epsilon"] = epsilon
-    elif m.B_rule == "uphill" and ssd_table is not None:
-        params["ssd_table"] = ssd_table
-    params = check_params(m, params)
-    kw = kernel_arguments(m, n, np.dtype(WEIGHT_DTYPE).itemsize, B, segment_bytes, params)
+    kw, params = sir_arguments(
+        m, n, B=B, epsilon=epsilon, segment_bytes=segment_bytes, ssd_table=ssd_table
+    )
     return filter_graph(model, m, n, y.shape[0], kw, params, stage_times).run(y, seed)

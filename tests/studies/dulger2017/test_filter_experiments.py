@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from pfresample.constants import CONFIDENCE_Z
-from pfresample.filters import SIR_OPTIONS, rmse, run_filter
+from pfresample.filters import SIR_OPTIONS, rmse, run_filter, run_filters
 from pfresample.models import GrowthModel, RadarModel
 from pfresample.studies.dulger2017 import filter_experiments as fe
 from pfresample.studies.dulger2017 import filter_tables as ft
@@ -167,6 +167,53 @@ def test_run_filter_cell_small_growth_cell():
     fewer = fe.FilterSettings(runs=1, seed=7, backend="cpu")
     small, _ = fe.run_filter_cell("growth", GROWTH, variant, 32, arrays, fewer)
     assert np.array_equal(small["rmse"][:, 0], cell["rmse"][:, 0])
+
+
+def test_timed_runs_leave_the_other_runs_untimed_and_equal():
+    """``timed_runs``: the first runs of each trajectory keep their times, the
+    others have NaN times and the same RMSE, B and seeds as an all-timed cell;
+    the table's times come from the timed runs alone (a planted slow untimed
+    run would otherwise move them)."""
+    arrays, _ = fe.make_trajectories({**GROWTH, "steps": 10}, 2, seed=3)
+    variant = Variant("metropolis", "metropolis")
+    every = fe.FilterSettings(runs=3, seed=7, backend="cpu")
+    some = fe.FilterSettings(runs=3, seed=7, backend="cpu", timed_runs=1)
+    whole, _ = fe.run_filter_cell("growth", GROWTH, variant, 32, arrays, every)
+    cell, meta = fe.run_filter_cell("growth", GROWTH, variant, 32, arrays, some)
+    assert meta["timed_runs"] == 1
+    for key in ("rmse", "B", "seeds", "estimates"):
+        assert np.array_equal(cell[key], whole[key]), key
+    assert np.isfinite(cell["total_seconds"][:, 0]).all()
+    assert np.isnan(cell["total_seconds"][:, 1:]).all()
+    assert (
+        np.isnan(cell["stage_seconds"][:, 1:]).all() and np.isnan(cell["wall_seconds"][:, 1:]).all()
+    )
+    row = ft.cell_row(cell, meta)
+    assert row["timed_runs"] == 1 and row["runs"] == 3
+    assert row["exec_s"] == pytest.approx(cell["total_seconds"][:, 0].mean())
+    assert row["rmse"] == pytest.approx(whole["rmse"].mean())
+    untimed = {k: np.array(v, copy=True) for k, v in cell.items()}
+    untimed["total_seconds"][:, 1:] = np.nan
+    untimed["total_seconds"][0, 2] = 1e6  # one run without stage times: not a timed column
+    assert ft.cell_row(untimed, meta)["exec_s"] == row["exec_s"]
+    nothing = {**cell, "total_seconds": np.full_like(cell["total_seconds"], np.nan)}
+    with pytest.raises(ValueError, match="no run was timed"):
+        ft.cell_row(nothing, meta)
+
+
+def test_run_filters_equals_run_filter_run_by_run():
+    model = GrowthModel()
+    ys = [model.simulate(8, np.random.default_rng(s))[1] for s in (1, 2, 1)]
+    seeds = [5, 6, 7]
+    runs = run_filters(model, ys, 64, "uphill", seeds=seeds, backend="cpu", **SIR_OPTIONS)
+    for y, s, got in zip(ys, seeds, runs, strict=True):
+        want = run_filter(model, y, 64, "uphill", seed=s, backend="cpu", **SIR_OPTIONS)
+        assert np.array_equal(got.estimates, want.estimates) and np.array_equal(got.B, want.B)
+        assert got.log_likelihood == want.log_likelihood
+    assert runs[0].seed == 5 and runs[2].seed == 7
+    assert run_filters(model, [], 64, "uphill", seeds=[], backend="cpu") == []
+    with pytest.raises(ValueError, match="2 seeds for 3 measurement sets"):
+        run_filters(model, ys, 64, "uphill", seeds=[1, 2], backend="cpu")
 
 
 def test_part_runs_cover_each_run_once():

@@ -205,9 +205,10 @@ def dulger2017_filter_outputs(chapter) -> list[str]:
     return out
 
 
-def filter_params(runs, backend) -> dict:
+def filter_params(runs, backend, timed_runs=None) -> dict:
     """Keyword arguments of studies/dulger2017/filter_experiments.FilterSettings."""
-    return {"runs": runs, "seed": config["seed"], "backend": backend}
+    settings = {"runs": runs, "seed": config["seed"], "backend": backend}
+    return settings | {"timed_runs": timed_runs}
 
 
 def filter_priority(wildcards, runs, on_gpu, share=1.0) -> float:

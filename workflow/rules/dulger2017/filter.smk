@@ -60,7 +60,9 @@ if config["filter_jobs"] == "per_cell":
             spec=lambda wildcards: FILTER_MODELS[wildcards.model],
             variant=lambda wildcards: VARIANTS[wildcards.variant].as_dict(),
             n=lambda wildcards: [int(wildcards.n)],
-            settings=filter_params(config["filter_runs"], config["backend"]),
+            settings=filter_params(
+                config["filter_runs"], config["backend"], config["filter_timed_runs"]
+            ),
             devices=GPU_DEVICES,
             scale=SCALE_NOTE,
         log:
@@ -171,7 +173,9 @@ else:
             spec=lambda wildcards: FILTER_MODELS[wildcards.model],
             variant=lambda wildcards: VARIANTS[wildcards.variant].as_dict(),
             n=filter_n_grid(),
-            settings=filter_params(config["filter_runs"], config["backend"]),
+            settings=filter_params(
+                config["filter_runs"], config["backend"], config["filter_timed_runs"]
+            ),
             devices=GPU_DEVICES,
             scale=SCALE_NOTE,
         log:

@@ -22,6 +22,7 @@ Figs 7.1-7.2.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import zlib
@@ -32,7 +33,7 @@ import numpy as np
 
 from ...backend import cuda_device, resolve_backend
 from ...constants import EPSILON_FILTER
-from ...filters import SIR_OPTIONS, STAGES, rmse, run_filter
+from ...filters import SIR_OPTIONS, STAGES, rmse, run_filter, run_filters
 from ...models import GrowthModel, RadarModel
 from ...resampling.registry import get_method
 from ...timing import cpu_name
@@ -115,22 +116,50 @@ def backend_device(backend: str) -> str:
 @dataclass(frozen=True)
 class FilterSettings:
     """How a filter cell runs: ``runs`` per trajectory, the config ``seed``,
-    the ``backend`` asked for (auto / cpu / cuda) and epsilon of B (§5.4)."""
+    the ``backend`` asked for (auto / cpu / cuda) and epsilon of B (§5.4).
+    ``timed_runs``: the runs r < timed_runs of each trajectory are made one at
+    a time and timed; the others may run side by side (``run_filters``
+    batches them on the GPU), with their times NaN. None: every run timed."""
 
     runs: int
     seed: int
     backend: str = "auto"
     epsilon: float = EPSILON_FILTER
     warmup_steps: int = WARMUP_STEPS
+    timed_runs: int | None = None
 
 
-def _sir(model, y, n, variant, seed, settings, backend):
-    """Algorithm 2.4 (``run_filter`` with ``SIR_OPTIONS``) with the variant's method."""
+def _sir_params(variant, settings) -> dict:
+    """Algorithm 2.4's options (``SIR_OPTIONS``) and the variant's method parameters."""
     m = get_method(variant.method)
     params = {"epsilon": settings.epsilon} if m.B_rule == "metropolis" else {}
     if variant.segment_bytes is not None:
         params["segment_bytes"] = variant.segment_bytes
-    return run_filter(model, y, n, m.name, seed=seed, backend=backend, **SIR_OPTIONS, **params)
+    return {**SIR_OPTIONS, **params}
+
+
+def _sir(model, y, n, variant, seed, settings, backend):
+    """Algorithm 2.4 (``run_filter`` with ``SIR_OPTIONS``) with the variant's method."""
+    params = _sir_params(variant, settings)
+    return run_filter(model, y, n, variant.method, seed=seed, backend=backend, **params)
+
+
+def _sir_untimed(model, ys, n, variant, seeds, settings, backend) -> list:
+    """Runs of :func:`_sir` whose times are not kept (``run_filters``: side by
+    side on the GPU where that pays), their times set to NaN whichever way
+    they ran, so that every timed figure of a cell comes from runs made alone."""
+    params = _sir_params(variant, settings)
+    results = run_filters(model, ys, n, variant.method, seeds=seeds, backend=backend, **params)
+    nan = float("nan")
+    return [
+        dataclasses.replace(
+            r,
+            stage_seconds=np.full_like(r.stage_seconds, nan),
+            total_seconds=nan,
+            wall_seconds=nan,
+        )  # fmt: skip
+        for r in results
+    ]
 
 
 def part_runs(trajectories: int, runs: int, part: int, parts: int) -> list[tuple[int, int]]:
@@ -207,23 +236,33 @@ def run_filter_cell(
         "run_index": np.array([j * R + r for j, r in runs], dtype=np.int64),
     }
     load_start = os.getloadavg()[0]
+    timed = R if settings.timed_runs is None else min(R, settings.timed_runs)
+    seeds = [run_seed(settings.seed, name, n, j, r) for j, r in runs]
+    results: list = [None] * count
     for i, (j, r) in enumerate(runs):
-        seed = run_seed(settings.seed, name, n, j, r)
-        result = _sir(model, y[j], n, variant, seed, settings, backend)
+        if r < timed:
+            results[i] = _sir(model, y[j], n, variant, seeds[i], settings, backend)
+    rest = [i for i, (_, r) in enumerate(runs) if r >= timed]
+    if rest:
+        ys = [y[runs[i][0]] for i in rest]
+        batch = _sir_untimed(model, ys, n, variant, [seeds[i] for i in rest], settings, backend)
+        for i, result in zip(rest, batch, strict=True):
+            results[i] = result
+    for i, ((j, r), result) in enumerate(zip(runs, results, strict=True)):
         arrays["rmse"][i] = run_rmse(spec["model"], result.estimates, truth[j])
         arrays["stage_seconds"][i] = result.stage_seconds.sum(axis=0)
         arrays["total_seconds"][i] = result.total_seconds
         arrays["wall_seconds"][i] = result.wall_seconds
         arrays["B"][i] = result.B
-        arrays["seeds"][i] = seed
+        arrays["seeds"][i] = seeds[i]
         if j == 0 and r == 0:
             arrays["estimates"] = np.asarray(result.estimates, dtype=np.float64)
         if r == R - 1 or i == count - 1:
             done = arrays["run_index"][: i + 1] // R == j
             log.info(
-                "trajectory %d: mean RMSE %.4f, mean %.4f s per run (%d runs of this job)",
+                "trajectory %d: mean RMSE %.4f, mean %.4f s per timed run (%d runs of this job)",
                 j, arrays["rmse"][: i + 1][done].mean(),
-                arrays["total_seconds"][: i + 1][done].mean(), done.sum(),
+                np.nanmean(arrays["total_seconds"][: i + 1][done]), done.sum(),
             )  # fmt: skip
     metadata = {
         "what": "filter cell",
@@ -237,6 +276,7 @@ def run_filter_cell(
         "seed": settings.seed,
         "seed_rule": "pfresample.filter_experiments.run_seed(seed, model, n, j, r)",
         "epsilon": settings.epsilon,
+        "timed_runs": timed,
         "stages": list(STAGES),
         "rmse_columns": RMSE_COLUMNS[spec["model"]],
         "backend": backend,

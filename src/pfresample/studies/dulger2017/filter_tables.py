@@ -8,7 +8,9 @@ One row per (variant, N) of a cell holding J trajectories x R runs:
   seconds of stage s per run over the mean total seconds per run (so the four
   shares add up to 100), as Tables 5.1, 6.2, 7.2 and 7.5 report them;
 * ``exec_s``: mean seconds of one T-step run (all four stages), the tables'
-  "Exec. Time"; ``resampling_s`` the same for stage 4 alone;
+  "Exec. Time"; ``resampling_s`` the same for stage 4 alone; times are
+  means over the ``timed_runs`` runs of each trajectory made one at a time
+  (the other runs ran side by side on the GPU, untimed);
 * ``rmse``: the mean over the J trajectories of the mean over the R runs of
   each run's RMSE (Tables 5.2, 6.3, 7.3, 7.6);
 * ``*_ci``: 99% half-widths by :func:`runs_half_width`.
@@ -79,6 +81,12 @@ def cell_row(arrays: Mapping[str, np.ndarray], metadata: Mapping) -> dict:
     stages = np.asarray(arrays["stage_seconds"], dtype=np.float64)  # (J, R, 4)
     total = np.asarray(arrays["total_seconds"], dtype=np.float64)  # (J, R)
     J, R = total.shape
+    # The timed runs (filter_experiments.FilterSettings.timed_runs): the runs
+    # whose times every trajectory has; the others ran side by side, untimed.
+    timed = np.isfinite(total).all(axis=0)
+    if not timed.any():
+        raise ValueError(f"{metadata['model']}, {metadata['variant']['name']}: no run was timed")
+    stages, total, wall = stages[:, timed], total[:, timed], arrays["wall_seconds"][:, timed]
     variant = metadata["variant"]
     B = np.asarray(arrays["B"])
     row = {
@@ -90,6 +98,7 @@ def cell_row(arrays: Mapping[str, np.ndarray], metadata: Mapping) -> dict:
         "log2_n": int(round(math.log2(metadata["n"]))),
         "trajectories": J,
         "runs": R,
+        "timed_runs": int(timed.sum()),
         "steps": int(metadata["steps"]),
     }
     exec_s = mean_of_means(total)
@@ -102,7 +111,7 @@ def cell_row(arrays: Mapping[str, np.ndarray], metadata: Mapping) -> dict:
         exec_s_ci=runs_half_width(total),
         resampling_s=mean_of_means(stages[:, :, STAGE_COUNT - 1]),
         resampling_s_ci=runs_half_width(stages[:, :, STAGE_COUNT - 1]),
-        wall_s=mean_of_means(arrays["wall_seconds"]),
+        wall_s=mean_of_means(wall),
         rmse=mean_of_means(arrays["rmse"]),
         rmse_ci=runs_half_width(arrays["rmse"]),
         B_mean=float(B[B >= 0].mean()) if (B >= 0).any() else float("nan"),

@@ -3,7 +3,9 @@
 // and its docstring gives the equations). One matrix of side ld, row-major, in the
 // transformed domain of eq. 2; T is float (+inf: "no value yet") or int (INT_INF).
 // Every candidate is one addition of two stored values and the rest are minima, so the
-// result is the CPU's bit for bit whatever the order of evaluation.
+// result is the CPU's bit for bit whatever the order of evaluation, but for the sign of a
+// zero where -0.0 and +0.0 tie (equal as floats: which one a minimum keeps depends on its
+// order, in NumPy as here).
 
 #define DP_TILE 16
 
@@ -18,13 +20,22 @@ template <typename T> __device__ __forceinline__ T dp_min(T a, T b) { return b <
 __device__ __forceinline__ int dp_addmin(int a, int b, int c) { return __viaddmin_s32(a, b, c); }
 __device__ __forceinline__ float dp_addmin(float a, float b, float c) { return dp_min(c, a + b); }
 
-// *p = min(*p, v) atomically, for targets several thread blocks lower at once. Minima
-// commute, so the result is the same bit for bit in any order. A float is ordered as its
-// bits read as a signed int where v >= 0, and as its bits read unsigned, reversed, where
-// v < 0 (the sign bit set: the larger the unsigned bits, the smaller the float).
+// *p = min(*p, v) atomically, for targets several thread blocks lower at once. Order of
+// the bits: a float whose sign bit is clear (+0.0 ... +inf) orders as its bits read as a
+// signed int, and every float whose sign bit is set reads as a negative int, below them
+// all; among those (-0.0 ... -inf) the larger the bits read unsigned, the smaller the
+// float, and every sign-clear float reads unsigned below 0x80000000 = -0.0's bits. So for
+// v with the sign bit clear, atomicMin on the signed bits, and for v with it set,
+// atomicMax on the unsigned bits, each leave min(*p, v) in *p whatever *p holds, in the
+// total order -inf < ... < -0.0 < +0.0 < ... < +inf (no NaN reaches here: the inputs are
+// finite and "no value" is +inf, whose sums are +inf). Each atomic is that minimum, which
+// commutes and associates, so the result is the same bits in any order of the blocks; on
+// a tie of -0.0 with +0.0, -0.0 wins (the two compare equal, as the CPU checks compare).
+// The branch tests the sign bit, not v >= 0: -0.0 >= 0 holds, and -0.0's bits read signed
+// are INT_MIN, which would overwrite a negative value another block wrote.
 __device__ __forceinline__ void dp_atomic_min(int* p, int v) { atomicMin(p, v); }
 __device__ __forceinline__ void dp_atomic_min(float* p, float v) {
-    if (v >= 0.0f) atomicMin(reinterpret_cast<int*>(p), __float_as_int(v));
+    if (__float_as_int(v) >= 0) atomicMin(reinterpret_cast<int*>(p), __float_as_int(v));
     else atomicMax(reinterpret_cast<unsigned int*>(p), __float_as_uint(v));
 }
 

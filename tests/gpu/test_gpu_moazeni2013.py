@@ -116,3 +116,48 @@ def test_fig12_times_both_products():
     arrays, meta = experiments.fig12_cell([64, 100], repeats=3)
     assert list(arrays["p"]) == [64, 100]
     assert (arrays["minplus_s"] > 0).all() and (arrays["matmul_s"] > 0).all()
+
+
+def _signed_zero_matrix(n, seed):
+    """A float32 matrix of side n whose weights and initial values mix -0.0, +0.0 and
+    negatives: weights -0.0 (+0.0 at 2 %, -1.0 at both ends), initial values +inf
+    ("no value"), -0.0, +0.0 and 1.0, and 32 planted negative pieces [i, v] 32 to 160
+    long. A piece is seen only through splits outside (i, v), so the min-plus parts of
+    a strip whose K lie inside it find -0.0 and the others the negative value: the case
+    where a -0.0 read as a signed int (INT_MIN) overwrote the negative minimum
+    another thread block had written (issue 56)."""
+    rng = np.random.default_rng([SEED, 56, n, seed])
+    a = np.where(rng.random(n - 1) < 0.02, np.float32(0.0), np.float32(-0.0))
+    a[[0, -1]] = -1.0
+    values = np.array([np.inf, -0.0, 0.0, 1.0], np.float32)
+    init = values[rng.choice(4, (n, n), p=[0.95, 0.03, 0.01, 0.01])]
+    i = rng.integers(0, n - 48, 32)
+    v = np.minimum(i + rng.integers(32, 160, 32), n - 1)
+    init[i, v] = rng.choice(np.array([-1.0, -2.0, -0.5], np.float32), 32)
+    return dp.transformed(a, init, "float32")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n,s", [(257, 16), (257, 24), (520, 16), (520, 24)])
+def test_the_strips_lower_negative_and_signed_zero_minima_atomically(n, s):
+    """The strip solver's split min-plus launches (several thread blocks lower one
+    entry through dp_atomic_min) equal the recurrence on matrices with negative
+    values, -0.0 and +0.0: four matrices, each solved three times, since which block
+    writes last depends on the schedule. Equal as values (np.array_equal: bit for bit
+    but for the sign of a zero where -0.0 and +0.0 tie, which NumPy's minima leave to
+    their order too); the matrices hold negative minima (the case is exercised) and
+    the launches do split their terms."""
+    pytest.importorskip("cupy")
+    blocks = -(-n // s)
+    assert dp_gpu.minplus_launch(s, 1, blocks - 2)[3] > 1  # the last strip's terms split
+    for seed in range(4):
+        m = _signed_zero_matrix(n, seed)
+        reference = dp.solve_diagonals(m.copy())
+        assert (reference < 0).sum() > n and (np.signbit(reference) & (reference == 0)).any()
+        for run in range(3):
+            result = dp_gpu.solve_bottom_up(m, s)[0].get()
+            wrong = np.flatnonzero(result != reference)
+            assert wrong.size == 0, (
+                f"seed {seed} run {run}: {wrong.size} entries differ, e.g. "
+                f"{result.flat[wrong[0]]} where {reference.flat[wrong[0]]} is right"
+            )

@@ -238,3 +238,67 @@ def test_min_plus_launches_split_the_terms_of_few_jobs(p, jobs, terms):
     else:
         assert whole * split <= dp_gpu.SPLIT_TARGET
         assert split == terms or whole * (split + 1) > dp_gpu.SPLIT_TARGET
+
+
+@pytest.mark.parametrize(
+    "value,dtype,match",
+    [
+        (2**31 - 1, "int32", "2147483647"),
+        (int(dp.INT_INF) + 1, "int32", "1073741824"),
+        (-5, "int32", "-5"),
+        (np.nan, "float32", "nan"),
+        (-np.inf, "float32", "-inf"),
+        (1e39, "float32", "1e\\+39"),  # finite, but +inf ("no value") in float32
+    ],
+)
+def test_bad_initial_values_are_named_with_their_index(value, dtype, match):
+    """``init`` is checked as ``a`` is: int32 values in [0, INT_INF] (INT_INF, like
+    float32's +inf, is "no value"), so that no sum of two stored values overflows;
+    float32 values finite or +inf. The error names the value and its (i, j)."""
+    n = 40
+    init = np.zeros((n + 1, n + 1), dtype=np.float64 if dtype == "float32" else np.int64)
+    init[7, 23] = value
+    init[30, 2] = value  # below the diagonal: not read, not checked
+    with pytest.raises(ValueError, match=rf"init\[7, 23\].*{match}"):
+        dp.transformed(np.ones(n, dtype=dtype), init, dtype)
+
+
+def test_int32_initial_values_that_would_wrap_around_are_refused():
+    """The case of the issue: n = 40, 30 % of the initial values at 2**31 - 1; the
+    blocked solver wrapped around where these were accepted. INT_INF itself is "no
+    value": accepted, and the same matrix as init=None where every entry is INT_INF."""
+    n = 40
+    rng = np.random.default_rng(SEED)
+    a = rng.integers(0, 2**10, n)
+    init = rng.integers(0, 2**12, (n + 1, n + 1))
+    init[rng.random(init.shape) < 0.3] = 2**31 - 1
+    with pytest.raises(ValueError, match="init"):
+        dp.transformed(a, init, "int32")
+    none = dp.transformed(a, np.full((n + 1, n + 1), dp.INT_INF), "int32")
+    assert np.array_equal(none, dp.transformed(a, None, "int32"))
+    init[init == 2**31 - 1] = dp.INT_INF
+    m = dp.transformed(a, init, "int32")
+    assert np.array_equal(dp.solve_bottom_up(m.copy(), 8)[0], dp.solve_diagonals(m.copy()))
+
+
+def test_int32_initial_values_must_be_integers():
+    with pytest.raises(ValueError, match="integers"):
+        dp.transformed(np.ones(4, np.int32), np.full((5, 5), 1.5), "int32")
+
+
+def test_every_order_agrees_on_negative_values_and_signed_zeros():
+    """Weights and initial values mixing -0.0, +0.0 and negatives (the GPU's
+    atomic case, tests/gpu): every CPU order equals eq. 1's loops as values (a
+    zero's sign where -0.0 and +0.0 tie is left to the order of the minima)."""
+    rng = np.random.default_rng([SEED, 56])
+    n = 80
+    a = np.where(rng.random(n) < 0.1, np.float32(0.0), np.float32(-0.0))
+    a[[3, 60]] = -1.0
+    values = np.array([np.inf, -0.0, 0.0, 1.0, -1.0, -0.5], np.float32)
+    init = values[rng.choice(6, (n + 1, n + 1), p=[0.9, 0.05, 0.02, 0.02, 0.005, 0.005])]
+    m = dp.transformed(a, init, "float32")
+    direct = dp.solve_direct(a, init, "float32")
+    assert (direct < 0).any() and (np.signbit(direct) & (direct == 0)).any()
+    for name, r in _orders(m, 16).items():
+        for i in range(n):
+            assert np.array_equal(r[i, i + 1 :], direct[i, i:]), (name, i)

@@ -47,9 +47,13 @@ With M = s = 256 these reproduce Table 1's call counts exactly (tests).
 **Exactness.** Every candidate is one addition of two stored values and the
 rest are minima, so any order of evaluation gives the same matrix bit for bit,
 in float32 as in int32 (the decompositions, the compiled CPU code and the GPU
-kernels are checked equal, not close). int32 uses a large finite value for
-"no value yet" (``INT_INF``): inputs must be non-negative and every sum of
-two stored values must stay below 2**31, which ``check_weights`` enforces.
+kernels are checked equal, not close), but for the sign of a zero where -0.0
+and +0.0 tie: they are equal, and which one a minimum keeps depends on its
+order (``np.minimum`` keeps its second argument, the kernels their first), so
+matrices are compared with ``np.array_equal``. int32 uses a large finite value
+for "no value yet" (``INT_INF``): inputs must be non-negative and every sum of
+two stored values must stay below 2**31, which ``check_weights`` and
+``check_initial`` enforce.
 """
 
 from __future__ import annotations
@@ -97,10 +101,39 @@ def check_weights(a, dtype) -> np.ndarray:
     return a.astype(dtype)
 
 
+def check_initial(init, upper: np.ndarray, dtype) -> np.ndarray:
+    """The entries of ``init`` where ``upper`` holds, as ``dtype``, or a ValueError
+    that names the first bad value and its (i, j): int32 values integers in
+    [0, INT_INF] (INT_INF is "no value", as +inf is in float32), so that no sum of
+    two stored values reaches 2**31 (both are at most INT_INF, and a minimum never
+    exceeds an entry's initial value); float32 values finite or +inf (NaN and -inf
+    have no place in a minimum of sums; a finite value beyond float32's range would
+    become +inf, "no value")."""
+    dtype = np.dtype(dtype)
+    values = init[upper]
+    if dtype == np.int32:
+        if not np.issubdtype(init.dtype, np.integer):
+            raise ValueError(f"int32 initial values must be integers, got {init.dtype}")
+        bad = (values < 0) | (values > int(INT_INF))
+        why = f"must be in [0, {int(INT_INF)}] (INT_INF: no value)"
+        cast = values.astype(dtype)
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            cast = values.astype(dtype)
+        bad = np.isnan(values) | (values == -np.inf) | (np.isfinite(values) & ~np.isfinite(cast))
+        why = "must be finite in float32, or +inf (no value)"
+    if bad.any():
+        first = np.flatnonzero(bad)[0]
+        i, j = (int(x[first]) for x in np.nonzero(upper))
+        raise ValueError(f"init[{i}, {j}] = {values[first]} {why}")
+    return cast
+
+
 def transformed(a, init=None, dtype="float32") -> np.ndarray:
     """The transformed matrix of eq. 2, (n + 1, n + 1): m'[i, i+1] = a(i), the
     other upper entries ``init`` (an (n + 1, n + 1) array read above the
-    diagonal j > i + 1, or None for "no value yet"), the rest "no value"."""
+    diagonal j > i + 1, checked by ``check_initial``, or None for "no value
+    yet"), the rest "no value"."""
     a = check_weights(a, dtype)
     n1 = a.size + 1
     inf = infinity(dtype)
@@ -110,7 +143,7 @@ def transformed(a, init=None, dtype="float32") -> np.ndarray:
         if init.shape != (n1, n1):
             raise ValueError(f"init must be ({n1}, {n1}), got {init.shape}")
         upper = np.triu(np.ones((n1, n1), dtype=bool), k=2)
-        m[upper] = init[upper].astype(dtype)
+        m[upper] = check_initial(init, upper, dtype)
     idx = np.arange(a.size)
     m[idx, idx + 1] = a
     return m

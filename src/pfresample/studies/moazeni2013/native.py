@@ -26,6 +26,10 @@ NATIVE = Path(__file__).resolve().parent / "native"
 SOURCE = NATIVE / "dp.c"
 FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c11")
 CXX_FLAGS = ("-O3", "-march=native", "-pthread", "-shared", "-fPIC", "-std=c++20")
+# The best CPU code (dp_blocked.c, tv_best.c, minplus_peak.c): the same flags, with the
+# compiler told to use a CPU's widest vectors (512 bits where it has AVX-512; gcc's
+# tuning for some of them prefers 256); the peak microkernel is built with these too.
+BEST_FLAGS = (*FLAGS, "-mprefer-vector-width=512")
 FUNCTIONS = {"float32": "solve_f32", "int32": "solve_i32"}
 
 
@@ -48,11 +52,12 @@ def cache_dir() -> Path:
     return Path(os.environ.get("PFRESAMPLE_NATIVE_CACHE", default))
 
 
-def build(source: Path, cxx: bool = False) -> Path:
+def build(source: Path, cxx: bool = False, flags: tuple[str, ...] | None = None) -> Path:
     """The shared library of ``source`` (once per source text, compiler and
-    flags, written atomically into the cache)."""
+    flags, written atomically into the cache); ``flags`` default to FLAGS
+    (CXX_FLAGS with ``cxx``)."""
     cc = compiler(cxx)
-    flags = CXX_FLAGS if cxx else FLAGS
+    flags = flags or (CXX_FLAGS if cxx else FLAGS)
     text = source.read_bytes()
     key = hashlib.sha256(text + " ".join((cc, *flags, sys.platform)).encode()).hexdigest()[:16]
     path = cache_dir() / f"moazeni2013_{source.stem}_{key}.so"
@@ -96,6 +101,79 @@ def solve(m: np.ndarray, threads: int = 1) -> np.ndarray:
     if status != 0:
         raise MemoryError("native solve: could not allocate the transposed copy")
     return m
+
+
+@cache
+def blocked_library() -> ctypes.CDLL:
+    """The best CPU code of chapter 3 (native/dp_blocked.c), built and loaded once a process."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    lib = ctypes.CDLL(str(build(NATIVE / "dp_blocked.c", flags=BEST_FLAGS)))
+    for name in FUNCTIONS.values():
+        fn = getattr(lib, name.replace("solve_", "solve_blocked_flawed_"))
+        fn.restype = ctypes.c_int
+        fn.argtypes = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_int)
+    return lib
+
+
+# The deliberate flaws of dp_blocked.c, the tests' negative controls (0: none)
+BLOCKED_FLAWS = {"none": 0, "drop_last_product": 1, "drop_eq5_down": 2, "drop_eq5_left": 3}
+
+
+def solve_blocked(m: np.ndarray, threads: int | None = None, *, flaw: str = "none"
+                  ) -> np.ndarray:  # fmt: skip
+    """Eq. 2 in place as ``solve`` (the same matrix bit for bit, the zeros' signs
+    included), by the best CPU code: 64 x 64 blocks in the GPU's strip order,
+    register-tiled min-plus products, OpenMP over a strip's blocks; ``threads``
+    default to every CPU. ``flaw`` (tests only) builds a wrong answer on purpose
+    (BLOCKED_FLAWS). Returns m."""
+    dtype = np.dtype(m.dtype).name
+    if dtype not in FUNCTIONS:
+        raise ValueError(f"dtype must be one of {tuple(FUNCTIONS)}, got {dtype}")
+    if m.ndim != 2 or m.shape[0] != m.shape[1] or not m.flags.c_contiguous:
+        raise ValueError(f"m must be a C-contiguous square matrix, got shape {m.shape}")
+    threads = (os.cpu_count() or 1) if threads is None else int(threads)
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    fn = getattr(blocked_library(), FUNCTIONS[dtype].replace("solve_", "solve_blocked_flawed_"))
+    if fn(m.ctypes.data, m.shape[0], threads, BLOCKED_FLAWS[flaw]) != 0:
+        raise MemoryError("native solve_blocked: could not allocate the blocked copy")
+    return m
+
+
+@cache
+def peak_library() -> ctypes.CDLL:
+    """The min-plus peak microkernel (native/minplus_peak.c), built with BEST_FLAGS."""
+    lib = ctypes.CDLL(str(build(NATIVE / "minplus_peak.c", flags=BEST_FLAGS)))
+    for name in ("minplus_peak_f32", "minplus_peak_i32"):
+        fn = getattr(lib, name)
+        fn.restype = ctypes.c_int
+        fn.argtypes = (ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+    return lib
+
+
+def minplus_peak(rounds: int, threads: int, dtype: str = "float32") -> tuple[float, int]:
+    """Run the peak microkernel: ``rounds`` rounds on each of ``threads`` threads.
+    Returns (seconds, min-plus operations): a round is rows x cols min-plus
+    operations and cols additions (counted as half a min-plus each)."""
+    import time
+
+    if dtype not in FUNCTIONS:
+        raise ValueError(f"dtype must be one of {tuple(FUNCTIONS)}, got {dtype}")
+    lib = peak_library()
+    rows, cols = lib.minplus_peak_rows(), lib.minplus_peak_cols()
+    seed = np.arange(rows + 3 * cols, dtype=dtype)
+    seed[rows + 2 * cols :] = 1  # d: y advances by one a round (exact in both dtypes)
+    out = np.full(1, infinity_of(dtype), dtype=dtype)
+    fn = lib.minplus_peak_f32 if dtype == "float32" else lib.minplus_peak_i32
+    start = time.perf_counter()
+    fn(int(rounds), int(threads), seed.ctypes.data, out.ctypes.data)
+    seconds = time.perf_counter() - start
+    return seconds, int(rounds) * int(threads) * (rows * cols + cols // 2)
+
+
+def infinity_of(dtype: str):
+    """The "no value" of ``dtype`` (dp.infinity), without importing the study's dp."""
+    return np.float32(np.inf) if dtype == "float32" else np.int32(2**30 - 1)
 
 
 @cache

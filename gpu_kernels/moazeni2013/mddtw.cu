@@ -6,10 +6,10 @@
 // and diagonal, a Sakoe-Chiba band), so the distances are equal bit for bit.
 //
 // queries: [query dims][m], z-normalised; series: [recording dims][n]; mu, sd: [recording
-// dims][W] each window's mean and standard deviation (sd 0 replaced by 1, as the
-// reference does); pair_q, pair_db: the pairs; out: [pairs][W], sqrt of the cumulative
-// cost. The row of the dynamic programme lives in local memory (MAXM doubles; the band
-// touches 2 band + 1 of them a row, which stay in L1).
+// dims][W] each window's mean and standard deviation (+inf for a constant window, which
+// so normalises to zeros: mddtw.deviations); pair_q, pair_db: the pairs; out: [pairs][W],
+// sqrt of the cumulative cost. The row of the dynamic programme lives in local memory
+// (MAXM doubles; the band touches 2 band + 1 of them a row, which stay in L1).
 
 #ifndef MAXM
 #define MAXM 1024

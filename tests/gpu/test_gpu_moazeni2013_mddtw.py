@@ -1,7 +1,10 @@
 """Moazeni (2013) chapter 7 on the GPU (pfresample.studies.moazeni2013.mddtw_gpu): the
 kernel's DTW distances equal, bit for bit, to the NumPy reference's (the same float64
 operations in the same order), for several bands and query lengths, and the same
-single-dimensional tuples; a negative control (another band) differs."""
+single-dimensional tuples; a negative control (another band) differs. The timing
+cells' path (``fast_stats=True``: running-sum statistics) equals the reference to
+1e-9, constant windows (whose mean does not round to their value) exactly; where
+dtaidistance is installed, the distances equal its banded DTW's."""
 
 from __future__ import annotations
 
@@ -24,7 +27,8 @@ SEED = 2013
 def test_the_kernel_equals_the_reference_bit_for_bit(m, band):
     rng = np.random.default_rng([SEED, m, band])
     db = np.cumsum(rng.normal(size=(3, 2000)), axis=1)
-    db[1, 500:700] = 3.0  # constant windows: a zero deviation, replaced by 1 on both sides
+    db[1, 500:700] = 3.0  # constant windows: zeros on both sides (mddtw.deviations)
+    db[2, 1200:1400] = 0.1  # constant, but the computed deviation is ~1e-17, not 0
     query = rng.normal(size=(3, m))
     rec = mddtw_gpu.Recording(db, m)
     pair_list = mddtw_gpu.pairs(3, 3, 2)
@@ -62,3 +66,52 @@ def test_the_same_ranked_list_end_to_end():
     want = mddtw.search(motif, db, s, mddtw.NumpyDistances(db))
     got = mddtw.search(motif, db, s, mddtw_gpu.GpuDistances(db))
     assert got == want
+
+
+def _recording_with_constant_windows(seed):
+    """3 dimensions of 3,000 samples, random walks far from zero, with constant
+    stretches of 0.1, 1/3 and 3.0 (the windows inside them normalise to zeros)."""
+    rng = np.random.default_rng([SEED, seed])
+    db = np.cumsum(rng.normal(size=(3, 3000)), axis=1) + 1e3
+    db[0, 400:700] = 0.1
+    db[1, 1000:1300] = 1 / 3
+    db[2, 2000:2300] = 3.0
+    return db, rng
+
+
+@pytest.mark.parametrize("m,band", [(3, 1), (10, 2), (64, 6), (128, 12)])
+def test_the_timed_path_equals_the_reference(m, band):
+    """Recording(fast_stats=True), which the timing cells run: its distances equal
+    dtw_windows's to 1e-9 relative (running sums against two passes), those of the
+    constant windows exactly (both zeros: the query's distance to a zero window);
+    a negative control (half the band) differs."""
+    db, rng = _recording_with_constant_windows(m)
+    query = rng.normal(size=(3, m))
+    pair_list = mddtw_gpu.pairs(3, 3, 2)
+    rec = mddtw_gpu.Recording(db, m, fast_stats=True)
+    got = rec.distances(query, pair_list, band).get()
+    for row, (j, i) in zip(got, pair_list, strict=True):
+        want = mddtw.dtw_windows(query[j], db[i], band)
+        assert np.allclose(row, want, rtol=1e-9, atol=0), (j, i)
+        constant = np.isinf(mddtw.window_stats(db[i], m)[1])
+        assert constant.sum() == 300 - m + 1
+        zero = mddtw.dtw_pair(mddtw.znorm(query[j]), np.zeros(m), band)
+        assert np.array_equal(row[constant], np.full(constant.sum(), zero)), (j, i)
+    other = rec.distances(query, pair_list, band // 2).get()  # a narrower band: farther
+    assert not np.allclose(other, got, rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize("m,band", [(16, 0), (32, 3), (64, 6)])
+def test_the_distances_equal_dtaidistance(m, band):
+    """dtaidistance's banded DTW (``window`` = band + 1: |i - j| <= band; the square
+    root of the summed squared differences, as ours) of the z-normalised query and
+    each z-normalised window, on the exact and the timed path."""
+    dtw = pytest.importorskip("dtaidistance.dtw")
+    db, rng = _recording_with_constant_windows(m)
+    query = rng.normal(size=(1, m))
+    windows = mddtw.znorm_windows(db[1], m)
+    q = mddtw.znorm(query[0])
+    want = np.array([dtw.distance(q, w, window=band + 1, use_c=False) for w in windows])
+    for fast in (False, True):
+        got = mddtw_gpu.Recording(db, m, fast_stats=fast).distances(query, [(0, 1)], band)
+        assert np.allclose(got.get()[0], want, rtol=1e-9, atol=1e-12), fast

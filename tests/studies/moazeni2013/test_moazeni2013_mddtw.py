@@ -157,3 +157,100 @@ def test_the_pruned_search_selects_what_the_full_one_does(seed):
     # negative control: another band selects other windows or distances
     other, _ = native.dtw_top_pruned(M.znorm(q), x, mu, sd, band + 3, p, m // 2)
     assert other != got
+
+
+# constant windows whose mean does not round to their value: np.std gives ~1e-17, not 0
+CONSTANT_CASES = [(0.1, 3), (0.1, 7), (0.3, 10), (1 / 3, 10), (3.0, 16), (-2.7e8, 12)]
+
+
+def _with_constant_stretch(value, m, rng):
+    """A random walk with a stretch of 3 m samples equal to ``value``: the windows
+    inside it are constant (start at 1000 ... 1000 + 2 m)."""
+    x = np.cumsum(rng.normal(size=1500)) + value
+    x[1000 : 1000 + 3 * m] = value
+    return x, np.arange(1000, 1000 + 2 * m + 1)
+
+
+@pytest.mark.parametrize("value,m", CONSTANT_CASES)
+def test_constant_windows_normalise_to_zeros_in_every_backend(value, m):
+    """A window whose values are all equal normalises to zeros, so its DTW distance
+    to a z-normalised query is the query's to a zero window (sqrt(m) for band 0):
+    in NumPy and in the compiled code, both from window_stats (the GPU's test is in
+    tests/gpu). Before, np.std's ~1e-17 made such windows +-1 values (2.449 where
+    1.732 is right at m = 3). A query that is constant normalises to zeros too."""
+    rng = np.random.default_rng([SEED, m])
+    x, inside = _with_constant_stretch(value, m, rng)
+    q = rng.normal(size=m)
+    assert np.count_nonzero(M.znorm_windows(x, m)[inside]) == 0
+    for band in (0, 2):
+        want = M.dtw_pair(M.znorm(q), np.zeros(m), band)
+        got = M.dtw_windows(q, x, band)
+        assert np.array_equal(got[inside], np.full(inside.size, want)), band
+    assert M.dtw_windows(q, x, 0)[inside[0]] == pytest.approx(np.sqrt(m), rel=1e-12)
+    assert np.count_nonzero(M.znorm(np.full(m, value))) == 0
+    from pfresample.studies.moazeni2013 import native
+
+    try:
+        native.dtw_library()
+    except RuntimeError:
+        pytest.skip("no C compiler on this host")
+    mu, sd = M.window_stats(x, m)
+    assert np.array_equal(native.dtw_windows(M.znorm(q), x, mu, sd, 2), M.dtw_windows(q, x, 2))
+
+
+def test_windows_that_vary_are_not_taken_for_constant():
+    """Negative control: a window varying by 1e-9 of its level (far above rounding)
+    keeps its shape; one varying by one unit in the last place does not."""
+    m = 8
+    level = 0.1
+    shape = np.sin(np.arange(m))
+    small = level + 1e-9 * shape
+    z = M.znorm_windows(small, m)[0]
+    assert np.allclose(z, (shape - shape.mean()) / shape.std(), atol=1e-6)
+    ulp = np.full(m, level)
+    ulp[3] = np.nextafter(level, 1.0)
+    assert np.count_nonzero(M.znorm_windows(ulp, m)) == 0
+
+
+@pytest.mark.parametrize("m", [3, 10, 64])
+def test_running_stats_equal_the_two_pass_ones_and_agree_on_constant_windows(m):
+    """The GPU timing cells' running sums (``running_stats``) against window_stats
+    on a long random walk far from zero, with constant stretches of 0.1 and 1/3 and
+    a nearly constant one (ulps apart) late in the series: the same constant windows
+    (+inf at the same places), means and deviations equal to 1e-12."""
+    rng = np.random.default_rng([SEED, m, 7])
+    x = np.cumsum(rng.normal(size=200_000)) + 1e4
+    x[5000 : 5000 + 3 * m] = 0.1
+    x[90_000 : 90_000 + 3 * m] = 1 / 3
+    x[190_000 : 190_000 + 3 * m] = 1e4 + np.arange(3 * m) % 2 * np.spacing(1e4)
+    x[150_000 : 150_000 + 3 * m] = 7.0 + 1e-9 * rng.normal(size=3 * m)  # varies: kept
+    mu, sd = M.window_stats(x, m)
+    fmu, fsd = M.running_stats(x, m)
+    constant = np.isinf(sd)
+    assert np.array_equal(constant, np.isinf(fsd))
+    assert constant[[5000, 90_000, 190_000]].all() and not constant[150_000]
+    assert constant.sum() == 3 * (2 * m + 1)
+    assert np.allclose(fmu, mu, rtol=1e-12, atol=0)
+    assert np.allclose(fsd[~constant], sd[~constant], rtol=1e-12, atol=0)
+
+
+def test_the_window_range_is_each_windows_min_and_max():
+    x = np.random.default_rng(SEED).normal(size=300)
+    for m in (1, 2, 5, 64):
+        w = np.lib.stride_tricks.sliding_window_view(x, m)
+        lo, hi = M.window_range(x, m)
+        assert np.array_equal(lo, w.min(axis=1)) and np.array_equal(hi, w.max(axis=1))
+
+
+@pytest.mark.parametrize("m,band", [(16, 0), (32, 3), (64, 6), (40, 39)])
+def test_the_distances_equal_dtaidistance(m, band):
+    """dtaidistance's banded DTW (``window`` = band + 1 is |i - j| <= band; the square
+    root of the summed squared differences, as ours) of the z-normalised query and
+    each z-normalised window, constant windows (zeros) among them."""
+    dtw = pytest.importorskip("dtaidistance.dtw")
+    rng = np.random.default_rng([SEED, m, band])
+    x, _ = _with_constant_stretch(0.1, m, rng)
+    q = rng.normal(size=m)
+    want = [dtw.distance(M.znorm(q), w, window=band + 1, use_c=False)
+            for w in M.znorm_windows(x, m)]  # fmt: skip
+    assert np.allclose(M.dtw_windows(q, x, band), want, rtol=1e-12, atol=1e-12)

@@ -32,18 +32,90 @@ from dataclasses import dataclass
 import numpy as np
 
 CHUNK = 1 << 16  # windows a block of window_stats (bounds its memory, not its values)
+# A window (or query) whose values span at most CONSTANT_ULPS units in the last place of
+# its largest magnitude -- max - min <= CONSTANT_ULPS * eps * max|w| -- is constant: it
+# normalises to zeros. Why not sd > 0: a window of equal values whose mean does not round
+# to their value (0.1 three times: mean 0.10000000000000002) has a computed deviation of
+# ~1e-17, and dividing by it makes it +-1 values. Why the range, not the deviation: min
+# and max are exact, so the rule gives the same windows whatever computed the deviation
+# (window_stats's two passes or running sums, whose rounding for a constant window is
+# ~sqrt(eps) of its level, no multiple of eps); and a window's range bounds its deviation
+# (sd <= range / 2). Why 16 ulps: values that differ by so little differ by the rounding
+# of the arithmetic that made them (a sum, a scaling, a float32 reading converted), not by
+# a shape, and z-normalising them would blow that rounding up to unit variance; 16 leaves
+# room for a few such roundings and is ~4e-15 of the level, far below any signal's
+# variation (a float32 sensor resolves 6e-8 of its level). The one place the rule lives:
+# ``deviations``, which window_stats, running_stats and znorm call, so the NumPy, C and
+# GPU distances (all three divide by these deviations) agree on it.
+CONSTANT_ULPS = 16
+
+
+def deviations(sd, lo, hi) -> np.ndarray:
+    """The divisors of z-normalisation: ``sd`` (each window's standard deviation)
+    where the window varies, +inf where it is constant by the rule above (its min
+    ``lo`` and max ``hi`` within CONSTANT_ULPS * eps * max(|lo|, |hi|)), so that a
+    constant window's (w - mean) / dev is exactly zero in every backend."""
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    peak = np.maximum(np.abs(lo), np.abs(hi))
+    constant = (hi - lo) <= CONSTANT_ULPS * np.finfo(np.float64).eps * peak
+    return np.where(constant, np.inf, sd)
+
+
+def window_range(x: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each window's min and max, (n - m + 1,) each, in O(n) (exact)."""
+    from scipy.ndimage import maximum_filter1d, minimum_filter1d
+
+    x = np.asarray(x, dtype=np.float64)
+    w = x.size - m + 1
+    # origin -(m // 2): output t is the extreme of x[t : t + m]
+    return (minimum_filter1d(x, m, origin=-(m // 2))[:w],
+            maximum_filter1d(x, m, origin=-(m // 2))[:w])  # fmt: skip
 
 
 def window_stats(x: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each window's mean and standard deviation (0 replaced by 1), (n - m + 1,)
-    each: the values ``znorm_windows`` divides by, computed a block of windows at a
-    time (a row's mean and std do not depend on the block)."""
+    """Each window's mean and divisor (``deviations``: the standard deviation, +inf
+    for a constant window), (n - m + 1,) each: the values ``znorm_windows`` and the
+    compiled and GPU searches use, computed a block of windows at a time (a row's
+    mean and std do not depend on the block)."""
     w = np.lib.stride_tricks.sliding_window_view(np.asarray(x, dtype=np.float64), m)
     mu, sd = np.empty(w.shape[0]), np.empty(w.shape[0])
     for a in range(0, w.shape[0], CHUNK):
         mu[a : a + CHUNK] = w[a : a + CHUNK].mean(axis=1)
         sd[a : a + CHUNK] = w[a : a + CHUNK].std(axis=1)
-    return mu, np.where(sd > 0, sd, 1.0)
+    return mu, deviations(sd, *window_range(x, m))
+
+
+def running_stats(x: np.ndarray, m: int, block: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """``window_stats`` from running sums, O(n) (the GPU's timing cells, whose long
+    recordings make window_stats's O(n m) slow): equal to it to ~1e-12 relative, the
+    same constant windows (``deviations``). The windows go ``block`` at a time; a
+    block's sums run over its samples minus its first (so that a series far from
+    zero, or a random walk's drift, does not swamp a window's variance), in long
+    double (64-bit mantissas on x86); a window whose variance is not far above the
+    sums' rounding (a nearly constant one) gets window_stats's two passes."""
+    x = np.asarray(x, dtype=np.float64)
+    ld, count = np.longdouble, x.size - m + 1
+    blocks = -(-count // block)
+    padded = np.concatenate([x, np.full(blocks * block + m - 1 - x.size, x[-1])])
+    rows = np.lib.stride_tricks.sliding_window_view(padded, block + m - 1)[::block]
+    first = rows[:, :1]
+    d = rows.astype(ld) - first.astype(ld)
+    zero = np.zeros((blocks, 1), dtype=ld)
+    s1 = np.concatenate([zero, np.cumsum(d, axis=1)], axis=1)
+    s2 = np.concatenate([zero, np.cumsum(d * d, axis=1)], axis=1)
+    mean = (s1[:, m : m + block] - s1[:, :block]) / m
+    var = (s2[:, m : m + block] - s2[:, :block]) / m - mean * mean
+    # the prefix sums' differences err by ~eps of the prefix (a few times it, summed over
+    # up to block + m terms): trust a variance 2**44 times that (its relative error ~1e-12)
+    # and give the others window_stats's two passes
+    rough = (var <= 2.0**44 * np.finfo(ld).eps * s2[:, m : m + block] / m).ravel()[:count]
+    mu = (first + mean).astype(np.float64).ravel()[:count]
+    sd = np.sqrt(np.maximum(var, 0)).astype(np.float64).ravel()[:count]
+    redo = np.flatnonzero(rough)
+    if redo.size:
+        w = np.lib.stride_tricks.sliding_window_view(x, m)[redo]
+        mu[redo], sd[redo] = w.mean(axis=1), w.std(axis=1)
+    return mu, deviations(sd, *window_range(x, m))
 
 
 def znorm_windows(x: np.ndarray, m: int) -> np.ndarray:
@@ -54,9 +126,9 @@ def znorm_windows(x: np.ndarray, m: int) -> np.ndarray:
 
 
 def znorm(q: np.ndarray) -> np.ndarray:
+    """The query z-normalised (zeros where it is constant: ``deviations``)."""
     q = np.asarray(q, dtype=np.float64)
-    sd = q.std()
-    return (q - q.mean()) / (sd if sd > 0 else 1.0)
+    return (q - q.mean()) / deviations(q.std(), q.min(), q.max())
 
 
 def dtw_windows(query: np.ndarray, series: np.ndarray, band: int) -> np.ndarray:

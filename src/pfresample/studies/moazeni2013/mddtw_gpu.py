@@ -1,8 +1,10 @@
 """Moazeni (2013) chapter 7 on the GPU (``gpu_kernels/moazeni2013/mddtw.cu``, §7.4.3):
 the single-dimensional search's DTW distances, one thread a window, every (query
 dimension, recording dimension) pair with |i - j| < nr in one launch. The windows'
-means and deviations come from ``mddtw.window_stats`` and the query from
-``mddtw.znorm``, so the distances equal ``mddtw.dtw_windows``'s bit for bit. Launch
+means and deviations come from ``mddtw.window_stats`` (or, with ``fast_stats``,
+``mddtw.running_stats``) and the query from ``mddtw.znorm``, so the distances equal
+``mddtw.dtw_windows``'s bit for bit (to rounding with ``fast_stats``), constant
+windows included (``mddtw.deviations``). Launch
 parameters: THREADS a block; queries up to MAXM samples."""
 
 from __future__ import annotations
@@ -27,14 +29,6 @@ def _function():
     return kernels.Module(kernels.source(SOURCE), (), options).get_function("dtw_windows")
 
 
-def _running_stats(x: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
-    s1 = np.concatenate([[0.0], np.cumsum(x)])
-    s2 = np.concatenate([[0.0], np.cumsum(x * x)])
-    mu = (s1[m:] - s1[:-m]) / m
-    sd = np.sqrt(np.maximum((s2[m:] - s2[:-m]) / m - mu * mu, 0.0))
-    return mu, np.where(sd > 0, sd, 1.0)
-
-
 class Recording:
     """A recording (k, n) on the GPU with each dimension's window statistics for
     queries of length m (computed once, reused by every query of that length)."""
@@ -46,10 +40,12 @@ class Recording:
         if db.ndim != 2 or db.shape[1] < m or not 1 <= m <= MAXM:
             raise ValueError(f"need a (k, n) recording with n >= m and 1 <= m <= {MAXM}, "
                              f"got {db.shape} and m = {m}")  # fmt: skip
-        # fast_stats (timing only): running sums, O(n) a dimension, equal to
-        # window_stats to rounding; the distances then differ from the reference's
-        # in the last bits, the work does not
-        stats = [(_running_stats if fast_stats else mddtw.window_stats)(row, m) for row in db]
+        # fast_stats (the timing cells'): running sums, O(n) a dimension, equal to
+        # window_stats to rounding and with the same constant windows (both through
+        # mddtw.deviations); the distances then differ from the reference's in the
+        # last bits, the work does not
+        stats = [(mddtw.running_stats if fast_stats else mddtw.window_stats)(row, m)
+                 for row in db]  # fmt: skip
         if raw:  # no z-normalisation (the choice's other side): mean 0, deviation 1
             stats = [(np.zeros_like(mu), np.ones_like(sd)) for mu, sd in stats]
         self.raw = raw

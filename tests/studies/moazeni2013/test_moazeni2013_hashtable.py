@@ -101,14 +101,50 @@ def test_a_mixed_batch_gives_the_schedule_free_answer(config):
         assert (again.results == ht.FALSE).all()
 
 
-def test_a_full_pool_raises_and_leaves_the_table_whole():
+def _overflow_batch(rng, free_after):
+    """A table of 1,000 nodes preloaded with 600 keys, and a batch of 300 fresh
+    inserts, 100 inserts of preloaded keys (they fail, but take a node each: Fig
+    20 allocates before it searches), 50 deletes and 50 searches of other preloaded
+    keys; the pool's capacity set so that ``free_after`` nodes stay free after the
+    batch (-1: one node short)."""
+    keys = _keys(950, rng)
+    preload, fresh = keys[:600], keys[600:900]
+    capacity = 600 + 400 + free_after
+    table = ht.HashTable(4, 32, capacity, "dek")
+    assert (table.batch(np.full(600, ht.INSERT), preload, THREADS).results == ht.TRUE).all()
+    ops = np.concatenate([np.full(300, ht.INSERT), np.full(100, ht.INSERT),
+                          np.full(50, ht.DELETE), np.full(50, ht.SEARCH)])  # fmt: skip
+    batch = np.concatenate([fresh, preload[:100], preload[100:150], preload[150:200]])
+    want = np.concatenate([np.ones(300), np.zeros(100), np.ones(100)]).astype(np.uint8)
+    order = rng.permutation(ops.size)
+    return table, preload, fresh, ops[order], batch[order], want[order]
+
+
+def test_a_batch_that_could_overflow_the_pool_is_refused_before_it_runs():
+    """400 inserts against 399 free nodes: PoolFull before any operation runs (the
+    table, its keys and its pool counter as they were; the deletes not applied).
+    Before, the batch ran: its other operations applied, its results dropped."""
     rng = np.random.default_rng(SEED)
-    table = ht.HashTable(4, 32, 1000, "dek")
-    keys = _keys(1200, rng)
-    with pytest.raises(ht.PoolFull, match="pool of 1000 is full: 200 insert"):
-        table.batch(np.full(keys.size, ht.INSERT), keys, THREADS)
-    present = table.check()
-    assert present.size == 1000 and np.isin(present, keys).all()
+    table, preload, _, ops, keys, _ = _overflow_batch(rng, free_after=-1)
+    next_before = table.next.copy()
+    with pytest.raises(ht.PoolFull, match="400 insert.*399 free"):
+        table.batch(ops, keys, THREADS)
+    assert np.array_equal(table.check(), np.sort(preload))
+    assert table.used == 600 and np.array_equal(table.next, next_before)
+
+
+def test_a_batch_that_fills_the_pool_exactly_runs():
+    """400 inserts against 400 free nodes: the batch runs, every result as it must
+    be, the pool's counter at its capacity, the key set as it must be."""
+    rng = np.random.default_rng(SEED)
+    table, preload, fresh, ops, keys, want = _overflow_batch(rng, free_after=0)
+    res = table.batch(ops, keys, THREADS)
+    assert np.array_equal(res.results, want)
+    assert table.used == table.capacity == 1000
+    kept = np.concatenate([preload[:100], preload[150:], fresh])  # preload[100:150] deleted
+    assert np.array_equal(table.check(), np.sort(kept))
+    with pytest.raises(ht.PoolFull, match="1 insert.*0 free"):  # and now it is full
+        table.batch([ht.SEARCH, ht.INSERT], [0.5, 0.25], THREADS)
 
 
 def test_the_checker_catches_a_cycle_a_misorder_and_a_wrong_bucket():
@@ -259,3 +295,73 @@ def test_the_application_keys_follow_their_distributions():
     assert counts.min() > 0.08 and counts.max() < 0.12  # sd 0.58 on (0, 1): nearly flat
     with pytest.raises(ValueError, match="distribution must be one of"):
         wl.draw_keys(10, rng, "app3")
+
+
+def _racing_batch(rng, n_keys=300, size=6000, weights=(0.3, 0.35, 0.35)):
+    """A batch whose outcome the schedule decides: ``size`` random operations
+    (search, insert, delete in ``weights``) on ``n_keys`` keys, half of them
+    preloaded, so that inserts and deletes of one key race, keys are deleted
+    twice and searched while they change, and some keys are never present."""
+    keys = _keys(n_keys, rng)
+    preload = keys[: n_keys // 2]
+    ops = rng.choice(3, size, p=weights).astype(np.uint8)
+    return preload, ops, keys[rng.integers(0, n_keys, size)]
+
+
+@pytest.mark.parametrize("config", CONFIGS[:3])
+def test_racing_batches_are_explained_key_by_key(config):
+    """Random mixes with same-key insert/delete races, double deletes and absent
+    keys on 4 threads, several times: the structure checker passes and, key by
+    key, some order of the key's operations gives the results and the set left."""
+    rng = np.random.default_rng([SEED, *config[:2], 56])
+    for _ in range(4):
+        preload, ops, keys = _racing_batch(rng)
+        table = ht.HashTable(*config[:2], preload.size + ops.size, config[2])
+        table.batch(np.full(preload.size, ht.INSERT), preload, THREADS)
+        res = table.batch(ops, keys, THREADS)
+        ht.check_outcomes(preload, ops, keys, res.results, table.check())
+        assert 0 < res.results.mean() < 1  # both outcomes occur
+
+
+def test_the_outcome_checker_catches_what_no_order_explains():
+    """Negative controls, by hand: two successful inserts of an absent key with no
+    delete between, two successful deletes of a present key, a failed search of a
+    key always present, a key left present after its only insert failed, and a key
+    the batch never named removed; and the orders it must accept."""
+    a, b, c = np.float32(0.25), np.float32(0.5), np.float32(0.75)
+    I, D, S = ht.INSERT, ht.DELETE, ht.SEARCH  # noqa: E741
+    accept = [
+        ([], [I, I], [a, a], [1, 0], [a]),
+        ([a], [D, D], [a, a], [0, 1], []),
+        ([], [I, D, S, S], [a, a, a, a], [1, 1, 1, 0], []),  # present, then absent
+        ([a], [D, I, S], [a, a, a], [1, 1, 0], [a]),
+        ([c], [S, D], [a, b], [0, 0], [c]),  # absent keys
+    ]
+    for before, ops, keys, results, after in accept:
+        ht.check_outcomes(before, ops, keys, results, after)
+    reject = [
+        ([], [I, I], [a, a], [1, 1], [a], "2 insert"),
+        ([a], [D, D], [a, a], [1, 1], [], "2 delete"),
+        ([a], [S, S], [a, a], [1, 0], [a], "not: no order"),
+        ([], [I], [a], [0], [a], "no order"),
+        ([a, c], [S], [a], [1], [a], "never names|no operation"),
+    ]
+    for before, ops, keys, results, after, match in reject:
+        with pytest.raises(AssertionError, match=match):
+            ht.check_outcomes(before, ops, keys, results, after)
+
+
+def test_the_outcome_checker_catches_a_dropped_result():
+    """A real racing batch's results with one flipped no longer explain it."""
+    rng = np.random.default_rng(SEED)
+    preload, ops, keys = _racing_batch(rng, n_keys=50, size=800)
+    table = ht.HashTable(1, 16, preload.size + ops.size)
+    table.batch(np.full(preload.size, ht.INSERT), preload, THREADS)
+    res = table.batch(ops, keys, THREADS)
+    after = table.check()
+    ht.check_outcomes(preload, ops, keys, res.results, after)
+    for i in np.flatnonzero(ops != ht.SEARCH)[:20]:
+        flipped = res.results.copy()
+        flipped[i] ^= 1
+        with pytest.raises(AssertionError, match="no order"):
+            ht.check_outcomes(preload, ops, keys, flipped, after)

@@ -11,12 +11,16 @@ replaces bit parity where concurrent outcomes depend on scheduling.
   key in (0, 1) is hashed: we hash the 4 bytes of its float32 bit pattern, least
   significant first; ``mix`` (murmur3's finaliser) is a well-mixing control.
 * **Bulk execution** (§4.4.2): a batch of operations, each thread a contiguous share.
+  A batch whose inserts outnumber the pool's free nodes is refused before it runs
+  (``reserve``: every insert takes a node, so the count is exact).
 * **The checker** (``check``): walks every list once no thread runs: no node reached
   twice (no cycle, no node in two lists), every index below the pool's counter (the
   pool hands out each node once: a fetch-and-add, never a reuse), unmarked keys
   strictly increasing in each list, every node in the list its key hashes to; and
   returns the set of keys present, which the tests compare with the set the batch
-  must leave (key-disjoint operation types make it schedule-independent).
+  must leave (key-disjoint operation types make it schedule-independent), or, for
+  a batch whose outcome the schedule decides, ``check_outcomes`` checks key by key
+  that some order of its operations explains the results and the set left.
 """
 
 from __future__ import annotations
@@ -59,8 +63,8 @@ def library() -> ctypes.CDLL:
 
 
 class PoolFull(RuntimeError):
-    """An insert found the node pool exhausted: the table is left as it was
-    before that insert (the node is not linked), and the batch says which."""
+    """A batch has more inserts than the pool has free nodes: refused before any
+    of its operations runs (``reserve``), the table as it was."""
 
 
 @dataclass
@@ -83,13 +87,32 @@ def check_batch(ops, keys) -> tuple[np.ndarray, np.ndarray]:
     return ops, keys
 
 
+def reserve(ops: np.ndarray, used: int, capacity: int) -> None:
+    """Refuse, before it runs, a batch that could exhaust the pool: PoolFull where
+    its inserts outnumber the free nodes. Every insert takes one node from the pool
+    (a fetch-and-add) before it searches, whether it links it, finds its key
+    present or loses a race for it (Fig 20's HashInsert), and no node is reused; so
+    a batch takes exactly as many nodes as it has inserts, and one that fits never
+    finds the pool empty. The choice against running the batch and reporting the
+    inserts that found no node: a batch that ran out had its other operations
+    applied, the failed inserts' nodes used up and its results dropped with the
+    error; refused whole, it leaves the table as it was, for the caller to run with
+    a larger pool."""
+    inserts = int(np.count_nonzero(ops == INSERT))
+    free = capacity - used
+    if inserts > free:
+        raise PoolFull(
+            f"the batch's {inserts} insert(s) need a node each and the pool of {capacity} "
+            f"has {free} free: refused before it ran, the table unchanged (make the pool "
+            "at least the preloaded keys plus every insert)"
+        )
+
+
 def raise_if_full(results: np.ndarray, capacity: int) -> None:
+    """After a batch: an insert that found no node (never, once ``reserve`` passed)."""
     full = int((np.asarray(results) == POOL_FULL).sum())
     if full:
-        raise PoolFull(
-            f"the node pool of {capacity} is full: {full} insert(s) found no node "
-            "(make the pool larger: at least the preloaded keys plus every insert)"
-        )
+        raise PoolFull(f"the node pool of {capacity} is full: {full} insert(s) found no node")
 
 
 class HashTable:
@@ -115,20 +138,12 @@ class HashTable:
 
     def batch(self, ops, keys, threads: int = 1) -> BatchResult:
         """Run one batch: ``ops`` (0 search, 1 insert, 2 delete) on float32 keys
-        in (0, 1), shared among ``threads`` threads. Raises PoolFull (naming how
-        many inserts found no node) if the pool ran out."""
-        ops = np.ascontiguousarray(ops, dtype=np.uint8)
-        keys = np.ascontiguousarray(keys, dtype=np.float32)
-        if ops.shape != keys.shape or ops.ndim != 1:
-            raise ValueError(
-                f"ops and keys must be 1-D of one length, got {ops.shape}, {keys.shape}"
-            )
-        if ops.size and (ops.max() > DELETE):
-            raise ValueError("ops must be 0 (search), 1 (insert) or 2 (delete)")
-        if keys.size and not ((keys > 0) & (keys < 1)).all():
-            raise ValueError("keys must lie in (0, 1)")
+        in (0, 1), shared among ``threads`` threads. A batch with more inserts than
+        the pool has free nodes is refused before it runs (PoolFull, ``reserve``)."""
+        ops, keys = check_batch(ops, keys)
         if threads < 1:
             raise ValueError(f"threads must be >= 1, got {threads}")
+        reserve(ops, self.used, self.capacity)
         results = np.zeros(ops.size, dtype=np.uint8)
         stats = np.zeros((threads, len(STATS)), dtype=np.uint64)
         library().ht_batch(
@@ -145,6 +160,52 @@ class HashTable:
         AssertionError naming the broken invariant."""
         return check_arrays(self.heads, self.keys, self.next, self.used, self.tables,
                             self.buckets, self.hash)  # fmt: skip
+
+
+def check_outcomes(before, ops, keys, results, after) -> None:
+    """The checker of a batch whose outcome depends on the schedule (inserts and
+    deletes of one key racing, searches of keys being changed): an AssertionError
+    naming the first key for which no order of the batch's operations on it, run
+    one at a time from the key set ``before``, gives ``results`` and leaves the key
+    set ``after`` (``check``'s). Keys are independent in a set, so the check is per
+    key, and with no order among a batch's operations any order may be taken: the
+    key's successful inserts and deletes must alternate from its state before (so
+    their counts differ by at most one, and the last one says whether it stays),
+    each failed insert and successful search needs a moment the key is present,
+    each failed delete and failed search one where it is absent (the key is both
+    at some moment once an insert or delete of it succeeded, else always as it
+    was); keys the batch does not touch stay as they were."""
+    ops, keys = check_batch(ops, keys)
+    results = np.asarray(results)
+    if results.shape != ops.shape or not np.isin(results, (FALSE, TRUE)).all():
+        raise AssertionError("results must be one 0 or 1 an operation")
+    before = np.unique(np.asarray(before, dtype=np.float32))
+    after = np.unique(np.asarray(after, dtype=np.float32))
+    if not np.array_equal(np.setdiff1d(before, keys), np.setdiff1d(after, keys)):
+        raise AssertionError("a key no operation of the batch names was added or removed")
+    u, inv = np.unique(keys, return_inverse=True)
+
+    def count(op, result):
+        return np.bincount(inv[(ops == op) & (results == result)], minlength=u.size)
+
+    ins, dels = count(INSERT, TRUE), count(DELETE, TRUE)
+    was, stays = np.isin(u, before), np.isin(u, after)
+    alternate = np.where(was, (dels >= ins) & (dels <= ins + 1), (ins >= dels) & (ins <= dels + 1))
+    present_at_end = np.where(was, dels == ins, ins == dels + 1)
+    changed = ins + dels > 0
+    needs_present = count(INSERT, FALSE) + count(SEARCH, TRUE) > 0
+    needs_absent = count(DELETE, FALSE) + count(SEARCH, FALSE) > 0
+    bad = (~alternate | (present_at_end != stays) | (needs_present & ~(was | changed))
+           | (needs_absent & ~(~was | changed)))  # fmt: skip
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise AssertionError(
+            f"key {u[k]!r}: {'present' if was[k] else 'absent'} before, "
+            f"{'present' if stays[k] else 'absent'} after, {ins[k]} insert(s) and {dels[k]} "
+            f"delete(s) succeeded, {count(INSERT, FALSE)[k]} insert(s) and "
+            f"{count(DELETE, FALSE)[k]} delete(s) failed, searches {count(SEARCH, TRUE)[k]} "
+            f"found and {count(SEARCH, FALSE)[k]} not: no order of them gives that"
+        )
 
 
 def check_arrays(heads, keys, next_, used: int, tables: int, buckets: int, hash: str):

@@ -51,10 +51,12 @@ class GpuHashTable:
         """One batch on the GPU: (results and counters, the kernel's seconds by
         CUDA events, the host's launch latency hidden behind ``delay_ns``; the
         batch's upload before them, as §4.6 excludes it, its host-clock seconds
-        kept in ``last_upload_s``)."""
+        kept in ``last_upload_s``). A batch with more inserts than the pool has
+        free nodes is refused before it runs (PoolFull: ``hashtable.reserve``)."""
         import cupy
 
         ops, keys = ht.check_batch(ops, keys)
+        ht.reserve(ops, self.used, self.capacity)  # PoolFull before the batch runs
         begin = time.perf_counter()
         d_ops, d_keys = cupy.asarray(ops), cupy.asarray(keys)
         cupy.cuda.get_current_stream().synchronize()

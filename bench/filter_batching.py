@@ -42,6 +42,7 @@ CONFIG = Path(__file__).resolve().parents[1] / "config" / "studies" / "dulger201
 SAMPLE_MODELS = ("growth", "radar-scenario2")
 SAMPLE_VARIANTS = ("systematic", "metropolis")
 SAMPLE_LOG2_N = (14, 16, 18)
+SEED = yaml.safe_load((CONFIG.parents[1] / "config.yaml").read_text())["seed"]
 
 
 def _catalog():
@@ -69,14 +70,14 @@ def measure(out: Path) -> None:
     rows = []
     for name in SAMPLE_MODELS:
         spec = config["filter_models"][name]
-        trajectories, _ = fe.make_trajectories(spec, J, config["seed"])
+        trajectories, _ = fe.make_trajectories(spec, J, SEED)
         for variant_name in SAMPLE_VARIANTS:
             variant = variants[variant_name]
             for e in SAMPLE_LOG2_N:
                 n = 2**e
                 cells = {}
                 for label, timed_runs in (("before", None), ("after", timed)):
-                    settings = fe.FilterSettings(runs=R, seed=config["seed"], timed_runs=timed_runs)
+                    settings = fe.FilterSettings(runs=R, seed=SEED, timed_runs=timed_runs)
                     start = time.perf_counter()
                     cells[label], _ = fe.run_filter_cell(
                         name, spec, variant, n, trajectories, settings
@@ -108,7 +109,7 @@ def measure(out: Path) -> None:
         ("growth", "metropolis", 16),
     ):
         spec = config["filter_models"][name]
-        trajectories, _ = fe.make_trajectories(spec, 1, config["seed"])
+        trajectories, _ = fe.make_trajectories(spec, 1, SEED)
         y = trajectories["y"][0]
         m = get_method(variants[variant_name].method)
         seeds = list(range(64))

@@ -103,9 +103,34 @@ def test_the_gpu_cell_checks_every_run_against_the_compiled_code(monkeypatch):
     assert orders.count("bottom_up") == orders.count("divide_and_conquer") == 2
     assert set(arrays["checked"]) <= {"C", "NumPy"} and (arrays["seconds"] > 0).all()
     assert meta["backend"] == "cuda"
+    assert "checked_matrix" in meta["checked_on"]
     monkeypatch.setattr(dp_gpu, "launch_triangular", lambda *args: None)
     with pytest.raises(AssertionError, match="differs"):
         experiments.gpu_cell([100], [16], ["float32"], seed=1, repeats=1)
+
+
+@pytest.mark.gpu
+def test_the_gpu_cell_sees_a_dropped_term_through_its_initial_values(monkeypatch):
+    """Negative control of the cell's second matrix: strips whose min-plus launches
+    drop each job's last product (a K of the strip) still give the thesis's int32
+    matrix (no initial values: every split costs sum(a), and another K is left),
+    but not experiments.checked_matrix's, and the cell fails on it."""
+    cupy = pytest.importorskip("cupy")
+    from pfresample.studies.moazeni2013 import experiments
+
+    real = dp_gpu.launch_minplus
+
+    def dropping(m, ld, p, jobs, terms):
+        if terms >= 2:  # one product fewer a job, the rest of each job kept in place
+            jobs, terms = cupy.ascontiguousarray(jobs[:, :-4]), terms - 1
+        real(m, ld, p, jobs, terms)
+
+    monkeypatch.setattr(dp_gpu, "launch_minplus", dropping)
+    thesis = dp.transformed(experiments.weights(300, "int32", 1), dtype="int32")
+    got = dp_gpu.solve_bottom_up(thesis, 16)[0].get()
+    assert np.array_equal(got, dp.solve_diagonals(thesis.copy()))  # unseen here
+    with pytest.raises(AssertionError, match="initial values"):
+        experiments.gpu_cell([300], [16], ["int32"], seed=1, repeats=1)
 
 
 @pytest.mark.gpu

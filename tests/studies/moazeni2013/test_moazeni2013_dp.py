@@ -302,3 +302,40 @@ def test_every_order_agrees_on_negative_values_and_signed_zeros():
     for name, r in _orders(m, 16).items():
         for i in range(n):
             assert np.array_equal(r[i, i + 1 :], direct[i, i:]), (name, i)
+
+
+class _DroppingOneProduct(dp.Blocked):
+    """dp.Blocked that skips one min-plus product (a dropped term): the first of a
+    target block with other products beside it (3 or more blocks from the diagonal),
+    so that no entry is left without a candidate (which "no value" would show)."""
+
+    def rectangular(self, c, a, b):
+        far = (c[1].start - c[0].start) // self.s >= 3
+        if far and not getattr(self, "dropped", False):
+            self.dropped = True
+            return
+        super().rectangular(c, a, b)
+
+
+@pytest.mark.parametrize("dtype", dp.DTYPES)
+def test_a_dropped_product_shows_on_the_checked_matrix(dtype):
+    """The GPU cell's second matrix (experiments.checked_matrix: initial values
+    everywhere, float32 weights negative too) catches an order that drops one
+    product; the thesis's matrix (no initial values: every split costs sum(a))
+    does not, in int32, where its sums are exact."""
+    from pfresample.studies.moazeni2013 import experiments
+
+    n, s = 130, 16
+    hard = experiments.checked_matrix(n, dtype, seed=1)
+    upper = np.triu(np.ones(hard.shape, dtype=bool), k=2)
+    assert np.isfinite(hard[upper].astype(np.float64)).all() and hard[upper].min() >= 0
+    if dtype == "float32":
+        assert (np.diagonal(hard, 1) < 0).sum() > n // 10
+    reference = dp.solve_diagonals(hard.copy())
+    assert np.array_equal(dp.solve_bottom_up(hard.copy(), s)[0], reference)
+    dropped = dp.solve_bottom_up(hard.copy(), s, engine=_DroppingOneProduct)[0]
+    assert not np.array_equal(dropped, reference)
+    if dtype == "int32":
+        thesis = dp.transformed(experiments.weights(n, dtype, 1), dtype=dtype)
+        unseen = dp.solve_bottom_up(thesis.copy(), s, engine=_DroppingOneProduct)[0]
+        assert np.array_equal(unseen, dp.solve_diagonals(thesis.copy()))

@@ -34,6 +34,25 @@ def weights(n: int, dtype: str, seed: int) -> np.ndarray:
     return rng.integers(0, 2**10, n - 1).astype(np.int32)
 
 
+def checked_matrix(n: int, dtype: str, seed: int) -> np.ndarray:
+    """The second matrix every GPU run is checked on. The thesis's (``weights``, no
+    initial values) has one answer a split -- every partition of an interval costs
+    the sum of its weights -- so a kernel that dropped a term, a block or a strip
+    would still give the reference's matrix. This one has an initial value in every
+    entry, (j - i) x U(0.6, 1.4), against weights of mean 1 (float32: N(1, 1), a
+    sixth of them negative; int32: both x 512, integers in [0, 1,024)), so that the
+    best split of an interval is its own and a dropped candidate changes the matrix
+    (tests/studies/moazeni2013: a NumPy order without one product differs here, not
+    on the thesis's matrix)."""
+    rng = np.random.default_rng([int(seed), int(n), 3])
+    span = np.arange(n, dtype=np.float32)[None, :] - np.arange(n, dtype=np.float32)[:, None]
+    init = np.maximum(span, 0) * (0.6 + 0.8 * rng.random((n, n), dtype=np.float32))
+    if dtype == "float32":
+        return dp.transformed(rng.normal(1.0, 1.0, n - 1).astype(np.float32), init, dtype)
+    a = rng.integers(0, 2**10, n - 1)
+    return dp.transformed(a, (init * 512).astype(np.int64), dtype)
+
+
 def _check(result, reference, a, where: str, against: str = "NumPy") -> None:
     """Equal to the reference bit for bit; in int32 (exact sums) the answer is sum(a)."""
     if not np.array_equal(result, reference):
@@ -160,12 +179,29 @@ def _gpu_reference(m, a, n: int, dtype: str, log):
         return None, "none"
 
 
+def _check_on_the_gpu(order: str, m: np.ndarray, s: int, reference, where: str) -> None:
+    """``order`` solves ``m`` on the GPU once more, untimed: equal to ``reference``."""
+    import cupy
+
+    from . import dp_gpu
+
+    if order == "bottom_up_strips":
+        result = dp_gpu.solve_bottom_up(cupy.asarray(m), s)[0]
+    else:
+        result = GPU_BLOCKED_SOLVERS[order](m, s, engine=dp_gpu.GpuBlocked)[0]
+    if not np.array_equal(cupy.asnumpy(result), reference):
+        raise AssertionError(f"{where}: the matrix differs from the reference")
+
+
 def gpu_cell(sizes, block_sizes, dtypes, *, seed: int, repeats: int, log=None) -> tuple[dict, dict]:
     """Chapter 3 on the GPU: every (order, n, block size, dtype) of GPU_ORDERS,
     the time (CUDA events, the minimum over ``repeats``; the upload beside it
     in ``upload_s``, which the thesis counts in), each kind's device time from
     one run more (``profile``), the calls, and each result checked equal bit for
-    bit to the compiled CPU code's. Rows as ``order_cell``'s, with ``order``."""
+    bit to the compiled CPU code's, on the timed matrix (the thesis's: no initial
+    values) and, one run more, on ``checked_matrix`` (initial values everywhere,
+    float32 weights negative too), where a dropped term shows. Rows as
+    ``order_cell``'s, with ``order``."""
     import cupy
 
     from . import catalog, dp_gpu
@@ -179,6 +215,8 @@ def gpu_cell(sizes, block_sizes, dtypes, *, seed: int, repeats: int, log=None) -
             a = weights(n, dtype, seed)
             m = dp.transformed(a, dtype=dtype)
             reference, checker = _gpu_reference(m, a, n, dtype, log)
+            hard = checked_matrix(n, dtype, seed)
+            hard_reference, _ = _gpu_reference(hard, None, n, dtype, log)
             for order in GPU_ORDERS:
                 for s in block_sizes if order == "bottom_up_strips" else [catalog.TABLE1_BLOCK]:
                     if order != "bottom_up_strips" and s > n:
@@ -200,8 +238,13 @@ def gpu_cell(sizes, block_sizes, dtypes, *, seed: int, repeats: int, log=None) -
                             seconds = time.perf_counter() - start
                         best = min(best, seconds)
                     host = cupy.asnumpy(result)
+                    where = f"GPU {order} n={n} s={s} {dtype}"
                     if reference is not None:
-                        _check(host, reference, a, f"GPU {order} n={n} s={s} {dtype}", checker)
+                        _check(host, reference, a, where, checker)
+                    if hard_reference is not None:
+                        _check_on_the_gpu(
+                            order, hard, s, hard_reference, f"{where}, initial values"
+                        )
                     if strips:
                         _, calls, _ = dp_gpu.solve_bottom_up(device_m, s, profile=True)
                     values = {"order": order, "n": n, "block": s, "dtype": dtype,
@@ -218,7 +261,8 @@ def gpu_cell(sizes, block_sizes, dtypes, *, seed: int, repeats: int, log=None) -
     arrays = {k: np.asarray(v) for k, v in rows.items()}
     metadata = {"study": "moazeni2013", "experiment": "ch3_gpu", "backend": "cuda",
                 "implementation": f"CUDA (dp.cu), {device}", "device": device,
-                "seed": int(seed), "repeats": int(repeats)}  # fmt: skip
+                "seed": int(seed), "repeats": int(repeats),
+                "checked_on": "the timed matrix and checked_matrix (initial values)"}  # fmt: skip
     return arrays, metadata
 
 

@@ -146,3 +146,53 @@ def test_the_peak_microkernel_runs_and_counts(dtype):
     lib = native.peak_library()
     rows, cols = lib.minplus_peak_rows(), lib.minplus_peak_cols()
     assert seconds > 0 and ops == 1000 * 2 * (rows * cols + cols // 2)
+
+
+def _tv_case():
+    """The pipeline's phantom at 16^3, cut to 11 x 16 x 13 (no side a multiple of the
+    8 lanes of the TV sums or of a vector), float32."""
+    from pfresample.studies.moazeni2013 import tv_experiments
+
+    case = tv_experiments.make_case(16, SEED, 12, 0.05)
+    cut = (slice(0, 11), slice(None), slice(0, 13))
+    return case.L0[cut].astype(np.float32), case.d_hat[cut].astype(np.float32)
+
+
+# tv_best.c against tv.c: every voxel's float32 arithmetic is the same, only the TV sums
+# (double) are added in another order, so a scale can differ by one float32 ulp (6e-8 of
+# it) at most, which moves L by about step * |g| * 6e-8 an iteration: far below this.
+TV_BOUND = 1e-6
+TV_SETTINGS = {"lam": 3.0, "eps": 0.01, "iterations": 10}
+
+
+def test_the_tv_step_on_every_thread_count_equals_one_thread_and_tv_c():
+    from pfresample.studies.moazeni2013 import native
+
+    L0, d_hat = _tv_case()
+    reference = native.tv_solve(L0, d_hat, step=0.003, **TV_SETTINGS)
+    runs = [native.tv_best_solve(L0, d_hat, step=0.003, threads=t, **TV_SETTINGS)
+            for t in (1, 2, 3)]  # fmt: skip
+    assert all(same_bits(run, runs[0]) for run in runs)  # the sums' order is fixed
+    assert np.abs(runs[0] - reference).max() <= TV_BOUND * max(1.0, np.abs(reference).max())
+    assert not np.array_equal(runs[0], L0)  # it moved
+
+
+def test_negative_control_the_tv_comparison_sees_a_small_change():
+    """A step 1e-4 larger (relative) moves L beyond the bound: the bound is not vacuous."""
+    from pfresample.studies.moazeni2013 import native
+
+    L0, d_hat = _tv_case()
+    reference = native.tv_solve(L0, d_hat, step=0.003, **TV_SETTINGS)
+    other = native.tv_best_solve(L0, d_hat, step=0.003 * (1 + 1e-4), threads=2, **TV_SETTINGS)
+    assert np.abs(other - reference).max() > TV_BOUND * max(1.0, np.abs(reference).max())
+
+
+def test_the_copy_copies():
+    from pfresample.studies.moazeni2013 import native
+
+    src = np.arange(1000, dtype=np.float32)
+    dst = np.zeros_like(src)
+    native.stream_copy(dst, src, 2, 2)
+    assert np.array_equal(dst, src)
+    with pytest.raises(ValueError, match="float32"):
+        native.stream_copy(dst, src.astype(np.float64), 1, 1)

@@ -29,7 +29,9 @@ CXX_FLAGS = ("-O3", "-march=native", "-pthread", "-shared", "-fPIC", "-std=c++20
 # The best CPU code (dp_blocked.c, tv_best.c, minplus_peak.c): the same flags, with the
 # compiler told to use a CPU's widest vectors (512 bits where it has AVX-512; gcc's
 # tuning for some of them prefers 256); the peak microkernel is built with these too.
-BEST_FLAGS = (*FLAGS, "-mprefer-vector-width=512")
+# -fno-math-errno lets sqrtf vectorise (errno is the only difference: sqrt is
+# correctly rounded either way, and the TV step's arguments are >= eps^2 > 0).
+BEST_FLAGS = (*FLAGS, "-mprefer-vector-width=512", "-fno-math-errno")
 FUNCTIONS = {"float32": "solve_f32", "int32": "solve_i32"}
 
 
@@ -199,6 +201,51 @@ def tv_solve(L: np.ndarray, d_hat: np.ndarray, *, lam: float, eps: float, step: 
     if status != 0:
         raise MemoryError("native tv_solve: could not allocate its work arrays")
     return np.moveaxis(cm, 0, -1)
+
+
+@cache
+def tv_best_library() -> ctypes.CDLL:
+    """Chapter 6's best CPU code (native/tv_best.c) and the STREAM-style copy, built with
+    BEST_FLAGS and loaded once a process."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    lib = ctypes.CDLL(str(build(NATIVE / "tv_best.c", flags=BEST_FLAGS)))
+    lib.tv_best_solve_f32.restype = ctypes.c_int
+    pointers, sides, floats = (ctypes.c_void_p,) * 2, (ctypes.c_int64,) * 3, (ctypes.c_float,) * 3
+    lib.tv_best_solve_f32.argtypes = (*pointers, *sides, *floats, ctypes.c_int, ctypes.c_int)
+    lib.stream_copy_f32.restype = ctypes.c_int
+    lib.stream_copy_f32.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int,
+                                    ctypes.c_int)  # fmt: skip
+    return lib
+
+
+def tv_best_solve(L: np.ndarray, d_hat: np.ndarray, *, lam: float, eps: float, step: float,
+                  iterations: int, threads: int | None = None) -> np.ndarray:  # fmt: skip
+    """GlobalSync's steepest descent by the best CPU code (native/tv_best.c) on
+    ``threads`` threads (default: every CPU), float32, as ``tv_solve``: L, d_hat
+    (n0, n1, n2, 6); returns the new L. Every voxel's arithmetic is tv.c's; the TV
+    sums are added in a fixed order, so the result is the same for any thread count."""
+    if L.shape != d_hat.shape or L.ndim != 4 or L.shape[-1] != 6:
+        raise ValueError(f"L and d_hat must both be (n0, n1, n2, 6), got {L.shape}, {d_hat.shape}")
+    threads = (os.cpu_count() or 1) if threads is None else int(threads)
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    cm = np.ascontiguousarray(np.moveaxis(np.asarray(L, np.float32), -1, 0))
+    dh = np.ascontiguousarray(np.moveaxis(np.asarray(d_hat, np.float32), -1, 0))
+    args = (cm.ctypes.data, dh.ctypes.data, *L.shape[:3], lam, eps, step, int(iterations))
+    status = tv_best_library().tv_best_solve_f32(*args, threads)
+    if status != 0:
+        raise MemoryError("native tv_best_solve: could not allocate its work arrays")
+    return np.moveaxis(cm, 0, -1)
+
+
+def stream_copy(dst: np.ndarray, src: np.ndarray, rounds: int, threads: int) -> None:
+    """dst = src (float32, contiguous, one size) ``rounds`` times on ``threads`` threads."""
+    if dst.dtype != np.float32 or src.dtype != np.float32 or dst.size != src.size:
+        raise ValueError("stream_copy needs two float32 arrays of one size")
+    if not (dst.flags.c_contiguous and src.flags.c_contiguous):
+        raise ValueError("stream_copy needs contiguous arrays")
+    tv_best_library().stream_copy_f32(dst.ctypes.data, src.ctypes.data, dst.size, int(rounds),
+                                      int(threads))  # fmt: skip
 
 
 @cache

@@ -30,7 +30,8 @@ against the machine's bounds and against the GPU, in one run.
 
 Every time: a warm-up call first (for calls over a second, the previous size's cell of
 the same code served as the warm-up), then the median of ``--repeats`` (>= 5) runs,
-with min and max. "All cores" is ``os.cpu_count()`` threads unless ``--threads``.
+with min and max. "All cores" is ``os.cpu_count()`` threads unless ``--threads``;
+OpenMP's threads spin at barriers (``--wait-policy ACTIVE``: an idle machine).
 Every row carries the host (CPU model, cores), the commit and the date.
 
     python bench/moazeni2013_best_cpu.py --out OUT            # the full grid
@@ -372,13 +373,18 @@ def main(argv=None) -> None:
     p.add_argument("--tv-sizes", type=int, nargs="+", default=[64, 128, 256])
     p.add_argument("--skimage-iterations", type=int, default=5)
     p.add_argument("--skip", nargs="*", default=[], choices=["dp", "tv"])
+    p.add_argument("--wait-policy", default="ACTIVE", choices=["ACTIVE", "PASSIVE"],
+                   help="OMP_WAIT_POLICY: ACTIVE (threads spin at a barrier) suits an idle "
+                   "machine; the pipeline's cells use PASSIVE, as they share cores")  # fmt: skip
     args = p.parse_args(argv)
+    # before the first compiled library loads libgomp, which reads it once
+    os.environ["OMP_WAIT_POLICY"] = args.wait_policy
     if args.repeats < 5:
         p.error("--repeats must be at least 5")
     if args.quick:
         args.n = [n for n in args.n if n <= 2048]
         args.tv_sizes = [s for s in args.tv_sizes if s <= 128]
-    h = host()
+    h = {**host(), "omp_wait_policy": args.wait_policy}
     cupy, device = gpu()
     print(f"# {h['cpu']}, {h['cores']} CPUs, {args.threads} threads for 'all cores'; "
           f"commit {h['commit']}, {h['date']}; GPU: {device or 'none'}", flush=True)  # fmt: skip
@@ -397,7 +403,8 @@ def main(argv=None) -> None:
         rows, ratios = rows + more, ratios + r
     fields = ["section", "code", "dtype", "threads", "n", "iterations", "seconds", "seconds_min",
               "seconds_max", "repeats", "rate", "unit", "pct_of_peak", "upload_s",
-              "max_diff_vs_tv_c", "device", "cpu", "cores", "commit", "date"]  # fmt: skip
+              "max_diff_vs_tv_c", "device", "cpu", "cores", "commit", "date",
+              "omp_wait_policy"]  # fmt: skip
     write_rows(args.out / "timings.csv", rows, fields)
     if ratios:
         write_rows(args.out / "ratios.csv", ratios)

@@ -28,7 +28,7 @@ against the machine's bounds and against the GPU, in one run.
 * **The ratios** (``ratios.csv``): the GPU over the document's baseline, over the
   best CPU code on all cores (the headline), and (chapter 6) over scikit-image.
 
-Every time: a warm-up call first (for calls over a second, the previous size's cell of
+Every time: a warm-up call first (for calls over half a second, the previous size's cell of
 the same code served as the warm-up), then the median of ``--repeats`` (>= 5) runs,
 with min and max. "All cores" is ``os.cpu_count()`` threads unless ``--threads``;
 OpenMP's threads spin at barriers (``--wait-policy ACTIVE``: an idle machine).
@@ -61,7 +61,7 @@ from _common import write_rows  # noqa: E402 -- sibling module
 TV_BYTES_PER_VOXEL = 144  # what tv_best.c's two passes must move (its header)
 TV_SETTINGS = {"lam": 3.0, "eps": 0.01, "step": 0.003}  # config/studies/moazeni2013.yaml
 SEED = 2017  # config/config.yaml's seed
-WARM_SECONDS = 1.0  # a cell whose first run takes longer is warmed by the size before
+WARM_SECONDS = 0.5  # a cell whose first run takes longer is warmed by the size before
 
 
 def host() -> dict:

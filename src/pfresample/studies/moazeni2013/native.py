@@ -6,6 +6,13 @@ a cache folder and loaded with ctypes. The thesis's 228x (chapter 3) is against
 one CPU thread; the study reports the speed-up over one thread and over all of
 them. Chapter 6's 266x is over a CPU version compiled with gcc -O3 (§6.5).
 
+The best CPU code we can write, on every core (docs/moazeni2013.md, "The best CPU
+code"): chapter 3's ``native/dp_blocked.c`` (``solve_blocked``: the GPU's strip order,
+register-tiled min-plus products, OpenMP; the same matrix as dp.c bit for bit) and
+chapter 6's ``native/tv_best.c`` (``tv_best_solve``: two fused passes, OpenMP; tv.c's
+arithmetic, the same bits on any thread count), with the bounds they are held to
+(``minplus_peak``, ``stream_copy``), all built with BEST_FLAGS.
+
 Where no C compiler is found the functions raise a RuntimeError that says so:
 the NumPy reference (``dp.solve_diagonals``) still runs."""
 

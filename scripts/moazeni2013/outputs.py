@@ -3,10 +3,11 @@ tables and figures from its cells, in one job, each file written atomically."""
 
 from pathlib import Path
 
-from pfresample.pipeline import artifacts, plots
+from pfresample.pipeline import artifacts, evidence, plots
 from pfresample.pipeline import tables as pipeline_tables
 from pfresample.pipeline.jobs import run
 from pfresample.studies.moazeni2013 import (
+    catalog,
     figures,
     hashtable_figures,
     mddtw_figures,
@@ -32,22 +33,31 @@ def ch3_outputs(snakemake, log):
         "fig16": tables.fig16(orders, native),
         "fig17": tables.fig17(orders, native),
     }
-    _write(snakemake, log, frames, lambda n, t: figures.draw(n, t, scale, gpus),
-           figures.TITLES, scale)  # fmt: skip
+    _write(snakemake, log, frames, figures, figures.TITLES, scale, gpus)
 
 
-def _write(snakemake, log, frames, draw, titles, scale) -> None:
-    """Each CSV of ``frames`` and each figure ``draw`` makes, to the rule's outputs."""
+def _write(snakemake, log, frames, module, titles, scale, gpus) -> None:
+    """Each CSV of ``frames`` (this machine's rows) and each figure ``module.draw`` makes, to
+    the rule's outputs; a figure with GPU rows that did not run here draws the
+    committed table the rule names (``params.evidence``, also among its inputs)
+    beside them, and every figure records its source (``pipeline.evidence``)."""
     outputs = list(map(Path, snakemake.output))
     for path in outputs:
         if path.suffix == ".csv":
             frame = frames[path.stem].assign(scale=scale)
             pipeline_tables.write_csv(frame, path)
             log.info("%s: %d rows", path, len(frame))
+    committed = {name: evidence.describe(path) for name, path in snakemake.params.evidence.items()}
     for name, title in titles.items():
         paths = [p for p in outputs if p.stem == name and p.suffix != ".csv"]
-        plots.save(draw(name, frames[name]), paths, title=title)
-        log.info("%s drawn", name)
+        found, fill = committed.get(name), catalog.fill_command(name)
+        if found is not None and catalog.evidence_rows(name, found.frame()).empty:
+            found = None
+        table = figures.overlaid(frames[name], found, lambda f, n=name: catalog.evidence_rows(n, f))
+        source = evidence.source(len(frames[name]) > 0, [found], fill)
+        fig = figures.gather_legends(module.draw(name, table, scale, gpus, found, fill))
+        plots.save(fig, paths, title=title, source=source)
+        log.info("%s drawn; source: %s", name, source)
 
 
 def ch4_outputs(snakemake, log):
@@ -56,8 +66,7 @@ def ch4_outputs(snakemake, log):
     scale = cells[0][1]["scale"]
     gpus = sorted({meta["device"] for _, meta in cells if meta.get("backend") == "cuda"})
     frames = hashtable_figures.tables(runs, snakemake.config)
-    _write(snakemake, log, frames, lambda n, t: hashtable_figures.draw(n, t, scale, gpus),
-           hashtable_figures.TITLES, scale)  # fmt: skip
+    _write(snakemake, log, frames, hashtable_figures, hashtable_figures.TITLES, scale, gpus)
 
 
 def _devices(cells) -> list[str]:
@@ -69,8 +78,8 @@ def ch5_outputs(snakemake, log):
     frames = tv_figures.ch5_tables(cells)
     scale = snakemake.params.scale
     gpus = _devices(cells)
-    _write(snakemake, log, frames, lambda n, t: tv_figures.draw(n, t, scale, gpus),
-           {k: tv_figures.TITLES[k] for k in ("fig45", "reuse")}, scale)  # fmt: skip
+    titles = {k: tv_figures.TITLES[k] for k in ("fig45", "reuse")}
+    _write(snakemake, log, frames, tv_figures, titles, scale, gpus)
 
 
 def ch6_outputs(snakemake, log):
@@ -80,8 +89,7 @@ def ch6_outputs(snakemake, log):
     scale = cells["cpu"][0][1]["scale"]
     gpus = _devices(cells["gpu"])
     titles = {k: v for k, v in tv_figures.TITLES.items() if k not in ("fig45", "reuse")}
-    _write(snakemake, log, frames, lambda n, t: tv_figures.draw(n, t, scale, gpus), titles,
-           scale)  # fmt: skip
+    _write(snakemake, log, frames, tv_figures, titles, scale, gpus)
 
 
 def ch7_outputs(snakemake, log):
@@ -91,8 +99,7 @@ def ch7_outputs(snakemake, log):
     frames = mddtw_figures.tables(search, timing, choices)
     scale = snakemake.params.scale
     gpus = _devices(search + timing + choices)
-    _write(snakemake, log, frames, lambda n, t: mddtw_figures.draw(n, t, scale, gpus),
-           mddtw_figures.TITLES, scale)  # fmt: skip
+    _write(snakemake, log, frames, mddtw_figures, mddtw_figures.TITLES, scale, gpus)
 
 
 JOBS = {"moazeni2013_ch3_outputs": ch3_outputs, "moazeni2013_ch4_outputs": ch4_outputs,

@@ -105,6 +105,24 @@ CELL_GPUS = pipeline_config.cell_gpus(config.get("backend", "auto"), CUDA_VISIBL
 GPU_DEVICES = gpu_devices()
 
 
+# The committed measurements (evidence/<date>-<device>-<commit>/): a figure whose GPU rows
+# do not run here draws the newest committed table of them (pfresample.pipeline.evidence).
+EVIDENCE_ROOT = os.path.join(workflow.basedir, "evidence")
+
+
+def committed_tables(relatives: dict) -> dict[str, str]:
+    """figure -> the newest committed table of its GPU rows (``relatives``: figure -> the
+    table's path inside an evidence folder), for the figures that have one, where the
+    cells have no GPU (with one, nothing: the GPU's rows are this run's). The paths are
+    the outputs rules' inputs too, so that a new evidence folder redraws the figure."""
+    from pfresample.pipeline import evidence
+
+    if CELL_GPUS:
+        return {}
+    found = {name: evidence.find(rel, EVIDENCE_ROOT) for name, rel in relatives.items()}
+    return {name: str(e.path) for name, e in found.items() if e is not None}
+
+
 def cell_backend_note() -> str:
     """The backend stated on figures of resampling cells."""
     if CELL_GPUS:

@@ -15,6 +15,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .artifacts import write_atomically
+from .evidence import SOURCE_KEY
 
 CAPTION_FONTSIZE = 8
 
@@ -51,22 +52,27 @@ def add_caption(fig: Figure, text: str) -> None:
     fig.text(0.5, height / 2, "\n".join(lines), ha="center", va="center", fontsize=CAPTION_FONTSIZE)
 
 
-def save(fig: Figure, paths: Sequence, title: str | None = None, dpi: int = 150) -> list[Path]:
+def save(fig: Figure, paths: Sequence, title: str | None = None, dpi: int = 150,
+         source: str | None = None) -> list[Path]:  # fmt: skip
     """Write ``fig`` to each path (format from the suffix: .png, .pdf, .svg),
     each atomically: a temporary file in the same directory, then a rename.
-    PDFs carry no creation date, so a rerun gives the same bytes."""
+    PDFs carry no creation date, so a rerun gives the same bytes. ``source``
+    (``evidence.source``: this machine, committed evidence, or none) goes into
+    the PNG's text chunk ``Source`` and the PDF's keywords."""
     texts = [t.get_text() for t in fig.texts]
     description = texts[-1].replace("\n", " ") if texts else ""
     written = []
     for path in map(Path, paths):
         fmt = path.suffix.lstrip(".").lower()
         if fmt == "png":
-            metadata = {"Title": title, "Description": description, "Software": "pfresample"}
+            metadata = {"Title": title, "Description": description, "Software": "pfresample",
+                        SOURCE_KEY: source}  # fmt: skip
         elif fmt == "pdf":
             metadata = {
                 "Title": title,
                 "Subject": description,
                 "Creator": "pfresample",
+                "Keywords": f"{SOURCE_KEY}: {source}" if source else None,
                 "CreationDate": None,
             }
         else:

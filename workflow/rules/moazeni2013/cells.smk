@@ -123,7 +123,8 @@ rule moazeni2013_ch4_cpu_cell:
         "results/moazeni2013/ch4/cpu.npz",
     params:
         cell=moazeni2013_ch4_params(),
-        runs=[r for r in moazeni2013_workloads.plan(config) if r.backend == "cpu"],
+        # without a GPU, the CPU's twins of the GPU runs too (hashtable_workloads.plan)
+        runs=[r for r in moazeni2013_workloads.plan(config, bool(CELL_GPUS)) if r.backend == "cpu"],
         scale=SCALE,
     log:
         "results/logs/moazeni2013/ch4/cpu.log",

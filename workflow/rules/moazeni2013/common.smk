@@ -63,6 +63,13 @@ def moazeni2013_ch7_cells() -> dict[str, list[str]]:
             "choices": ["results/moazeni2013/ch7/choices.npz"] if CELL_GPUS else []}  # fmt: skip
 
 
+def moazeni2013_evidence(figures) -> dict[str, str]:
+    """figure -> the committed table of its GPU rows drawn beside this machine's, for
+    the figures of ``figures`` with GPU rows, where the cells have no GPU."""
+    tables = moazeni2013_catalog.EVIDENCE_TABLES
+    return committed_tables({f: tables[f] for f in figures if f in tables})
+
+
 def moazeni2013_outputs(tables, figures) -> list[str]:
     """A chapter's tables (CSV) and figures (CSV, PNG, PDF)."""
     out = [f"results/tables/moazeni2013/{t}.csv" for t in tables]

@@ -16,8 +16,11 @@ rule moazeni2013_ch3_outputs:
         gpu=moazeni2013_ch3_gpu_cells()["gpu"],
         fig12=moazeni2013_ch3_gpu_cells()["fig12"],
         other_gpu=moazeni2013_catalog.other_gpu_cells(config),
+        evidence=list(moazeni2013_evidence(moazeni2013_catalog.CH3_FIGURES).values()),
     output:
         moazeni2013_ch3_outputs(),
+    params:
+        evidence=moazeni2013_evidence(moazeni2013_catalog.CH3_FIGURES),
     log:
         "results/logs/tables/moazeni2013/ch3.log",
     threads: 1
@@ -34,8 +37,11 @@ rule moazeni2013_ch4_outputs:
     empty where no GPU ran)."""
     input:
         **moazeni2013_ch4_cells(),
+        evidence=list(moazeni2013_evidence(moazeni2013_catalog.CH4_FIGURES).values()),
     output:
         moazeni2013_ch4_outputs(),
+    params:
+        evidence=moazeni2013_evidence(moazeni2013_catalog.CH4_FIGURES),
     log:
         "results/logs/tables/moazeni2013/ch4.log",
     threads: 1
@@ -52,9 +58,11 @@ rule moazeni2013_ch5_outputs:
     the reuse figure are empty where no GPU ran)."""
     input:
         ch5=moazeni2013_ch56_cells()["ch5"],
+        evidence=list(moazeni2013_evidence(moazeni2013_catalog.CH5_FIGURES).values()),
     output:
         moazeni2013_outputs(moazeni2013_catalog.CH5_TABLES, moazeni2013_catalog.CH5_FIGURES),
     params:
+        evidence=moazeni2013_evidence(moazeni2013_catalog.CH5_FIGURES),
         scale=SCALE,
     log:
         "results/logs/tables/moazeni2013/ch5.log",
@@ -75,8 +83,11 @@ rule moazeni2013_ch6_outputs:
         native=moazeni2013_ch56_cells()["native"],
         peer=moazeni2013_ch56_cells()["peer"],
         gpu=moazeni2013_ch56_cells()["gpu"],
+        evidence=list(moazeni2013_evidence(moazeni2013_catalog.CH6_FIGURES).values()),
     output:
         moazeni2013_outputs(moazeni2013_catalog.CH6_TABLES, moazeni2013_catalog.CH6_FIGURES),
+    params:
+        evidence=moazeni2013_evidence(moazeni2013_catalog.CH6_FIGURES),
     log:
         "results/logs/tables/moazeni2013/ch6.log",
     threads: 1
@@ -93,9 +104,11 @@ rule moazeni2013_ch7_outputs:
     the timing figures are empty where no GPU ran)."""
     input:
         **moazeni2013_ch7_cells(),
+        evidence=list(moazeni2013_evidence(moazeni2013_catalog.CH7_FIGURES).values()),
     output:
         moazeni2013_outputs(moazeni2013_catalog.CH7_TABLES, moazeni2013_catalog.CH7_FIGURES),
     params:
+        evidence=moazeni2013_evidence(moazeni2013_catalog.CH7_FIGURES),
         scale=SCALE,
     log:
         "results/logs/tables/moazeni2013/ch7.log",

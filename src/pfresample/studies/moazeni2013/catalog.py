@@ -41,6 +41,39 @@ CH6_FIGURES = ("fig49", "fig50", "fig51", "fig52", "fig53", "ch6_quality", "ch6_
 # planted recall table, Figs 58, 60, 62-64.
 CH7_TABLES = ("table11", "table12", "table13", "ch7_choices")
 CH7_FIGURES = ("fig58", "fig60", "fig62", "fig63", "fig64", "planted")
+# The figures with GPU rows, and where a GPU run of the pipeline keeps each one's table
+# inside an evidence folder (evidence/<date>-<device>-<commit>/): where no GPU ran here,
+# the newest folder holding it is drawn beside this machine's rows (pipeline.evidence).
+# Chapter 4's CPU thread sweep has no GPU rows: this machine's alone.
+EVIDENCE_TABLES = {
+    **{f: f"ch3_pipeline/tables/{f}.csv" for f in CH3_FIGURES},
+    **{f: f"ch4_pipeline/tables/{f}.csv" for f in CH4_FIGURES if f != "cpu_threads"},
+    "reuse": "ch56_pipeline/tables/reuse.csv",
+    **{f: f"ch56_pipeline/tables/{f}.csv" for f in ("fig49", "fig50", "fig51", "fig52", "fig53")},
+    **{f: f"ch7_pipeline/tables/{f}.csv" for f in ("fig60", "fig62", "fig63", "fig64")},
+}
+# The target that measures each chapter's GPU rows (a blank figure names it).
+CHAPTER_TARGETS = {**dict.fromkeys(CH3_FIGURES, "moazeni2013_ch3"),
+                   **dict.fromkeys(CH4_FIGURES, "moazeni2013_ch4"),
+                   **dict.fromkeys(CH5_FIGURES, "moazeni2013_ch5"),
+                   **dict.fromkeys(CH6_FIGURES, "moazeni2013_ch6"),
+                   **dict.fromkeys(CH7_FIGURES, "moazeni2013_ch7")}  # fmt: skip
+
+
+def evidence_rows(figure: str, frame):
+    """The GPU rows of a committed table, the ones drawn beside this machine's (chapter
+    3's mixed tables keep their CUDA rows: this machine ran the NumPy and C ones)."""
+    if figure in ("fig13", "fig15", "fig16", "fig17") and "implementation" in frame:
+        return frame[frame["implementation"].astype(str).str.startswith("CUDA")]
+    return frame
+
+
+def fill_command(figure: str) -> str:
+    """What would measure a figure's rows: its chapter's target on a machine with a GPU."""
+    return (f"run `snakemake --cores all {CHAPTER_TARGETS[figure]}` on a machine with a "
+            "CUDA device")  # fmt: skip
+
+
 # Fig 18's block sizes, as §3.6.2 chose them: 32 for n < 512, 64 above.
 FIG18_BLOCK = {"below_512": 32, "from_512": 64}
 

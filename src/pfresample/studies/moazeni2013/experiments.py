@@ -5,7 +5,11 @@ checked equal, bit for bit, to the NumPy reference before it is kept.
 Weights: a(i) ~ Gamma(2, 1) in float32, or integers in [0, 2**10) in int32,
 seeded by (seed, n); every other entry starts at "no value yet" (the thesis
 gives no initial values), so the answer is also checked to be sum(a). Times
-are the minimum over ``repeats`` runs, as the thesis reports them (§3.6)."""
+are the median over ``repeats`` runs (the minimum, which the thesis reports
+(§3.6), beside it in ``seconds_min``), each cell's after an untimed warm-up call
+of each solver and thread count on a small matrix (the compiled library's build
+and load, OpenMP's threads' start), so that no first-call cost enters a time or
+a speed-up (tests/studies/moazeni2013: a planted slow first call changes nothing)."""
 
 from __future__ import annotations
 
@@ -53,6 +57,24 @@ def checked_matrix(n: int, dtype: str, seed: int) -> np.ndarray:
     return dp.transformed(a, (init * 512).astype(np.int64), dtype)
 
 
+WARM_N = 64  # the side of the warm-up matrix
+
+
+def median_run(call, repeats: int, setup=None):
+    """``call(setup())`` ``repeats`` times (``setup``, e.g. a fresh copy of the input,
+    untimed), each by the wall clock: (the median seconds, the fastest seconds, the
+    result of the run at the median: the lower middle one of an even count)."""
+    runs = []
+    for _ in range(max(1, int(repeats))):
+        arg = setup() if setup is not None else None
+        start = time.perf_counter()
+        result = call(arg) if setup is not None else call()
+        runs.append((time.perf_counter() - start, result))
+    times = sorted(seconds for seconds, _ in runs)
+    middle = sorted(runs, key=lambda run: run[0])[(len(runs) - 1) // 2][1]
+    return float(np.median(times)), times[0], middle
+
+
 def _check(result, reference, a, where: str, against: str = "NumPy") -> None:
     """Equal to the reference bit for bit; in int32 (exact sums) the answer is sum(a)."""
     if not np.array_equal(result, reference):
@@ -63,27 +85,29 @@ def _check(result, reference, a, where: str, against: str = "NumPy") -> None:
 
 def order_cell(order: str, sizes, block_sizes, dtypes, *, seed: int, repeats: int,
                base: int, log=None) -> tuple[dict, dict]:  # fmt: skip
-    """Every (n, block size, dtype) of one order: time (min over repeats) in
-    all and per call type, the calls, each result checked against
-    ``dp.solve_diagonals``. Returns (arrays, metadata), one row per run."""
-    rows = {k: [] for k in ("n", "block", "dtype", "seconds", "diagonal_s", "triangular_s",
-                            "rectangular_s", "diagonal", "triangular", "rectangular")}  # fmt: skip
+    """Every (n, block size, dtype) of one order: time (the median over repeats,
+    after a warm-up call) in all and per call type (the median run's), the calls,
+    each result checked against ``dp.solve_diagonals``. Returns (arrays,
+    metadata), one row per run."""
+    rows = {k: [] for k in ("n", "block", "dtype", "seconds", "seconds_min", "diagonal_s",
+                            "triangular_s", "rectangular_s", "diagonal", "triangular",
+                            "rectangular")}  # fmt: skip
+    for dtype in dtypes:  # the warm-up: every solver's first call, untimed
+        SOLVERS[order](dp.transformed(weights(WARM_N, dtype, seed), dtype=dtype),
+                       min(block_sizes), base)  # fmt: skip
     for n in sizes:
         for dtype in dtypes:
             a = weights(n, dtype, seed)
             m = dp.transformed(a, dtype=dtype)
             reference = dp.solve_diagonals(m.copy())
             for s in block_sizes:
-                best = None
-                for _ in range(repeats):
-                    start = time.perf_counter()
-                    result, calls = SOLVERS[order](m.copy(), s, base)
-                    total = time.perf_counter() - start
-                    if best is None or total < best[0]:
-                        best = (total, calls.seconds, calls)
+                total, fastest, (result, calls) = median_run(
+                    lambda work, s=s: SOLVERS[order](work, s, base), repeats, m.copy
+                )
                 _check(result, reference, a, f"{order} n={n} s={s} {dtype}")
-                total, parts, calls = best
+                parts = calls.seconds
                 for key, value in (("n", n), ("block", s), ("dtype", dtype), ("seconds", total),
+                                   ("seconds_min", fastest),
                                    ("diagonal_s", parts["diagonal"]),
                                    ("triangular_s", parts["triangular"]),
                                    ("rectangular_s", parts["rectangular"]),
@@ -103,13 +127,15 @@ def order_cell(order: str, sizes, block_sizes, dtypes, *, seed: int, repeats: in
 def native_cell(sizes, dtypes, *, seed: int, repeats: int, threads: int | None = None,
                 check_n_max: int = 1024, log=None) -> tuple[dict, dict]:  # fmt: skip
     """The compiled baseline (eq. 2 by diagonals in C) on one thread and on
-    ``threads`` (default: every CPU of the machine), min over repeats; checked
-    against the NumPy reference up to ``check_n_max`` and the two thread
+    ``threads`` (default: every CPU of the machine), the median over repeats after
+    a warm-up call of each thread count (the library's build and load, OpenMP's
+    threads' start: at n = 128 a first call took 600x the time of the next);
+    checked against the NumPy reference up to ``check_n_max`` and the two thread
     counts against each other everywhere."""
     from . import native
 
     threads = int(threads or os.cpu_count() or 1)
-    rows = {k: [] for k in ("n", "dtype", "threads", "seconds")}
+    rows = {k: [] for k in ("n", "dtype", "threads", "seconds", "seconds_min")}
     try:
         implementation = f"C, OpenMP ({native.compiler()} {' '.join(native.FLAGS)})"
     except RuntimeError as error:  # no compiler: the cell says so, the figures omit C
@@ -122,23 +148,24 @@ def native_cell(sizes, dtypes, *, seed: int, repeats: int, threads: int | None =
                     "cpu_count": os.cpu_count(), "threads": threads, "seed": int(seed),
                     "repeats": int(repeats)}  # fmt: skip
         return arrays, metadata
+    for dtype in dtypes:  # the warm-up: each thread count's first call, untimed
+        for t in sorted({1, threads}):
+            native.solve(dp.transformed(weights(WARM_N, dtype, seed), dtype=dtype), t)
     for n in sizes:
         for dtype in dtypes:
             a = weights(n, dtype, seed)
             m = dp.transformed(a, dtype=dtype)
             results = {}
             for t in sorted({1, threads}):
-                best = np.inf
-                for _ in range(repeats):
-                    work = m.copy()
-                    start = time.perf_counter()
-                    native.solve(work, t)
-                    best = min(best, time.perf_counter() - start)
+                median, fastest, work = median_run(lambda work, t=t: native.solve(work, t),
+                                                   repeats, m.copy)  # fmt: skip
                 results[t] = work
-                for key, value in (("n", n), ("dtype", dtype), ("threads", t), ("seconds", best)):
+                for key, value in (("n", n), ("dtype", dtype), ("threads", t),
+                                   ("seconds", median), ("seconds_min", fastest)):  # fmt: skip
                     rows[key].append(value)
                 if log:
-                    log.info("C n=%d %s %d thread(s): %.4f s", n, dtype, t, best)
+                    log.info("C n=%d %s %d thread(s): %.4f s (median of %d)", n, dtype, t,
+                             median, repeats)  # fmt: skip
             if not np.array_equal(results[1], results[threads]):
                 raise AssertionError(f"C n={n} {dtype}: {threads} threads differ from one")
             if n <= check_n_max:

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from . import catalog
 from . import hashtable_workloads as w
-from .figures import captioned, lines
+from .figures import LOCAL, captioned, legend_label, lines, sources_of
 
 TITLES = {
     "fig19": "Fig 19: GPU_BASIC over CPU_BASIC against the keys' variance (33 % search)",
@@ -101,61 +101,78 @@ def table5(cfg) -> pd.DataFrame:
 
 
 def tables(runs: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
-    """Every figure's tidy table (empty where its runs are missing)."""
+    """Every figure's tidy table (empty where its runs are missing). Where the GPU ran,
+    its runs are the figures' (GPU_PH, GPU_BASIC, GPU_BIG; the CPU's the baselines of
+    Figs 19, 27, 29 and 32); where it did not, the CPU's twins of them (``plan`` with
+    ``gpu=False``: CPU_PH, CPU_BASIC, CPU_BIG) draw every figure that compares the
+    structures with each other, and the four GPU-over-CPU figures stay empty here."""
     top, big = catalog.ch4_top_tables(cfg), max(catalog.ch4_batches(cfg))
     variances = catalog.ch4_variances(cfg)
     out = {"table5": table5(cfg)}
-    if runs.empty or not (runs["backend"] == "gpu").any():
+    if runs.empty:
         for name in TITLES:
             out[name] = pd.DataFrame()
         return out
+    on = "gpu" if (runs["backend"] == "gpu").any() else "cpu"
+    word = on.upper()
     all_runs = runs
     # the figures compare the CPU at its configured threads; the sweep is its own table
     runs = runs[(runs["backend"] != "cpu") | (runs["threads"] == catalog.ch4_cpu_threads(cfg))]
+
+    def pick(**kw):
+        return _pick(runs, **{"backend": on, **kw})
+
     cpu1 = {"backend": "cpu", "tables": 1}
+    empty = pd.DataFrame()
+    over_cpu = on == "gpu"  # Figs 19, 27, 29, 32: the GPU over the CPU
     out["fig19"] = _variance_sweep(runs, {"tables": 1, "mix": 33}, {**cpu1, "mix": 33},
-                                   variances)  # fmt: skip
-    ins = _pick(runs, mix=0)
+                                   variances) if over_cpu else empty  # fmt: skip
+    ins = pick(mix=0)
     out["fig26"] = ins[["tables", "batch", "mops"]].sort_values(["batch", "tables"])
-    out["fig27"] = _ratio(ins, _pick(runs, **cpu1, mix=0), ["batch"], keep=["tables"])
-    out["fig28"] = pd.concat([_pick(runs, mix=0, batch=big, variance=v)[
+    out["fig27"] = _ratio(ins, _pick(runs, **cpu1, mix=0), ["batch"], keep=["tables"]) \
+        if over_cpu else empty  # fmt: skip
+    out["fig28"] = pd.concat([pick(mix=0, batch=big, variance=v)[
         ["tables", "variance", "seconds"]] for v in variances], ignore_index=True)  # fmt: skip
-    search = _pick(runs, mix=100)
-    out["fig29"] = _ratio(search, _pick(runs, **cpu1, mix=100), ["batch"], keep=["tables"])
-    mixes = _pick(runs, batch=big)
+    search = pick(mix=100)
+    out["fig29"] = _ratio(search, _pick(runs, **cpu1, mix=100), ["batch"], keep=["tables"]) \
+        if over_cpu else empty  # fmt: skip
+    mixes = pick(batch=big)
     out["fig30"] = mixes[mixes["mix"].isin(catalog.CH4_MIXES)][["tables", "mix", "mops"]]
-    combined = _pick(runs)[_pick(runs)["mix"].isin(catalog.CH4_MIXES)]
+    combined = pick()[pick()["mix"].isin(catalog.CH4_MIXES)]
     out["fig31"] = _ratio(combined[combined["tables"] == top],
                           combined[combined["tables"] == 1], ["batch", "mix"])  # fmt: skip
     out["fig32"] = _ratio(combined[combined["tables"] == top],
-                          _pick(runs, backend="cpu", tables=top), ["batch", "mix"])  # fmt: skip
-    out["fig33"] = _variance_sweep(runs, {"tables": top, "mix": 33, "batch": big},
-                                   {"tables": 1, "mix": 33, "batch": big}, variances)  # fmt: skip
-    out["fig34"] = pd.concat([_pick(runs, hash=h, mix=33, batch=big)[["tables", "hash", "mops"]]
+                          _pick(runs, backend="cpu", tables=top), ["batch", "mix"]) \
+        if over_cpu else empty  # fmt: skip
+    variance_kw = {"backend": on}
+    out["fig33"] = _variance_sweep(runs, {**variance_kw, "tables": top, "mix": 33, "batch": big},
+                                   {**variance_kw, "tables": 1, "mix": 33, "batch": big},
+                                   variances)  # fmt: skip
+    out["fig34"] = pd.concat([pick(hash=h, mix=33, batch=big)[["tables", "hash", "mops"]]
                               for h in catalog.ch4_hashes(cfg)], ignore_index=True)  # fmt: skip
-    out["fig35"] = pd.concat([_ratio(_pick(runs, distribution=d, tables=top, mix=0),
-                                     _pick(runs, distribution=d, tables=1, mix=0),
+    out["fig35"] = pd.concat([_ratio(pick(distribution=d, tables=top, mix=0),
+                                     pick(distribution=d, tables=1, mix=0),
                                      ["batch"]).assign(distribution=d)
                               for d in ("normal", "uniform")], ignore_index=True)  # fmt: skip
-    ph, bigt = _pick(runs, mix=33, batch=big), _pick(runs, layout="big", mix=33, batch=big)
+    ph, bigt = pick(mix=33, batch=big), pick(layout="big", mix=33, batch=big)
     out["fig36"] = _ratio(ph, bigt, ["tables", "batch"])
-    out["fig37"] = pd.concat([ph.assign(structure="GPU_PH"), bigt.assign(structure="GPU_BIG")])[
+    out["fig37"] = pd.concat([ph.assign(structure=f"{word}_PH"),
+                              bigt.assign(structure=f"{word}_BIG")])[
         ["structure", "tables", "mops"]]  # fmt: skip
     out["fig38"] = pd.concat([_ratio(
-        _pick(runs, variance=v, tables=catalog.CH4_FIG38_TABLES, mix=33, batch=big),
-        _pick(runs, layout="big", variance=v, tables=catalog.CH4_FIG38_TABLES, mix=33,
-              batch=big), ["tables", "batch"]).assign(variance=v) for v in variances],
-        ignore_index=True)  # fmt: skip
-    f39 = _pick(runs, mix=33)
+        pick(variance=v, tables=catalog.CH4_FIG38_TABLES, mix=33, batch=big),
+        pick(layout="big", variance=v, tables=catalog.CH4_FIG38_TABLES, mix=33, batch=big),
+        ["tables", "batch"]).assign(variance=v) for v in variances], ignore_index=True)  # fmt: skip
+    f39 = pick(mix=33)
     f39 = f39[f39["tables"].isin([1, top])][["tables", "batch", "seconds"]].copy()
     f39["batches"] = catalog.CH4_FIG39_TOTAL // f39["batch"]
-    f39["total_s"] = f39["batches"] * f39["seconds"]  # the mean batch's time, times the count
+    f39["total_s"] = f39["batches"] * f39["seconds"]  # the median batch's time, times the count
     out["fig39"] = f39
     out["fig40"] = combined[combined["tables"] == top][["mix", "batch", "seconds", "upload_s"]]
     cpu = _pick(all_runs, backend="cpu", mix=33, batch=big)
     out["cpu_threads"] = cpu[cpu["tables"].isin([1, top])][["tables", "threads", "mops"]]
-    out["applications"] = pd.concat([_ratio(_pick(runs, distribution=d, tables=top, mix=33),
-                                            _pick(runs, distribution=d, tables=1, mix=33),
+    out["applications"] = pd.concat([_ratio(pick(distribution=d, tables=top, mix=33),
+                                            pick(distribution=d, tables=1, mix=33),
                                             ["batch"]).assign(distribution=d)
                                      for d in (*w.APPLICATIONS, "normal", "uniform")],
                                     ignore_index=True)  # fmt: skip
@@ -185,17 +202,27 @@ AXES = {
 }
 
 
-def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
-    """The figure of one tidy table (AXES), captioned as chapter 3's are."""
-    fig = captioned(6, table, scale, gpus)
+def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str], evidence=None,
+         fill: str = "") -> Figure:  # fmt: skip
+    """The figure of one tidy table (AXES), captioned as chapter 3's are (``overlaid``
+    with a committed run's rows where ``evidence`` is given). Where no GPU ran here,
+    this machine's lines are the CPU's twins of the GPU structures (``tables``)."""
+    fig = captioned(6, table, scale, gpus, evidence, fill)
     if table.empty:
         return fig
     ax = fig.subplots()
     x, y, by, logy = AXES[name]
     lines(ax, table, x, y, by, logx=x in ("tables", "batch", "threads"), logy=logy)
     if name == "fig40":
-        for key, part in table.groupby("mix"):
-            part = part.sort_values("batch")
-            ax.plot(part["batch"], part["upload_s"], ls="--", label=f"upload, mix {key}")
+        for source in sources_of(table):
+            mine = table if source is None else table[table["source"] == source]
+            for key, part in mine.groupby("mix"):
+                part = part.sort_values("batch")
+                if (part["upload_s"].fillna(0) > 0).any():  # the CPU uploads nothing
+                    ax.plot(part["batch"], part["upload_s"], ls=":",
+                            label=legend_label(f"upload, mix {key}", source, True))  # fmt: skip
         ax.legend(fontsize=6)
+    local = table.get("source", pd.Series([LOCAL])) == LOCAL
+    if not gpus and name != "cpu_threads" and local.any():
+        ax.set_title("this machine: the CPU's twins (CPU_PH, CPU_BASIC, CPU_BIG)", fontsize=7)
     return fig

@@ -133,10 +133,13 @@ class Run:
     mix: int  # search % of MIXES (0: insert only, 100: search only)
 
 
-def plan(cfg) -> list[Run]:
+def plan(cfg, gpu: bool = True) -> list[Run]:
     """Every run the chapter's figures read (``hashtable_figures.tables``), once
     each: GPU_PH over the PH list; PH = 1 is GPU_BASIC / CPU_BASIC; the CPU at
-    ``moazeni2013_ch4_cpu_threads`` threads (the thesis's 8) for PH = 1 and 320."""
+    ``moazeni2013_ch4_cpu_threads`` threads (the thesis's 8) for PH = 1 and 320.
+    Without a GPU (``gpu=False``) every GPU run is made on the CPU instead, at those
+    threads (its twin: CPU_PH, CPU_BASIC, CPU_BIG), so that the figures comparing the
+    structures with each other have this machine's rows."""
     from . import catalog
 
     ph, batches = catalog.ch4_tables(cfg), catalog.ch4_batches(cfg)
@@ -148,6 +151,7 @@ def plan(cfg) -> list[Run]:
     def add(backend, tables, batch, mix, dist="normal", var=base, hash="dek", layout="ph",
             th=None):  # fmt: skip
         var = var if dist == "normal" else 0.0
+        backend = backend if gpu else "cpu"
         th = (threads if th is None else th) if backend == "cpu" else 0
         runs.add(Run(backend, th, dist, var, hash, layout, tables, batch, mix))
 
@@ -192,25 +196,32 @@ def plan(cfg) -> list[Run]:
 
 
 def run_cell(runs, *, preload: int, repeats: int, seed: int, log=None) -> tuple[dict, dict]:
-    """Time ``runs`` (one backend's part of ``plan``): each the mean over
-    ``repeats`` batches (the thesis averages 10 runs), each on a freshly
-    preloaded table and checked (``ok``). The keys depend on (seed, the key
-    distribution, batch, mix) only, so every layout, hash and backend of one
-    batch sees the same keys (paired comparisons)."""
-    rows, drawn = [], {}
+    """Time ``runs`` (one backend's part of ``plan``): each the median over
+    ``repeats`` batches (their mean, which the thesis reports over 10 runs, beside
+    it), each on a freshly preloaded table and checked (``ok``), after one untimed
+    batch of the first run on each backend and thread count (a first call's costs:
+    the library's load, the threads' start, the kernels' compile). The keys depend
+    on (seed, the key distribution, batch, mix) only, so every layout, hash and
+    backend of one batch sees the same keys (paired comparisons)."""
+    rows, drawn, warmed = [], {}, set()
     for run in runs:
         keys0, ops, keys = batch_keys(run, preload=preload, seed=seed, cache=drawn)
         buckets = BUCKETS * (run.tables if run.layout == "big" else 1)
         tables = 1 if run.layout == "big" else run.tables
         measured = []
-        for _ in range(repeats):
+        for _ in range(repeats + ((run.backend, run.threads) not in warmed)):
             if run.backend == "cpu":
                 measured.append(run_cpu(tables, buckets, keys0, ops, keys, run.threads, run.hash))
             else:
                 measured.append(run_gpu(tables, buckets, keys0, ops, keys, run.hash))
+            if (run.backend, run.threads) not in warmed:  # the warm-up: checked, not timed
+                warmed.add((run.backend, run.threads))
+                if not measured.pop()["ok"]:
+                    raise AssertionError(f"the checker failed on {run} (warm-up)")
         seconds = np.array([m["seconds"] for m in measured])
-        row = {**asdict(run), "buckets": buckets, "seconds": float(seconds.mean()),
-               "seconds_min": float(seconds.min()), "mops": run.batch / seconds.mean() / 1e6,
+        row = {**asdict(run), "buckets": buckets, "seconds": float(np.median(seconds)),
+               "seconds_mean": float(seconds.mean()), "seconds_min": float(seconds.min()),
+               "mops": run.batch / float(np.median(seconds)) / 1e6,
                "ok": all(m["ok"] for m in measured),
                "upload_s": float(np.mean([m.get("upload_s", 0.0) for m in measured])),
                **{k: float(np.mean([m[k] for m in measured])) for k in ht.STATS}}  # fmt: skip

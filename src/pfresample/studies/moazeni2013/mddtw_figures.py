@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .figures import captioned, lines
+from .figures import captioned, legend_label, lines, sources_of
 from .tv_experiments import unpack
 
 TITLES = {
@@ -168,8 +168,11 @@ def _fig58(cells) -> pd.DataFrame:
     return pd.DataFrame()
 
 
-def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
-    fig = captioned(9, table, scale, gpus)
+def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str], evidence=None,
+         fill: str = "") -> Figure:  # fmt: skip
+    """The figure of one tidy table, captioned as chapter 3's are (``overlaid`` with a
+    committed run's rows where ``evidence`` is given)."""
+    fig = captioned(9, table, scale, gpus, evidence, fill)
     if table.empty:
         return fig
     ax = fig.subplots()
@@ -205,13 +208,18 @@ def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
         part = table[table["recording"].str.startswith("random walk")]
         part = part[part["k"] == part["k"].max()].assign(query=part["m"])
         lines(ax, part, "n", "speedup", "query", logy=True)
-        for key, sub in part.groupby("query"):
-            sub = sub.sort_values("n")
-            ax.plot(sub["n"], sub["speedup_over_pruned"], ls="--", marker="x",
-                    label=f"over the pruned search, query {key}")  # fmt: skip
-            if sub["speedup_over_peer"].notna().any():
-                ax.plot(sub["n"], sub["speedup_over_peer"], ls=":", marker="+",
-                        label=f"over dtaidistance, query {key}")  # fmt: skip
+        sources = sources_of(part)
+        for source in sources:
+            mine = part if source is None else part[part["source"] == source]
+            for key, sub in mine.groupby("query"):
+                sub = sub.sort_values("n")
+                ax.plot(sub["n"], sub["speedup_over_pruned"], ls="--", marker="x",
+                        label=legend_label(f"over the pruned search, query {key}", source,
+                                     len(sources) > 1))  # fmt: skip
+                if sub["speedup_over_peer"].notna().any():
+                    ax.plot(sub["n"], sub["speedup_over_peer"], ls=":", marker="+",
+                            label=legend_label(f"over dtaidistance, query {key}", source,
+                                         len(sources) > 1))  # fmt: skip
         ax.axhline(PUBLISHED_SPEEDUP, color="grey", ls=":")
         ax.legend(fontsize=5)
         ax.set_ylabel("speed-up (solid: exact DTW both; dashed: over the pruned search)")

@@ -153,7 +153,12 @@ def ch6_tables(cpu, native, peer, gpu) -> dict[str, pd.DataFrame]:
         else t10  # fmt: skip
     out["fig50"] = per_kernel
     out["fig52"] = timing[timing["variant"] != "global_sync"] if not timing.empty else timing
-    out["fig53"] = timing
+    # every solver's time an iteration: the GPU's and the compiled single-thread C's
+    native_rows = native_t[["size", "seconds"]].assign(
+        variant="compiled C, 1 thread", tile=0, device="CPU") if not native_t.empty \
+        else native_t  # fmt: skip
+    out["fig53"] = pd.concat([f for f in (timing, native_rows) if len(f)], ignore_index=True) \
+        if len(timing) or len(native_rows) else timing  # fmt: skip
     out["ch6_quality"] = _quality(cpu, gpu, timing)
     out["ch6_parameters"] = unpack(cpu, "sweep")
     out["ch6_peer"] = _peer(peer, gpu, timing)
@@ -249,9 +254,11 @@ def _draw_graph(ax, part: pd.DataFrame, title: str) -> None:
     ax.set_axis_off()
 
 
-def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
-    """The figure of one tidy table, captioned as chapter 3's are."""
-    fig = captioned(9, table, scale, gpus)
+def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str], evidence=None,
+         fill: str = "") -> Figure:  # fmt: skip
+    """The figure of one tidy table, captioned as chapter 3's are (``overlaid`` with a
+    committed run's rows where ``evidence`` is given)."""
+    fig = captioned(9, table, scale, gpus, evidence, fill)
     if table.empty:
         return fig
     if name == "fig45":
@@ -287,8 +294,11 @@ def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str]) -> Figure:
         lines(ax, table.assign(line=line), "lam", "tensor_rmse", "line", named=False)
         return fig
     ax = fig.subplots()
-    line = table["variant"] + " " + table["tile"].astype(int).astype(str) + "x" + table[
-        "tile"].astype(int).astype(str) if "variant" in table else table["kernel"]  # fmt: skip
+    if "variant" in table:
+        tile = table["tile"].fillna(0).astype(int).astype(str)
+        line = (table["variant"] + " " + tile + "x" + tile).where(tile != "0", table["variant"])
+    else:
+        line = table["kernel"]
     table = table.assign(line=line)
     if name in ("fig49", "fig51"):
         lines(ax, table, "size", "speedup", "line", logy=True, named=False)

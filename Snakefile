@@ -66,11 +66,16 @@ for study, rule_files in STUDIES.items():
         include: f"workflow/rules/{study}/{name}.smk"
 
 
+# The run report: every figure with where its data came from (results/report/).
+include: "workflow/rules/report.smk"
+
+
 rule all:
-    """Every study's figures and tables, and the artifacts they read."""
+    """Every study's figures and tables, the artifacts they read, and the run report."""
     default_target: True
     input:
         [getattr(rules, study).input for study in STUDIES],
+        rules.figure_sources.output,
         regenerate(
             DISCARDED, lambda: set().union(*(STUDY_ARTIFACTS[study]() for study in STUDIES))
         ),

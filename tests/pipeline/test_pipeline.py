@@ -21,10 +21,12 @@ import pytest
 import yaml
 
 from pfresample.pipeline import artifacts as io
+from pfresample.pipeline import evidence
 from pfresample.studies.dulger2017 import filter_experiments as fe
 from pfresample.studies.dulger2017.experiments import expand_variants
 from pfresample.studies.dulger2017.tables import TIME_COLUMNS
 from pfresample.studies.guldas2015 import catalog as guldas2015_catalog
+from pfresample.studies.moazeni2013 import tables as moazeni2013_tables
 from snake_tools import job_counts, snakemake
 
 pytestmark = pytest.mark.slow  # make test-fast leaves this module out (docs/testing.md)
@@ -114,7 +116,7 @@ TINY_GRID = {
     "moazeni2013_ch3_native_n": [64],
     "moazeni2013_ch3_block_sizes": [8, 16],
     "moazeni2013_ch3_recursive_base": 8,
-    "moazeni2013_ch3_repeats": 1,
+    "moazeni2013_ch3_repeats": 3,
     "moazeni2013_ch3_gpu_n": [64],
     "moazeni2013_ch3_gpu_block_sizes": [16],
     "moazeni2013_ch3_fig12_sizes": [64],
@@ -126,7 +128,7 @@ TINY_GRID = {
     "moazeni2013_ch4_cpu_threads": 2,
     "moazeni2013_ch4_thread_sweep": [1, 2],
     "moazeni2013_ch4_preload": 2048,
-    "moazeni2013_ch4_repeats": 1,
+    "moazeni2013_ch4_repeats": 3,
     "moazeni2013_ch6_tiles": [8],
     "moazeni2013_ch6_iterations": 20,
     "moazeni2013_ch6_cpu_size": 16,
@@ -467,7 +469,7 @@ def test_tiny_grid_builds_every_figure_and_table(tiny_run):
     proc = snakemake(tiny_run, "-n", config=TINY)
     assert "Nothing to be done" in proc.output, proc.output
     proc = snakemake(tiny_run, "-n", config=[*TINY, "fig2_3_bins=20"])
-    assert job_counts(proc.output) == {"dulger2017_fig2_3": 1, "all": 1}
+    assert job_counts(proc.output) == {"dulger2017_fig2_3": 1, "figure_sources": 1, "all": 1}
 
 
 def test_tiny_grid_guldas2015(tiny_run):
@@ -615,6 +617,35 @@ def test_tiny_grid_values_are_sane(tiny_run):
     # MSE = Var + ||Bias||^2 (eq. 2.31) in every row; MSE/N of Rejection near 1 - sum p^2 <= 1.
     assert np.allclose(rows["mse"], rows["variance"] + rows["bias2"])
     assert (rows.loc[rows["variant"] == "rejection", "mse_per_n"] < 1.5).all()
+
+
+def test_tiny_grid_figures_say_where_their_data_came_from(tiny_run):
+    """The run report (results/report/figures.csv) lists every figure with its source,
+    read from the figure: none is blank where a committed table of its rows exists
+    (moazeni2013's GPU figures draw the committed H100 runs here), and no speed-up of
+    CPU threads over one thread exceeds the threads (a first call's cost in the one
+    thread's time: Fig 16 read 600x on 2 threads before the warm-up). The negative
+    controls: tests/pipeline/test_evidence.py, tests/studies/moazeni2013/
+    test_moazeni2013_timing.py."""
+    results = tiny_run / "results"
+    report = pd.read_csv(results / "report" / "figures.csv", keep_default_na=False)
+    pngs = sorted((results / "figures").glob("*/*.png"))
+    assert len(report) == len(pngs) and set(report["source"]) <= set(evidence.KINDS)
+    blank = report[report["blank_despite_evidence"]]
+    assert blank.empty, blank.to_string()
+    moazeni = report[report["study"] == "moazeni2013"].set_index("figure")
+    assert len(moazeni) == 39 and (moazeni["source"] != "none").all(), moazeni.to_string()
+    if not cuda_visible():  # the GPU-only figures: the committed runs, labelled
+        for figure in ("fig12", "fig19", "fig49", "fig60", "reuse"):
+            assert moazeni.loc[figure, "source"] == "committed evidence", figure
+            assert "not run on this machine" in moazeni.loc[figure, "detail"], figure
+        assert moazeni.loc["fig26", "source"] == "this machine + committed evidence"
+        assert moazeni.loc["cpu_threads", "source"] == "this machine"
+    assert (results / "report" / "figures.md").read_text().count("| moazeni2013 |") == 39
+    tables = results / "tables" / "moazeni2013"
+    found = moazeni2013_tables.beyond_threads(pd.read_csv(tables / "fig16.csv"),
+                                              pd.read_csv(tables / "cpu_threads.csv"))  # fmt: skip
+    assert found == [], found
 
 
 def test_report_has_the_figures_and_captions(tiny_run):

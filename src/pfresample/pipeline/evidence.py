@@ -157,3 +157,39 @@ def read_source(png) -> str | None:
 
     with Image.open(png) as image:
         return image.text.get(SOURCE_KEY)
+
+
+REPORT_COLUMNS = ("study", "figure", "source", "detail", "committed", "blank_despite_evidence")
+
+
+def report(figures):
+    """The run report's rows (pandas), one a figure: ``figures`` holds (study, figure,
+    PNG path, the newest committed table of its GPU rows or "") tuples; ``source`` is
+    the kind its PNG recorded (KINDS: ``none`` where it drew nothing) and ``detail``
+    the rest of the text; ``blank_despite_evidence`` marks a figure that drew nothing
+    although a committed table of it exists (a fault: tests fail on it)."""
+    import pandas as pd
+
+    rows = []
+    for study, figure, png, committed in figures:
+        text = read_source(png)
+        what = kind(text)
+        detail = (text or "")[len(what) :].lstrip(": ")
+        rows.append({"study": study, "figure": figure, "source": what, "detail": detail,
+                     "committed": str(committed or ""),
+                     "blank_despite_evidence": what == "none" and bool(committed)})  # fmt: skip
+    return pd.DataFrame(rows, columns=list(REPORT_COLUMNS))
+
+
+def report_markdown(frame) -> str:
+    """The run report as Markdown: the count of each kind of source, then every figure."""
+    counts = frame["source"].value_counts()
+    lines = ["# Figures and where their data came from", "",
+             "| source | figures |", "|---|---:|"]  # fmt: skip
+    lines += [f"| {k} | {int(counts.get(k, 0))} |" for k in KINDS]
+    lines += ["", "| study | figure | source | detail |", "|---|---|---|---|"]
+    for r in frame.itertuples(index=False):
+        flag = " **(blank although committed evidence exists)**" if r.blank_despite_evidence \
+            else ""  # fmt: skip
+        lines.append(f"| {r.study} | {r.figure} | {r.source}{flag} | {r.detail} |")
+    return "\n".join(lines) + "\n"

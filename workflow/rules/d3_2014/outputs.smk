@@ -62,6 +62,16 @@ rule d3_2014_figure:
         table=lambda wildcards: "results/tables/d3_2014/"
         + d3_2014_catalog.FIGURE_SOURCES.get(wildcards.d3_fig, wildcards.d3_fig)
         + ".csv",
+        # Fig 10 where no GPU runs here: the newest committed GPU run of its rows
+        evidence=lambda wildcards: list(
+            committed_tables(
+                {
+                    k: v
+                    for k, v in d3_2014_catalog.EVIDENCE_TABLES.items()
+                    if k == wildcards.d3_fig
+                }
+            ).values()
+        ),
     output:
         png=report(
             "results/figures/d3_2014/{d3_fig}.png",

@@ -35,6 +35,9 @@ FIGURE_TABLES = (*TRAJECTORY_FIGURES, *SNAPSHOT_FIGURES, "fig11")
 FIGURES = (*TRAJECTORY_FIGURES, *SNAPSHOT_FIGURES, "fig10", "fig11")
 TABLES = ("table5", "table6", "table7", "methods")
 FIGURE_SOURCES = {"fig10": "table6"}  # a figure drawn from a table of TABLES
+# Where a GPU run of the pipeline keeps Fig 10's rows inside an evidence folder: drawn
+# where no GPU ran here (pipeline.evidence; the newest folder holding it).
+EVIDENCE_TABLES = {"fig10": "d3_2014/table6.csv"}
 TITLES = {
     "fig3": "Das et al. (2014) Fig 3: state estimates of the systematic-resampling filter",
     "fig4": "Das et al. (2014) Fig 4: state estimates of the D3-resampling filter",

@@ -8,6 +8,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ...pipeline import plots
+from . import catalog
 
 COMPONENTS = (("x", "Ẋ (m/s)"), ("y", "Ẏ (m/s)"))
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
@@ -64,8 +65,10 @@ def threads_per_block(table: pd.DataFrame, caption: str) -> Figure:
     fig, axes = plots.new_figure(len(algorithms) + 2, len(algorithms) + 2, panel_size=(5.0, 3.8))
     ns = sorted(table["n"].unique())
     first = table[table["algorithm"] == algorithms[0]]
-    panels = [(axes[k], table[table["algorithm"] == a], "gpu_d3_ms_per_step", f"measured: {a}",
-               "ms per filter step") for k, a in enumerate(algorithms)]  # fmt: skip
+    where = f" ({table['source'].iloc[0]}, not run here)" if "source" in table else ""
+    panels = [(axes[k], table[table["algorithm"] == a], "gpu_d3_ms_per_step",
+               f"measured: {a}{where}", "ms per filter step")
+              for k, a in enumerate(algorithms)]  # fmt: skip
     panels.append((axes[len(algorithms)], first, "paper", "paper, as printed",
                    "per run (unit not stated)"))  # fmt: skip
     for ax, part_of, column, what, ylabel in panels:
@@ -98,6 +101,16 @@ def threads_per_block(table: pd.DataFrame, caption: str) -> Figure:
         occupancy_ax.legend(fontsize=7)
     plots.add_caption(fig, caption)
     return fig
+
+
+def committed_fig10(table: pd.DataFrame, found) -> pd.DataFrame:
+    """Fig 10's rows where no GPU ran here: the committed run's (``found``, a
+    ``pipeline.evidence.Evidence`` of a Table 6; its algorithm ours where it predates
+    the paper's), its ``source`` and its label in ``note`` (the caption states it)."""
+    theirs = found.frame()
+    if "algorithm" not in theirs:
+        theirs.insert(0, "algorithm", catalog.D3_FILTER)
+    return theirs.assign(source=found.legend, note=found.label)
 
 
 def iterations(table: pd.DataFrame, caption: str) -> Figure:
@@ -141,6 +154,8 @@ def draw(figure: str, table: pd.DataFrame, scale: str) -> Figure:
     if figure == "fig10":
         measured = table["gpu_d3_ms_per_step"].notna().any()
         backend = "CUDA (CuPy)" if measured else "none (no GPU ran)"
+        if measured and "source" in table:  # committed_fig10: not this machine's
+            backend = "CUDA (CuPy) of a committed run (none here)"
     else:
         backend = " / ".join(sorted(set(table["backend"])))
     caption = plots.caption(backend=backend, scale=scale, detail=caption_detail(figure, table))

@@ -159,3 +159,26 @@ def fig18(orders: pd.DataFrame) -> pd.DataFrame:
     frame = chosen[["implementation", "dtype", "n", "block", "seconds", "upload_s"]].copy()
     frame["seconds_with_upload"] = frame["seconds"] + frame["upload_s"]
     return frame.sort_values(["implementation", "dtype", "n"]).reset_index(drop=True)
+
+
+def beyond_threads(fig16: pd.DataFrame, cpu_threads: pd.DataFrame) -> list[str]:
+    """Every CPU-threads-over-one-thread speed-up above its number of threads: Fig 16's
+    "C, k threads" rows over one C thread, and chapter 4's thread sweep (Mops/s at k
+    threads over one thread, each table count). A speed-up above k on k threads is a
+    timing artefact (a first call's cost in the one-thread time, a too-short run), not
+    a result; the tests fail on any."""
+    found = []
+    c = fig16[fig16["implementation"].astype(str).str.match(r"C, \d+ threads")]
+    for r in c.itertuples(index=False):
+        k = int(str(r.implementation).split()[1])
+        if r.speedup_over_one_thread > k:
+            found.append(f"Fig 16: {r.implementation} at n = {r.n} {r.dtype}: "
+                         f"{r.speedup_over_one_thread:.3g}x one thread")  # fmt: skip
+    if len(cpu_threads):
+        for tables, part in cpu_threads.groupby("tables"):
+            one = part.loc[part["threads"] == 1, "mops"]
+            for r in part[part["threads"] > 1].itertuples(index=False):
+                if len(one) and r.mops / one.iloc[0] > r.threads:
+                    found.append(f"cpu_threads: PH = {tables} on {r.threads} threads: "
+                                 f"{r.mops / one.iloc[0]:.3g}x one thread")  # fmt: skip
+    return found

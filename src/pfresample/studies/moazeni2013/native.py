@@ -67,7 +67,8 @@ def build(source: Path, cxx: bool = False, flags: tuple[str, ...] | None = None)
     (CXX_FLAGS with ``cxx``)."""
     cc = compiler(cxx)
     flags = flags or (CXX_FLAGS if cxx else FLAGS)
-    text = source.read_bytes()
+    # the source and every header beside it (a header's edit rebuilds what includes it)
+    text = source.read_bytes() + b"".join(h.read_bytes() for h in sorted(NATIVE.glob("*.h")))
     key = hashlib.sha256(text + " ".join((cc, *flags, sys.platform)).encode()).hexdigest()[:16]
     path = cache_dir() / f"moazeni2013_{source.stem}_{key}.so"
     if not path.exists():

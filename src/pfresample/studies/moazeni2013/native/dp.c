@@ -22,17 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static inline int is_negzero(float x) {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u == 0x80000000u;
-}
-static inline int is_poszero(float x) {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u == 0u;
-}
-static inline int never(int32_t x) { return (void)x, 0; }
+#include "zero_sign.h"
 
 #define LANES 16
 /* A diagonal is shared among threads only when its candidates are worth a barrier:

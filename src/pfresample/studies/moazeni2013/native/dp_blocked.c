@@ -38,17 +38,7 @@
 #define TILES ((S / TR) * (S / TC))
 #define TRI_GROUP 4 /* blocks whose triangular parts one thread interleaves */
 
-static inline int is_negzero(float x) {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u == 0x80000000u;
-}
-static inline int is_poszero(float x) {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u == 0u;
-}
-static inline int never(int32_t x) { return (void)x, 0; }
+#include "zero_sign.h"
 
 #define ADD_f32(a, b) ((a) + (b))
 #define ADD_i32(a, b) ((int32_t)((uint32_t)(a) + (uint32_t)(b)))

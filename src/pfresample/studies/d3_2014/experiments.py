@@ -106,12 +106,13 @@ def first_steps(traj, steps: int) -> dict:
     return {**traj, "y": traj["y"][:steps], "truth": traj["truth"][: steps + 1]}
 
 
-def warm_up(model, traj, spec: dict, n: int, *, seed: int) -> None:
-    """An untimed GPU run of the first ``WARMUP_STEPS`` steps at N: it compiles
-    (or loads) the kernels the timed run launches. Too short for a CUDA graph
-    (the GPU filter keeps one per run length), so the timed run captures its own."""
+def warm_up(model, traj, spec: dict, n: int, *, seed: int, backend: str = "cuda") -> None:
+    """An untimed run of the first ``WARMUP_STEPS`` steps at N: on the GPU it compiles
+    (or loads) the kernels the timed run launches (too short for a CUDA graph: the GPU
+    filter keeps one per run length, so the timed run captures its own); on the CPU it
+    pays the first call's costs (imports, first touches) outside the timed run."""
     steps = min(WARMUP_STEPS, traj["y"].shape[0])
-    run_d3(model, traj["y"][:steps], n, warmup_seed(seed, n), backend="cuda", **_options(spec))
+    run_d3(model, traj["y"][:steps], n, warmup_seed(seed, n), backend=backend, **_options(spec))
 
 
 def run_d3(model, y, n: int, seed: int, *, method: str = "d3", **options):
@@ -237,10 +238,13 @@ def filter_cell(
 def timing_cell(model, traj, label: str, spec: dict, n: int, *, seed: int,
                 ess_threshold=None, log=None):  # fmt: skip
     """Table 5's CPU columns: one CPU run of filter ``label`` at N on
-    trajectory 0, run 0, over the first ``model.steps`` steps (``model``:
+    trajectory 0, run 0, over the first ``model.steps`` steps, after an untimed
+    warm-up run of its first steps (:func:`warm_up`) (``model``:
     ``catalog.timing_model``; ``traj``: trajectory 0's arrays, truncated
     here). :func:`filter_cell`'s arrays without a snapshot, and ``steps``."""
     steps = int(model.steps)
+    warm_up(filter_model(model, spec), first_steps(traj, steps), spec, n, seed=seed,
+            backend="cpu")  # fmt: skip
     arrays, metadata = filter_cell(
         model, first_steps(traj, steps), label, spec, n, 0, 0, seed=seed, backend="cpu",
         ess_threshold=ess_threshold, log=log,

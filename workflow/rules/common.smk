@@ -123,6 +123,27 @@ def committed_tables(relatives: dict) -> dict[str, str]:
     return {name: str(e.path) for name, e in found.items() if e is not None}
 
 
+def report_figures() -> dict[str, dict]:
+    """The run report's figures (workflow/rules/report.smk): PNG -> its study, name and
+    the newest committed table of its GPU rows ("" where a study names none: its
+    catalog's EVIDENCE_TABLES), for every figure of the studies' targets."""
+    from pathlib import Path
+
+    from pfresample.pipeline import evidence
+
+    out = {}
+    for study in STUDIES:
+        tables = getattr(CATALOGS[study], "EVIDENCE_TABLES", {})
+        for path in map(str, getattr(rules, study).input):
+            if not (path.endswith(".png") and f"results/figures/{study}/" in path):
+                continue
+            name = Path(path).stem
+            found = evidence.find(tables[name], EVIDENCE_ROOT) if name in tables else None
+            out[path] = {"study": study, "figure": name,
+                         "committed": str(found.path) if found else ""}  # fmt: skip
+    return out
+
+
 def cell_backend_note() -> str:
     """The backend stated on figures of resampling cells."""
     if CELL_GPUS:

@@ -9,27 +9,6 @@ machine, committed evidence, or nothing), read from the figure itself
 """
 
 
-def report_figures() -> dict[str, dict]:
-    """PNG -> its study, name and the newest committed table of its GPU rows ("" where a
-    study names none: its catalog's EVIDENCE_TABLES), for every figure of the studies'
-    targets."""
-    from pathlib import Path
-
-    from pfresample.pipeline import evidence
-
-    out = {}
-    for study in STUDIES:
-        tables = getattr(CATALOGS[study], "EVIDENCE_TABLES", {})
-        for path in map(str, getattr(rules, study).input):
-            if not (path.endswith(".png") and f"results/figures/{study}/" in path):
-                continue
-            name = Path(path).stem
-            found = evidence.find(tables[name], EVIDENCE_ROOT) if name in tables else None
-            out[path] = {"study": study, "figure": name,
-                         "committed": str(found.path) if found else ""}  # fmt: skip
-    return out
-
-
 rule figure_sources:
     input:
         list(report_figures()),

@@ -295,7 +295,13 @@ def run_filters(model, ys, n: int, resampler: str, *, seeds, backend: str = "aut
     if not seeds:
         return []
     first = run_filter(model, ys[0], n, resampler, seed=seeds[0], backend=backend, **kwargs)
-    batch = _batch(model, n, resampler, len(seeds) - 1, kwargs) if first.backend == "cuda" else None
+    # a batch replays one graph of T steps: runs of other lengths go one by one
+    same = all(np.shape(y) == np.shape(ys[0]) for y in ys)
+    batch = (
+        _batch(model, n, resampler, len(seeds) - 1, kwargs)
+        if first.backend == "cuda" and same
+        else None
+    )
     if batch is None:
         rest = [
             run_filter(model, y, n, resampler, seed=s, backend=backend, **kwargs)

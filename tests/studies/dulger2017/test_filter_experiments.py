@@ -212,6 +212,8 @@ def test_run_filters_equals_run_filter_run_by_run():
         assert got.log_likelihood == want.log_likelihood
     assert runs[0].seed == 5 and runs[2].seed == 7
     assert run_filters(model, [], 64, "uphill", seeds=[], backend="cpu") == []
+    mixed = run_filters(model, [ys[0], ys[1][:5]], 64, "uphill", seeds=[5, 6], backend="cpu")
+    assert [len(r.estimates) for r in mixed] == [8, 5]  # runs of other lengths: one by one
     with pytest.raises(ValueError, match="2 seeds for 3 measurement sets"):
         run_filters(model, ys, 64, "uphill", seeds=[1, 2], backend="cpu")
 

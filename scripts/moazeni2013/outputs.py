@@ -51,9 +51,10 @@ def _write(snakemake, log, frames, module, titles, scale, gpus) -> None:
     for name, title in titles.items():
         paths = [p for p in outputs if p.stem == name and p.suffix != ".csv"]
         found, fill = committed.get(name), catalog.fill_command(name)
-        if found is not None and catalog.evidence_rows(name, found.frame()).empty:
-            found = None
-        table = figures.overlaid(frames[name], found, lambda f, n=name: catalog.evidence_rows(n, f))
+        theirs = None if found is None else catalog.evidence_rows(name, found.frame())
+        if theirs is not None and theirs.empty:
+            found = theirs = None
+        table = figures.overlaid(frames[name], theirs, found)
         source = evidence.source(len(frames[name]) > 0, [found], fill)
         fig = figures.gather_legends(module.draw(name, table, scale, gpus, found, fill))
         plots.save(fig, paths, title=title, source=source)

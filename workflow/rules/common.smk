@@ -5,6 +5,7 @@ Everything that computes a result lives in the pfresample library and the
 study packages (src/pfresample/studies/<study>/), called from scripts/<study>/.
 """
 
+import functools
 import os
 import re
 
@@ -110,16 +111,23 @@ GPU_DEVICES = gpu_devices()
 EVIDENCE_ROOT = os.path.join(workflow.basedir, "evidence")
 
 
+@functools.cache
+def newest_evidence(relative: str):
+    """``pipeline.evidence.find`` under EVIDENCE_ROOT, once a table a parse: the
+    outputs rules' inputs and params and the run report all ask for the same tables."""
+    from pfresample.pipeline import evidence
+
+    return evidence.find(relative, EVIDENCE_ROOT)
+
+
 def committed_tables(relatives: dict) -> dict[str, str]:
     """figure -> the newest committed table of its GPU rows (``relatives``: figure -> the
     table's path inside an evidence folder), for the figures that have one, where the
     cells have no GPU (with one, nothing: the GPU's rows are this run's). The paths are
     the outputs rules' inputs too, so that a new evidence folder redraws the figure."""
-    from pfresample.pipeline import evidence
-
     if CELL_GPUS:
         return {}
-    found = {name: evidence.find(rel, EVIDENCE_ROOT) for name, rel in relatives.items()}
+    found = {name: newest_evidence(rel) for name, rel in relatives.items()}
     return {name: str(e.path) for name, e in found.items() if e is not None}
 
 
@@ -129,8 +137,6 @@ def report_figures() -> dict[str, dict]:
     catalog's EVIDENCE_TABLES), for every figure of the studies' targets."""
     from pathlib import Path
 
-    from pfresample.pipeline import evidence
-
     out = {}
     for study in STUDIES:
         tables = getattr(CATALOGS[study], "EVIDENCE_TABLES", {})
@@ -138,7 +144,7 @@ def report_figures() -> dict[str, dict]:
             if not (path.endswith(".png") and f"results/figures/{study}/" in path):
                 continue
             name = Path(path).stem
-            found = evidence.find(tables[name], EVIDENCE_ROOT) if name in tables else None
+            found = newest_evidence(tables[name]) if name in tables else None
             out[path] = {"study": study, "figure": name,
                          "committed": str(found.path) if found else ""}  # fmt: skip
     return out

@@ -19,7 +19,7 @@ marks), on buffers no other member touches, and reads the same Philox
 counters, so a batched run equals the run made alone bit for bit
 (tests/gpu/test_gpu_sir_batch.py). What a batch cannot give is a run's own
 time: its runs share the GPU, so their stage times, device times and wall
-times are NaN; :attr:`FilterBatch.last_seconds` is the batch's wall time.
+times are NaN.
 
 Why branches and not one launch over K x N particles with segmented scans:
 the branches reuse every resampling kernel of the registry unchanged (each
@@ -31,7 +31,6 @@ segmented form to keep equal to the first.
 from __future__ import annotations
 
 import math
-import time
 from collections import OrderedDict
 
 import numpy as np
@@ -57,7 +56,6 @@ class FilterBatch(GraphRunner):
             for _ in range(width)
         ]
         self.open(0)
-        self.last_seconds = math.nan
 
     def _capture(self) -> None:
         """Each member's eager step (compiles or loads the kernels, makes its
@@ -65,6 +63,7 @@ class FilterBatch(GraphRunner):
         own streams, forked from and joined back into the batch's stream."""
         import cupy
 
+        self.stream.synchronize()  # the members' streams read the inputs uploaded on it
         for member in self.members:
             with member.stream:
                 member._enqueue(member.eager_steps, marks=False)
@@ -100,13 +99,10 @@ class FilterBatch(GraphRunner):
         for i, member in enumerate(self.members):
             j = min(i, count - 1)
             member.inputs.set(member.host_inputs(ys[j], seeds[j]), stream=self.stream)
-        self.stream.synchronize()  # the members' streams read the inputs next
         if self.graph is None:
             self._capture()
-        start = time.perf_counter()
-        self.graph.launch(self.stream)
+        self.graph.launch(self.stream)  # after the uploads, on the same stream
         self.stream.synchronize()
-        self.last_seconds = time.perf_counter() - start
         nan = math.nan
         return [
             member.result(int(seed), nan, nan)

@@ -21,14 +21,13 @@ TITLES = {
 LOCAL = "this machine"  # the ``source`` of this machine's rows
 
 
-def overlaid(local: pd.DataFrame, evidence=None, rows=None) -> pd.DataFrame:
-    """This machine's rows (``source`` LOCAL) and, where ``evidence`` (a
-    ``pipeline.evidence.Evidence``) is given, its committed rows (``rows(frame)`` of
-    them; ``source`` its legend words) in one frame. Without evidence: ``local``."""
-    if evidence is None:
+def overlaid(local: pd.DataFrame, theirs: pd.DataFrame | None = None, evidence=None
+             ) -> pd.DataFrame:  # fmt: skip
+    """This machine's rows (``source`` LOCAL) and, where given, the committed rows
+    ``theirs`` of ``evidence`` (a ``pipeline.evidence.Evidence``; ``source`` its legend
+    words) in one frame. Without them: ``local``."""
+    if theirs is None:
         return local
-    theirs = evidence.frame()
-    theirs = rows(theirs) if rows else theirs
     parts = [p for p in (local.assign(source=LOCAL), theirs.assign(source=evidence.legend))
              if len(p)]  # fmt: skip
     return pd.concat(parts, ignore_index=True) if parts else local

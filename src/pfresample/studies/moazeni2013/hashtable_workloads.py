@@ -195,6 +195,13 @@ def plan(cfg, gpu: bool = True) -> list[Run]:
     return sorted(runs)
 
 
+def _one_batch(run, tables, buckets, keys0, ops, keys) -> dict:
+    """One timed, checked batch of ``run`` on its backend (run_cpu or run_gpu)."""
+    if run.backend == "cpu":
+        return run_cpu(tables, buckets, keys0, ops, keys, run.threads, run.hash)
+    return run_gpu(tables, buckets, keys0, ops, keys, run.hash)
+
+
 def run_cell(runs, *, preload: int, repeats: int, seed: int, log=None) -> tuple[dict, dict]:
     """Time ``runs`` (one backend's part of ``plan``): each the median over
     ``repeats`` batches (their mean, which the thesis reports over 10 runs, beside
@@ -208,16 +215,12 @@ def run_cell(runs, *, preload: int, repeats: int, seed: int, log=None) -> tuple[
         keys0, ops, keys = batch_keys(run, preload=preload, seed=seed, cache=drawn)
         buckets = BUCKETS * (run.tables if run.layout == "big" else 1)
         tables = 1 if run.layout == "big" else run.tables
-        measured = []
-        for _ in range(repeats + ((run.backend, run.threads) not in warmed)):
-            if run.backend == "cpu":
-                measured.append(run_cpu(tables, buckets, keys0, ops, keys, run.threads, run.hash))
-            else:
-                measured.append(run_gpu(tables, buckets, keys0, ops, keys, run.hash))
-            if (run.backend, run.threads) not in warmed:  # the warm-up: checked, not timed
-                warmed.add((run.backend, run.threads))
-                if not measured.pop()["ok"]:
-                    raise AssertionError(f"the checker failed on {run} (warm-up)")
+        batch = (run, tables, buckets, keys0, ops, keys)
+        if (run.backend, run.threads) not in warmed:  # the warm-up: checked, not timed
+            warmed.add((run.backend, run.threads))
+            if not _one_batch(*batch)["ok"]:
+                raise AssertionError(f"the checker failed on {run} (warm-up)")
+        measured = [_one_batch(*batch) for _ in range(repeats)]
         seconds = np.array([m["seconds"] for m in measured])
         row = {**asdict(run), "buckets": buckets, "seconds": float(np.median(seconds)),
                "seconds_mean": float(seconds.mean()), "seconds_min": float(seconds.min()),

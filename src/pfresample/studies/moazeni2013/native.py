@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import dp
+
 NATIVE = Path(__file__).resolve().parent / "native"
 SOURCE = NATIVE / "dp.c"
 FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c11")
@@ -97,9 +99,9 @@ def library() -> ctypes.CDLL:
     return lib
 
 
-def solve(m: np.ndarray, threads: int = 1) -> np.ndarray:
-    """Eq. 2 in place on a C-contiguous float32 or int32 square matrix with
-    ``threads`` OpenMP threads; returns m."""
+def _checked(m: np.ndarray, threads: int) -> str:
+    """The dtype name of a matrix the compiled solvers take (C-contiguous, square,
+    float32 or int32), with ``threads`` >= 1; a ValueError naming what is wrong."""
     dtype = np.dtype(m.dtype).name
     if dtype not in FUNCTIONS:
         raise ValueError(f"dtype must be one of {tuple(FUNCTIONS)}, got {dtype}")
@@ -107,6 +109,13 @@ def solve(m: np.ndarray, threads: int = 1) -> np.ndarray:
         raise ValueError(f"m must be a C-contiguous square matrix, got shape {m.shape}")
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
+    return dtype
+
+
+def solve(m: np.ndarray, threads: int = 1) -> np.ndarray:
+    """Eq. 2 in place on a C-contiguous float32 or int32 square matrix with
+    ``threads`` OpenMP threads; returns m."""
+    dtype = _checked(m, threads)
     status = getattr(library(), FUNCTIONS[dtype])(m.ctypes.data, m.shape[0], int(threads))
     if status != 0:
         raise MemoryError("native solve: could not allocate the transposed copy")
@@ -136,14 +145,8 @@ def solve_blocked(m: np.ndarray, threads: int | None = None, *, flaw: str = "non
     register-tiled min-plus products, OpenMP over a strip's blocks; ``threads``
     default to every CPU. ``flaw`` (tests only) builds a wrong answer on purpose
     (BLOCKED_FLAWS). Returns m."""
-    dtype = np.dtype(m.dtype).name
-    if dtype not in FUNCTIONS:
-        raise ValueError(f"dtype must be one of {tuple(FUNCTIONS)}, got {dtype}")
-    if m.ndim != 2 or m.shape[0] != m.shape[1] or not m.flags.c_contiguous:
-        raise ValueError(f"m must be a C-contiguous square matrix, got shape {m.shape}")
     threads = (os.cpu_count() or 1) if threads is None else int(threads)
-    if threads < 1:
-        raise ValueError(f"threads must be >= 1, got {threads}")
+    dtype = _checked(m, threads)
     fn = getattr(blocked_library(), FUNCTIONS[dtype].replace("solve_", "solve_blocked_flawed_"))
     if fn(m.ctypes.data, m.shape[0], threads, BLOCKED_FLAWS[flaw]) != 0:
         raise MemoryError("native solve_blocked: could not allocate the blocked copy")
@@ -173,17 +176,12 @@ def minplus_peak(rounds: int, threads: int, dtype: str = "float32") -> tuple[flo
     rows, cols = lib.minplus_peak_rows(), lib.minplus_peak_cols()
     seed = np.arange(rows + 3 * cols, dtype=dtype)
     seed[rows + 2 * cols :] = 1  # d: y advances by one a round (exact in both dtypes)
-    out = np.full(1, infinity_of(dtype), dtype=dtype)
+    out = np.full(1, dp.infinity(dtype), dtype=dtype)
     fn = lib.minplus_peak_f32 if dtype == "float32" else lib.minplus_peak_i32
     start = time.perf_counter()
     fn(int(rounds), int(threads), seed.ctypes.data, out.ctypes.data)
     seconds = time.perf_counter() - start
     return seconds, int(rounds) * int(threads) * (rows * cols + cols // 2)
-
-
-def infinity_of(dtype: str):
-    """The "no value" of ``dtype`` (dp.infinity), without importing the study's dp."""
-    return np.float32(np.inf) if dtype == "float32" else np.int32(2**30 - 1)
 
 
 @cache
@@ -196,14 +194,20 @@ def tv_library() -> ctypes.CDLL:
     return lib
 
 
+def _channel_major(L: np.ndarray, d_hat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """L and d_hat (n0, n1, n2, 6) as the C solvers read them: float32, channel-major
+    (6, n0, n1, n2), contiguous copies (L's is solved in place)."""
+    if L.shape != d_hat.shape or L.ndim != 4 or L.shape[-1] != 6:
+        raise ValueError(f"L and d_hat must both be (n0, n1, n2, 6), got {L.shape}, {d_hat.shape}")
+    return tuple(np.ascontiguousarray(np.moveaxis(np.asarray(a, np.float32), -1, 0))
+                 for a in (L, d_hat))  # fmt: skip
+
+
 def tv_solve(L: np.ndarray, d_hat: np.ndarray, *, lam: float, eps: float, step: float,
              iterations: int) -> np.ndarray:  # fmt: skip
     """GlobalSync's steepest descent on one CPU thread, float32: L, d_hat
     (n0, n1, n2, 6); returns the new L (n0, n1, n2, 6)."""
-    if L.shape != d_hat.shape or L.ndim != 4 or L.shape[-1] != 6:
-        raise ValueError(f"L and d_hat must both be (n0, n1, n2, 6), got {L.shape}, {d_hat.shape}")
-    cm = np.ascontiguousarray(np.moveaxis(np.asarray(L, np.float32), -1, 0))
-    dh = np.ascontiguousarray(np.moveaxis(np.asarray(d_hat, np.float32), -1, 0))
+    cm, dh = _channel_major(L, d_hat)
     status = tv_library().tv_solve_f32(cm.ctypes.data, dh.ctypes.data, *L.shape[:3], lam, eps,
                                        step, int(iterations))  # fmt: skip
     if status != 0:
@@ -232,13 +236,10 @@ def tv_best_solve(L: np.ndarray, d_hat: np.ndarray, *, lam: float, eps: float, s
     ``threads`` threads (default: every CPU), float32, as ``tv_solve``: L, d_hat
     (n0, n1, n2, 6); returns the new L. Every voxel's arithmetic is tv.c's; the TV
     sums are added in a fixed order, so the result is the same for any thread count."""
-    if L.shape != d_hat.shape or L.ndim != 4 or L.shape[-1] != 6:
-        raise ValueError(f"L and d_hat must both be (n0, n1, n2, 6), got {L.shape}, {d_hat.shape}")
+    cm, dh = _channel_major(L, d_hat)
     threads = (os.cpu_count() or 1) if threads is None else int(threads)
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
-    cm = np.ascontiguousarray(np.moveaxis(np.asarray(L, np.float32), -1, 0))
-    dh = np.ascontiguousarray(np.moveaxis(np.asarray(d_hat, np.float32), -1, 0))
     args = (cm.ctypes.data, dh.ctypes.data, *L.shape[:3], lam, eps, step, int(iterations))
     status = tv_best_library().tv_best_solve_f32(*args, threads)
     if status != 0:

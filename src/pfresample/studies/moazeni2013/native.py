@@ -19,69 +19,25 @@ the NumPy reference (``dp.solve_diagonals``) still runs."""
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import shutil
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 
+from ...pipeline import cbuild
 from . import dp
 
 NATIVE = Path(__file__).resolve().parent / "native"
 SOURCE = NATIVE / "dp.c"
-FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c11")
-CXX_FLAGS = ("-O3", "-march=native", "-pthread", "-shared", "-fPIC", "-std=c++20")
-# The best CPU code (dp_blocked.c, tv_best.c, minplus_peak.c): the same flags, with the
-# compiler told to use a CPU's widest vectors (512 bits where it has AVX-512; gcc's
-# tuning for some of them prefers 256); the peak microkernel is built with these too.
-# -fno-math-errno lets sqrtf vectorise (errno is the only difference: sqrt is
-# correctly rounded either way, and the TV step's arguments are >= eps^2 > 0).
-BEST_FLAGS = (*FLAGS, "-mprefer-vector-width=512", "-fno-math-errno")
+FLAGS, CXX_FLAGS, BEST_FLAGS = cbuild.FLAGS, cbuild.CXX_FLAGS, cbuild.BEST_FLAGS
+compiler = cbuild.compiler
 FUNCTIONS = {"float32": "solve_f32", "int32": "solve_i32"}
 
 
-def compiler(cxx: bool = False) -> str:
-    """The C compiler (``CC``, else cc, gcc, clang) or, with ``cxx``, the C++ one
-    (``CXX``, else c++, g++, clang++)."""
-    names = ("CXX", "c++", "g++", "clang++") if cxx else ("CC", "cc", "gcc", "clang")
-    for name in (os.environ.get(names[0]), *names[1:]):
-        if name and shutil.which(name):
-            return name
-    raise RuntimeError(
-        f"no {'C++' if cxx else 'C'} compiler found (set {names[0]}, or install "
-        f"{'/'.join(names[1:])}): the compiled CPU code of moazeni2013 needs one"
-    )
-
-
-def cache_dir() -> Path:
-    """``PFRESAMPLE_NATIVE_CACHE`` or ~/.cache/pfresample/native."""
-    default = Path.home() / ".cache" / "pfresample" / "native"
-    return Path(os.environ.get("PFRESAMPLE_NATIVE_CACHE", default))
-
-
 def build(source: Path, cxx: bool = False, flags: tuple[str, ...] | None = None) -> Path:
-    """The shared library of ``source`` (once per source text, compiler and
-    flags, written atomically into the cache); ``flags`` default to FLAGS
-    (CXX_FLAGS with ``cxx``)."""
-    cc = compiler(cxx)
-    flags = flags or (CXX_FLAGS if cxx else FLAGS)
-    # the source and every header beside it (a header's edit rebuilds what includes it)
-    text = source.read_bytes() + b"".join(h.read_bytes() for h in sorted(NATIVE.glob("*.h")))
-    key = hashlib.sha256(text + " ".join((cc, *flags, sys.platform)).encode()).hexdigest()[:16]
-    path = cache_dir() / f"moazeni2013_{source.stem}_{key}.so"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        done = subprocess.run([cc, *flags, str(source), "-o", str(tmp)], capture_output=True,
-                              text=True)  # fmt: skip
-        if done.returncode != 0:
-            raise RuntimeError(f"building {source.name} with {cc} failed:\n{done.stderr}")
-        os.replace(tmp, path)  # atomic: a concurrent build writes the same bytes
-    return path
+    """The shared library of one of the chapters' sources (``pipeline.cbuild.build``)."""
+    return cbuild.build(source, prefix="moazeni2013", cxx=cxx, flags=flags)
 
 
 @cache

@@ -57,6 +57,7 @@
 #include <string.h>
 
 #define LANES 8
+#define LB_BLOCK 8 /* a bound's points a vector step */
 enum { ST_KIM, ST_EQ, ST_EC, ST_ABANDONED, ST_COMPLETED, ST_DTW_CELLS, ST_LB_POINTS, NSTAT };
 
 typedef struct {
@@ -99,7 +100,7 @@ static double separated_bound(const cand_t *c, int64_t count, int p, int64_t exc
     int64_t took[p];
     if (greedy(c, count, p, 2 * exclusion - 1, took) < p) return INFINITY;
     double worst = 0.0;
-    for (int s = 0; s < p; ++s) worst = fmax(worst, c[took[s]].d2);
+    for (int s = 0; s < p; ++s) worst = c[took[s]].d2 > worst ? c[took[s]].d2 : worst;
     return worst;
 }
 
@@ -121,15 +122,22 @@ static double load_bound(const int64_t *slot) {
 
 static inline double sq(double a) { return a * a; }
 
-/* the squared distance of v to [lo, hi] (0 inside) */
+/* fmin and fmax for the non-NaN values here, inlined (gcc calls libm's otherwise) */
+static inline double mn(double a, double b) { return b < a ? b : a; }
+static inline double mx(double a, double b) { return b > a ? b : a; }
+
+/* the squared distance of v to [lo, hi] (0 inside), branch-free: at most one of v - hi
+ * and lo - v is positive, and its square is (v - hi)^2 or (v - lo)^2 exactly */
 static inline double outside(double v, double lo, double hi) {
-    return v > hi ? sq(v - hi) : v < lo ? sq(v - lo) : 0.0;
+    const double d = mx(v - hi, 0.0) + mx(lo - v, 0.0);
+    return d * d;
 }
 
 /* One thread's scratch: the query's envelope and order, the window, the DTW row, the
  * bounds' terms and their cumulative sums, the series' envelope of a chunk. */
 typedef struct {
     double *U, *L, *w, *row, *eq, *ec, *cbr, *cbc, *UX, *LX;
+    double *Uo, *Lo, *qo, *eqo, *eco; /* in the order of the query's magnitudes */
     int *order;
 } scratch_t;
 
@@ -160,19 +168,19 @@ static double dtw_abandon(const double *q, const double *w, int m, int band, dou
                 best = 0.0;
             } else {
                 best = up;
-                if (j > 0) best = fmin(best, left);
-                if (i > 0 && j > 0) best = fmin(best, diag);
+                if (j > 0) best = mn(best, left);
+                if (i > 0 && j > 0) best = mn(best, diag);
             }
             diag = up;
             left = cost + best;
             row[j] = left;
-            least = fmin(least, left);
+            least = mn(least, left);
         }
         *cells += hi - lo + 1;
         if (i + 1 < m) {
             const double rest_rows = cbr[i + 1];
             const double rest_cols = i + band + 1 < m ? cbc[i + band + 1] : 0.0;
-            if (least + fmax(rest_rows, rest_cols) > limit) return INFINITY;
+            if (least + mx(rest_rows, rest_cols) > limit) return INFINITY;
         }
     }
     return row[m - 1];
@@ -225,11 +233,15 @@ static int search_chunk(const problem_t *P, int pair, int64_t a, int64_t b, int6
     for (int i = 0; i < m; ++i) { /* the query's envelope (Keogh's U and L) */
         s->U[i] = -INFINITY, s->L[i] = INFINITY;
         for (int k = i - env; k <= i + env; ++k)
-            if (k >= 0 && k < m) s->U[i] = fmax(s->U[i], q[k]), s->L[i] = fmin(s->L[i], q[k]);
+            if (k >= 0 && k < m) s->U[i] = mx(s->U[i], q[k]), s->L[i] = mn(s->L[i], q[k]);
         s->order[i] = i;
     }
     order_key = q;
     qsort(s->order, m, sizeof(int), by_magnitude);
+    for (int k = 0; k < m; ++k) {
+        const int i = s->order[k];
+        s->Uo[k] = s->U[i], s->Lo[k] = s->L[i], s->qo[k] = q[i];
+    }
     /* the series' envelope over this chunk's samples [a, b + m - 1): the extremes of
      * x[s - band .. s + band] within the series (wider than a window's own envelope at
      * its edges: a looser, still valid, bound) */
@@ -239,7 +251,7 @@ static int search_chunk(const problem_t *P, int pair, int64_t a, int64_t b, int6
         const int64_t lo = g - band > 0 ? g - band : 0;
         const int64_t hi = g + band < P->n - 1 ? g + band : P->n - 1;
         double u = x[lo], l = x[lo];
-        for (int64_t r = lo + 1; r <= hi; ++r) u = fmax(u, x[r]), l = fmin(l, x[r]);
+        for (int64_t r = lo + 1; r <= hi; ++r) u = mx(u, x[r]), l = mn(l, x[r]);
         s->UX[k] = u, s->LX[k] = l;
     }
     double T2 = load_bound(shared); /* the bound (squared cost); local copy */
@@ -254,7 +266,7 @@ static int search_chunk(const problem_t *P, int pair, int64_t a, int64_t b, int6
             t = a + (k - (seeded ? p : 0));
             if (seeded && (t - a) % stride == 0 && (t - a) / stride < p) continue;
         }
-        T2 = fmin(T2, load_bound(shared));
+        T2 = mn(T2, load_bound(shared));
         const double limit = T2 * P->slack;
         const double mean = mu[t], dev = sd[t];
         const double *xt = x + t;
@@ -267,23 +279,28 @@ static int search_chunk(const problem_t *P, int pair, int64_t a, int64_t b, int6
         }
         if (m >= 4) { /* each path's second and second-to-last cells: the least of three */
             const double a1 = (xt[1] - mean) / dev, b1 = (xt[m - 2] - mean) / dev;
-            kim += fmin(fmin(sq(q[0] - a1), sq(q[1] - w0)), sq(q[1] - a1));
-            kim += fmin(fmin(sq(q[m - 1] - b1), sq(q[m - 2] - w1)), sq(q[m - 2] - b1));
+            kim += mn(mn(sq(q[0] - a1), sq(q[1] - w0)), sq(q[1] - a1));
+            kim += mn(mn(sq(q[m - 1] - b1), sq(q[m - 2] - w1)), sq(q[m - 2] - b1));
             if (kim > limit) {
                 ++stat[ST_KIM];
                 continue;
             }
         }
         /* LB_Keogh EQ, early-abandoned: each normalised point against the query's
-         * envelope, the query's largest magnitudes first (they part most often) */
+         * envelope, the query's largest magnitudes first (they part most often), a
+         * block of LB_BLOCK points a vector step (a gather), the test after each block */
         double lb_eq = 0.0;
         int k2 = 0;
-        for (; k2 < m && lb_eq <= limit; ++k2) {
-            const int j = s->order[k2];
-            const double v = (xt[j] - mean) / dev;
-            s->w[j] = v;
-            s->eq[j] = outside(v, s->L[j], s->U[j]);
-            lb_eq += s->eq[j];
+        while (k2 < m && lb_eq <= limit) {
+            const int end = k2 + LB_BLOCK < m ? k2 + LB_BLOCK : m;
+            double part = 0.0;
+#pragma omp simd reduction(+ : part)
+            for (int k = k2; k < end; ++k) {
+                const double e = outside((xt[s->order[k]] - mean) / dev, s->Lo[k], s->Uo[k]);
+                s->eqo[k] = e;
+                part += e;
+            }
+            lb_eq += part, k2 = end;
         }
         stat[ST_LB_POINTS] += k2;
         if (lb_eq > limit) {
@@ -293,17 +310,28 @@ static int search_chunk(const problem_t *P, int pair, int64_t a, int64_t b, int6
         /* LB_Keogh EC, early-abandoned: the query against the window's envelope */
         double lb_ec = 0.0;
         k2 = 0;
-        for (; k2 < m && lb_ec <= limit; ++k2) {
-            const int i = s->order[k2];
-            const double hi = (s->UX[t - a + i] - mean) / dev, lo = (s->LX[t - a + i] - mean) / dev;
-            s->ec[i] = outside(q[i], lo, hi);
-            lb_ec += s->ec[i];
+        const double *UXt = s->UX + (t - a), *LXt = s->LX + (t - a);
+        while (k2 < m && lb_ec <= limit) {
+            const int end = k2 + LB_BLOCK < m ? k2 + LB_BLOCK : m;
+            double part = 0.0;
+#pragma omp simd reduction(+ : part)
+            for (int k = k2; k < end; ++k) {
+                const int i = s->order[k];
+                const double e = outside(s->qo[k], (LXt[i] - mean) / dev, (UXt[i] - mean) / dev);
+                s->eco[k] = e;
+                part += e;
+            }
+            lb_ec += part, k2 = end;
         }
         stat[ST_LB_POINTS] += k2;
         if (lb_ec > limit) {
             ++stat[ST_EC];
             continue;
         }
+        /* the window survives both: its points and the bounds' terms in natural order */
+#pragma omp simd
+        for (int j = 0; j < m; ++j) s->w[j] = (xt[j] - mean) / dev;
+        for (int k = 0; k < m; ++k) s->eq[s->order[k]] = s->eqo[k], s->ec[s->order[k]] = s->eco[k];
         s->cbr[m] = s->cbc[m] = 0.0; /* what rows k.. and columns k.. cost at least */
         for (int k = m - 1; k >= 0; --k) s->cbr[k] = s->cbr[k + 1] + s->ec[k];
         for (int k = m - 1; k >= 0; --k) s->cbc[k] = s->cbc[k + 1] + s->eq[k];
@@ -325,12 +353,12 @@ static int search_chunk(const problem_t *P, int pair, int64_t a, int64_t b, int6
             }
         }
     }
-    list_cut(out, fmin(T2, load_bound(shared)) * P->slack);
+    list_cut(out, mn(T2, load_bound(shared)) * P->slack);
     return 0;
 }
 
 static int scratch_alloc(scratch_t *s, int m, int64_t chunk) {
-    double *block = malloc(sizeof(double) * (8 * (size_t)(m + 1) + 2 * (size_t)(chunk + m)));
+    double *block = malloc(sizeof(double) * (13 * (size_t)(m + 1) + 2 * (size_t)(chunk + m)));
     s->order = malloc(sizeof(int) * m);
     if (!block || !s->order) {
         free(block), free(s->order);
@@ -346,6 +374,11 @@ static int scratch_alloc(scratch_t *s, int m, int64_t chunk) {
     s->ec = b, b += m + 1;
     s->cbr = b, b += m + 1;
     s->cbc = b, b += m + 1;
+    s->Uo = b, b += m + 1;
+    s->Lo = b, b += m + 1;
+    s->qo = b, b += m + 1;
+    s->eqo = b, b += m + 1;
+    s->eco = b, b += m + 1;
     s->UX = b, b += chunk + m;
     s->LX = b;
     return 0;

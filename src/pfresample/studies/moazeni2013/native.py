@@ -315,7 +315,11 @@ class DtwSearchInput:
                              f"{self.q.shape}, {self.x.shape}")  # fmt: skip
         self.m, self.n = self.q.shape[1], self.x.shape[1]
         self.W = self.n - self.m + 1
-        if self.m < 1 or self.mu.shape != (self.x.shape[0], self.W) or self.sd.shape != self.mu.shape:
+        if (
+            self.m < 1
+            or self.mu.shape != (self.x.shape[0], self.W)
+            or self.sd.shape != self.mu.shape
+        ):
             raise ValueError(f"need m >= 1 and (k, W) = {(self.x.shape[0], self.W)} statistics, "
                              f"got m = {self.m}, {self.mu.shape}, {self.sd.shape}")  # fmt: skip
         if not (np.isfinite(self.q).all() and np.isfinite(self.x).all()
@@ -349,7 +353,8 @@ def _search_args(band: int, p: int, exclusion: int, threads: int | None) -> int:
 
 
 def dtw_best_search(data: DtwSearchInput, band: int, p: int, exclusion: int,
-                    threads: int | None = None, *, chunks: int = 0, flaw: str = "none"):  # fmt: skip
+                    threads: int | None = None, *, chunks: int = 0,
+                    flaw: str = "none"):  # fmt: skip
     """Every pair's ``mddtw.best_windows`` (p windows at least ``exclusion`` apart) by
     the pruned exact search of native/dtw_best.c (lower bounds, early abandoning) on
     ``threads`` threads (default: every CPU). ``chunks``: a pair's chunks (0: enough

@@ -11,7 +11,10 @@ code"): chapter 3's ``native/dp_blocked.c`` (``solve_blocked``: the GPU's strip 
 register-tiled min-plus products, OpenMP; the same matrix as dp.c bit for bit) and
 chapter 6's ``native/tv_best.c`` (``tv_best_solve``: two fused passes, OpenMP; tv.c's
 arithmetic, the same bits on any thread count), with the bounds they are held to
-(``minplus_peak``, ``stream_copy``), all built with BEST_FLAGS.
+(``minplus_peak``, ``stream_copy``), all built with BEST_FLAGS; and chapter 7's
+``native/dtw_best.c`` (``dtw_best_search``: the UCR suite's pruned search made exact for
+the top-p task; ``dtw_best_all``: every window's distance, SIMD), whose selections equal
+the exact brute force's bit for bit.
 
 Where no C compiler is found the functions raise a RuntimeError that says so:
 the NumPy reference (``dp.solve_diagonals``) still runs."""

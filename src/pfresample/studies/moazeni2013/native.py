@@ -11,7 +11,10 @@ code"): chapter 3's ``native/dp_blocked.c`` (``solve_blocked``: the GPU's strip 
 register-tiled min-plus products, OpenMP; the same matrix as dp.c bit for bit) and
 chapter 6's ``native/tv_best.c`` (``tv_best_solve``: two fused passes, OpenMP; tv.c's
 arithmetic, the same bits on any thread count), with the bounds they are held to
-(``minplus_peak``, ``stream_copy``), all built with BEST_FLAGS.
+(``minplus_peak``, ``stream_copy``), all built with BEST_FLAGS; and chapter 7's
+``native/dtw_best.c`` (``dtw_best_search``: the UCR suite's pruned search made exact for
+the top-p task; ``dtw_best_all``: every window's distance, SIMD), whose selections equal
+the exact brute force's bit for bit.
 
 Where no C compiler is found the functions raise a RuntimeError that says so:
 the NumPy reference (``dp.solve_diagonals``) still runs."""
@@ -270,3 +273,156 @@ def dtw_top_pruned(q, x, mu, sd, band: int, p: int, exclusion: int):
     if status > 0:
         raise MemoryError("native dtw_top_pruned: could not allocate its arrays")
     return [(int(t[i]), float(d[i])) for i in range(-status)], int(computed.value)
+
+
+# Chapter 7's best CPU code (native/dtw_best.c): the counters of dtw_best_search, a pair each
+DTW_STATS = ("lb_kim", "lb_keogh_eq", "lb_keogh_ec", "dtw_abandoned", "dtw_completed",
+             "dtw_cells", "lb_points")  # fmt: skip
+DTW_FLAWS = {"none": 0, "euclidean_as_bound": 1}
+# No fused multiply-adds: the distances keep dtw.c's bits (the C11 mode's default on gcc, said
+# here so that no compiler's default decides it)
+DTW_BEST_FLAGS = (*BEST_FLAGS, "-ffp-contract=off")
+
+
+@cache
+def dtw_best_library() -> ctypes.CDLL:
+    """Chapter 7's best CPU code (native/dtw_best.c), built with BEST_FLAGS (no FMA)."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    lib = ctypes.CDLL(str(build(NATIVE / "dtw_best.c", flags=DTW_BEST_FLAGS)))
+    p, i32, i64 = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64
+    lib.dtw_best_search.restype = i32
+    lib.dtw_best_search.argtypes = (p, p, p, p, p, p, i32, i32, i64, i32, i32, i64, i32, i32,
+                                    i32, p, p, p, p)  # fmt: skip
+    lib.dtw_best_all.restype = i32
+    lib.dtw_best_all.argtypes = (p, p, p, p, p, p, i32, i32, i64, i32, i32, i64, i32, p, p, p, p)
+    lib.dtw_select_rows.restype = i32
+    lib.dtw_select_rows.argtypes = (p, i32, i64, i32, i64, i32, p, p, p)
+    lib.dtw_select_candidates.restype = i32
+    lib.dtw_select_candidates.argtypes = (p, p, i32, i64, i32, i64, p, p, p)
+    return lib
+
+
+class DtwSearchInput:
+    """A chapter-7 search's arrays as dtw_best.c reads them, checked once: the
+    z-normalised query rows (k_q, m), the recording (k, n), each window's mean and
+    divisor (k, W) (``mddtw.window_stats`` or ``running_stats`` of each row: the GPU's),
+    and the (query dimension, recording dimension) pairs."""
+
+    def __init__(self, queries, db, mu, sd, pair_list):
+        self.q = np.ascontiguousarray(queries, np.float64)
+        self.x = np.ascontiguousarray(db, np.float64)
+        self.mu = np.ascontiguousarray(mu, np.float64)
+        self.sd = np.ascontiguousarray(sd, np.float64)
+        if self.q.ndim != 2 or self.x.ndim != 2 or self.q.shape[1] > self.x.shape[1]:
+            raise ValueError(f"need queries (k_q, m) and a recording (k, n >= m), got "
+                             f"{self.q.shape}, {self.x.shape}")  # fmt: skip
+        self.m, self.n = self.q.shape[1], self.x.shape[1]
+        self.W = self.n - self.m + 1
+        if (
+            self.m < 1
+            or self.mu.shape != (self.x.shape[0], self.W)
+            or self.sd.shape != self.mu.shape
+        ):
+            raise ValueError(f"need m >= 1 and (k, W) = {(self.x.shape[0], self.W)} statistics, "
+                             f"got m = {self.m}, {self.mu.shape}, {self.sd.shape}")  # fmt: skip
+        if not (np.isfinite(self.q).all() and np.isfinite(self.x).all()
+                and np.isfinite(self.mu).all()):  # fmt: skip
+            raise ValueError("queries, recording and means must be finite")
+        if not (self.sd > 0).all():  # +inf (a constant window) passes; NaN and <= 0 do not
+            raise ValueError("the divisors must be > 0 (+inf for a constant window)")
+        pairs = np.asarray(pair_list, dtype=np.int64).reshape(-1, 2)
+        if pairs.shape[0] < 1 or (pairs < 0).any() or (pairs[:, 0] >= self.q.shape[0]).any() \
+                or (pairs[:, 1] >= self.x.shape[0]).any():  # fmt: skip
+            raise ValueError(f"pairs must name existing dimensions, got {pair_list!r}")
+        self.pq = np.ascontiguousarray(pairs[:, 0], np.int32)
+        self.px = np.ascontiguousarray(pairs[:, 1], np.int32)
+        self.pairs = pairs.shape[0]
+
+    def arrays(self):
+        return (self.q.ctypes.data, self.x.ctypes.data, self.mu.ctypes.data, self.sd.ctypes.data,
+                self.pq.ctypes.data, self.px.ctypes.data, self.pairs, self.m, self.n)  # fmt: skip
+
+
+def _top_lists(t: np.ndarray, d: np.ndarray, count: np.ndarray) -> list[list[tuple[int, float]]]:
+    return [[(int(t[k, s]), float(d[k, s])) for s in range(count[k])] for k in range(len(count))]
+
+
+def _search_args(band: int, p: int, exclusion: int, threads: int | None) -> int:
+    threads = (os.cpu_count() or 1) if threads is None else int(threads)
+    if band < 0 or p < 1 or exclusion < 1 or threads < 1:
+        raise ValueError(f"need band >= 0, p >= 1, exclusion >= 1, threads >= 1; got {band}, "
+                         f"{p}, {exclusion}, {threads}")  # fmt: skip
+    return threads
+
+
+def dtw_best_search(data: DtwSearchInput, band: int, p: int, exclusion: int,
+                    threads: int | None = None, *, chunks: int = 0,
+                    flaw: str = "none"):  # fmt: skip
+    """Every pair's ``mddtw.best_windows`` (p windows at least ``exclusion`` apart) by
+    the pruned exact search of native/dtw_best.c (lower bounds, early abandoning) on
+    ``threads`` threads (default: every CPU). ``chunks``: a pair's chunks (0: enough
+    for the threads). ``flaw`` (tests only): DTW_FLAWS. Returns (a [(t, d)] list a pair,
+    counters (pairs, len(DTW_STATS)) int64)."""
+    threads = _search_args(band, p, exclusion, threads)
+    if chunks < 0:
+        raise ValueError(f"chunks must be >= 0, got {chunks}")
+    t, d = np.zeros((data.pairs, p), np.int64), np.zeros((data.pairs, p))
+    count, stats = np.zeros(data.pairs, np.int32), np.zeros((data.pairs, len(DTW_STATS)), np.int64)
+    status = dtw_best_library().dtw_best_search(*data.arrays(), band, p, exclusion, threads,
+                                                chunks, DTW_FLAWS[flaw], t.ctypes.data,
+                                                d.ctypes.data, count.ctypes.data,
+                                                stats.ctypes.data)  # fmt: skip
+    if status:
+        raise MemoryError("native dtw_best_search: could not allocate its arrays")
+    return _top_lists(t, d, count), stats
+
+
+def dtw_best_all(data: DtwSearchInput, band: int, p: int, exclusion: int,
+                 threads: int | None = None, *, distances: bool = False):  # fmt: skip
+    """The same selection from every window's exact distance (native/dtw_best.c's SIMD
+    brute force, the GPU kernel's twin). Returns the [(t, d)] lists, and with
+    ``distances`` the (pairs, W) distances too."""
+    threads = _search_args(band, p, exclusion, threads)
+    t, d = np.zeros((data.pairs, p), np.int64), np.zeros((data.pairs, p))
+    count = np.zeros(data.pairs, np.int32)
+    D = np.empty((data.pairs, data.W)) if distances else None
+    status = dtw_best_library().dtw_best_all(*data.arrays(), band, p, exclusion, threads,
+                                             t.ctypes.data, d.ctypes.data, count.ctypes.data,
+                                             None if D is None else D.ctypes.data)  # fmt: skip
+    if status:
+        raise MemoryError("native dtw_best_all: could not allocate its arrays")
+    lists = _top_lists(t, d, count)
+    return (lists, D) if distances else lists
+
+
+def dtw_select_rows(D: np.ndarray, p: int, exclusion: int, threads: int | None = None):
+    """``mddtw.best_windows`` of each row of distances D (rows, W), in C on ``threads``."""
+    D = np.ascontiguousarray(D, np.float64)
+    threads = _search_args(0, p, exclusion, threads)
+    if D.ndim != 2 or D.size == 0 or not np.isfinite(D).all():
+        raise ValueError(f"need finite distances (rows, W), got shape {D.shape}")
+    t, d = np.zeros((D.shape[0], p), np.int64), np.zeros((D.shape[0], p))
+    count = np.zeros(D.shape[0], np.int32)
+    if dtw_best_library().dtw_select_rows(D.ctypes.data, D.shape[0], D.shape[1], p, exclusion,
+                                          threads, t.ctypes.data, d.ctypes.data,
+                                          count.ctypes.data):  # fmt: skip
+        raise MemoryError("native dtw_select_rows: could not allocate its work array")
+    return _top_lists(t, d, count)
+
+
+def dtw_select_candidates(idx: np.ndarray, dist: np.ndarray, p: int, exclusion: int):
+    """The selection from each row's K smallest distances (positions idx, distances dist,
+    both (rows, K), any order), as ``mddtw.best_windows`` of the full rows where K >=
+    p (2 exclusion - 1) (or K = W): the GPU side's last step."""
+    idx = np.ascontiguousarray(idx, np.int64)
+    dist = np.ascontiguousarray(dist, np.float64)
+    _search_args(0, p, exclusion, 1)
+    if idx.ndim != 2 or idx.shape != dist.shape or idx.size == 0:
+        raise ValueError(f"need idx and dist of one (rows, K) shape, got {idx.shape}, {dist.shape}")
+    t, d = np.zeros((idx.shape[0], p), np.int64), np.zeros((idx.shape[0], p))
+    count = np.zeros(idx.shape[0], np.int32)
+    if dtw_best_library().dtw_select_candidates(idx.ctypes.data, dist.ctypes.data, idx.shape[0],
+                                                idx.shape[1], p, exclusion, t.ctypes.data,
+                                                d.ctypes.data, count.ctypes.data):  # fmt: skip
+        raise MemoryError("native dtw_select_candidates: could not allocate its work array")
+    return _top_lists(t, d, count)

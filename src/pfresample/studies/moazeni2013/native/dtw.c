@@ -47,12 +47,17 @@ int dtw_windows_f64(const double *q, const double *x, const double *mu, const do
 /* The same search pruned, as a CPU implementation would run it (the thesis's CPU side,
  * after [Rakthanmanon]): each window's lower bound (the larger of LB_Kim, its first and
  * last points, and LB_Keogh, the query's band envelope), windows in increasing bound,
- * the exact DTW with early abandoning once a row's least cost passes the current p-th
- * selected distance, and a stop once the next bound does. The p selected windows (at
- * least `exclusion` apart, the least distances first, ties by position) are exactly
- * mddtw.best_windows of the full distances: a window never computed, or abandoned, has a
- * distance above the final p-th, which the greedy selection never reaches. Returns the
- * windows computed through (in `*computed`). */
+ * the exact DTW with early abandoning once a row's least cost passes the threshold tau,
+ * and a stop once the next bound does. The p selected windows (at least `exclusion`
+ * apart, the least distances first, ties by position: the order of the square roots,
+ * which can tie where the squares do not) are exactly mddtw.best_windows of the full
+ * distances. tau is not the p-th distance selected so far: that can rise (a window
+ * computed later can exclude one selected before) after a window was dropped against
+ * it -- the earlier form of this code did so and missed windows, in about 1 % of
+ * small random cases. tau is the least yet of the largest distance of p computed
+ * windows pairwise 2 exclusion - 1 apart (a bound the p-th selected distance never
+ * passes, dtw_best.c's header), compared with a slack for the rounding of the sums.
+ * Returns the windows computed through (in `*computed`). */
 static const double *lb_key;
 static int by_bound(const void *a, const void *b) {
     const int64_t i = *(const int64_t *)a, j = *(const int64_t *)b;
@@ -97,10 +102,12 @@ int dtw_top_pruned(const double *q, const double *x, const double *mu, const dou
     double *U = malloc(sizeof(double) * m), *L = malloc(sizeof(double) * m);
     double *lb = malloc(sizeof(double) * W), *row = malloc(sizeof(double) * m);
     int64_t *order = malloc(sizeof(int64_t) * W);
-    double *cd = malloc(sizeof(double) * W); /* computed, sorted by (squared distance, t) */
-    int64_t *ct = malloc(sizeof(int64_t) * W);
-    if (!U || !L || !lb || !row || !order || !cd || !ct) {
-        free(U), free(L), free(lb), free(row), free(order), free(cd), free(ct);
+    double *cd = malloc(sizeof(double) * W); /* computed, sorted by (distance, t) */
+    double *c2 = malloc(sizeof(double) * W); /* their squared costs */
+    int64_t *ct = malloc(sizeof(int64_t) * W), *took = malloc(sizeof(int64_t) * p);
+    if (!U || !L || !lb || !row || !order || !cd || !c2 || !ct || !took) {
+        free(U), free(L), free(lb), free(row), free(order), free(cd), free(c2), free(ct);
+        free(took);
         return 1;
     }
     for (int i = 0; i < m; ++i) {
@@ -111,7 +118,7 @@ int dtw_top_pruned(const double *q, const double *x, const double *mu, const dou
     for (int64_t t = 0; t < W; ++t) {
         const double *w = x + t;
         const double a = (w[0] - mu[t]) / sd[t], b = (w[m - 1] - mu[t]) / sd[t];
-        const double kim = (q[0] - a) * (q[0] - a) + (q[m - 1] - b) * (q[m - 1] - b);
+        const double kim = (q[0] - a) * (q[0] - a) + (m > 1 ? (q[m - 1] - b) * (q[m - 1] - b) : 0.0);
         double keogh = 0.0;
         for (int j = 0; j < m; ++j) {
             const double v = (w[j] - mu[t]) / sd[t];
@@ -123,31 +130,43 @@ int dtw_top_pruned(const double *q, const double *x, const double *mu, const dou
     }
     lb_key = lb;
     qsort(order, W, sizeof(int64_t), by_bound);
+    /* a bound and the DTW add the same costs in other orders: their roundings differ by
+     * less than this factor (m-term sums; and a square root that rounds to tau's) */
+    const double slack = 1.0 + (4.0 * m + 16.0) * 0x1.0p-52;
     int64_t count = 0;
-    int taken = 0;
     double tau = INFINITY;
+    *computed = 0;
     for (int64_t k = 0; k < W; ++k) {
         const int64_t t = order[k];
-        if (lb[t] > tau) break;
-        const double d = dtw_abandon(q, x + t, mu[t], sd[t], m, band, tau, row);
-        if (d == INFINITY) continue;
+        if (lb[t] > tau * slack) break;
+        *computed = k + 1;
+        const double d2 = dtw_abandon(q, x + t, mu[t], sd[t], m, band, tau * slack, row);
+        if (d2 == INFINITY) continue;
+        const double d = sqrt(d2);
         int64_t at = count++; /* insert (d, t) in order */
         while (at > 0 && (cd[at - 1] > d || (cd[at - 1] == d && ct[at - 1] > t))) {
-            cd[at] = cd[at - 1], ct[at] = ct[at - 1];
+            cd[at] = cd[at - 1], c2[at] = c2[at - 1], ct[at] = ct[at - 1];
             --at;
         }
-        cd[at] = d, ct[at] = t;
-        taken = 0; /* the greedy selection over what is computed */
+        cd[at] = d, c2[at] = d2, ct[at] = t;
+        /* tau: the greedy selection with separation 2 exclusion - 1 */
+        int taken = 0;
+        double worst = 0.0;
         for (int64_t c = 0; c < count && taken < p; ++c) {
             int ok = 1;
             for (int s = 0; s < taken && ok; ++s)
-                if (llabs(ct[c] - out_t[s]) < exclusion) ok = 0;
-            if (ok) out_t[taken] = ct[c], out_d[taken] = cd[c], ++taken;
+                if (llabs(ct[c] - took[s]) < 2 * exclusion - 1) ok = 0;
+            if (ok) took[taken++] = ct[c], worst = fmax(worst, c2[c]);
         }
-        if (taken == p) tau = out_d[p - 1];
-        *computed = k + 1;
+        if (taken == p) tau = fmin(tau, worst);
     }
-    for (int s = 0; s < taken; ++s) out_d[s] = sqrt(out_d[s]);
-    free(U), free(L), free(lb), free(row), free(order), free(cd), free(ct);
+    int taken = 0; /* the selection: mddtw.best_windows on what is computed */
+    for (int64_t c = 0; c < count && taken < p; ++c) {
+        int ok = 1;
+        for (int s = 0; s < taken && ok; ++s)
+            if (llabs(ct[c] - out_t[s]) < exclusion) ok = 0;
+        if (ok) out_t[taken] = ct[c], out_d[taken] = cd[c], ++taken;
+    }
+    free(U), free(L), free(lb), free(row), free(order), free(cd), free(c2), free(ct), free(took);
     return -taken; /* 0 or minus the windows selected (fewer than p only for short series) */
 }

@@ -33,7 +33,7 @@ SOURCE = Path(__file__).resolve().parent / "native" / "cpf_best.c"
 MODELS = {"growth": 0, "bot": 1}
 DIMS = {"growth": 1, "bot": 4}
 # The deliberate flaws of cpf_best.c, the tests' negative controls (0: none)
-FLAWS = {"none": 0, "drop_farthest": 1, "tempered": 2}
+FLAWS = {"none": 0, "drop_farthest": 1, "tempered": 2, "self": 3}
 STATUS = {1: "could not allocate its arrays", 2: "bad arguments"}
 
 

@@ -41,7 +41,8 @@
  *
  * Flaws (tests only; the negative controls): 1 drops the farthest neighbour of every
  * neighbourhood (r neighbours instead of r + 1), 2 tempers the weights
- * (exp((lw - M) / 2): the likelihood's variance doubled). */
+ * (exp((lw - M) / 2): the likelihood's variance doubled), 3 keeps every particle as its own
+ * ancestor (the weights ignored: a filter that never resamples). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +55,7 @@
 #define MAX_THREADS 1024
 
 enum { MODEL_GROWTH = 0, MODEL_BOT = 1 };
-enum { FLAW_NONE = 0, FLAW_DROP_FARTHEST = 1, FLAW_TEMPERED = 2 };
+enum { FLAW_NONE = 0, FLAW_DROP_FARTHEST = 1, FLAW_TEMPERED = 2, FLAW_SELF = 3 };
 
 /* GCC/Clang vector extensions: the compiler maps v8d onto one 512-bit register or two
  * 256-bit ones; the aligned(8) copy is for the unaligned loads of neighbours. */
@@ -161,6 +162,10 @@ static void choose_block(const double *lw, double M, int64_t n, int r, int64_t l
     scan_block(e, u, m, r, nd, count, wsum);
     for (int64_t q = 0; q < m; ++q) {
         int64_t i = lo + q, d;
+        if (flaw == FLAW_SELF) {
+            anc[q] = i;
+            continue;
+        }
         if (wsum[q] > 0.0) {
             d = (int64_t)count[q];
             if (d >= nd) { /* every s_d <= t: the farthest neighbour with positive weight */

@@ -149,3 +149,14 @@ def test_bad_input_is_refused(native):
         native.uphill_from_draws(np.ones(4), 2, np.zeros((4, 3), np.uint32))
     with pytest.raises(ValueError, match="positive"):
         native.systematic_resample(np.zeros(5), 0.5)
+
+
+def test_the_bounds_run(native):
+    src = np.arange(1000, dtype=np.float64)
+    dst = np.zeros_like(src)
+    native.stream_copy(dst, src, 2, 2)
+    assert np.array_equal(dst, src)
+    w = np.linspace(0.0, 1.0, 777, dtype=np.float32)
+    assert native.gather_bound(w, 0, 3, 1, 2) == 0.0
+    total = native.gather_bound(w, 8, 3, 1, 2)  # 3 rounds of the maxima of 8 loads
+    assert 0.0 < total <= 3 * 777

@@ -50,7 +50,7 @@ SIGNATURES = {
     "systematic_resample": (_INT, (_P, _I64, _DBL, _INT, _P)),
     "systematic_from_ratios": (_INT, (_P, _I64, _DBL, _I64, _P)),
     "stream_copy": (None, (_P, _P, _I64, _INT, _INT)),
-    "gather_bound": (_DBL, (_P, _I64, _INT, _U64, _INT)),
+    "gather_bound": (_DBL, (_P, _I64, _INT, _INT, _U64, _INT)),
 }
 MATH = None  # "libmvec" or "scalar": which build library() loaded
 
@@ -273,9 +273,13 @@ def stream_copy(dst: np.ndarray, src: np.ndarray, rounds: int, threads: int) -> 
                           _threads(threads))  # fmt: skip
 
 
-def gather_bound(w, per_particle: int, seed: int, threads: int | None = None) -> float:
-    """``per_particle`` random loads of ``w`` a particle with the filter's draws and tiles,
-    nothing compared: the most candidates a second Uphill's stage 4 can look at."""
+def gather_bound(w, per_particle: int, rounds: int, seed: int,
+                 threads: int | None = None) -> float:  # fmt: skip
+    """``rounds`` times ``per_particle`` random loads of ``w`` a particle with the filter's
+    draws, tiles and threads, nothing compared: the most candidates a second Uphill's
+    stage 4 can look at. Returns the loads' sum (the caller times the call)."""
     w = _weights(w)
-    return float(library().gather_bound(w.ctypes.data, w.size, int(per_particle),
+    if per_particle < 0 or rounds < 0:
+        raise ValueError("per_particle and rounds must be >= 0")
+    return float(library().gather_bound(w.ctypes.data, w.size, int(per_particle), int(rounds),
                                         int(seed) % 2**64, _threads(threads)))  # fmt: skip

@@ -518,34 +518,44 @@ void stream_copy(double *dst, const double *src, int64_t n, int rounds, int thre
     pf_stream_copy(dst, src, n, rounds, threads);
 }
 
-/* Uphill's memory traffic without its comparisons: `per_particle` random loads of w (n
- * floats) a particle, the filter's draws and TILE lanes in flight, their sum kept so the
- * loads happen. The candidates a second this reaches bound Uphill's stage 4. */
-double gather_bound(const float *w, int64_t n, int per_particle, uint64_t seed, int threads) {
+/* Uphill's memory traffic without its bookkeeping: `rounds` times (as a run's steps, a
+ * round's draws its own), `per_particle` random loads of w (n floats) a particle, with
+ * the filter's draws, tiles and thread ranges inside one parallel region; only their
+ * maximum is kept (no index, no state gather), the maxima's sum returned so that the
+ * loads happen. The candidates a second this reaches bound Uphill's stage 4, which also
+ * keeps the index and gathers the states. */
+double gather_bound(const float *w, int64_t n, int per_particle, int rounds, uint64_t seed,
+                    int threads) {
     double total = 0.0;
 #pragma omp parallel num_threads(threads) reduction(+ : total)
     {
         int t = omp_get_thread_num(), k = omp_get_num_threads();
         int64_t lo = n * t / k, hi = n * (t + 1) / k;
-        uint64_t base = pf_mix64(seed), key[TILE];
+        uint64_t key[TILE];
         float acc[TILE];
-        for (int64_t i0 = lo; i0 < hi; i0 += TILE) {
-            int len = (int)(hi - i0 < TILE ? hi - i0 : TILE);
-#pragma omp simd
-            for (int l = 0; l < len; ++l) {
-                key[l] = pf_mix64(base ^ (uint64_t)(i0 + l));
-                acc[l] = 0.0f;
-            }
-            for (int m = 0; m + 1 < per_particle; m += 2) {
-                uint64_t c = (uint64_t)(m >> 1);
+        for (int r = 0; r < rounds; ++r) {
+            uint64_t base = pf_mix64(pf_bits(seed, (uint64_t)r, 0));
+            for (int64_t i0 = lo; i0 < hi; i0 += TILE) {
+                int len = (int)(hi - i0 < TILE ? hi - i0 : TILE);
 #pragma omp simd
                 for (int l = 0; l < len; ++l) {
-                    uint64_t bits = pf_mix64(key[l] ^ c);
-                    acc[l] += w[candidate((uint32_t)bits, n)] +
-                              w[candidate((uint32_t)(bits >> 32), n)];
+                    key[l] = pf_mix64(base ^ (uint64_t)(i0 + l));
+                    acc[l] = 0.0f;
                 }
+                for (int m = 0; m + 1 < per_particle; m += 2) {
+                    uint64_t c = (uint64_t)(m >> 1);
+#pragma omp simd
+                    for (int l = 0; l < len; ++l) {
+                        uint64_t bits = pf_mix64(key[l] ^ c);
+                        float w0 = w[candidate((uint32_t)bits, n)];
+                        float w1 = w[candidate((uint32_t)(bits >> 32), n)];
+                        float m01 = w0 > w1 ? w0 : w1;
+                        acc[l] = acc[l] > m01 ? acc[l] : m01;
+                    }
+                }
+                for (int l = 0; l < len; ++l) total += acc[l];
             }
-            for (int l = 0; l < len; ++l) total += acc[l];
+#pragma omp barrier
         }
     }
     return total;

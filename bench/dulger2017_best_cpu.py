@@ -26,9 +26,11 @@ trajectory r mod 16 with the pipeline's seed of that run (``filter_experiments.r
   up to ``--peer-max-n``; its resampling stage is timed as T calls of
   ``particles.resampling.systematic`` on the C filter's last weights.
 
-Every time is the median of ``--repeats`` runs (``--slow-repeats`` for the NumPy filter,
-the peer and one thread) after an untimed warm-up (5 steps; the GPU's a full run, which
-captures its graph), with min and max. The ratios (``ratios.csv``) divide the GPU's
+OpenMP's threads are bound a thread a core (``--bind close``) and spin at barriers
+(``--wait-policy ACTIVE``: an idle machine). Every time is the median of ``--repeats``
+runs (``--slow-repeats`` for the NumPy filter, the peer and one thread) after an untimed
+warm-up (5 steps; the GPU's a full run, which captures its graph), with min and max. The
+ratios (``ratios.csv``) divide the GPU's
 Uphill filter's whole-filter and stage-4 seconds into each CPU side's: the headline is the
 best CPU code with Systematic on all cores (the best filter a CPU runs), the same code with
 Uphill beside it (the same algorithm), then the document's baseline and the peer.
@@ -71,7 +73,7 @@ FIELDS = ["section", "code", "method", "threads", "n", "seconds", "seconds_min",
           "wall_s", "repeats",
           "rmse", "mean_B", "rate", "unit", "pct_of_bound", "bound", "stage4_rate",
           "stage4_pct_of_gather", "device", "math", "cpu", "cores", "commit", "date",
-          "omp_wait_policy"]  # fmt: skip
+          "omp_wait_policy", "omp_bind"]  # fmt: skip
 RATIO_FIELDS = ["n", "gpu", "gpu_s", "gpu_resampling_s", "gpu_wall_s", "over", "cpu_code",
                 "cpu_threads", "cpu_s", "cpu_resampling_s", "speedup", "speedup_resampling",
                 "speedup_wall", "headline", "cpu", "cores", "commit", "date"]  # fmt: skip
@@ -248,12 +250,18 @@ def main(argv=None) -> None:
     p.add_argument("--numpy-max-n", type=parse_size, default=2**18)
     p.add_argument("--peer-max-n", type=parse_size, default=2**18)
     p.add_argument("--one-thread-max-n", type=parse_size, default=2**20)
+    p.add_argument("--bind", default="close", choices=["close", "none"],
+                   help="close: OMP_PROC_BIND=close, OMP_PLACES=cores (a thread a core, "
+                   "its range's pages near it); none: the OS places them")  # fmt: skip
     p.add_argument("--wait-policy", default="ACTIVE", choices=["ACTIVE", "PASSIVE"],
                    help="OMP_WAIT_POLICY: ACTIVE (threads spin at a barrier) suits an idle "
                    "machine")  # fmt: skip
     args = p.parse_args(argv)
     # before the compiled library loads libgomp, which reads it once
     os.environ["OMP_WAIT_POLICY"] = args.wait_policy
+    if args.bind == "close":
+        os.environ.setdefault("OMP_PROC_BIND", "close")
+        os.environ.setdefault("OMP_PLACES", "cores")
     if args.quick:
         args.n, args.repeats, args.slow_repeats = [2**10, 2**12], 3, 3
     if min(args.repeats, args.slow_repeats) < 1:
@@ -261,7 +269,11 @@ def main(argv=None) -> None:
     from pfresample.studies.dulger2017 import native
 
     native.library()
-    h = {**host(), "omp_wait_policy": args.wait_policy}
+    h = {
+        **host(),
+        "omp_wait_policy": args.wait_policy,
+        "omp_bind": f"{os.environ.get('OMP_PROC_BIND', '')}/{os.environ.get('OMP_PLACES', '')}",
+    }
     cupy, device = gpu()
     try:
         import particles  # noqa: F401 -- the peer is optional
@@ -272,6 +284,7 @@ def main(argv=None) -> None:
           f"{'yes' if particles else 'not installed'}; vector math: {native.MATH}",
           flush=True)  # fmt: skip
     started = time.perf_counter()
+    table_rows = []
     rows = Rows(args.out / "timings.csv", FIELDS)
     ratios = Rows(args.out / "ratios.csv", RATIO_FIELDS)
     copies = copy_rows(args.threads, max(3, args.slow_repeats), h, rows)
@@ -374,9 +387,18 @@ def main(argv=None) -> None:
                  "speedup_wall": c["wall_s"] / s["wall_s"], "headline": headline,
                  **h}  # fmt: skip
             ratios.add(r)
+            table_rows.append(r)
             print(f"  GPU over {over}: {r['speedup']:.1f}x whole filter, "
                   f"{r['speedup_resampling']:.1f}x resampling, {r['speedup_wall']:.1f}x wall",
                   flush=True)  # fmt: skip
+    if table_rows:
+        print("\n| N | GPU s (resampling s) | over | whole filter | resampling |")
+        print("|---:|---:|---|---:|---:|")
+        for r in table_rows:
+            print(
+                f"| 2^{r['n'].bit_length() - 1} | {r['gpu_s']:.4f} ({r['gpu_resampling_s']:.4f})"
+                f" | {r['over']} | {r['speedup']:.1f}x | {r['speedup_resampling']:.1f}x |"
+            )
     print(f"# wrote {args.out / 'timings.csv'} and {args.out / 'ratios.csv'}; "
           f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
 

@@ -56,26 +56,27 @@ clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
-# The library needs NumPy alone (pyproject.toml); the pipeline extra adds Snakemake, pandas,
-# seaborn and PyYAML; dev adds the test and lint tools.
-$(VENV)/.pipeline-stamp: pyproject.toml
+# Two packages: the library (pyproject.toml: NumPy alone) and the studies (studies/
+# pyproject.toml: the pipeline layer and the five studies, with Snakemake, pandas, seaborn,
+# PyYAML); dev adds the test and lint tools.
+$(VENV)/.pipeline-stamp: pyproject.toml studies/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[pipeline]'
+	$(PIP) install --quiet -e . -e ./studies
 	touch $@
 
 $(VENV)/.dev-stamp: $(VENV)/.pipeline-stamp
-	$(PIP) install --quiet -e '.[dev,pipeline]'
+	$(PIP) install --quiet -e '.[dev]' -e ./studies
 	touch $@
 
 $(VENV)/.bench-stamp: $(VENV)/.dev-stamp
-	$(PIP) install --quiet -e '.[dev,bench]'
+	$(PIP) install --quiet -e '.[dev,bench]' -e ./studies
 	touch $@
 
 $(VENV)/.cluster-stamp: $(VENV)/.dev-stamp
-	$(PIP) install --quiet -e '.[dev,cluster]'
+	$(PIP) install --quiet -e '.[dev]' -e './studies[cluster]'
 	touch $@
 
 $(VENV)/.cuda-stamp: $(VENV)/.dev-stamp
-	$(PIP) install --quiet -e '.[dev,cuda]'
+	$(PIP) install --quiet -e '.[dev,cuda]' -e ./studies
 	touch $@

@@ -34,7 +34,7 @@ STUDIES = {
     "d3_2014": ("common", "cells", "outputs"),
     "moazeni2013": ("common", "cells", "outputs"),
 }
-CATALOGS = {study: importlib.import_module(f"pfresample.studies.{study}.catalog") for study in STUDIES}
+CATALOGS = {study: importlib.import_module(f"pfresample_studies.{study}.catalog") for study in STUDIES}
 STUDY_ARTIFACTS = {}  # study -> a function of its artifacts (set in its targets.smk)
 
 

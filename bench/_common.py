@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pfresample as pr
 
-# The weight families the GPU benchmarks run on (pfresample.studies.dulger2017.weights):
+# The weight families the GPU benchmarks run on (pfresample_studies.dulger2017.weights):
 # thesis eq. 2.33 with y = 4, and gamma with shape 1, scale 2.
 DISTRIBUTIONS = ("eq233-y4", "gamma-k1-s2")
 

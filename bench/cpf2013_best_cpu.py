@@ -137,7 +137,7 @@ def configs(args) -> list[tuple[str, int, int]]:
 
 def phase_gpu(args, data, device, h, out) -> dict:
     """The pipeline's timing cells on the GPU: {(model, n, r, build): wall times}."""
-    from pfresample.studies.cpf2013 import experiments
+    from pfresample_studies.cpf2013 import experiments
 
     times = {}
     groups = {}
@@ -167,7 +167,7 @@ def phase_gpu(args, data, device, h, out) -> dict:
 def phase_numpy(args, data, h, out) -> dict:
     """The library's NumPy CPF, one process, at ``--numpy-n``: {(model, n, r): walls}."""
     from pfresample.filters import CPF_OPTIONS, run_filter
-    from pfresample.studies.cpf2013 import targets
+    from pfresample_studies.cpf2013 import targets
 
     times = {}
     for model, n, r in configs(args):
@@ -195,7 +195,7 @@ def check(native, data) -> str:
     draws against its estimates; raises AssertionError where they differ."""
     from pfresample.filters import CPF_OPTIONS, run_filter
     from pfresample.resampling.cellular import cellular_log, draws_of
-    from pfresample.studies.cpf2013 import targets
+    from pfresample_studies.cpf2013 import targets
 
     rng = np.random.default_rng(SEED)
     lw = rng.normal(0.0, 30.0, 4096)
@@ -223,7 +223,7 @@ def check(native, data) -> str:
 
 def phase_best(args, data, h, out) -> dict:
     """The bounds, the check, then the best CPU code: {(model, n, r, threads): walls}."""
-    from pfresample.studies.cpf2013 import native
+    from pfresample_studies.cpf2013 import native
 
     threads = args.threads
     note = check(native, data)
@@ -343,7 +343,7 @@ def main(argv=None) -> None:
         args.radii = [r for r in args.radii if r in (32, 256)] or args.radii[:1]
         args.bot_n = [n for n in args.bot_n if n <= 4096] or args.bot_n[:1]
         args.numpy_n = [n for n in args.numpy_n if n <= 4096]
-    from pfresample.studies.cpf2013 import targets
+    from pfresample_studies.cpf2013 import targets
 
     h = host()
     cupy, device = gpu()

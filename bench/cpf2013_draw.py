@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pfresample.pipeline import plots
-from pfresample.studies.cpf2013 import catalog, figures
+from pfresample_studies.cpf2013 import catalog, figures
+from pfresample_studies.pipeline import plots
 
 
 def main(argv=None) -> None:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Paired runs of the cpf2013 study (Gelencsér-Horváth et al. 2013, issue 41):
-the study's own cells (``pfresample.studies.cpf2013.experiments``) on chosen
+the study's own cells (``pfresample_studies.cpf2013.experiments``) on chosen
 configurations and trajectory counts, and the study's tables on them
 (``tables``, ``paired``: the paired differences behind every trend and the
 paper's claims judged on them).
@@ -56,8 +56,8 @@ import numpy as np
 import pandas as pd
 
 from pfresample.filters import CPF_OPTIONS, run_filter
-from pfresample.studies.cpf2013 import experiments, paired, tables, targets
 from pfresample.timing import cpu_name
+from pfresample_studies.cpf2013 import experiments, paired, tables, targets
 
 SEED = 2017  # config/config.yaml's seed
 STEPS = {"growth": 100, "bot": 24}
@@ -325,7 +325,7 @@ def _study_plan(cfg) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
     """(the pipeline's cells of target cpf2013 at the paper's N: CPF and SIR;
     Fig 9's cells at the large N; the extras: the former start at every
     configuration and the kernels of ``_gpu_plan``; the N trend's cells)."""
-    from pfresample.studies.cpf2013 import catalog
+    from pfresample_studies.cpf2013 import catalog
 
     setup = catalog.setup(cfg)
     paper = [cpf(m, n, r, setup=setup) for m in targets.MODELS
@@ -347,8 +347,8 @@ def study(args) -> None:
     (each skipped where the timing cells say it would pass it), Fig 9 and
     the baselines, then the extras of ``_study_plan`` while the deadline
     allows, and the paired tables of every cell that ran."""
-    from pfresample.pipeline import plots
-    from pfresample.studies.cpf2013 import catalog, figures
+    from pfresample_studies.cpf2013 import catalog, figures
+    from pfresample_studies.pipeline import plots
 
     start = time.perf_counter()
     cfg = study_config(args.quick, args.cap)

@@ -36,8 +36,8 @@ from _common import parse_size, particles_version  # bench/, the scripts' own fo
 
 import pfresample
 from pfresample.resampling.registry import get_method
-from pfresample.studies.dulger2017 import weights
 from pfresample.timing import cpu_name
+from pfresample_studies.dulger2017 import weights
 
 try:
     import particles.resampling as particles_resampling

@@ -99,7 +99,7 @@ def inputs():
     timing cells' model and trajectory 0."""
     from d3_regimes import config
 
-    from pfresample.studies.d3_2014 import catalog, experiments
+    from pfresample_studies.d3_2014 import catalog, experiments
 
     cfg = config()
     model = catalog.truncated(catalog.timing_model(cfg), WINDOW * float(cfg["d3_2014_model"]["dt"]))
@@ -135,7 +135,7 @@ def fmt(v: float) -> str:
 
 def best_rows(sizes, repeats: int, threads, host: dict, table: Table) -> None:
     from pfresample.filters import velocity_errors
-    from pfresample.studies.d3_2014 import experiments, native
+    from pfresample_studies.d3_2014 import experiments, native
 
     model, y, truth, cfg, _ = inputs()
     team = threads or native.max_threads()
@@ -185,7 +185,7 @@ def gpu_available() -> bool:
 
 
 def gpu_rows(sizes, host: dict, table: Table) -> None:
-    from pfresample.studies.d3_2014 import catalog, experiments
+    from pfresample_studies.d3_2014 import catalog, experiments
 
     model, _, _, cfg, traj = inputs()
     specs = catalog.all_filters(cfg)
@@ -218,7 +218,7 @@ def seq_worker(n: int, repeats: int, out: Path, host: dict) -> None:
 
     from pfresample.filters import velocity_errors
     from pfresample.resampling import d3_loop
-    from pfresample.studies.d3_2014 import catalog, experiments
+    from pfresample_studies.d3_2014 import catalog, experiments
 
     model, y, truth, cfg, _ = inputs()
     short = catalog.truncated(model, SKIP * model.dt)
@@ -271,7 +271,7 @@ def seq_rows(sizes, repeats: int, out: Path, deadline: float, started: float) ->
 
 
 def ratios(out: Path) -> list[dict]:
-    from pfresample.studies.d3_2014.catalog import PUBLISHED_TABLE5
+    from pfresample_studies.d3_2014.catalog import PUBLISHED_TABLE5
 
     with open(out / "times.csv", newline="") as f:
         rows = list(csv.DictReader(f))

@@ -41,8 +41,8 @@ from pathlib import Path  # noqa: E402
 
 from pfresample.filters import D3_OPTIONS, run_filter  # noqa: E402
 from pfresample.resampling import d3_loop  # noqa: E402
-from pfresample.studies.d3_2014 import catalog, experiments  # noqa: E402
 from pfresample.timing import cpu_name  # noqa: E402
+from pfresample_studies.d3_2014 import catalog, experiments  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_rows  # noqa: E402 -- sibling module

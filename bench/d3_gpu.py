@@ -39,9 +39,9 @@ import numpy as np
 import pfresample as pr
 from pfresample.filters import D3_OPTIONS, run_filter
 from pfresample.models import UuvModel
-from pfresample.studies.d3_2014.catalog import PUBLISHED_TABLE5
-from pfresample.studies.d3_2014.experiments import step_weights
 from pfresample.timing import cpu_name, cuda_event_times
+from pfresample_studies.d3_2014.catalog import PUBLISHED_TABLE5
+from pfresample_studies.d3_2014.experiments import step_weights
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import cuda_device_info, parse_size, write_rows  # noqa: E402 -- sibling module

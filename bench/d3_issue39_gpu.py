@@ -47,10 +47,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from pfresample.filters import D3_OPTIONS, d3_gpu, run_filter, velocity_errors
-from pfresample.pipeline import artifacts
-from pfresample.pipeline.tables import write_csv
-from pfresample.studies.d3_2014 import catalog, experiments, regimes
 from pfresample.timing import cpu_name
+from pfresample_studies.d3_2014 import catalog, experiments, regimes
+from pfresample_studies.pipeline import artifacts
+from pfresample_studies.pipeline.tables import write_csv
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import cuda_device_info, write_rows  # noqa: E402 -- sibling module

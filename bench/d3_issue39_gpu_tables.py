@@ -62,7 +62,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pfresample.studies.d3_2014 import catalog, regimes
+from pfresample_studies.d3_2014 import catalog, regimes
 
 RESULTS = Path(__file__).resolve().parent / "results" / "d3_2014_issue39"
 REFERENCE_TPB = catalog.TABLE5_THREADS  # Table 5's 160, and the CPM's reference

@@ -31,10 +31,10 @@ import numpy as np
 import pandas as pd
 
 from pfresample.metrics import confidence_interval
-from pfresample.pipeline.tables import write_csv
 from pfresample.resampling import d3
 from pfresample.rng import seed_keys
-from pfresample.studies.d3_2014 import catalog, experiments
+from pfresample_studies.d3_2014 import catalog, experiments
+from pfresample_studies.pipeline.tables import write_csv
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from d3_regimes import REGIMES, config  # noqa: E402

@@ -4,7 +4,7 @@ the paper's (no process noise in the filter, eqs. 11-12 as printed) and ours
 (the truth's sigma = 0.005 m/s a step), every filter of ``--filters`` on
 ``--trajectories`` simulated trajectories of the d3_2014 model (config/studies/
 d3_2014.yaml, its config seed), one run each, paired by trajectory
-(pfresample.studies.d3_2014.regimes).
+(pfresample_studies.d3_2014.regimes).
 
 Each cell is kept as ``OUT/cells/{regime}/{filter}/n{N}/t{j}.npz`` (a rerun
 skips the cells it has), then ``OUT`` gets:
@@ -32,9 +32,9 @@ from pathlib import Path
 
 import yaml
 
-from pfresample.pipeline import artifacts
-from pfresample.pipeline.tables import write_csv
-from pfresample.studies.d3_2014 import catalog, experiments, regimes
+from pfresample_studies.d3_2014 import catalog, experiments, regimes
+from pfresample_studies.pipeline import artifacts
+from pfresample_studies.pipeline.tables import write_csv
 
 REPO = Path(__file__).resolve().parents[1]
 REGIMES = {"paper": 0.0, "ours": None}  # the filter's process noise (None: the truth's)

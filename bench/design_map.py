@@ -80,9 +80,9 @@ import numpy as np  # noqa: E402
 
 import pfresample as pr  # noqa: E402
 from pfresample.models import BearingsOnlyModel, GrowthModel, LinearGaussianModel  # noqa: E402
-from pfresample.pipeline.jobs import git_revision  # noqa: E402
-from pfresample.studies.d3_2014.regimes import t_quantile  # noqa: E402
 from pfresample.timing import cpu_name  # noqa: E402
+from pfresample_studies.d3_2014.regimes import t_quantile  # noqa: E402
+from pfresample_studies.pipeline.jobs import git_revision  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

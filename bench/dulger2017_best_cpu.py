@@ -56,9 +56,9 @@ import numpy as np
 
 from pfresample.filters import SIR_OPTIONS, rmse, run_filter
 from pfresample.models import GrowthModel
-from pfresample.studies.dulger2017.filter_experiments import run_seed
-from pfresample.studies.dulger2017.trajectories import growth_trajectories
 from pfresample.tuning import cached_ssd_table, ssd_table
+from pfresample_studies.dulger2017.filter_experiments import run_seed
+from pfresample_studies.dulger2017.trajectories import growth_trajectories
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import parse_size  # noqa: E402 -- sibling module
@@ -199,7 +199,7 @@ def gpu():
 
 
 def copy_rows(threads_all: int, repeats: int, h: dict, out: Rows) -> dict:
-    from pfresample.studies.dulger2017 import native
+    from pfresample_studies.dulger2017 import native
 
     src, dst = np.ones(COPY_N), np.empty(COPY_N)
     rates = {}
@@ -266,7 +266,7 @@ def main(argv=None) -> None:
         args.n, args.repeats, args.slow_repeats = [2**10, 2**12], 3, 3
     if min(args.repeats, args.slow_repeats) < 1:
         p.error("--repeats and --slow-repeats must be >= 1")
-    from pfresample.studies.dulger2017 import native
+    from pfresample_studies.dulger2017 import native
 
     native.library()
     h = {

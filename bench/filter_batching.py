@@ -46,7 +46,7 @@ SEED = yaml.safe_load((CONFIG.parents[1] / "config.yaml").read_text())["seed"]
 
 
 def _catalog():
-    from pfresample.studies.dulger2017.experiments import Variant
+    from pfresample_studies.dulger2017.experiments import Variant
 
     config = yaml.safe_load(CONFIG.read_text())
     variants = {
@@ -61,7 +61,7 @@ def measure(out: Path) -> None:
 
     from pfresample.filters import sir_batch
     from pfresample.resampling.registry import get_method
-    from pfresample.studies.dulger2017 import filter_experiments as fe
+    from pfresample_studies.dulger2017 import filter_experiments as fe
 
     config, variants = _catalog()
     J, R = config["filter_trajectories"], config["filter_runs"]
@@ -142,7 +142,7 @@ def measure(out: Path) -> None:
 
 def project(cells_csv: Path, before_csv: Path, out: Path, gpus: int) -> None:
     from pfresample.cuda.geometry import batch_width
-    from pfresample.pipeline.busy import list_schedule
+    from pfresample_studies.pipeline.busy import list_schedule
 
     config, _ = _catalog()
     runs = config["filter_trajectories"] * (config["filter_runs"] - config["filter_timed_runs"])

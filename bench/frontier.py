@@ -48,10 +48,10 @@ from pfresample import tuning
 from pfresample.api import time_resample
 from pfresample.backend import cuda_device
 from pfresample.metrics import OffspringStats
-from pfresample.pipeline.jobs import git_revision
 from pfresample.resampling.registry import REGISTRY, ancestor_methods
-from pfresample.studies.dulger2017 import weights
 from pfresample.timing import cpu_name
+from pfresample_studies.dulger2017 import weights
+from pfresample_studies.pipeline.jobs import git_revision
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

@@ -26,8 +26,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
-from pfresample.pipeline import plots
 from pfresample.resampling.registry import REGISTRY
+from pfresample_studies.pipeline import plots
 
 PEER = "megopolis-repo"
 MARKERS = ("o", "s", "^", "v", "D", "P", "p", "h", "<", ">", "X", "d", "8", "H")

@@ -38,8 +38,8 @@ from pfresample import tuning
 from pfresample.api import time_resample
 from pfresample.backend import cuda_device
 from pfresample.resampling.registry import REGISTRY, ancestor_methods
-from pfresample.studies.dulger2017 import weights
 from pfresample.timing import cuda_event_times
+from pfresample_studies.dulger2017 import weights
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402 -- sibling module

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pfresample.pipeline import artifacts
+from pfresample_studies.pipeline import artifacts
 
 METHODS = ("multinomial", "systematic")
 

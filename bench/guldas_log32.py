@@ -35,8 +35,8 @@ import pandas as pd
 from pfresample.metrics import confidence_interval
 from pfresample.resampling import log_scan
 from pfresample.resampling.cumulative import scaled_prefix_sum
-from pfresample.studies.guldas2015 import catalog, experiments
 from pfresample.timing import cpu_name
+from pfresample_studies.guldas2015 import catalog, experiments
 
 SEED = 2017
 CONFIG = {"guldas2015_sigma": 10, "guldas2015_poisson_lambda": 100}

@@ -37,9 +37,9 @@ import pandas as pd
 from pfresample.filters import volatility_grid
 from pfresample.filters.smcem import STOP_WINDOW, stop_iteration
 from pfresample.models.volatility import ALPHA, SIGMA
-from pfresample.pipeline import artifacts
-from pfresample.studies.guldas2015 import figures, filter_experiments, tables
 from pfresample.timing import cpu_name
+from pfresample_studies.guldas2015 import figures, filter_experiments, tables
+from pfresample_studies.pipeline import artifacts
 
 SEED, SEQUENCES, LENGTH = 2017, 10, 100  # config/config.yaml's seed, the study's M and n
 STARTS = ("ml", "truth", "guess")

@@ -53,7 +53,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pfresample.studies.moazeni2013 import dp, experiments, native, tv_experiments
+from pfresample_studies.moazeni2013 import dp, experiments, native, tv_experiments
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_rows  # noqa: E402 -- sibling module
@@ -226,7 +226,7 @@ def dp_rows(args, threads_all: int, peaks: dict, cupy, device: str | None, h: di
                 raise AssertionError(f"dp n={n} {dtype}: dp_blocked.c differs from dp.c")
             if cupy is None:
                 continue
-            from pfresample.studies.moazeni2013 import dp_gpu
+            from pfresample_studies.moazeni2013 import dp_gpu
 
             gpu_best = None
             for s in args.gpu_blocks:
@@ -330,7 +330,7 @@ def tv_rows(args, threads_all: int, copies: dict, cupy, device: str | None, h: d
                   flush=True)  # fmt: skip
         if cupy is None:
             continue
-        from pfresample.studies.moazeni2013 import tv_gpu
+        from pfresample_studies.moazeni2013 import tv_gpu
 
         gpu_best = None
         for tile in (8, 16):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pfresample.studies.moazeni2013 import dp, dp_gpu, experiments, native
+from pfresample_studies.moazeni2013 import dp, dp_gpu, experiments, native
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_rows  # noqa: E402 -- sibling module

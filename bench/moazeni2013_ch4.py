@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pfresample.studies.moazeni2013 import hashtable_workloads as w
+from pfresample_studies.moazeni2013 import hashtable_workloads as w
 
 
 def main(argv=None) -> None:

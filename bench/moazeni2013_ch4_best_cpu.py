@@ -150,9 +150,9 @@ def main(argv=None) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from moazeni2013_best_cpu import gpu, host  # noqa: E402 -- sibling module
 
-    from pfresample.studies.moazeni2013 import hashtable as ht
-    from pfresample.studies.moazeni2013 import hashtable_best as hb
-    from pfresample.studies.moazeni2013 import hashtable_workloads as w
+    from pfresample_studies.moazeni2013 import hashtable as ht
+    from pfresample_studies.moazeni2013 import hashtable_best as hb
+    from pfresample_studies.moazeni2013 import hashtable_workloads as w
 
     h = {**host(), "omp_wait_policy": args.wait_policy}
     cupy, device = (None, None) if args.no_gpu else gpu()

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pfresample.studies.moazeni2013 import hashtable_workloads as w
+from pfresample_studies.moazeni2013 import hashtable_workloads as w
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_rows  # noqa: E402 -- sibling module

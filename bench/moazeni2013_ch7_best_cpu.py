@@ -60,7 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pfresample.studies.moazeni2013 import mddtw, native
+from pfresample_studies.moazeni2013 import mddtw, native
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from moazeni2013_best_cpu import gpu, host  # noqa: E402 -- sibling module
@@ -310,7 +310,7 @@ def run_case(spec: str, args, threads: int, cupy, device, h: dict, timings: Rows
     if cupy is None:
         print("  no CuPy or no GPU: the GPU rows and the ratios are not measured here", flush=True)
         return
-    from pfresample.studies.moazeni2013 import mddtw_experiments, mddtw_gpu
+    from pfresample_studies.moazeni2013 import mddtw_experiments, mddtw_gpu
 
     rec = mddtw_gpu.Recording(db, m, fast_stats=True)
     K = min(W, P * (2 * E - 1))

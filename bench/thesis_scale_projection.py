@@ -11,8 +11,8 @@ the command; jobs.csv and gpus.csv of scripts/run_report.py; start, end).
    times its runs, through the straight line fitted to the cells that finished in this
    run (measured job seconds against that estimate; the fit and its worst residual are
    printed). Any other GPU job: the pipeline's own ordering model
-   (pfresample.studies.dulger2017.schedule).
-2. The run goes on from its stop in the simulation (pfresample.pipeline.busy.list_schedule):
+   (pfresample_studies.dulger2017.schedule).
+2. The run goes on from its stop in the simulation (pfresample_studies.pipeline.busy.list_schedule):
    each job still running at the stop ends at its start plus its expected time; the rest
    start in the order of their priorities (the plan's), each on the next free GPU, with
    the run's median gap between two jobs on a GPU. The tables and figures that follow
@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pfresample.pipeline.busy import list_schedule
+from pfresample_studies.pipeline.busy import list_schedule
 
 _BLOCK = re.compile(r"^(?:local)?rule (\S+):$")
 

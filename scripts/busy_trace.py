@@ -3,7 +3,7 @@
     python scripts/busy_trace.py trace.csv [--every 2] [--until-pid PID]
 
 Every ``--every`` seconds it appends one row per GPU to the CSV (columns of
-pfresample.pipeline.busy.TRACE_COLUMNS: epoch seconds, GPU index,
+pfresample_studies.pipeline.busy.TRACE_COLUMNS: epoch seconds, GPU index,
 ``nvidia-smi``'s utilization.gpu in %, GPU memory used in MB, host memory in
 use in MB from /proc/meminfo), until it is stopped (SIGTERM, Ctrl-C) or
 process ``--until-pid`` ends. ``scripts/run_report.py`` reads the trace.
@@ -16,7 +16,7 @@ import signal
 import subprocess
 import time
 
-from pfresample.pipeline.busy import TRACE_COLUMNS
+from pfresample_studies.pipeline.busy import TRACE_COLUMNS
 
 QUERY = [
     "nvidia-smi",

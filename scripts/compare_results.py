@@ -13,8 +13,8 @@ from pathlib import Path
 
 import yaml
 
-from pfresample.pipeline.compare import TableRules, compare_trees
-from pfresample.studies.dulger2017 import catalog
+from pfresample_studies.dulger2017 import catalog
+from pfresample_studies.pipeline.compare import TableRules, compare_trees
 
 
 def main(argv=None) -> int:

@@ -1,11 +1,11 @@
 """Snakemake glue of the run report (workflow/rules/report.smk): every figure of the
 run with where its data came from -- this machine, committed evidence, or nothing --
-as recorded in its PNG (pfresample.pipeline.evidence), written to
+as recorded in its PNG (pfresample_studies.pipeline.evidence), written to
 results/report/figures.csv and figures.md."""
 
-from pfresample.pipeline import evidence
-from pfresample.pipeline import tables as pipeline_tables
-from pfresample.pipeline.jobs import run
+from pfresample_studies.pipeline import evidence
+from pfresample_studies.pipeline import tables as pipeline_tables
+from pfresample_studies.pipeline.jobs import run
 
 
 def figure_sources(snakemake, log):

@@ -1,4 +1,4 @@
-"""Per-job overhead of a finished pipeline run (pfresample.pipeline.overhead).
+"""Per-job overhead of a finished pipeline run (pfresample_studies.pipeline.overhead).
 
     python scripts/overhead_report.py                  # results/ of this checkout
     python scripts/overhead_report.py path/to/results --jobs jobs.csv
@@ -13,7 +13,7 @@ also writes that table).
 
 import argparse
 
-from pfresample.pipeline import overhead
+from pfresample_studies.pipeline import overhead
 
 
 def main():

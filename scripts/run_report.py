@@ -7,13 +7,13 @@ T0 and T1 are the run's start and end in epoch seconds. Writes to DIR:
 GPU, peak memory, finished or still running at T1, seconds its GPU was busy),
 ``gpus.csv`` (per GPU: wall, busy, held, and the idle time split into held
 but idle, before the first job, between jobs and after the last job) and
-prints both summaries (pfresample.pipeline.busy).
+prints both summaries (pfresample_studies.pipeline.busy).
 """
 
 import argparse
 from pathlib import Path
 
-from pfresample.pipeline import busy
+from pfresample_studies.pipeline import busy
 
 
 def main():

@@ -36,7 +36,7 @@ OUT=${1:?usage: bash bench/device/cpf2013_gpu.sh OUT_DIR}
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 mkdir -p "$OUT"
 work=$(mktemp -d)
-export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$PWD/src:$PWD/studies${PYTHONPATH:+:$PYTHONPATH}"
 # The CUDA sources are package data (pfresample.gpu_kernels) only once installed; from a
 # checkout with PYTHONPATH=src the kernels are found through PFRESAMPLE_KERNEL_DIR.
 export PFRESAMPLE_KERNEL_DIR=${PFRESAMPLE_KERNEL_DIR:-$PWD/gpu_kernels}

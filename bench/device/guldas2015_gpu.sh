@@ -34,7 +34,7 @@ set -uo pipefail
 OUT_DIR=${1:?usage: guldas2015_gpu.sh OUT_DIR}
 mkdir -p "$OUT_DIR"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$PWD/src:$PWD/studies${PYTHONPATH:+:$PYTHONPATH}"
 # the kernels' folder: package data (pfresample.gpu_kernels) exists only once installed
 export PFRESAMPLE_KERNEL_DIR=${PFRESAMPLE_KERNEL_DIR:-$PWD/gpu_kernels}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1

@@ -16,7 +16,7 @@ import time
 import pandas as pd
 
 from pfresample.metrics import confidence_interval
-from pfresample.studies.guldas2015 import catalog, experiments
+from pfresample_studies.guldas2015 import catalog, experiments
 
 SEED = 2017
 CONFIG = {"guldas2015_sigma": 10, "guldas2015_poisson_lambda": 100}

@@ -32,7 +32,7 @@ OUT_DIR=${1:?usage: issue42_gpu.sh OUT_DIR}
 mkdir -p "$OUT_DIR"
 OUT_DIR=$(cd "$OUT_DIR" && pwd)
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH=$PWD/src:$PWD/studies${PYTHONPATH:+:$PYTHONPATH}
 export PFRESAMPLE_KERNEL_DIR=${PFRESAMPLE_KERNEL_DIR:-$PWD/gpu_kernels}  # src/ on PYTHONPATH has no package data
 work=$(mktemp -d)
 start=$(date +%s)

@@ -27,7 +27,7 @@ set -uo pipefail
 out=$(realpath -m "${1:?usage: bash bench/device/issue43_gpu.sh OUT_DIR}")
 mkdir -p "$out"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+export PYTHONPATH=$PWD/src:$PWD/studies${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 export PFRESAMPLE_KERNEL_DIR=$PWD/gpu_kernels  # src/ on PYTHONPATH has no package data
 start=$SECONDS
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/pytest.log"

@@ -14,7 +14,7 @@ set -uo pipefail
 out=$(realpath -m "${1:?usage: bash bench/device/moazeni2013_ch4_ncu.sh OUT_DIR}")
 mkdir -p "$out"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH=$PWD/src:$PWD/studies${PYTHONPATH:+:$PYTHONPATH}
 export PFRESAMPLE_KERNEL_DIR=${PFRESAMPLE_KERNEL_DIR:-$PWD/gpu_kernels}
 { bash bench/device/cuco_build.sh && bash bench/device/slab_build.sh; } > "$out/build.log" 2>&1
 metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors.sum,lts__t_sectors_op_atom.sum,lts__t_sectors_op_red.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,smsp__inst_executed.sum
@@ -29,7 +29,7 @@ for mix in 33 100; do
     python3 - "$out/batch_$mix.bin" "$mix" <<'PY'
 import sys
 import numpy as np
-from pfresample.studies.moazeni2013 import hashtable_workloads as w
+from pfresample_studies.moazeni2013 import hashtable_workloads as w
 run = w.Run("gpu", 0, "normal", 0.05, "dek", "ph", 320, 2**18, int(sys.argv[2]))
 pre, ops, keys = w.batch_keys(run, preload=w.PRELOAD, seed=2017)
 with open(sys.argv[1], "wb") as f:
@@ -43,7 +43,7 @@ PY
         ncu_run "$1_$mix" "ht_batch" 1 1 python3 - "$out/batch_$mix.bin" "$2" "$3" <<'PY'
 import sys
 import numpy as np
-from pfresample.studies.moazeni2013 import hashtable_workloads as w
+from pfresample_studies.moazeni2013 import hashtable_workloads as w
 raw = open(sys.argv[1], "rb").read()
 n_pre, n = np.frombuffer(raw[:16], dtype=np.uint64)
 pre = np.frombuffer(raw[16:16 + 4 * n_pre], dtype=np.float32)

@@ -13,7 +13,7 @@ set -uo pipefail
 out=$(realpath -m "${1:?usage: bash bench/device/moazeni2013_ch6_ncu.sh OUT_DIR}")
 mkdir -p "$out"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH=$PWD/src:$PWD/studies${PYTHONPATH:+:$PYTHONPATH}
 export PFRESAMPLE_KERNEL_DIR=${PFRESAMPLE_KERNEL_DIR:-$PWD/gpu_kernels}
 metrics=gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__occupancy_limit_shared_mem,launch__occupancy_limit_registers,launch__occupancy_limit_warps,launch__registers_per_thread,launch__shared_mem_per_block_static,dram__bytes_read.sum,dram__bytes_write.sum
 for variant in global_sync thread_sync unsync; do
@@ -22,7 +22,7 @@ for variant in global_sync thread_sync unsync; do
             --kernel-name "regex:^tv_(llt|norm|reduce|p|solver|threadsync|unsync)$" \
             --metrics "$metrics" python3 - "$variant" "$tile" > "$out/run_${variant}_${tile}.log" 2>&1 <<'PY'
 import sys
-from pfresample.studies.moazeni2013 import tv_experiments as te, tv_gpu
+from pfresample_studies.moazeni2013 import tv_experiments as te, tv_gpu
 case = te.make_case(128, 2017, 12, 0.05)
 s = tv_gpu.Solver(case.L0, case.d_hat, sys.argv[1], int(sys.argv[2]), lam=3.0, eps=0.01, step=0.003)
 s.iterate(1)

@@ -29,7 +29,7 @@ mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export PYTHONUNBUFFERED=1
-export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$PWD/src:$PWD/studies${PYTHONPATH:+:$PYTHONPATH}"
 export PFRESAMPLE_KERNEL_DIR=${PFRESAMPLE_KERNEL_DIR:-$PWD/gpu_kernels}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/pytest.log"
 timeout 120 python3 -m pytest -q -p no:cacheprovider "${tests[@]}" >> "$OUT/pytest.log" 2>&1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One study on the device at thesis scale: `snakemake --cores all $STUDY`, timed, then
 # its tables, figures, logs and job benchmarks tarred into OUT_DIR.
-# Needs the pipeline's packages importable (pip install '.[pipeline]', or PYTHONPATH holding
+# Needs the pipeline's packages importable (pip install . ./studies, or PYTHONPATH holding
 # them) and runs the checkout's src/ (PYTHONPATH=$PWD/src). A run cut by TIMEOUT_S resumes
 # where it stopped when called again (the machine keeps results/ while it stays warm).
 # Usage on the device: STUDY=cpf2013 bash bench/device/study_pipeline.sh OUT_DIR [TIMEOUT_S] [snakemake args ...]
@@ -12,7 +12,7 @@ out=$(realpath -m "${1:?usage: bash bench/device/study_pipeline.sh OUT_DIR ...}"
 shift
 mkdir -p "$out"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH=$PWD/src:$PWD/studies${PYTHONPATH:+:$PYTHONPATH}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 limit=${1:-560}
 shift || true

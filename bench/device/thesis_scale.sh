@@ -10,7 +10,7 @@
 #   bash bench/device/thesis_scale.sh stop RUN_DIR OUT_DIR    # stop if running, report, pack
 #
 # RUN_DIR (outside the checkout) keeps the run's plan, trace, log and times. `start`
-# needs the pipeline's packages importable (pip install '.[pipeline]', or PYTHONPATH holding
+# needs the pipeline's packages importable (pip install . ./studies, or PYTHONPATH holding
 # them); it runs the checkout's src/ (PYTHONPATH=$PWD/src).
 # The command is exactly a user's: `snakemake dulger2017 --cores all --resources gpu=G
 # --config scale=thesis`, G the number of GPUs nvidia-smi lists.
@@ -18,7 +18,7 @@ set -euo pipefail
 cmd=${1:?usage: thesis_scale.sh start|watch|stop RUN_DIR ...}
 run=${2:?RUN_DIR}
 shift 2
-export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+export PYTHONPATH=$PWD/src:$PWD/studies${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 
 running() { [ -f "$run/pid" ] && kill -0 "$(cat "$run/pid")" 2>/dev/null; }
 

@@ -185,7 +185,7 @@ def main(argv=None) -> None:
     import cupy
 
     import pfresample as pr
-    from pfresample.studies.dulger2017.weights import generate
+    from pfresample_studies.dulger2017.weights import generate
 
     name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
     info = {"date": datetime.date.today().isoformat(),

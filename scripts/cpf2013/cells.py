@@ -1,20 +1,20 @@
 """Snakemake glue of Gelencsér-Horváth et al. (2013) (workflow/rules/cpf2013/cells.smk):
 one function per rule, chosen by the rule's name. Each reads its inputs, calls the
-study (pfresample.studies.cpf2013) and writes its .npz atomically.
+study (pfresample_studies.cpf2013) and writes its .npz atomically.
 
 * cpf2013_trajectories: results/cpf2013/trajectories/{cpf_model}.npz;
 * cpf2013_cpf_cell, _sir_cell, _timing_cell: results/cpf2013/{cpf,sir,timing}/**.npz.
 """
 
 from pfresample import backend
-from pfresample.pipeline import devices
-from pfresample.pipeline.jobs import run, save_cell
-from pfresample.studies.cpf2013 import experiments, targets
+from pfresample_studies.cpf2013 import experiments, targets
+from pfresample_studies.pipeline import devices
+from pfresample_studies.pipeline.jobs import run, save_cell
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 CLAIM = None
 if RULE.endswith("_cell"):
-    # A cell job takes one free GPU for itself before CUDA starts (pfresample.pipeline.devices).
+    # A cell job takes one free GPU for itself before CUDA starts (pipeline.devices).
     CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
     backend.cuda_device()
 

@@ -1,6 +1,6 @@
 """Snakemake glue of Gelencsér-Horváth et al. (2013) (workflow/rules/cpf2013/outputs.smk):
 one function per rule, chosen by the rule's name. Each reads the cells, calls the study
-(pfresample.studies.cpf2013.tables, .figures) and writes its outputs atomically.
+(pfresample_studies.cpf2013.tables, .figures) and writes its outputs atomically.
 
 * cpf2013_table: results/tables/cpf2013/{cpf_fig}.csv;
 * cpf2013_table1: results/tables/cpf2013/table1.csv and .md;
@@ -11,11 +11,11 @@ one function per rule, chosen by the rule's name. Each reads the cells, calls th
 
 import pandas as pd
 
-from pfresample.pipeline import artifacts
-from pfresample.pipeline import tables as pipeline_tables
-from pfresample.pipeline.jobs import run, save_figure_of_table
-from pfresample.studies.cpf2013 import catalog, figures, tables, targets
-from pfresample.studies.cpf2013 import paired as paired_stats
+from pfresample_studies.cpf2013 import catalog, figures, tables, targets
+from pfresample_studies.cpf2013 import paired as paired_stats
+from pfresample_studies.pipeline import artifacts
+from pfresample_studies.pipeline import tables as pipeline_tables
+from pfresample_studies.pipeline.jobs import run, save_figure_of_table
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 

@@ -1,6 +1,6 @@
 """Snakemake glue of Das, Mazumdar & Banerjee (2014) (workflow/rules/d3_2014/cells.smk):
 one function per rule, chosen by the rule's name. Each reads its inputs, calls the
-study (pfresample.studies.d3_2014) and writes its .npz atomically.
+study (pfresample_studies.d3_2014) and writes its .npz atomically.
 
 * d3_2014_trajectory: results/d3_2014/trajectories/t{d3_j}.npz;
 * d3_2014_filter_cell, _timing_cell, _gpu_cell, _fig11_cell:
@@ -8,15 +8,15 @@ study (pfresample.studies.d3_2014) and writes its .npz atomically.
 """
 
 from pfresample import backend
-from pfresample.pipeline import devices
-from pfresample.pipeline.jobs import run, save_cell
-from pfresample.studies.d3_2014 import catalog, experiments
+from pfresample_studies.d3_2014 import catalog, experiments
+from pfresample_studies.pipeline import devices
+from pfresample_studies.pipeline.jobs import run, save_cell
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 CLAIM = None
 WILDCARDS = snakemake.wildcards  # noqa: F821
 if RULE == "d3_2014_gpu_cell" or (RULE == "d3_2014_filter_cell" and WILDCARDS.d3_where == "gpu"):
-    # A GPU job takes one free GPU for itself before CUDA starts (pfresample.pipeline.devices).
+    # A GPU job takes one free GPU for itself before CUDA starts (pipeline.devices).
     CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
     backend.cuda_device()
 

@@ -1,6 +1,6 @@
 """Snakemake glue of Das, Mazumdar & Banerjee (2014) (workflow/rules/d3_2014/outputs.smk):
 one function per rule, chosen by the rule's name. Each reads the cells, calls the study
-(pfresample.studies.d3_2014.tables, .figures) and writes its outputs atomically.
+(pfresample_studies.d3_2014.tables, .figures) and writes its outputs atomically.
 
 * d3_2014_figure_table: results/tables/d3_2014/{fig3,fig4,fig5,fig6,fig11}.csv;
 * d3_2014_table: results/tables/d3_2014/{table5,table6,table7,methods}.csv and .md;
@@ -9,10 +9,10 @@ one function per rule, chosen by the rule's name. Each reads the cells, calls th
 
 import pandas as pd
 
-from pfresample.pipeline import artifacts, evidence, plots
-from pfresample.pipeline import tables as pipeline_tables
-from pfresample.pipeline.jobs import run, save_figure_of_table
-from pfresample.studies.d3_2014 import catalog, experiments, figures, tables
+from pfresample_studies.d3_2014 import catalog, experiments, figures, tables
+from pfresample_studies.pipeline import artifacts, evidence, plots
+from pfresample_studies.pipeline import tables as pipeline_tables
+from pfresample_studies.pipeline.jobs import run, save_figure_of_table
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 

@@ -52,13 +52,13 @@ from pfresample.filters import SIR_OPTIONS, run_filter
 from pfresample.models.growth import GrowthModel
 from pfresample.resampling import lanes
 from pfresample.rng import DOMAIN_WARP, StreamBlocks, uniform_int
-from pfresample.studies.dulger2017.filter_experiments import (
+from pfresample_studies.dulger2017.filter_experiments import (
     make_model,
     make_trajectories,
     run_rmse,
     run_seed,
 )
-from pfresample.studies.dulger2017.filter_tables import mean_of_means, runs_half_width
+from pfresample_studies.dulger2017.filter_tables import mean_of_means, runs_half_width
 
 SEED = 2017  # config/config.yaml's seed: the tables' trajectories and runs
 STUDY_CONFIG = Path(__file__).resolve().parents[2] / "config/studies/dulger2017.yaml"

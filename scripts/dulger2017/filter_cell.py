@@ -1,21 +1,21 @@
 """Snakemake entry point: filter cells results/filter/{model}/{variant}/n{n}.npz
 (or Fig 6.23's results/filter_speedup/{backend}/..., or one part of a CPU cell
 of Fig 6.23 when params.part = [p, P]), one per N of params.n, in the order of
-the outputs; pfresample.studies.dulger2017.filter_experiments.run_filter_cell does
-the work, pfresample.pipeline.artifacts.save_npz writes each file atomically."""
+the outputs; pfresample_studies.dulger2017.filter_experiments.run_filter_cell does
+the work, pfresample_studies.pipeline.artifacts.save_npz writes each file atomically."""
 
 import os
 
 from pfresample import backend
-from pfresample.pipeline import artifacts as io
-from pfresample.pipeline import devices
-from pfresample.pipeline.jobs import provenance, run
-from pfresample.studies.dulger2017 import experiments, filter_experiments
-from pfresample.studies.dulger2017.trajectories import load_trajectories
+from pfresample_studies.dulger2017 import experiments, filter_experiments
+from pfresample_studies.dulger2017.trajectories import load_trajectories
+from pfresample_studies.pipeline import artifacts as io
+from pfresample_studies.pipeline import devices
+from pfresample_studies.pipeline.jobs import provenance, run
 
 P = snakemake.params  # noqa: F821 -- injected by Snakemake
 # On a host with several GPUs this job takes one free device for itself before
-# anything starts CUDA (pfresample.pipeline.devices); CPU jobs claim none.
+# anything starts CUDA (pfresample_studies.pipeline.devices); CPU jobs claim none.
 CLAIM = devices.pin_job(P.devices)
 if P.settings["backend"] != "cpu":
     backend.cuda_device()  # CuPy's import and the driver's start: start-up, not work

@@ -2,16 +2,16 @@
 truth of a radar scenario, the measurements of trajectory 0 as x/y and one
 filter estimate; Fig 6.23: the speed-up of the GPU filter over the CPU filter,
 with its table (only CPU times where no GPU was measured: the caption says
-why). pfresample.studies.dulger2017.filter_figures draws them."""
+why). pfresample_studies.dulger2017.filter_figures draws them."""
 
 from pfresample.backend import BACKEND_LABELS
 from pfresample.models import RadarModel
-from pfresample.pipeline import artifacts as io
-from pfresample.pipeline import plots
-from pfresample.pipeline import tables as pipeline_tables
-from pfresample.pipeline.jobs import run
-from pfresample.studies.dulger2017 import filter_figures, filter_tables
-from pfresample.studies.dulger2017.trajectories import load_trajectories
+from pfresample_studies.dulger2017 import filter_figures, filter_tables
+from pfresample_studies.dulger2017.trajectories import load_trajectories
+from pfresample_studies.pipeline import artifacts as io
+from pfresample_studies.pipeline import plots
+from pfresample_studies.pipeline import tables as pipeline_tables
+from pfresample_studies.pipeline.jobs import run
 
 
 def trajectory(snakemake, log):

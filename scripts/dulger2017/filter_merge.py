@@ -1,10 +1,10 @@
 """Snakemake entry point: one CPU cell of Fig 6.23 from its parts
-(results/filter_speedup_parts/...); pfresample.studies.dulger2017.filter_experiments.
+(results/filter_speedup_parts/...); pfresample_studies.dulger2017.filter_experiments.
 merge_filter_parts checks that they hold each run once and puts them together."""
 
-from pfresample.pipeline import artifacts as io
-from pfresample.pipeline.jobs import provenance, run
-from pfresample.studies.dulger2017 import filter_experiments
+from pfresample_studies.dulger2017 import filter_experiments
+from pfresample_studies.pipeline import artifacts as io
+from pfresample_studies.pipeline.jobs import provenance, run
 
 
 def main(snakemake, log):

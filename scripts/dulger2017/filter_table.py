@@ -1,14 +1,14 @@
 """Snakemake entry point: one filter table of Dülger (2017) (Tables 5.1-5.2,
 6.2-6.3, 7.2-7.3, 7.5-7.6) from its filter cells, as CSV (one row per variant
-and N) and Markdown laid out as the thesis's table; pfresample.studies.dulger2017.filter_tables
+and N) and Markdown laid out as the thesis's table; pfresample_studies.dulger2017.filter_tables
 does the work."""
 
 from pfresample.backend import BACKEND_LABELS
-from pfresample.pipeline import artifacts as io
-from pfresample.pipeline import plots
-from pfresample.pipeline import tables as pipeline_tables
-from pfresample.pipeline.jobs import run
-from pfresample.studies.dulger2017 import filter_tables
+from pfresample_studies.dulger2017 import filter_tables
+from pfresample_studies.pipeline import artifacts as io
+from pfresample_studies.pipeline import plots
+from pfresample_studies.pipeline import tables as pipeline_tables
+from pfresample_studies.pipeline.jobs import run
 
 
 def main(snakemake, log):

@@ -1,9 +1,9 @@
 """Snakemake entry point: the trajectory set of one filter model,
 results/trajectories/{model}.npz (studies/dulger2017/trajectories.py, atomically)."""
 
-from pfresample.pipeline.jobs import provenance, run
-from pfresample.studies.dulger2017 import filter_experiments
-from pfresample.studies.dulger2017.trajectories import save_trajectories
+from pfresample_studies.dulger2017 import filter_experiments
+from pfresample_studies.dulger2017.trajectories import save_trajectories
+from pfresample_studies.pipeline.jobs import provenance, run
 
 
 def main(snakemake, log):

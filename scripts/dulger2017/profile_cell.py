@@ -1,7 +1,7 @@
 """The program Nsight Compute profiles for the target dulger2017_profiler: the
 cells of one build of the plan (plan.json, written by scripts/dulger2017/profiler.py),
 one resampling call each, in plan order, so that the i-th launch ncu profiles
-is the i-th cell (pfresample.studies.dulger2017.profiler does the work).
+is the i-th cell (pfresample_studies.dulger2017.profiler does the work).
 
     python scripts/dulger2017/profile_cell.py --plan plan.json --loads l2 \\
         --distribution eq233-y4 --seed 2017
@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from pfresample.studies.dulger2017 import profiler
+from pfresample_studies.dulger2017 import profiler
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--plan", required=True, help="plan.json of the profiler target")

@@ -4,7 +4,7 @@ from the command line where Snakemake is not installed:
     python scripts/dulger2017/profiler.py --out DIR [--config key=value ...]
     python scripts/dulger2017/profiler.py --out DIR --from-raw   # tables from DIR's raw files
 
-Runs each build's cells (pfresample.studies.dulger2017.profiler.plan) under
+Runs each build's cells (pfresample_studies.dulger2017.profiler.plan) under
 Nsight Compute, one ncu process per build (scripts/dulger2017/profile_cell.py
 is the profiled program), then writes Tables 5.3-5.5 and the data and figure
 of Figs 6.24-6.26. Without ncu on PATH it says so and exits non-zero before
@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pfresample.studies.dulger2017 import profiler
+from pfresample_studies.dulger2017 import profiler
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -33,7 +33,7 @@ def device_name() -> str:
 
 def measure(cfg, out: Path, ncu: str, log) -> None:
     """plan.json and one raw ncu CSV per build in ``out``."""
-    from pfresample.pipeline import tables as pipeline_tables
+    from pfresample_studies.pipeline import tables as pipeline_tables
 
     cells = profiler.plan(cfg)
     version = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout
@@ -63,8 +63,8 @@ def build(out: Path, scale: str, log, figure: bool = True) -> None:
     """profiler.csv, profiler.md and the figure from ``out``'s raw files."""
     import pandas as pd
 
-    from pfresample.pipeline import plots
-    from pfresample.pipeline import tables as pipeline_tables
+    from pfresample_studies.pipeline import plots
+    from pfresample_studies.pipeline import tables as pipeline_tables
 
     meta = json.loads((out / profiler.PLAN).read_text())
     cells = profiler.cells_from_json(meta["cells"])
@@ -87,7 +87,7 @@ def build(out: Path, scale: str, log, figure: bool = True) -> None:
 
 
 def snakemake_main(snakemake, log, ncu: str):
-    from pfresample.pipeline import devices
+    from pfresample_studies.pipeline import devices
 
     out = Path(snakemake.output.plan).parent
     devices.pin_job(snakemake.params.devices)
@@ -101,7 +101,7 @@ def config_from_files(overrides) -> dict:
     the profiler's keys."""
     import yaml
 
-    from pfresample.studies.dulger2017 import catalog
+    from pfresample_studies.dulger2017 import catalog
 
     cfg = {}
     for path in (ROOT / "config/config.yaml", ROOT / "config/studies/dulger2017.yaml"):
@@ -134,7 +134,7 @@ def cli_main(argv=None) -> int:
 if "snakemake" in globals():
     from functools import partial
 
-    from pfresample.pipeline.jobs import run
+    from pfresample_studies.pipeline.jobs import run
 
     # Nothing is written, not even the log's first line, when ncu is missing.
     try:

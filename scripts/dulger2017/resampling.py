@@ -1,7 +1,7 @@
 """Snakemake glue of the resampling rules of Dülger (2017), chapters 2, 5 and 6
 (workflow/rules/dulger2017/resampling.smk): one function per rule, chosen by
 the rule's name. Each reads its inputs, calls the study
-(pfresample.studies.dulger2017) and writes its outputs atomically.
+(pfresample_studies.dulger2017) and writes its outputs atomically.
 
 * weight_datasets: results/weights/{dist}/{n}.npz, every N of the grid;
 * uphill_ssd_tables: results/tuning/uphill_ssd/{n}.npz;
@@ -21,9 +21,9 @@ import numpy as np
 
 from pfresample import backend, tuning
 from pfresample.backend import BACKEND_LABELS
-from pfresample.pipeline import artifacts, devices
-from pfresample.pipeline.jobs import provenance, run
-from pfresample.studies.dulger2017 import experiments, weights
+from pfresample_studies.dulger2017 import experiments, weights
+from pfresample_studies.pipeline import artifacts, devices
+from pfresample_studies.pipeline.jobs import provenance, run
 
 # The tables' and figures' modules (pandas, matplotlib, seaborn: about 1.3 s on the
 # 2-core machine, 2.6 s of each GPU cell's start on the four-H100 host) are imported
@@ -35,7 +35,7 @@ CLAIM = None
 if RULE.startswith("resample_"):
     # On a host with several GPUs a cell job takes one free device for itself (a
     # lock held until it exits) before anything starts CUDA: Snakemake gives local
-    # jobs no device ids (pfresample.pipeline.devices).
+    # jobs no device ids (pfresample_studies.pipeline.devices).
     CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
     # CuPy's import and the CUDA driver's start happen here, before the job's log
     # starts, so that the overhead report counts them as start-up, not as work.
@@ -129,9 +129,9 @@ def figure(snakemake, log):
     the written averages (read back, so that the figure is the table's)."""
     import pandas as pd
 
-    from pfresample.pipeline import plots
-    from pfresample.pipeline import tables as pipeline_tables
-    from pfresample.studies.dulger2017 import figures, tables
+    from pfresample_studies.dulger2017 import figures, tables
+    from pfresample_studies.pipeline import plots
+    from pfresample_studies.pipeline import tables as pipeline_tables
 
     p = snakemake.params
     cells = [tables.cell_frame(*artifacts.load_npz(path)) for path in snakemake.input.cells]
@@ -154,8 +154,8 @@ def figure(snakemake, log):
 
 def weight_histograms(snakemake, log):
     """Fig 2.3: histograms of one weight sequence of each gamma distribution."""
-    from pfresample.pipeline import plots
-    from pfresample.studies.dulger2017 import figures
+    from pfresample_studies.dulger2017 import figures
+    from pfresample_studies.pipeline import plots
 
     p = snakemake.params
     samples = {}

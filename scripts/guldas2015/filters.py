@@ -1,11 +1,11 @@
 """Snakemake glue of Güldaş (2015) §4.2-4.3 (workflow/rules/guldas2015/filters.smk):
 one function per cell rule, chosen by the rule's name; each calls the study
-(pfresample.studies.guldas2015.filter_experiments) and writes its .npz atomically.
+(pfresample_studies.guldas2015.filter_experiments) and writes its .npz atomically.
 """
 
-from pfresample.pipeline import artifacts
-from pfresample.pipeline.jobs import run, save_cell
-from pfresample.studies.guldas2015 import filter_experiments
+from pfresample_studies.guldas2015 import filter_experiments
+from pfresample_studies.pipeline import artifacts
+from pfresample_studies.pipeline.jobs import run, save_cell
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 

@@ -1,7 +1,7 @@
 """Snakemake glue of Güldaş (2015) §4.1 (workflow/rules/guldas2015/single_step.smk),
 and the tables and figures of §4.2-4.3 (Figs 4.9-4.12, cells from filters.py):
 one function per rule, chosen by the rule's name. Each reads its inputs, calls
-the study (pfresample.studies.guldas2015) and writes its outputs atomically.
+the study (pfresample_studies.guldas2015) and writes its outputs atomically.
 
 * guldas2015_radix2_cell, _sweep_cell, _speed_cell: results/guldas2015/**.npz;
 * guldas2015_table: results/tables/guldas2015/{plot}.csv;
@@ -16,15 +16,15 @@ import pandas as pd
 from pfresample import backend
 from pfresample.backend import BACKEND_LABELS
 from pfresample.models.volatility import ALPHA, SIGMA
-from pfresample.pipeline import artifacts, devices, plots
-from pfresample.pipeline import tables as pipeline_tables
-from pfresample.pipeline.jobs import run, save_cell
-from pfresample.studies.guldas2015 import catalog, experiments, figures, tables
+from pfresample_studies.guldas2015 import catalog, experiments, figures, tables
+from pfresample_studies.pipeline import artifacts, devices, plots
+from pfresample_studies.pipeline import tables as pipeline_tables
+from pfresample_studies.pipeline.jobs import run, save_cell
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 CLAIM = None
 if RULE.endswith("_cell"):
-    # A cell job takes one free GPU for itself before CUDA starts (pfresample.pipeline.devices).
+    # A cell job takes one free GPU for itself before CUDA starts (pipeline.devices).
     CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
     backend.cuda_device()
 

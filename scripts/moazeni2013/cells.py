@@ -11,14 +11,14 @@ per rule, chosen by the rule's name; each calls the study and writes its .npz at
 """
 
 from pfresample import backend
-from pfresample.pipeline import devices
-from pfresample.pipeline.jobs import run, save_cell
-from pfresample.studies.moazeni2013 import (
+from pfresample_studies.moazeni2013 import (
     experiments,
     hashtable_workloads,
     mddtw_experiments,
     tv_experiments,
 )
+from pfresample_studies.pipeline import devices
+from pfresample_studies.pipeline.jobs import run, save_cell
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 CLAIM = None
@@ -28,7 +28,7 @@ GPU_RULES = ("moazeni2013_ch3_gpu_cell", "moazeni2013_ch3_fig12_cell", "moazeni2
 if RULE in GPU_RULES or (
     RULE == "moazeni2013_ch7_search_cell" and snakemake.params.backend == "gpu"  # noqa: F821
 ):  # noqa: F821
-    # A GPU job takes one free GPU for itself before CUDA starts (pfresample.pipeline.devices).
+    # A GPU job takes one free GPU for itself before CUDA starts (pipeline.devices).
     CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
     backend.cuda_device()
 

@@ -3,10 +3,7 @@ tables and figures from its cells, in one job, each file written atomically."""
 
 from pathlib import Path
 
-from pfresample.pipeline import artifacts, evidence, plots
-from pfresample.pipeline import tables as pipeline_tables
-from pfresample.pipeline.jobs import run
-from pfresample.studies.moazeni2013 import (
+from pfresample_studies.moazeni2013 import (
     catalog,
     figures,
     hashtable_figures,
@@ -14,6 +11,9 @@ from pfresample.studies.moazeni2013 import (
     tables,
     tv_figures,
 )
+from pfresample_studies.pipeline import artifacts, evidence, plots
+from pfresample_studies.pipeline import tables as pipeline_tables
+from pfresample_studies.pipeline.jobs import run
 
 
 def ch3_outputs(snakemake, log):

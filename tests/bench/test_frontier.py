@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import pfresample as pr
-from pfresample.studies.dulger2017 import weights
+from pfresample_studies.dulger2017 import weights
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 N = 2**10

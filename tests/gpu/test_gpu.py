@@ -28,7 +28,7 @@ import pfresample as pr
 from pfresample import expectation, rng
 from pfresample.cuda import geometry, kernels
 from pfresample.resampling.registry import REGISTRY, ancestor_methods
-from pfresample.studies.dulger2017 import weights
+from pfresample_studies.dulger2017 import weights
 
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
@@ -423,7 +423,7 @@ def test_each_B_in_one_pass_equals_separate_runs(method, shared, monkeypatch):
 
 
 def test_a_ladder_cell_on_the_device_equals_the_host():
-    from pfresample.studies.dulger2017 import experiments
+    from pfresample_studies.dulger2017 import experiments
 
     spec = {"reduced": {"method": "metropolis", "B_scale": [0.75, 0.25, 0.0625]}}
     rungs = list(experiments.expand_variants(spec, [128]).values())

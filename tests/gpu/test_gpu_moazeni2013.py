@@ -1,4 +1,4 @@
-"""Moazeni (2013) chapter 3 on the GPU (pfresample.studies.moazeni2013.dp_gpu): every
+"""Moazeni (2013) chapter 3 on the GPU (pfresample_studies.moazeni2013.dp_gpu): every
 order's result equal, bit for bit, to the CPU reference (dp.solve_diagonals), float32
 and int32, with the block operations one launch each (GpuBlocked) and with the
 thesis's one launch a block-diagonal (solve_bottom_up); the kernel source compiles
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from pfresample.cuda import kernels
-from pfresample.studies.moazeni2013 import dp, dp_gpu
+from pfresample_studies.moazeni2013 import cuda_source, dp, dp_gpu
 
 NVCC = shutil.which("nvcc")
 SEED = 2013
@@ -22,7 +22,7 @@ SEED = 2013
 @pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH: cannot compile the kernels")
 def test_the_source_compiles_to_ptx(tmp_path):
     """dp_gpu's instantiations, compiled by nvcc with the backend's options."""
-    text = kernels.source(dp_gpu.SOURCE)
+    text = cuda_source(dp_gpu.SOURCE)
     for name in dp_gpu.KERNELS:
         assert f"void {name}(" in text
     signatures = {
@@ -93,7 +93,7 @@ def test_the_gpu_cell_checks_every_run_against_the_compiled_code(monkeypatch):
     compiled CPU code's matrix (or NumPy's without a compiler); a run that drops
     eq. 5 makes the cell fail (negative control)."""
     pytest.importorskip("cupy")
-    from pfresample.studies.moazeni2013 import experiments
+    from pfresample_studies.moazeni2013 import experiments
 
     arrays, meta = experiments.gpu_cell([64, 300], [16, 64], ["float32", "int32"], seed=1,
                                         repeats=1)  # fmt: skip
@@ -116,7 +116,7 @@ def test_the_gpu_cell_sees_a_dropped_term_through_its_initial_values(monkeypatch
     matrix (no initial values: every split costs sum(a), and another K is left),
     but not experiments.checked_matrix's, and the cell fails on it."""
     cupy = pytest.importorskip("cupy")
-    from pfresample.studies.moazeni2013 import experiments
+    from pfresample_studies.moazeni2013 import experiments
 
     real = dp_gpu.launch_minplus
 
@@ -136,7 +136,7 @@ def test_the_gpu_cell_sees_a_dropped_term_through_its_initial_values(monkeypatch
 @pytest.mark.gpu
 def test_fig12_times_both_products():
     pytest.importorskip("cupy")
-    from pfresample.studies.moazeni2013 import experiments
+    from pfresample_studies.moazeni2013 import experiments
 
     arrays, meta = experiments.fig12_cell([64, 100], repeats=3)
     assert list(arrays["p"]) == [64, 100]

@@ -1,4 +1,4 @@
-"""Moazeni (2013) chapter 4 on the GPU (pfresample.studies.moazeni2013.hashtable_gpu):
+"""Moazeni (2013) chapter 4 on the GPU (pfresample_studies.moazeni2013.hashtable_gpu):
 the CPU tests' schedule-free batches on GPU_BASIC, GPU_PH and GPU_BIG (searches of
 absent keys among them), checked by the same checker on the arrays copied back; batches
 whose outcome the schedule decides (same-key insert/delete races, double deletes,
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from pfresample.cuda import kernels
-from pfresample.studies.moazeni2013 import hashtable as ht
-from pfresample.studies.moazeni2013 import hashtable_gpu
+from pfresample_studies.moazeni2013 import cuda_source, hashtable_gpu
+from pfresample_studies.moazeni2013 import hashtable as ht
 
 NVCC = shutil.which("nvcc")
 SEED = 2013
@@ -24,7 +24,7 @@ SEED = 2013
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH: cannot compile the kernels")
 def test_the_source_compiles_to_ptx(tmp_path):
-    (tmp_path / "ht.cu").write_text(kernels.source(hashtable_gpu.SOURCE))
+    (tmp_path / "ht.cu").write_text(cuda_source(hashtable_gpu.SOURCE))
     out = subprocess.run([NVCC, "-ptx", "-arch=sm_90", *kernels.COMPILE_OPTIONS,
                           str(tmp_path / "ht.cu"), "-o", str(tmp_path / "ht.ptx")],
                          capture_output=True, text=True)  # fmt: skip
@@ -171,7 +171,7 @@ def test_double_deletes_and_insert_delete_pairs_on_the_gpu():
 def test_the_chapter4_gpu_cell_checks_every_run():
     """The pipeline's GPU cell on a small plan: every run checked, the upload kept."""
     pytest.importorskip("cupy")
-    from pfresample.studies.moazeni2013 import hashtable_workloads as wl
+    from pfresample_studies.moazeni2013 import hashtable_workloads as wl
 
     cfg = {"moazeni2013_ch4_tables": [1, 4], "moazeni2013_ch4_top_tables": 4,
            "moazeni2013_ch4_batches": [512], "moazeni2013_ch4_variances": [0.05],

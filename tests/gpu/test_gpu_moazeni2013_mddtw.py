@@ -1,4 +1,4 @@
-"""Moazeni (2013) chapter 7 on the GPU (pfresample.studies.moazeni2013.mddtw_gpu): the
+"""Moazeni (2013) chapter 7 on the GPU (pfresample_studies.moazeni2013.mddtw_gpu): the
 kernel's DTW distances equal, bit for bit, to the NumPy reference's (the same float64
 operations in the same order), for several bands and query lengths, and the same
 single-dimensional tuples; a negative control (another band) differs. The timing
@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pfresample.studies.moazeni2013 import mddtw
+from pfresample_studies.moazeni2013 import mddtw
 
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
 if not cupy.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
-from pfresample.studies.moazeni2013 import mddtw_gpu  # noqa: E402
+from pfresample_studies.moazeni2013 import mddtw_gpu  # noqa: E402
 
 SEED = 2013
 

@@ -1,4 +1,4 @@
-"""Moazeni (2013) chapters 5 and 6 on the GPU (pfresample.studies.moazeni2013.tv_gpu):
+"""Moazeni (2013) chapters 5 and 6 on the GPU (pfresample_studies.moazeni2013.tv_gpu):
 each solver against the NumPy reference of the energy it minimises (tv.variant_blocks)
 within a bound set by float32 rounding itself, chapter 5's reuse equal bit for bit to
 the straightforward kernel, the kernels' shared memory equal to the colouring's, and
@@ -9,14 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pfresample.studies.moazeni2013 import chanvese, sharedmem, tv
+from pfresample_studies.moazeni2013 import chanvese, sharedmem, tv
 
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
 if not cupy.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
-from pfresample.studies.moazeni2013 import tv_gpu  # noqa: E402
+from pfresample_studies.moazeni2013 import tv_gpu  # noqa: E402
 
 SEED = 2013
 SETTINGS = {"lam": 3.0, "eps": 0.01, "step": 0.01}

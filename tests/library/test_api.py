@@ -5,7 +5,7 @@ import pytest
 
 import pfresample as pr
 from pfresample.resampling.registry import REGISTRY, get_method
-from pfresample.studies.dulger2017.weights import generate
+from pfresample_studies.dulger2017.weights import generate
 
 N = 256
 

@@ -1,22 +1,27 @@
-"""The layers of DESIGN.md hold, read from the imports of src/ (every import,
-also those inside functions): the library imports neither the pipeline nor a
-study, the pipeline imports no study, and no module imports itself back
-through others (no cycle)."""
+"""The layers of DESIGN.md hold, read from the imports of both packages (src/pfresample,
+the library, and studies/pfresample_studies, the pipeline and the studies; every import,
+also those inside functions): the library imports neither the pipeline nor a study, the
+pipeline imports no study, and no module imports itself back through others (no cycle)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+ROOT = Path(__file__).resolve().parents[2]
+SRC, STUDIES = ROOT / "src", ROOT / "studies"
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(SRC).with_suffix("").parts
+def module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-MODULES = {module_name(p): p for p in SRC.rglob("*.py")}
+MODULES = {
+    module_name(p, root): p
+    for root, package in ((SRC, "pfresample"), (STUDIES, "pfresample_studies"))
+    for p in (root / package).rglob("*.py")
+}
 
 
 def imported_names(name: str) -> set[str]:
@@ -50,26 +55,29 @@ GRAPH = {name: imports(name) for name in MODULES}
 
 
 def layer(name: str) -> str:
-    if name.startswith("pfresample.studies"):
-        return "study"
-    if name.startswith("pfresample.pipeline"):
+    if name.startswith("pfresample_studies.pipeline"):
         return "pipeline"
+    if name.startswith("pfresample_studies"):
+        return "study"
     return "library"
 
 
 def test_the_graph_is_read():
     assert len(MODULES) > 40
     assert "pfresample.cuda.run" in GRAPH["pfresample.api"]
-    assert "pfresample.pipeline.artifacts" in GRAPH["pfresample.studies.dulger2017.trajectories"]
+    assert (
+        "pfresample_studies.pipeline.artifacts"
+        in GRAPH["pfresample_studies.dulger2017.trajectories"]
+    )
 
 
-def test_every_project_import_names_a_module_of_src():
+def test_every_project_import_names_a_module_of_the_packages():
     """A stale import (a moved module) fails here, not only when its code runs."""
     bad = [
         f"{name} -> {target}"
         for name in MODULES
         for target in imported_names(name)
-        if target.split(".")[0] == "pfresample" and target not in MODULES
+        if target.split(".")[0] in ("pfresample", "pfresample_studies") and target not in MODULES
     ]
     assert not bad, bad
 

@@ -5,7 +5,7 @@ import pytest
 
 import pfresample as pr
 from pfresample.metrics import OffspringStats, confidence_interval
-from pfresample.studies.dulger2017.weights import generate
+from pfresample_studies.dulger2017.weights import generate
 
 
 def test_hand_computed_small_case():

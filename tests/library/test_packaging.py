@@ -1,6 +1,7 @@
-"""Packaging: the library's install needs NumPy alone (declared, and true of its imports);
-the pipeline extra and environment.yml declare the same dependencies, same bounds; the wheel
-ships every package and kernel source."""
+"""Packaging: two packages. The library's install needs NumPy alone (declared, and true of its
+imports), and its wheel holds no study code; the studies package (studies/pyproject.toml) and
+environment.yml declare the same dependencies, same bounds; each wheel ships every package and
+source file it needs."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[2]
+STUDIES = ROOT / "studies"
 
 # conda-forge name -> PyPI name, where they differ (none of ours do today; PyYAML is
 # `pyyaml` on both sides once names are normalised).
@@ -38,6 +40,12 @@ _CONDA_SPEC = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?P<spec>[^\s
 @pytest.fixture(scope="module")
 def pyproject() -> dict:
     with open(ROOT / "pyproject.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+@pytest.fixture(scope="module")
+def studies_pyproject() -> dict:
+    with open(STUDIES / "pyproject.toml", "rb") as f:
         return tomllib.load(f)
 
 
@@ -80,11 +88,11 @@ def _extra(pyproject: dict, name: str) -> list[str]:
     return pyproject["project"]["optional-dependencies"][name]
 
 
-def _pipeline_environment(pyproject: dict) -> dict[str, SpecifierSet]:
-    """What environment.yml must hold: the library's dependencies and the pipeline extra's,
-    the extra's bounds where both name a package (it narrows NumPy)."""
+def _pipeline_environment(pyproject: dict, studies_pyproject: dict) -> dict[str, SpecifierSet]:
+    """What environment.yml must hold: the library's dependencies and the studies', the
+    studies' bounds where both name a package (they narrow NumPy)."""
     return _pypi_requirements(pyproject["project"]["dependencies"]) | _pypi_requirements(
-        _extra(pyproject, "pipeline")
+        studies_pyproject["project"]["dependencies"]
     )
 
 
@@ -97,8 +105,10 @@ def test_the_library_depends_on_numpy_alone(pyproject):
     assert {"2.0.2", "2.4.6"} <= set(spec.filter(["2.0.2", "2.4.6"]))
 
 
-def test_pipeline_extra_holds_the_pipeline_packages(pyproject):
-    pipeline = _pypi_requirements(_extra(pyproject, "pipeline"))
+def test_the_studies_package_holds_the_pipeline_packages(pyproject, studies_pyproject):
+    names = [Requirement(r).name for r in studies_pyproject["project"]["dependencies"]]
+    assert "pfresample" in names, "the studies are built on the library"
+    pipeline = _pypi_requirements(studies_pyproject["project"]["dependencies"])
     assert set(pipeline) >= {"snakemake", "pandas", "seaborn", "pyyaml"}
     core = _pypi_requirements(pyproject["project"]["dependencies"])
     for name, spec in pipeline.items():
@@ -109,20 +119,23 @@ def test_pipeline_extra_holds_the_pipeline_packages(pyproject):
     assert "9.0.0" in pipeline["snakemake"] and "10.0.0" not in pipeline["snakemake"]
 
 
-def test_dev_and_cluster_install_the_pipeline(pyproject):
-    """The test suite and the SLURM profile run the pipeline."""
-    for extra in ("dev", "cluster"):
-        reqs = [Requirement(s) for s in _extra(pyproject, extra)]
-        assert any(r.name == "pfresample" and "pipeline" in r.extras for r in reqs), extra
+def test_the_makefile_installs_both_packages_for_the_tests_and_the_figures():
+    """The test suite, the figures and the SLURM profile run the pipeline: their
+    environments hold the library and the studies."""
+    make = (ROOT / "Makefile").read_text()
+    for stamp in ("pipeline", "dev", "cluster"):
+        rule = make.split(f"$(VENV)/.{stamp}-stamp:", 1)[1].split("touch $@", 1)[0]
+        assert "-e ./studies" in rule or "-e './studies[" in rule, stamp
 
 
-def test_conda_env_names_agree(pyproject, conda_env):
-    assert set(_pipeline_environment(pyproject)) == set(_conda_requirements(conda_env)) - CONDA_ONLY
+def test_conda_env_names_agree(pyproject, studies_pyproject, conda_env):
+    expected = set(_pipeline_environment(pyproject, studies_pyproject))
+    assert expected == set(_conda_requirements(conda_env)) - CONDA_ONLY
 
 
-def test_conda_env_bounds_agree(pyproject, conda_env):
+def test_conda_env_bounds_agree(pyproject, studies_pyproject, conda_env):
     conda = _conda_requirements(conda_env)
-    for name, spec in _pipeline_environment(pyproject).items():
+    for name, spec in _pipeline_environment(pyproject, studies_pyproject).items():
         assert spec == conda[name], f"{name}: pyproject {spec} != environment.yml {conda[name]}"
 
 
@@ -132,7 +145,7 @@ def test_python_bound_agrees(pyproject, conda_env):
     assert "3.11" in conda["python"]
 
 
-# Imports every library module (src/pfresample outside pipeline/ and studies/), resamples with
+# Imports every library module (src/pfresample), resamples with
 # every method and runs run_filter on the CPU, while a meta-path finder makes the packages of
 # argv[1] (comma-separated) unimportable, as in an environment holding NumPy alone. argv[2:]:
 # more modules to import (the negative control). Prints the packages from outside the standard
@@ -160,7 +173,6 @@ src = Path(pr.__file__).parent
 library = sorted(
     ".".join(("pfresample",) + p.relative_to(src).with_suffix("").parts).removesuffix(".__init__")
     for p in src.rglob("*.py")
-    if p.relative_to(src).parts[0] not in ("pipeline", "studies")
 )
 for name in library + sys.argv[2:]:
     importlib.import_module(name)
@@ -193,8 +205,6 @@ def _check_library_probe(out: subprocess.CompletedProcess) -> dict:
     assert out.returncode == 0, out.stderr
     found = json.loads(out.stdout)
     assert len(found["modules"]) > 40 and "pfresample.filters.engine" in found["modules"]
-    assert not any(m.startswith(("pfresample.pipeline", "pfresample.studies"))
-                   for m in found["modules"])  # fmt: skip
     import pfresample as pr
 
     assert found["methods"] == sorted(pr.methods())
@@ -214,7 +224,7 @@ def test_the_library_imports_and_runs_with_numpy_alone():
 def test_the_library_probe_catches_a_pipeline_import():
     """Negative control: a module that imports pandas (the pipeline's tables) fails the
     probe, so a library module that did the same would too."""
-    out = _run_library_probe("pfresample.pipeline.tables")
+    out = _run_library_probe("pfresample_studies.pipeline.tables")
     assert out.returncode != 0
     assert "ModuleNotFoundError: blocked: pandas" in out.stderr, out.stderr
 
@@ -234,7 +244,7 @@ def test_conda_env_installs_the_package(conda_env):
     assert conda_env["name"] == "pfresample"
     assert conda_env["channels"][0] == "conda-forge"
     pip_sections = [e["pip"] for e in conda_env["dependencies"] if isinstance(e, dict)]
-    assert pip_sections == [["-e ."]]
+    assert pip_sections == [["-e .", "-e ./studies"]]
 
 
 def test_pytest_markers_registered(pyproject):
@@ -242,20 +252,64 @@ def test_pytest_markers_registered(pyproject):
     assert {m.split(":")[0] for m in markers} >= {"gpu", "slow"}
 
 
-def test_setuptools_lists_every_package(pyproject):
-    """pyproject lists the packages by hand (gpu_kernels/ is mapped into the
-    package): a package of src/ missing there would be missing in the wheel."""
-    src = ROOT / "src"
-    found = {".".join(p.parent.relative_to(src).parts) for p in src.rglob("__init__.py")} | {
-        "pfresample.gpu_kernels"
-    }
-    assert set(pyproject["tool"]["setuptools"]["packages"]) == found
+def _packages(folder: Path) -> set[str]:
+    return {".".join(p.parent.relative_to(folder).parts) for p in folder.rglob("__init__.py")}
+
+
+def test_setuptools_lists_every_package(pyproject, studies_pyproject):
+    """Both pyprojects list their packages by hand (gpu_kernels/ is mapped into the
+    library): a package missing there would be missing in its wheel."""
+    library = _packages(ROOT / "src") | {"pfresample.gpu_kernels"}
+    assert set(pyproject["tool"]["setuptools"]["packages"]) == library
+    assert set(studies_pyproject["tool"]["setuptools"]["packages"]) == _packages(STUDIES)
+
+
+def test_the_studies_package_data_covers_every_source_file(studies_pyproject):
+    """The studies' CUDA, C and C++ sources and headers ship in their wheel: each is
+    matched by a package-data pattern of its package."""
+    data = studies_pyproject["tool"]["setuptools"]["package-data"]
+    sources = [p for p in STUDIES.rglob("*") if p.suffix in (".cu", ".cuh", ".c", ".cpp", ".h")]
+    assert len(sources) > 10
+    for path in sources:
+        owner = path.parent
+        while not (owner / "__init__.py").exists():
+            owner = owner.parent
+        package = ".".join(owner.relative_to(STUDIES).parts)
+        relative = path.relative_to(owner)
+        assert any(relative.match(g) for g in data.get(package, [])), path
+
+
+STUDY_PARTS = {"studies", "pfresample_studies", "pipeline", "native", "csrc", "dulger2017",
+               "guldas2015", "cpf2013", "d3_2014", "moazeni2013"}  # fmt: skip
+
+
+def study_code(names: list[str]) -> list[str]:
+    """The files of a wheel's listing that belong to the studies: a folder named after the
+    pipeline, a study or its sources, or a C or C++ source."""
+    return [
+        n
+        for n in names
+        if not n.startswith("pfresample-")  # the .dist-info folder
+        and (STUDY_PARTS & set(Path(n).parts) or Path(n).suffix in (".c", ".cpp", ".h"))
+    ]
+
+
+def test_the_study_code_check_sees_study_files():
+    """Negative control of the wheel's check: a study module, a study's CUDA or C source and
+    the pipeline are seen; the library's own files are not."""
+    planted = ["pfresample_studies/dulger2017/tables.py", "pfresample/studies/x.py",
+               "pfresample/gpu_kernels/moazeni2013/dp.cu", "pfresample/native/tv.c",
+               "pfresample/pipeline/artifacts.py"]  # fmt: skip
+    library = ["pfresample/filters/engine.py", "pfresample/gpu_kernels/philox.cuh",
+               "pfresample/cuda/kernels.py", "pfresample-0.1.0.dist-info/METADATA"]  # fmt: skip
+    assert study_code(planted + library) == planted
 
 
 @pytest.mark.slow
 def test_wheel_needs_numpy_alone_and_ships_every_kernel_source(tmp_path):
-    """The wheel requires NumPy alone; installed into a fresh virtual environment that
-    holds NumPy and nothing else, and imported from another directory, the library runs
+    """The wheel requires NumPy alone and holds no study code; installed into a fresh
+    virtual environment that holds NumPy and nothing else, and imported from another
+    directory, the library runs
     (the probe above) and finds every CUDA source, equal to the checkout's."""
     wheels = tmp_path / "wheels"
     subprocess.run(
@@ -272,6 +326,10 @@ def test_wheel_needs_numpy_alone_and_ships_every_kernel_source(tmp_path):
             if line.startswith("Requires-Dist:")
         ]
     assert [r.name for r in requires if r.marker is None] == ["numpy"], requires
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+    assert any(n.startswith("pfresample/filters/") for n in names)
+    assert not study_code(names), study_code(names)
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)

@@ -21,7 +21,7 @@ from pfresample.rng import (
     uniform_float,
     uniform_int,
 )
-from pfresample.studies.dulger2017.weights import generate
+from pfresample_studies.dulger2017.weights import generate
 
 
 def draw(seed, domain, stream, counter):

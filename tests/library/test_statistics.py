@@ -15,7 +15,7 @@ import pytest
 import pfresample as pr
 from pfresample import expectation
 from pfresample.constants import CandidateScope
-from pfresample.studies.dulger2017.weights import generate
+from pfresample_studies.dulger2017.weights import generate
 from stat_tools import Z_MAX, excess
 
 pytestmark = pytest.mark.slow  # make test-fast leaves this module out (docs/testing.md)

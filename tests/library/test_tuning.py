@@ -7,9 +7,9 @@ import pytest
 
 from pfresample import expectation, tuning
 from pfresample.constants import UPHILL_B_MAX
-from pfresample.pipeline import artifacts
-from pfresample.pipeline.artifacts import save_npz
-from pfresample.studies.dulger2017.weights import generate
+from pfresample_studies.dulger2017.weights import generate
+from pfresample_studies.pipeline import artifacts
+from pfresample_studies.pipeline.artifacts import save_npz
 
 
 def test_metropolis_B_formula():

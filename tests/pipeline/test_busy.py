@@ -1,4 +1,4 @@
-"""How busy a run's GPUs were (pfresample.pipeline.busy): the busy seconds of a
+"""How busy a run's GPUs were (pfresample_studies.pipeline.busy): the busy seconds of a
 trace, the idle-time split, the job timeline from benchmark records and logs,
 and the list scheduling that projects a run, each against a hand computation."""
 
@@ -10,7 +10,7 @@ import time
 import pandas as pd
 import pytest
 
-from pfresample.pipeline import busy
+from pfresample_studies.pipeline import busy
 
 
 def _trace(rows):

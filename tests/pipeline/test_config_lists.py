@@ -2,7 +2,7 @@
 the keys each study lists in NUMBER_LIST_KEYS become numbers, integers where they
 are integers, and anything else stays for the schema to name."""
 
-from pfresample.pipeline.config import coerce_number_lists
+from pfresample_studies.pipeline.config import coerce_number_lists
 
 
 def test_number_lists_become_numbers():

@@ -1,4 +1,4 @@
-"""One GPU per job on a multi-GPU host (pfresample.pipeline.devices), on the CPU with a
+"""One GPU per job on a multi-GPU host (pfresample_studies.pipeline.devices), on the CPU with a
 simulated device count: the locks are the whole mechanism, so processes that
 claim and hold 'devices' show what GPU jobs would do."""
 
@@ -14,13 +14,13 @@ import time
 
 import pytest
 
-from pfresample.pipeline import devices
+from pfresample_studies.pipeline import devices
 
 # A stand-in for a GPU job: claim a device, report it, hold it for a while.
 JOB = textwrap.dedent(
     """
     import json, sys, time
-    from pfresample.pipeline import devices
+    from pfresample_studies.pipeline import devices
     start = time.time()
     claim = devices.claim_device(sys.argv[1].split(","), sys.argv[2])
     print(json.dumps({"device": claim.device, "start": start, "got": time.time(),

@@ -1,4 +1,4 @@
-"""The committed-evidence overlay (pfresample.pipeline.evidence): the newest folder
+"""The committed-evidence overlay (pfresample_studies.pipeline.evidence): the newest folder
 holding a table, its label, every figure's recorded source, and the run report that
 flags a figure left blank although a committed table of it exists."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from pfresample.pipeline import evidence, plots
+from pfresample_studies.pipeline import evidence, plots
 
 REPO = Path(__file__).resolve().parents[2]
 

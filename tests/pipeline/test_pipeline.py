@@ -20,13 +20,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from pfresample.pipeline import artifacts as io
-from pfresample.pipeline import evidence
-from pfresample.studies.dulger2017 import filter_experiments as fe
-from pfresample.studies.dulger2017.experiments import expand_variants
-from pfresample.studies.dulger2017.tables import TIME_COLUMNS
-from pfresample.studies.guldas2015 import catalog as guldas2015_catalog
-from pfresample.studies.moazeni2013 import tables as moazeni2013_tables
+from pfresample_studies.dulger2017 import filter_experiments as fe
+from pfresample_studies.dulger2017.experiments import expand_variants
+from pfresample_studies.dulger2017.tables import TIME_COLUMNS
+from pfresample_studies.guldas2015 import catalog as guldas2015_catalog
+from pfresample_studies.moazeni2013 import tables as moazeni2013_tables
+from pfresample_studies.pipeline import artifacts as io
+from pfresample_studies.pipeline import evidence
 from snake_tools import job_counts, snakemake
 
 pytestmark = pytest.mark.slow  # make test-fast leaves this module out (docs/testing.md)
@@ -811,7 +811,7 @@ def test_corrupt_weights_are_detected(tmp_path):
 
 
 def test_overhead_report_reads_every_job(tiny_run):
-    from pfresample.pipeline import overhead
+    from pfresample_studies.pipeline import overhead
 
     jobs = overhead.job_overheads(tiny_run / "results")
     benchmarks = list((tiny_run / "results" / "benchmarks").glob("**/*.tsv"))

@@ -2,7 +2,7 @@
 tables through SLURM equal those of a local run, and a failing job fails the run.
 
 Needs root (apt-get installs slurm-wlm and munge if missing) and the `cluster` extra
-(`pip install -e '.[cluster]'`, `make test-slurm`); skipped with the reason otherwise.
+(`pip install -e './studies[cluster]'`, `make test-slurm`); skipped with the reason otherwise.
 The daemons started here are stopped at the end.
 """
 
@@ -35,7 +35,7 @@ PARTITION = "debug"
 def _cannot_install() -> str | None:
     """Why the cluster cannot be set up here, or None."""
     if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
-        return "snakemake-executor-plugin-slurm not installed (pip install -e '.[cluster]')"
+        return "snakemake-executor-plugin-slurm not installed (pip install -e './studies[cluster]')"
     if all(shutil.which(t) for t in ("slurmctld", "slurmd", "munged", "sinfo")):
         return None
     if os.geteuid() != 0:

@@ -2,7 +2,7 @@
 corrupt-artifact handling, the GPU resources of cell jobs. No rules live here.
 
 Everything that computes a result lives in the pfresample library and the
-study packages (src/pfresample/studies/<study>/), called from scripts/<study>/.
+study packages (studies/pfresample_studies/<study>/), called from scripts/<study>/.
 """
 
 import functools
@@ -13,7 +13,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from pfresample.backend import BACKEND_LABELS, cuda_status
-from pfresample.pipeline import config as pipeline_config
+from pfresample_studies.pipeline import config as pipeline_config
 
 # The quick-scale preset, found from the Snakefile's directory so that
 # `snakemake --directory elsewhere` works.
@@ -63,7 +63,7 @@ def discard_corrupt_artifacts(root="results") -> list[str]:
     are up to date, and a rebuilt one (newer) makes them rerun."""
     from pathlib import Path
 
-    from pfresample.pipeline import artifacts
+    from pfresample_studies.pipeline import artifacts
 
     paths = [p for p in Path(root).glob("**/*.npz") if not p.name.startswith(".")]
     removed = []
@@ -92,7 +92,7 @@ def gpu_devices() -> list[str]:
         return []
     import cupy
 
-    from pfresample.pipeline.devices import visible_devices
+    from pfresample_studies.pipeline.devices import visible_devices
 
     return visible_devices(cupy.cuda.runtime.getDeviceCount())
 
@@ -107,7 +107,7 @@ GPU_DEVICES = gpu_devices()
 
 
 # The committed measurements (evidence/<date>-<device>-<commit>/): a figure whose GPU rows
-# do not run here draws the newest committed table of them (pfresample.pipeline.evidence).
+# do not run here draws the newest committed table of them (pfresample_studies.pipeline.evidence).
 EVIDENCE_ROOT = os.path.join(workflow.basedir, "evidence")
 
 
@@ -115,7 +115,7 @@ EVIDENCE_ROOT = os.path.join(workflow.basedir, "evidence")
 def newest_evidence(relative: str):
     """``pipeline.evidence.find`` under EVIDENCE_ROOT, once a table a parse: the
     outputs rules' inputs and params and the run report all ask for the same tables."""
-    from pfresample.pipeline import evidence
+    from pfresample_studies.pipeline import evidence
 
     return evidence.find(relative, EVIDENCE_ROOT)
 

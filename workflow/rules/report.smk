@@ -1,6 +1,6 @@
 """The run report: every figure of target `all` with where its data came from (this
 machine, committed evidence, or nothing), read from the figure itself
-(pfresample.pipeline.evidence); glue scripts/figure_sources.py.
+(pfresample_studies.pipeline.evidence); glue scripts/figure_sources.py.
 
 * results/report/figures.csv, figures.md: one row a figure: study, figure, source,
   detail (the evidence's device, folder, date and commit, or the command that would

@@ -148,7 +148,7 @@ def resident_threads(family: str, function: str, block: int) -> int:
     """Threads of a kernel the device holds at once, with blocks of
     ``block`` threads: SMs x the blocks an SM fits (its registers and shared
     memory allowing) x ``block``. Cached per process, for the device of the
-    first call: a process uses one device (``pfresample.pipeline.devices``), and a
+    first call: a process uses one device (a pipeline pins one a job), and a
     wrong count would change only the speed, never the ancestors."""
     import cupy
 

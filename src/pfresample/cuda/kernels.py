@@ -145,11 +145,12 @@ _TEMPLATES = {
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)
 
 
-def source(name: str, _seen: set | None = None) -> str:
-    """The text of ``gpu_kernels/<name>`` with its local includes pasted in
-    (each header once, as ``#pragma once`` would)."""
+def source(name: str, _seen: set | None = None, root: Path | None = None) -> str:
+    """The text of ``gpu_kernels/<name>`` (or of ``root/<name>``: a caller's own CUDA
+    sources, such as a study's) with its local includes, looked up in the same
+    folder, pasted in (each header once, as ``#pragma once`` would)."""
     seen = set() if _seen is None else _seen
-    path = kernel_dir() / name
+    path = (root or kernel_dir()) / name
     if not path.is_file():
         raise FileNotFoundError(
             f"CUDA source {path} not found; set PFRESAMPLE_KERNEL_DIR to the gpu_kernels folder"
@@ -160,7 +161,7 @@ def source(name: str, _seen: set | None = None) -> str:
         if header in seen:
             return ""
         seen.add(header)
-        return source(header, seen)
+        return source(header, seen, root)
 
     return _INCLUDE.sub(paste, path.read_text())
 

@@ -1,4 +1,4 @@
-"""The Gelencsér-Horváth et al. (2013) study (pfresample.studies.cpf2013): the
+"""The Gelencsér-Horváth et al. (2013) study (pfresample_studies.cpf2013): the
 configuration and its checks, the error measures of Figs 9-10 and the tables'
 statistics against hand computations, the seeds, a tiny end-to-end run of the
 study's cells, tables and figures on the CPU, and a dry run of target `cpf2013`.
@@ -21,8 +21,8 @@ from matplotlib.figure import Figure
 
 from pfresample.cuda.geometry import CPF_MAX_RADIUS
 from pfresample.metrics import confidence_interval
-from pfresample.studies.cpf2013 import catalog, experiments, figures, paired, tables, targets
 from pfresample.timing import cpu_name
+from pfresample_studies.cpf2013 import catalog, experiments, figures, paired, tables, targets
 from snake_tools import job_counts, snakemake
 
 REPO = Path(__file__).resolve().parents[3]

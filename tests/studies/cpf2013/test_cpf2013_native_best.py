@@ -15,7 +15,7 @@ import pytest
 from pfresample.filters import CPF_OPTIONS, run_filter
 from pfresample.resampling.cellular import cellular_log, draws_of
 from pfresample.rng import uniform_float
-from pfresample.studies.cpf2013 import targets
+from pfresample_studies.cpf2013 import targets
 
 SEED = 2013
 
@@ -23,7 +23,7 @@ SEED = 2013
 @pytest.fixture(autouse=True)
 def _native_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PFRESAMPLE_NATIVE_CACHE", str(tmp_path_factory.getbasetemp() / "native"))
-    from pfresample.studies.cpf2013 import native
+    from pfresample_studies.cpf2013 import native
 
     try:
         native.compiler()
@@ -42,7 +42,7 @@ def ring(n: int, rng) -> np.ndarray:
 
 @pytest.mark.parametrize("n, radius", [(1000, 7), (4096, 256), (333, 332), (64, 0), (97, 40)])
 def test_choice_equals_cellular_log(n, radius):
-    from pfresample.studies.cpf2013 import native
+    from pfresample_studies.cpf2013 import native
 
     lw = ring(n, np.random.default_rng(SEED + n))
     key = (np.uint64(SEED), np.uint64(n))
@@ -56,7 +56,7 @@ def test_choice_equals_cellular_log(n, radius):
 
 
 def test_a_neighbourhood_of_minus_inf_takes_the_nearest_finite_before():
-    from pfresample.studies.cpf2013 import native
+    from pfresample_studies.cpf2013 import native
 
     lw = np.full(50, -np.inf)
     lw[[3, 30]] = 0.0
@@ -69,7 +69,7 @@ def test_a_neighbourhood_of_minus_inf_takes_the_nearest_finite_before():
 
 @pytest.mark.parametrize("name, n, radius", [("growth", 600, 16), ("bot", 500, 33)])
 def test_whole_run_replaying_numpy_draws_gives_its_estimates(name, n, radius):
-    from pfresample.studies.cpf2013 import native
+    from pfresample_studies.cpf2013 import native
 
     model = targets.model(name)
     y = targets.simulate(name, 1, targets_steps(name), SEED)["y"][0]
@@ -89,7 +89,7 @@ def targets_steps(name: str) -> int:
 
 
 def test_thread_count_changes_only_the_estimates_rounding():
-    from pfresample.studies.cpf2013 import native
+    from pfresample_studies.cpf2013 import native
 
     y = targets.simulate("growth", 1, 100, SEED)["y"][0]
     one = native.run("growth", y, 1001, 20, seed=5, threads=1)
@@ -115,7 +115,7 @@ def numpy_mse() -> tuple[np.ndarray, dict]:
 def paired_z(flaw: str) -> float:
     """Each trajectory's MSE by the C filter (its own random numbers) minus the NumPy
     filter's: the mean over the standard error of the mean."""
-    from pfresample.studies.cpf2013 import native
+    from pfresample_studies.cpf2013 import native
 
     reference, data = numpy_mse()
     d = np.empty(COUNT)
@@ -132,7 +132,7 @@ def test_own_runs_match_the_numpy_filters_error_and_a_flaw_does_not():
 
 
 def test_bad_input_is_refused():
-    from pfresample.studies.cpf2013 import native
+    from pfresample_studies.cpf2013 import native
 
     y = np.zeros(5)
     with pytest.raises(ValueError, match="r <= N - 1"):

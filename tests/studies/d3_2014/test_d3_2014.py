@@ -1,4 +1,4 @@
-"""The Das, Mazumdar & Banerjee (2014) study (pfresample.studies.d3_2014): the
+"""The Das, Mazumdar & Banerjee (2014) study (pfresample_studies.d3_2014): the
 configuration and its checks, the paper's numbers and §4.3's CPM against them,
 the tables' shapes, a tiny end-to-end run of the study's cells, tables and
 figures on the CPU, and dry runs of target `d3_2014`.
@@ -18,8 +18,8 @@ import pytest
 import yaml
 from matplotlib.figure import Figure
 
-from pfresample.studies.d3_2014 import catalog, experiments, figures, tables
 from pfresample.timing import cpu_name
+from pfresample_studies.d3_2014 import catalog, experiments, figures, tables
 from snake_tools import job_counts, snakemake
 
 REPO = Path(__file__).resolve().parents[3]

@@ -23,7 +23,7 @@ from pfresample.rng import DOMAIN_PARTICLE, philox_block, seed_keys, uniform_flo
 @pytest.fixture(autouse=True)
 def _native_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PFRESAMPLE_NATIVE_CACHE", str(tmp_path_factory.getbasetemp() / "native"))
-    from pfresample.pipeline import cbuild
+    from pfresample_studies.pipeline import cbuild
 
     try:
         cbuild.compiler()
@@ -32,7 +32,7 @@ def _native_cache(tmp_path_factory, monkeypatch):
 
 
 def native():
-    from pfresample.studies.d3_2014 import native as module
+    from pfresample_studies.d3_2014 import native as module
 
     return module
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pfresample.studies.d3_2014 import catalog
+from pfresample_studies.d3_2014 import catalog
 
 BENCH = Path(__file__).resolve().parents[3] / "bench"
 

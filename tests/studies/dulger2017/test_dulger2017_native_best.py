@@ -16,7 +16,7 @@ from pfresample.filters import SIR_OPTIONS, rmse, run_filter
 from pfresample.models import GrowthModel
 from pfresample.resampling.cumulative import scaled_prefix_sum
 from pfresample.rng import DOMAIN_GLOBAL, DOMAIN_PARTICLE, philox_block, seed_keys, uniform_float
-from pfresample.studies.dulger2017.trajectories import growth_trajectories
+from pfresample_studies.dulger2017.trajectories import growth_trajectories
 
 SEED = 2017
 Z = 3.2905  # two-sided 99.9 %: a fixed-seed check that a correct filter passes with margin
@@ -25,7 +25,7 @@ Z = 3.2905  # two-sided 99.9 %: a fixed-seed check that a correct filter passes 
 @pytest.fixture(autouse=True)
 def native(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PFRESAMPLE_NATIVE_CACHE", str(tmp_path_factory.getbasetemp() / "native"))
-    from pfresample.studies.dulger2017 import native
+    from pfresample_studies.dulger2017 import native
 
     try:
         native.compiler()

@@ -26,7 +26,7 @@ import yaml
 
 from pfresample.cuda import geometry, kernels
 from pfresample.cuda.settings import launch_settings
-from pfresample.studies.dulger2017 import catalog, profiler
+from pfresample_studies.dulger2017 import catalog, profiler
 from snake_tools import job_counts, snakemake
 
 ROOT = Path(__file__).resolve().parents[3]

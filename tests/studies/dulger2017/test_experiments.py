@@ -8,10 +8,10 @@ import pytest
 
 from pfresample import resample_many
 from pfresample.metrics import OffspringStats
-from pfresample.studies.dulger2017 import experiments as ex
-from pfresample.studies.dulger2017 import tables
-from pfresample.studies.dulger2017.weights import generate
 from pfresample.tuning import ssd_table
+from pfresample_studies.dulger2017 import experiments as ex
+from pfresample_studies.dulger2017 import tables
+from pfresample_studies.dulger2017.weights import generate
 
 SPEC = {
     "metropolis": {"method": "metropolis"},

@@ -13,9 +13,9 @@ import pytest
 from pfresample.constants import CONFIDENCE_Z
 from pfresample.filters import SIR_OPTIONS, rmse, run_filter, run_filters
 from pfresample.models import GrowthModel, RadarModel
-from pfresample.studies.dulger2017 import filter_experiments as fe
-from pfresample.studies.dulger2017 import filter_tables as ft
-from pfresample.studies.dulger2017.experiments import Variant
+from pfresample_studies.dulger2017 import filter_experiments as fe
+from pfresample_studies.dulger2017 import filter_tables as ft
+from pfresample_studies.dulger2017.experiments import Variant
 
 GROWTH = {"model": "growth", "steps": 100}
 SETTINGS = fe.FilterSettings(runs=2, seed=7, backend="cpu")
@@ -310,7 +310,7 @@ def test_derived_B_variants_are_refused():
 
 
 def test_trajectory_and_speedup_figures_draw():
-    from pfresample.studies.dulger2017 import filter_figures
+    from pfresample_studies.dulger2017 import filter_figures
 
     truth = np.cumsum(np.ones((11, 4)), axis=0) + 1000.0
     y = np.stack([np.hypot(truth[1:, 0], truth[1:, 1]), np.arctan2(truth[1:, 1], truth[1:, 0])], 1)

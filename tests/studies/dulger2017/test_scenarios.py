@@ -12,14 +12,14 @@ import yaml
 
 from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
 from pfresample.models.scenarios import STEPS_SCENARIO1, STEPS_SCENARIO2, validate_spec
-from pfresample.pipeline import artifacts as io
-from pfresample.studies.dulger2017.trajectories import (
+from pfresample_studies.dulger2017.trajectories import (
     growth_trajectories,
     load_trajectories,
     radar_trajectories,
     save_trajectories,
     trajectory_rng,
 )
+from pfresample_studies.pipeline import artifacts as io
 
 X0 = np.array([1000.0, 1000.0, 0.0, 0.0])  # Tables 7.1/7.4
 SQRT_Q = math.sqrt(10.0)  # Table 7.1: Q = diag[10, 10], in (m/s^2)^2

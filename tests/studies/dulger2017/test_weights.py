@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from pfresample.studies.dulger2017 import weights as W
+from pfresample_studies.dulger2017 import weights as W
 
 
 def test_distribution_lists():

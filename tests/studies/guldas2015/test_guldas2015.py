@@ -1,4 +1,4 @@
-"""The Güldaş (2015) study (pfresample.studies.guldas2015): the targets' exact
+"""The Güldaş (2015) study (pfresample_studies.guldas2015): the targets' exact
 moments, the radix enumeration of §4.1.4, the configuration's checks, and
 the cells' errors against quantities the theory gives exactly.
 
@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from pfresample.radix import sequences_of_depth, shallowest_depth
-from pfresample.studies.guldas2015 import catalog, experiments, figures, tables, targets
+from pfresample_studies.guldas2015 import catalog, experiments, figures, tables, targets
 
 REPO = Path(__file__).resolve().parents[3]
 Z = 4.5

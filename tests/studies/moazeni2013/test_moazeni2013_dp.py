@@ -1,5 +1,5 @@
 """Moazeni (2013) chapter 3 on the CPU: the recurrence of eqs. 1-2 and its two
-blocked decompositions (pfresample.studies.moazeni2013.dp).
+blocked decompositions (pfresample_studies.moazeni2013.dp).
 
 Exact checks, no tolerances: every candidate is one addition of two stored
 values and the rest are minima, so every order of evaluation gives the same
@@ -17,7 +17,7 @@ import itertools
 import numpy as np
 import pytest
 
-from pfresample.studies.moazeni2013 import dp, dp_gpu
+from pfresample_studies.moazeni2013 import dp, dp_gpu
 
 SEED = 2013
 
@@ -160,7 +160,7 @@ def test_bad_weights_are_named(a, dtype, match):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_compiled_cpu_code_equals_the_reference_bit_for_bit(dtype, threads, tmp_path,
                                                                 monkeypatch):  # fmt: skip
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     monkeypatch.setenv("PFRESAMPLE_NATIVE_CACHE", str(tmp_path))
     try:
@@ -179,7 +179,7 @@ def test_the_compiled_cpu_code_equals_the_reference_bit_for_bit(dtype, threads, 
 
 
 def test_the_compiled_code_refuses_what_it_cannot_take():
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     with pytest.raises(ValueError, match="dtype"):
         native.solve(np.zeros((4, 4)), 1)
@@ -323,7 +323,7 @@ def test_a_dropped_product_shows_on_the_checked_matrix(dtype):
     everywhere, float32 weights negative too) catches an order that drops one
     product; the thesis's matrix (no initial values: every split costs sum(a))
     does not, in int32, where its sums are exact."""
-    from pfresample.studies.moazeni2013 import experiments
+    from pfresample_studies.moazeni2013 import experiments
 
     n, s = 130, 16
     hard = experiments.checked_matrix(n, dtype, seed=1)

@@ -8,9 +8,9 @@ document's kind), whose threshold could rise and miss windows before."""
 import numpy as np
 import pytest
 
-from pfresample.studies.moazeni2013 import mddtw as M
+from pfresample_studies.moazeni2013 import mddtw as M
 
-native = pytest.importorskip("pfresample.studies.moazeni2013.native")
+native = pytest.importorskip("pfresample_studies.moazeni2013.native")
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -1,5 +1,5 @@
 """Moazeni (2013) chapter 4 on CPU threads: the lock-free (parallel) hash table and its
-checker (pfresample.studies.moazeni2013.hashtable). Concurrent outcomes depend on the
+checker (pfresample_studies.moazeni2013.hashtable). Concurrent outcomes depend on the
 schedule, so there is no bit parity: each batch is built so that its result does not
 (key-disjoint operation types: inserts of new keys, deletes of preloaded keys, searches of
 keys no operation of the batch touches), and the checker verifies the structure and the
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pfresample.studies.moazeni2013 import hashtable as ht
+from pfresample_studies.moazeni2013 import hashtable as ht
 
 SEED = 2013
 THREADS = 4
@@ -211,7 +211,7 @@ def test_heavy_contention_keeps_the_answer():
 
 
 def test_the_benchmark_batches_are_schedule_free_and_checked():
-    from pfresample.studies.moazeni2013 import hashtable_workloads as w
+    from pfresample_studies.moazeni2013 import hashtable_workloads as w
 
     rng = np.random.default_rng(SEED)
     preload = w.draw_keys(5000, rng, "normal", 0.05)
@@ -232,8 +232,8 @@ def test_the_plan_feeds_every_figure(monkeypatch):
     the arithmetic, not the speed, is under test), each batch checked."""
     import pandas as pd
 
-    from pfresample.studies.moazeni2013 import catalog, hashtable_figures
-    from pfresample.studies.moazeni2013 import hashtable_workloads as wl
+    from pfresample_studies.moazeni2013 import catalog, hashtable_figures
+    from pfresample_studies.moazeni2013 import hashtable_workloads as wl
 
     cfg = {"moazeni2013_ch4_tables": [1, 2, 50], "moazeni2013_ch4_top_tables": 2,
            "moazeni2013_ch4_batches": [256, 512], "moazeni2013_ch4_variances": [0.01, 0.05],
@@ -265,7 +265,7 @@ def test_the_plan_feeds_every_figure(monkeypatch):
 
 
 def test_bad_chapter4_configurations_are_named():
-    from pfresample.studies.moazeni2013 import catalog
+    from pfresample_studies.moazeni2013 import catalog
 
     good = {"moazeni2013_ch4_tables": [1, 5], "moazeni2013_ch4_top_tables": 5,
             "moazeni2013_ch4_batches": [512], "moazeni2013_ch4_variances": [0.05],
@@ -283,7 +283,7 @@ def test_bad_chapter4_configurations_are_named():
 def test_the_application_keys_follow_their_distributions():
     """§4.6.2.9's keys: the mixture puts half its keys near each mean, the
     wide normal fills (0, 1) nearly uniformly; all distinct, in (0, 1)."""
-    from pfresample.studies.moazeni2013 import hashtable_workloads as wl
+    from pfresample_studies.moazeni2013 import hashtable_workloads as wl
 
     rng = np.random.default_rng(9)
     app1 = wl.draw_keys(20000, rng, "app1")

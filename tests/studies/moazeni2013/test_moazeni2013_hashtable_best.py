@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pfresample.studies.moazeni2013 import hashtable as ht
-from pfresample.studies.moazeni2013 import hashtable_best as hb
-from pfresample.studies.moazeni2013 import hashtable_workloads as w
+from pfresample_studies.moazeni2013 import hashtable as ht
+from pfresample_studies.moazeni2013 import hashtable_best as hb
+from pfresample_studies.moazeni2013 import hashtable_workloads as w
 
 SEED = 2013
 
@@ -22,7 +22,7 @@ SEED = 2013
 @pytest.fixture(autouse=True)
 def _native_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PFRESAMPLE_NATIVE_CACHE", str(tmp_path_factory.getbasetemp() / "native"))
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     try:
         native.compiler()

@@ -1,4 +1,4 @@
-"""Moazeni (2013) chapter 7 on the CPU (pfresample.studies.moazeni2013.mddtw): the
+"""Moazeni (2013) chapter 7 on the CPU (pfresample_studies.moazeni2013.mddtw): the
 vectorised DTW against the textbook loop, the band's limit (band 0 is the Euclidean
 distance), the matching phase's enumeration against known counts, nDCG by hand, and
 a planted-motif recording (Fig 58's scenarios, fixed seed) where MD-DTW must find the
@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from pfresample.studies.moazeni2013 import mddtw as M
+from pfresample_studies.moazeni2013 import mddtw as M
 
 SEED = 2013
 
@@ -92,7 +92,7 @@ def test_bad_searches_are_named():
 
 @pytest.mark.parametrize("m,band", [(16, 0), (40, 4), (64, 63)])
 def test_the_compiled_dtw_equals_the_reference_bit_for_bit(m, band):
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     rng = np.random.default_rng([SEED, m])
     x, q = np.cumsum(rng.normal(size=1500)), rng.normal(size=m)
@@ -143,7 +143,7 @@ def test_segmentation_and_exhausting_find_what_a_narrow_band_misses():
 def test_the_pruned_search_selects_what_the_full_one_does(seed):
     """Lower bounds and early abandoning change the work, not the p windows: the
     same (t, d) as best_windows over every exact distance, bit for bit."""
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     rng = np.random.default_rng([SEED, seed])
     m, band, p = 48, 5, 6
@@ -188,7 +188,7 @@ def test_constant_windows_normalise_to_zeros_in_every_backend(value, m):
         assert np.array_equal(got[inside], np.full(inside.size, want)), band
     assert M.dtw_windows(q, x, 0)[inside[0]] == pytest.approx(np.sqrt(m), rel=1e-12)
     assert np.count_nonzero(M.znorm(np.full(m, value))) == 0
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     try:
         native.dtw_library()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pfresample.studies.moazeni2013 import dp
+from pfresample_studies.moazeni2013 import dp
 
 SEED = 2013
 
@@ -15,7 +15,7 @@ SEED = 2013
 @pytest.fixture(autouse=True)
 def _native_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PFRESAMPLE_NATIVE_CACHE", str(tmp_path_factory.getbasetemp() / "native"))
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     try:
         native.compiler()
@@ -73,7 +73,7 @@ def zero_sign_reference(m: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("n", [100, 257])  # not multiples of the 64 x 64 blocks
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_blocked_solver_equals_the_compiled_reference_bit_for_bit(dtype, n, threads):
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     rng = np.random.default_rng([SEED, n, threads])
     for zeros in (False, True) if dtype == "float32" else (False,):
@@ -88,7 +88,7 @@ def test_the_blocked_solver_equals_the_compiled_reference_bit_for_bit(dtype, n, 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 63, 64, 65, 128])
 def test_the_blocked_solver_at_the_block_edges(n):
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     rng = np.random.default_rng([SEED, n])
     for dtype in dp.DTYPES:
@@ -97,7 +97,7 @@ def test_the_blocked_solver_at_the_block_edges(n):
 
 
 def test_the_zeros_signs_follow_the_ieee_minimum_in_both_compiled_codes():
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     rng = np.random.default_rng(SEED)
     negative = 0
@@ -118,7 +118,7 @@ def test_negative_control_a_flawed_blocked_solver_is_caught(flaw, dtype):
     the equality above is not vacuous. (Wrong orders are not used: eq. 2 takes every
     split of an interval, so in exact int32 arithmetic a solver that takes eq. 5
     before eq. 4, or a row's left part right to left, still finds every partition.)"""
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     rng = np.random.default_rng([SEED, 7])
     m = instance(257, dtype, rng)
@@ -128,7 +128,7 @@ def test_negative_control_a_flawed_blocked_solver_is_caught(flaw, dtype):
 
 
 def test_the_blocked_solver_refuses_what_it_cannot_take():
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     with pytest.raises(ValueError, match="dtype"):
         native.solve_blocked(np.zeros((4, 4)), 1)
@@ -140,7 +140,7 @@ def test_the_blocked_solver_refuses_what_it_cannot_take():
 
 @pytest.mark.parametrize("dtype", dp.DTYPES)
 def test_the_peak_microkernel_runs_and_counts(dtype):
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     seconds, ops = native.minplus_peak(1000, 2, dtype)
     lib = native.peak_library()
@@ -151,7 +151,7 @@ def test_the_peak_microkernel_runs_and_counts(dtype):
 def _tv_case():
     """The pipeline's phantom at 16^3, cut to 11 x 16 x 13 (no side a multiple of the
     8 lanes of the TV sums or of a vector), float32."""
-    from pfresample.studies.moazeni2013 import tv_experiments
+    from pfresample_studies.moazeni2013 import tv_experiments
 
     case = tv_experiments.make_case(16, SEED, 12, 0.05)
     cut = (slice(0, 11), slice(None), slice(0, 13))
@@ -166,7 +166,7 @@ TV_SETTINGS = {"lam": 3.0, "eps": 0.01, "iterations": 10}
 
 
 def test_the_tv_step_on_every_thread_count_equals_one_thread_and_tv_c():
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     L0, d_hat = _tv_case()
     reference = native.tv_solve(L0, d_hat, step=0.003, **TV_SETTINGS)
@@ -179,7 +179,7 @@ def test_the_tv_step_on_every_thread_count_equals_one_thread_and_tv_c():
 
 def test_negative_control_the_tv_comparison_sees_a_small_change():
     """A step 1e-4 larger (relative) moves L beyond the bound: the bound is not vacuous."""
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     L0, d_hat = _tv_case()
     reference = native.tv_solve(L0, d_hat, step=0.003, **TV_SETTINGS)
@@ -188,7 +188,7 @@ def test_negative_control_the_tv_comparison_sees_a_small_change():
 
 
 def test_the_copy_copies():
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     src = np.arange(1000, dtype=np.float32)
     dst = np.zeros_like(src)

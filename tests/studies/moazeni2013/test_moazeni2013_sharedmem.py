@@ -1,4 +1,4 @@
-"""Moazeni (2013) chapter 5 (pfresample.studies.moazeni2013.sharedmem): live ranges,
+"""Moazeni (2013) chapter 5 (pfresample_studies.moazeni2013.sharedmem): live ranges,
 the interference graph and its colouring on Fig 42's example and on the study's two
 kernels, every colouring checked proper, and the errors for a read before a write."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pfresample.studies.moazeni2013 import sharedmem as sm
+from pfresample_studies.moazeni2013 import sharedmem as sm
 
 
 def _proper(kernel, slots):

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pfresample.studies.moazeni2013 import catalog, dp, experiments, tables
+from pfresample_studies.moazeni2013 import catalog, dp, experiments, tables
 
 GOOD = {
     "moazeni2013_ch3_numpy_n": [32, 64],
@@ -129,7 +129,7 @@ def test_table3_and_the_rates(cells):
 
 
 def test_without_a_compiler_the_native_cell_says_so_and_the_tables_go_on(cells, monkeypatch):
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     def missing(cxx=False):
         raise RuntimeError("no C compiler found (test)")
@@ -181,7 +181,7 @@ def test_gpu_rows_join_the_tables(cells):
 
 
 def test_figures_without_a_gpu_say_so(cells):
-    from pfresample.studies.moazeni2013 import figures
+    from pfresample_studies.moazeni2013 import figures
 
     orders = tables.order_frame(cells)
     assert tables.fig18(orders).empty and tables.fig12([]).empty

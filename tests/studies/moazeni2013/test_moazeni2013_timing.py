@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pfresample.studies.moazeni2013 import (
+from pfresample_studies.moazeni2013 import (
     experiments,
     hashtable_figures,
     hashtable_workloads,

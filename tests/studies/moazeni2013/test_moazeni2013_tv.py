@@ -1,4 +1,4 @@
-"""Moazeni (2013) chapter 6 on the CPU (pfresample.studies.moazeni2013.tv): the
+"""Moazeni (2013) chapter 6 on the CPU (pfresample_studies.moazeni2013.tv): the
 gradient of the energy (eqs. 9-13) against central finite differences, the discrete
 adjoint exactly, a descent step lowering the energy, and the phantom and the tensor fit
 against closed forms (FA of the bundle, a noiseless fit recovering the truth)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pfresample.studies.moazeni2013 import tv
+from pfresample_studies.moazeni2013 import tv
 
 SEED = 2013
 B = 1.0  # ms/um^2 (1,000 s/mm^2)
@@ -105,7 +105,7 @@ def test_fa_by_the_frobenius_norm_is_fa_by_eigenvalues(case):
 def test_the_compiled_solver_agrees_with_numpy(case):
     """native/tv.c in float32 against NumPy in float64 and float32: the same bound as
     the GPU's (4 times NumPy's own float32 difference), after 20 steps."""
-    from pfresample.studies.moazeni2013 import native
+    from pfresample_studies.moazeni2013 import native
 
     _, d_hat, L0 = case
     kw = {"lam": 3.0, "eps": 0.01, "step": 0.01, "iterations": 20}

@@ -1,6 +1,6 @@
 """Gelencsér-Horváth et al. (2013), "Evaluation and results": the cells of Figs 7-12 and
 Table 1. The grid is config/studies/cpf2013.yaml; the study's code is
-src/pfresample/studies/cpf2013/ and its glue scripts/cpf2013/cells.py.
+studies/pfresample_studies/cpf2013/ and its glue scripts/cpf2013/cells.py.
 
 * results/cpf2013/trajectories/{cpf_model}.npz: the model's trajectories (growth: 1,000
   of 100 steps; bot: 100 of 24), simulated once and read by every cell of the model;

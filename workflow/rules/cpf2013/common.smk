@@ -1,11 +1,11 @@
 """Helpers of the Gelencsér-Horváth et al. (2013) rules (cells.smk, outputs.smk): the
 artifact paths, the cells each figure and table reads, the memory of each job. No rules
-live here; the grid and its checks are Python (pfresample.studies.cpf2013.catalog)."""
+live here; the grid and its checks are Python (pfresample_studies.cpf2013.catalog)."""
 
 import math
 
-from pfresample.studies.cpf2013 import catalog as cpf2013_catalog
-from pfresample.studies.cpf2013 import targets as cpf2013_targets
+from pfresample_studies.cpf2013 import catalog as cpf2013_catalog
+from pfresample_studies.cpf2013 import targets as cpf2013_targets
 
 CPF2013_MODELS = tuple(cpf2013_targets.MODELS)
 

@@ -1,6 +1,6 @@
 """Das, Mazumdar & Banerjee (2014): the cells of Figs 3-6, 10, 11, Tables 5-7 and the
 methods table. The grid is config/studies/d3_2014.yaml; the study's code is
-src/pfresample/studies/d3_2014/ and its glue scripts/d3_2014/cells.py.
+studies/pfresample_studies/d3_2014/ and its glue scripts/d3_2014/cells.py.
 
 * results/d3_2014/trajectories/t{d3_j}.npz: trajectory j of the UUV model (truth, DVL
   readings) and the Kalman filter's RMSE and bias on it, simulated once, read by every cell;

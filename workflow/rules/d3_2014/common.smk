@@ -1,10 +1,10 @@
 """Helpers of the Das et al. (2014) rules (cells.smk, outputs.smk): the artifact paths,
 the cells each figure and table reads, the memory of each job. No rules live here; the
-grid and its checks are Python (pfresample.studies.d3_2014.catalog)."""
+grid and its checks are Python (pfresample_studies.d3_2014.catalog)."""
 
 import math
 
-from pfresample.studies.d3_2014 import catalog as d3_2014_catalog
+from pfresample_studies.d3_2014 import catalog as d3_2014_catalog
 
 D3_2014_FILTERS = tuple(d3_2014_catalog.filters(config))
 D3_2014_GPU_ALGORITHMS = tuple(d3_2014_catalog.gpu_algorithms(config))

@@ -1,12 +1,12 @@
 """Helpers of the Dülger (2017) rules (resampling.smk, filter.smk): the
 artifact paths, the target lists, the catalog's variants and the memory of
 each job. No rules live here; the catalog's checks are Python
-(pfresample.studies.dulger2017.catalog)."""
+(pfresample_studies.dulger2017.catalog)."""
 
 
 import math
 
-from pfresample.studies.dulger2017 import catalog, filter_experiments, schedule
+from pfresample_studies.dulger2017 import catalog, filter_experiments, schedule
 
 VARIANTS = catalog.variants(config)
 LADDERS = catalog.ladders(VARIANTS)

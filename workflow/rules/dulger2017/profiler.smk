@@ -2,7 +2,7 @@
 speed-ups of Metropolis-C1/C2 with L1 caching of global loads on and off) and
 Figs 6.24-6.26 (global load sectors per request, SM efficiency of the Uphill
 family; eq. 2.28's blocks and 32-thread blocks), measured with Nsight Compute.
-The study's code is src/pfresample/studies/dulger2017/profiler.py, its glue
+The study's code is studies/pfresample_studies/dulger2017/profiler.py, its glue
 scripts/dulger2017/profiler.py (and profile_cell.py, the profiled program).
 
 Not part of `all`: the target needs ncu and a GPU. Without ncu on PATH the
@@ -14,7 +14,7 @@ job says so and fails before writing anything.
 * fig6_24_26.png: Figs 6.24-6.26.
 """
 
-from pfresample.studies.dulger2017 import profiler as dulger2017_profiler_study
+from pfresample_studies.dulger2017 import profiler as dulger2017_profiler_study
 
 PROFILER_KEYS = [k for k in config if k.startswith("profiler_")] + ["seed", "variants", "segment_bytes"]
 

@@ -1,7 +1,7 @@
 """Dülger (2017), chapters 2, 5 and 6: weight datasets, the Uphill SSD tables,
 the resampling cells, their tidy tables and the figures. The catalog is
 config/studies/dulger2017.yaml; the study's code is
-src/pfresample/studies/dulger2017/ and its glue scripts/dulger2017/resampling.py.
+studies/pfresample_studies/dulger2017/ and its glue scripts/dulger2017/resampling.py.
 
 * results/weights/{dist}/{n}.npz: `sequences` weight sequences of one
   distribution at one N (thesis §2.5). One job writes every N of the grid for

@@ -1,8 +1,8 @@
 """Helpers of the Güldaş (2015) rules (single_step.smk, filters.smk): the artifact paths,
 the cells each figure reads, the memory of each job. No rules live here; the
-grids and their checks are Python (pfresample.studies.guldas2015.catalog)."""
+grids and their checks are Python (pfresample_studies.guldas2015.catalog)."""
 
-from pfresample.studies.guldas2015 import catalog as guldas2015_catalog
+from pfresample_studies.guldas2015 import catalog as guldas2015_catalog
 
 
 def guldas2015_radix2_cell(n) -> str:

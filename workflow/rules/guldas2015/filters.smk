@@ -1,6 +1,6 @@
 """Güldaş (2015) §4.2-4.3: the filter experiments of Figs 4.9-4.12. The grid is
 config/studies/guldas2015.yaml; the study's code is
-src/pfresample/studies/guldas2015/filter_experiments.py and its glue
+studies/pfresample_studies/guldas2015/filter_experiments.py and its glue
 scripts/guldas2015/filters.py. The tables and figures come from the study's
 generic rules (single_step.smk: guldas2015_table, guldas2015_figure).
 

@@ -1,6 +1,6 @@
 """Güldaş (2015) §4.1: the single-step experiments of Figs 4.1-4.8. The grid is
 config/studies/guldas2015.yaml; the study's code is
-src/pfresample/studies/guldas2015/ and its glue scripts/guldas2015/single_step.py.
+studies/pfresample_studies/guldas2015/ and its glue scripts/guldas2015/single_step.py.
 
 * results/guldas2015/radix2/n{n}.npz: radix-2 butterfly multinomial on T particle
   sets of N (Figs 4.1-4.2), one job per N;

@@ -1,5 +1,5 @@
 """Moazeni (2013) chapter 3: the cells. The grid is config/studies/moazeni2013.yaml; the
-study's code src/pfresample/studies/moazeni2013/ and its glue scripts/moazeni2013/cells.py.
+study's code studies/pfresample_studies/moazeni2013/ and its glue scripts/moazeni2013/cells.py.
 
 * results/moazeni2013/ch3/cpu/{ch3_order}.npz: one decomposition in NumPy (bottom-up,
   divide and conquer, ours) at every n, block size and dtype, each run checked equal to

@@ -1,9 +1,9 @@
 """Helpers of the Moazeni (2013) rules (cells.smk, outputs.smk): the artifact paths and
 the outputs of each chapter. No rules live here; the grid and its checks are Python
-(pfresample.studies.moazeni2013.catalog)."""
+(pfresample_studies.moazeni2013.catalog)."""
 
-from pfresample.studies.moazeni2013 import catalog as moazeni2013_catalog
-from pfresample.studies.moazeni2013 import hashtable_workloads as moazeni2013_workloads
+from pfresample_studies.moazeni2013 import catalog as moazeni2013_catalog
+from pfresample_studies.moazeni2013 import hashtable_workloads as moazeni2013_workloads
 
 
 def moazeni2013_ch3_order_cell(order) -> str:

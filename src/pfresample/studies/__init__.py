@@ -1,2 +1,0 @@
-"""One package per source document. Each knows its document; nothing else
-knows it."""

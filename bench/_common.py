@@ -1,17 +1,21 @@
 """Pieces the benchmark scripts share: the size syntax of their command lines,
 the version of the `particles` peer library, the weight families and the
-default options of a timed call, the CUDA device's description, and writing
-their CSV."""
+default options of a timed call, the CUDA device's description, the host's
+description every row of the best-CPU benches carries (``host``, ``gpu``), and
+writing their CSV."""
 
 from __future__ import annotations
 
 import argparse
 import csv
 import datetime
+import os
+import subprocess
 from importlib import metadata
 from pathlib import Path
 
 import pfresample as pr
+from pfresample.timing import cpu_name
 
 # The weight families the GPU benchmarks run on (pfresample_studies.dulger2017.weights):
 # thesis eq. 2.33 with y = 4, and gamma with shape 1, scale 2.
@@ -83,3 +87,33 @@ def cuda_device_info() -> dict:
         "cuda": f"{version // 1000}.{version % 1000 // 10}",
         "cupy": cupy.__version__,
     }
+
+
+def host() -> dict:
+    """CPU model, cores, commit, date: the columns every row of a best-CPU bench carries."""
+    model = cpu_name()
+    root = Path(__file__).resolve().parent.parent
+    try:
+        git = {"cwd": root, "capture_output": True, "text": True, "check": True}
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], **git).stdout.strip()
+        status = ["git", "status", "--porcelain", "--untracked-files=no"]
+        dirty = subprocess.run(status, **git).stdout.strip()
+        commit += "-dirty" if dirty else ""
+    except (OSError, subprocess.CalledProcessError):
+        commit = os.environ.get("PFRESAMPLE_COMMIT", "unknown")
+    return {"cpu": model, "cores": os.cpu_count(), "commit": commit,
+            "date": datetime.date.today().isoformat()}  # fmt: skip
+
+
+def gpu():
+    """CuPy and the device's name, or (None, None) without CuPy or a GPU."""
+    try:
+        import cupy
+
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # noqa: BLE001 -- no CuPy, no driver, no device: the CPU rows alone
+        return None, None
+    if count < 1:
+        return None, None
+    name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+    return cupy, name.decode() if isinstance(name, bytes) else str(name)

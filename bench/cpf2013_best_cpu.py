@@ -49,15 +49,16 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import gpu, host  # noqa: E402 -- sibling module
 
 SEED = 2017  # config/config.yaml's seed
 STEPS = {"growth": 100, "bot": 24}
@@ -83,36 +84,6 @@ class Writer:
     def add(self, row: dict) -> None:
         with open(self.path, "a", newline="") as f:
             csv.DictWriter(f, fieldnames=self.fields, extrasaction="ignore").writerow(row)
-
-
-def host() -> dict:
-    from pfresample.timing import cpu_name
-
-    root = Path(__file__).resolve().parent.parent
-    commit = os.environ.get("PFRESAMPLE_COMMIT", "unknown")
-    try:
-        git = {"cwd": root, "capture_output": True, "text": True, "check": True}
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], **git).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               **git).stdout.strip()  # fmt: skip
-        commit += "-dirty" if dirty else ""
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return {"cpu": cpu_name(), "cores": os.cpu_count(), "commit": commit,
-            "date": datetime.date.today().isoformat()}  # fmt: skip
-
-
-def gpu():
-    """CuPy and the device's name, or (None, None) without CuPy or a GPU."""
-    try:
-        import cupy
-
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return None, None
-        name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
-    except Exception:  # noqa: BLE001 -- no CuPy, no driver, no device: the CPU rows alone
-        return None, None
-    return cupy, name.decode() if isinstance(name, bytes) else str(name)
 
 
 def spread(times) -> dict:

@@ -43,11 +43,8 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -61,7 +58,7 @@ from pfresample_studies.dulger2017.filter_experiments import run_seed
 from pfresample_studies.dulger2017.trajectories import growth_trajectories
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import parse_size  # noqa: E402 -- sibling module
+from _common import gpu, host, parse_size  # noqa: E402 -- sibling module
 
 SEED = 2017  # config/config.yaml's seed
 TRAJECTORIES = 16  # config/studies/dulger2017.yaml's filter_trajectories
@@ -77,28 +74,6 @@ FIELDS = ["section", "code", "method", "threads", "n", "seconds", "seconds_min",
 RATIO_FIELDS = ["n", "gpu", "gpu_s", "gpu_resampling_s", "gpu_wall_s", "over", "cpu_code",
                 "cpu_threads", "cpu_s", "cpu_resampling_s", "speedup", "speedup_resampling",
                 "speedup_wall", "headline", "cpu", "cores", "commit", "date"]  # fmt: skip
-
-
-def host() -> dict:
-    """CPU model, cores, commit, date: the columns every row carries."""
-    model = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    root = Path(__file__).resolve().parent.parent
-    try:
-        git = {"cwd": root, "capture_output": True, "text": True, "check": True}
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], **git).stdout.strip()
-        status = ["git", "status", "--porcelain", "--untracked-files=no"]
-        commit += "-dirty" if subprocess.run(status, **git).stdout.strip() else ""
-    except (OSError, subprocess.CalledProcessError):
-        commit = os.environ.get("PFRESAMPLE_COMMIT", "unknown")
-    return {"cpu": model, "cores": os.cpu_count(), "commit": commit,
-            "date": datetime.date.today().isoformat()}  # fmt: skip
 
 
 class Rows:
@@ -183,19 +158,6 @@ def peer_run(n: int):
         return wall, np.full(4, np.nan), wall, est, np.full(len(y), -1)
 
     return run
-
-
-def gpu():
-    """CuPy and the device's name, or (None, None) without CuPy or a GPU."""
-    try:
-        import cupy
-
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return None, None
-        name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
-    except Exception:  # noqa: BLE001 -- no CuPy, no driver, no device: the CPU rows alone
-        return None, None
-    return cupy, name.decode() if isinstance(name, bytes) else str(name)
 
 
 def copy_rows(threads_all: int, repeats: int, h: dict, out: Rows) -> dict:

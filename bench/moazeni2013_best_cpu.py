@@ -41,11 +41,8 @@ Every row carries the host (CPU model, cores), the commit and the date.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 from functools import partial
@@ -56,35 +53,12 @@ import numpy as np
 from pfresample_studies.moazeni2013 import dp, experiments, native, tv_experiments
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_rows  # noqa: E402 -- sibling module
+from _common import gpu, host, write_rows  # noqa: E402 -- sibling module
 
 TV_BYTES_PER_VOXEL = 144  # what tv_best.c's two passes must move (its header)
 TV_SETTINGS = {"lam": 3.0, "eps": 0.01, "step": 0.003}  # config/studies/moazeni2013.yaml
 SEED = 2017  # config/config.yaml's seed
 WARM_SECONDS = 0.5  # a cell whose first run takes longer is warmed by the size before
-
-
-def host() -> dict:
-    """CPU model, cores, commit, date: the columns every row carries."""
-    model = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    root = Path(__file__).resolve().parent.parent
-    try:
-        git = {"cwd": root, "capture_output": True, "text": True, "check": True}
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], **git).stdout.strip()
-        status = ["git", "status", "--porcelain", "--untracked-files=no"]
-        dirty = subprocess.run(status, **git).stdout.strip()
-        commit += "-dirty" if dirty else ""
-    except (OSError, subprocess.CalledProcessError):
-        commit = os.environ.get("PFRESAMPLE_COMMIT", "unknown")
-    return {"cpu": model, "cores": os.cpu_count(), "commit": commit,
-            "date": datetime.date.today().isoformat()}  # fmt: skip
 
 
 def timed(run, repeats: int, prepare=None, warm: bool = True) -> dict:
@@ -118,20 +92,6 @@ class Warmth:
     def mark(self, key, seconds: float) -> None:
         if seconds > WARM_SECONDS:
             self.warm.add(key)
-
-
-def gpu():
-    """CuPy and the device's name, or (None, None) without CuPy or a GPU."""
-    try:
-        import cupy
-
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # noqa: BLE001 -- no CuPy, no driver, no device: the CPU rows alone
-        return None, None
-    if count < 1:
-        return None, None
-    name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
-    return cupy, name.decode() if isinstance(name, bytes) else str(name)
 
 
 def _solve(solve, threads: int, m: np.ndarray) -> None:

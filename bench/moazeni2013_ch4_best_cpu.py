@@ -148,7 +148,7 @@ def main(argv=None) -> None:
     doc_threads = args.doc_threads or list(dict.fromkeys([min(8, args.threads), args.threads]))
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from moazeni2013_best_cpu import gpu, host  # noqa: E402 -- sibling module
+    from _common import gpu, host  # noqa: E402 -- sibling module
 
     from pfresample_studies.moazeni2013 import hashtable as ht
     from pfresample_studies.moazeni2013 import hashtable_best as hb

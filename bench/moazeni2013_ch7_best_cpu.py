@@ -63,7 +63,7 @@ import numpy as np
 from pfresample_studies.moazeni2013 import mddtw, native
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from moazeni2013_best_cpu import gpu, host  # noqa: E402 -- sibling module
+from _common import gpu, host  # noqa: E402 -- sibling module
 
 SEED = 2017  # config/config.yaml's seed
 QUERIES = (32, 64, 128, 256)  # moazeni2013_ch7_timing_queries: the order of the cell's draws

@@ -37,3 +37,16 @@ def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason=f"needs a CUDA device: {reason}")
     for item in gpu_items:
         item.add_marker(skip)
+
+
+@pytest.fixture
+def native_build(tmp_path_factory, monkeypatch):
+    """The studies' compiled CPU code, built into this session's temporary cache; the test
+    is skipped, saying why, where the host has no C compiler."""
+    monkeypatch.setenv("PFRESAMPLE_NATIVE_CACHE", str(tmp_path_factory.getbasetemp() / "native"))
+    from pfresample_studies.pipeline import cbuild
+
+    try:
+        cbuild.compiler()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))

@@ -19,16 +19,7 @@ from pfresample.models import UuvModel
 from pfresample.resampling import d3
 from pfresample.rng import DOMAIN_PARTICLE, philox_block, seed_keys, uniform_float
 
-
-@pytest.fixture(autouse=True)
-def _native_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("PFRESAMPLE_NATIVE_CACHE", str(tmp_path_factory.getbasetemp() / "native"))
-    from pfresample_studies.pipeline import cbuild
-
-    try:
-        cbuild.compiler()
-    except RuntimeError:
-        pytest.skip("no C compiler on this host")
+pytestmark = pytest.mark.usefixtures("native_build")
 
 
 def native():

@@ -23,14 +23,9 @@ Z = 3.2905  # two-sided 99.9 %: a fixed-seed check that a correct filter passes 
 
 
 @pytest.fixture(autouse=True)
-def native(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("PFRESAMPLE_NATIVE_CACHE", str(tmp_path_factory.getbasetemp() / "native"))
+def native(native_build):
     from pfresample_studies.dulger2017 import native
 
-    try:
-        native.compiler()
-    except RuntimeError:
-        pytest.skip("no C compiler on this host")
     return native
 
 

@@ -12,15 +12,7 @@ from pfresample_studies.moazeni2013 import dp
 SEED = 2013
 
 
-@pytest.fixture(autouse=True)
-def _native_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("PFRESAMPLE_NATIVE_CACHE", str(tmp_path_factory.getbasetemp() / "native"))
-    from pfresample_studies.moazeni2013 import native
-
-    try:
-        native.compiler()
-    except RuntimeError:
-        pytest.skip("no C compiler on this host")
+pytestmark = pytest.mark.usefixtures("native_build")
 
 
 def same_bits(x: np.ndarray, y: np.ndarray) -> bool:

@@ -6,7 +6,7 @@ compiler and its flags, and written atomically; loaded by the study with ctypes.
 Two flag sets: FLAGS, the documents' kind of baseline (-O3 for the host, OpenMP), and
 BEST_FLAGS, the best CPU code we can write (the same, told to use the widest vectors and
 to let sqrt vectorise). The headers every study may include (``csrc/``: the counter-based
-random numbers and the parallel prefix sum of the particle filters' CPU code) are on
+random numbers and the STREAM-style copy of the particle filters' CPU code) are on
 the include path of every build.
 
 Where no compiler is found, :func:`compiler` raises a RuntimeError that says so; the

@@ -35,7 +35,7 @@
  *   (integer weights); its total is the last C.
  * - Systematic (Kitagawa 1996; Table 1's "u = u1 + (i - 1)/N; WHILE (u > CSW[j])"):
  *   slot i takes the first j with C_j > (i + u) C_N / N, at most the last positive
- *   weight (pf_cpu.h's pf_systematic, with that cap); u in [0, 1).
+ *   weight; u in [0, 1).
  * - The paper's GPU thresholds (Figs 8-9, resampling.d3.paper_thresholds): slot i takes
  *   the first j with C_j / C_N >= u_i, at most the last positive weight.
  * - D3's ranges, moves and claims: resampling/d3.py's contract (first index of the

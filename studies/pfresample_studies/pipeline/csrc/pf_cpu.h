@@ -4,11 +4,6 @@
  *   seed, stream and counter), so that particle i of step t draws the same numbers on
  *   any thread count and in any order: the filters' results do not depend on OpenMP's
  *   schedule. Uniforms in [0, 1) with 53 bits; normals by Box-Muller on two uniforms.
- * - The prefix sum of the weights (two passes over per-thread blocks, OpenMP; its
- *   rounding, and so a tie-breaking ancestor, depends on the thread count).
- * - Systematic resampling (Kitagawa 1996; Douc, Cappe & Moulines 2005, the one-uniform
- *   scheme): output k takes the first j with cumsum[j] > (k + u) * total / N; each
- *   thread finds its first j by binary search and walks its block's outputs.
  * - A STREAM-style copy: the machine's bound that each CPU filter reports its
  *   bandwidth against.
  *
@@ -44,57 +39,6 @@ static inline double pf_normal(uint64_t seed, uint64_t stream, uint64_t counter)
     double u1 = 1.0 - pf_uniform(seed, stream, counter); /* (0, 1]: log is finite */
     double u2 = pf_uniform(seed, stream, counter + 1);
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
-/* out[i] = x[0] + ... + x[i]; returns the total. Two passes over one contiguous block
- * a thread: each thread sums its block, the block offsets are scanned, each thread
- * scans its block from its offset. Inside an OpenMP parallel region or outside it. */
-static inline double pf_cumsum(const double *x, double *out, int64_t n) {
-    int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
-    if (nt > 256) nt = 256;
-    double partial[257] = {0.0};
-#pragma omp parallel num_threads(nt)
-    {
-        int t = omp_get_thread_num(), k = omp_get_num_threads();
-        int64_t lo = n * t / k, hi = n * (t + 1) / k;
-        double s = 0.0;
-        for (int64_t i = lo; i < hi; ++i) s += x[i];
-        partial[t + 1] = s;
-#pragma omp barrier
-#pragma omp single
-        for (int j = 1; j <= k; ++j) partial[j] += partial[j - 1];
-        s = partial[t];
-        for (int64_t i = lo; i < hi; ++i) {
-            s += x[i];
-            out[i] = s;
-        }
-    }
-    return n > 0 ? out[n - 1] : 0.0;
-}
-
-/* Systematic resampling: ancestors[k] = the first j with cumsum[j] > (k + u) * total / n,
- * u in [0, 1), cumsum from pf_cumsum (total its last entry). */
-static inline void pf_systematic(const double *cumsum, int64_t n, double u, int64_t *ancestors) {
-    double total = cumsum[n - 1], step = total / (double)n;
-#pragma omp parallel
-    {
-        int t = omp_get_thread_num(), k = omp_get_num_threads();
-        int64_t lo = n * t / k, hi = n * (t + 1) / k;
-        if (lo < hi) {
-            double target = ((double)lo + u) * step;
-            int64_t a = 0, b = n - 1; /* the first j with cumsum[j] > target */
-            while (a < b) {
-                int64_t m = a + (b - a) / 2;
-                if (cumsum[m] > target) b = m; else a = m + 1;
-            }
-            int64_t j = a;
-            for (int64_t i = lo; i < hi; ++i) {
-                target = ((double)i + u) * step;
-                while (j < n - 1 && cumsum[j] <= target) ++j;
-                ancestors[i] = j;
-            }
-        }
-    }
 }
 
 /* dst = src over n doubles, `rounds` times, on `threads` threads (0: all): the copy's

@@ -44,7 +44,7 @@ frontier-figure: $(VENV)/.pipeline-stamp  ## redraw the frontier figure from the
 	$(BIN)/python bench/frontier_figure.py --csv evidence/2026-11-25-h100-54f66cf/frontier.csv
 
 design-map: $(VENV)/.dev-stamp     ## every resampler in run_filter on 3 models: RMSE, Var log-lik, time a step (CPU, ~25 min)
-	$(BIN)/python bench/design_map.py bench/results/design_map_cpu $(BENCH_ARGS)
+	$(BIN)/python bench/design_map.py results/bench/design_map_cpu $(BENCH_ARGS)
 
 dulger2017-ablation: $(VENV)/.pipeline-stamp  ## one Dülger filter ablation, paired: ABLATION=uc1_segments ABLATION_ARGS="--log2n 12 --runs 10"
 	$(BIN)/python scripts/dulger2017/ablations.py $(ABLATION) $(ABLATION_ARGS)

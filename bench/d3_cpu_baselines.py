@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Table 5's CPU columns, comparable with the GPU's (issue 39): the CPU filters
-of Das et al. (2014) over the same window of steps as ``bench/d3_issue39_gpu.py``
+of Das et al. (2014) over the same window of steps as ``bench/d3_2014_gpu_runs.py``
 times on the GPU -- steps 3 ... 502 of trajectory 0 of the d3_2014 model, in
 the paper's regime (no process noise in the filter) -- one process, one
 thread (BLAS and OpenMP pinned to 1 before NumPy loads).
@@ -21,7 +21,9 @@ process itself ran, which other processes' load does not add to); the
 median and the min-max of the repeats, and the 1-minute load average before
 each repeat, are written.
 
-    python bench/d3_cpu_baselines.py --csv bench/results/d3_2014_issue39/cpu_baselines.csv
+    python bench/d3_cpu_baselines.py --csv results/bench/d3_2014/cpu_baselines.csv
+
+(the committed run: evidence/2026-11-26-xeon2-ba6cc49/d3_2014/cpu_baselines.csv)
 """
 
 from __future__ import annotations

@@ -17,7 +17,9 @@ step, ``experiments.step_weights``) in each regime, and on gamma(2) weights:
   search with the systematic thresholds (``cdf="local"``) and with the
   printed ones, and N_eff.
 
-    python bench/d3_paper_thresholds.py --out bench/results/d3_2014_issue39/thresholds
+    python bench/d3_paper_thresholds.py --out results/bench/d3_2014/thresholds
+
+(the committed run: evidence/2026-11-26-xeon2-ba6cc49/d3_2014/thresholds/)
 """
 
 from __future__ import annotations

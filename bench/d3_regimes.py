@@ -18,7 +18,9 @@ skips the cells it has), then ``OUT`` gets:
 * ``error_vs_time.csv``: the RMSE over the trajectories in bins of 10 s.
 
     python bench/d3_regimes.py --n 1000 --trajectories 8 --workers 2 \\
-        --out bench/results/d3_2014_issue39/regimes_n1000
+        --out results/bench/d3_2014/regimes_n1000
+
+(the committed run: evidence/2026-11-26-xeon2-ba6cc49/d3_2014/regimes_n1000/)
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ def main(argv=None) -> None:
         action="store_true",
         help="run nothing: summarise the cells of the grid that exist",
     )
-    p.add_argument("--out", type=Path, default=REPO / "bench/results/d3_2014_issue39/regimes")
+    p.add_argument("--out", type=Path, default=REPO / "results/bench/d3_2014/regimes")
     args = p.parse_args(argv)
     # filter by filter (in the order given), each in every regime on every trajectory: a
     # run stopped early has whole filters, paired across regimes and trajectories

@@ -52,9 +52,9 @@ Per cell (``summary.csv``, :func:`summarise`), 95 % intervals:
 * the median time a step over the runs with the distribution-free interval
   of order statistics (:func:`median_interval`), and the same for stage 4.
 
-    python bench/design_map.py bench/results/design_map_cpu --runs 16 --jobs 3   # make design-map
+    python bench/design_map.py results/bench/design_map_cpu --runs 16 --jobs 3  # make design-map
     python bench/design_map.py OUT --backend cuda --runs 8 --jobs 1 \
-        --sizes 2^10 2^14 2^18 2^22                  # the GPU half (bench/device/issue42_gpu.sh)
+        --sizes 2^10 2^14 2^18 2^22          # the GPU half: evidence/2026-11-26-h100-fe3755d
     python bench/design_map.py OUT --replot          # summary and figure from OUT/runs*.csv
 """
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 40 on one GPU (guldas2015): the GPU tests of the float32 log-domain scan
+# guldas2015 on one GPU: the GPU tests of the float32 log-domain scan
 # (precision "log32") and of Güldaş's filters and SMC-EM, then two measurements.
 # Writes three files into OUT_DIR:
 #   tests.log                 the pytest summary (and the first failures, if any);
-#   issue40_log32_gpu.csv     bench/device/guldas2015_log32_gpu.py: standard multinomial and
+#   log32_gpu.csv             bench/device/guldas2015_log32_gpu.py: standard multinomial and
 #                             systematic on the log-domain scan beside float32/float64
 #                             and butterfly multinomial, LMSE with paired differences and
 #                             times, N = 2^16, 2^18 ... 2^22, 300 particle sets a point;
@@ -51,7 +51,7 @@ rm -f "$OUT_DIR/pytest.out"
 echo "tests rc=$rc, $(( $(date +%s) - start )) s" | tee -a "$OUT_DIR/tests.log"
 
 start=$(date +%s)
-timeout 50 python3 bench/device/guldas2015_log32_gpu.py "$OUT_DIR/issue40_log32_gpu.csv" \
+timeout 50 python3 bench/device/guldas2015_log32_gpu.py "$OUT_DIR/log32_gpu.csv" \
     >> "$OUT_DIR/tests.log" 2>&1
 echo "log32 bench rc=$?, $(( $(date +%s) - start )) s" | tee -a "$OUT_DIR/tests.log"
 

@@ -418,7 +418,7 @@ def _run_cpu(
             estimate = w @ x
         else:
             # Sums, not BLAS dot products: a threaded BLAS takes milliseconds a step on a
-            # loaded host at N = 2^14 (bench/results/design_map_cpu/README.md).
+            # loaded host at N = 2^14 (evidence/2026-11-26-xeon2-372f2ff/MANIFEST.md).
             estimate = (w.reshape((n,) + (1,) * (x.ndim - 1)) * x).sum(axis=0)
         estimates[k] = estimate
         if ar.ess == "sequential":

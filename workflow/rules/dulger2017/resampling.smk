@@ -238,7 +238,7 @@ rule dulger2017_figure:
     (averages over the weight sequences and one row per sequence) and the figure
     drawn from them, in one job: a job per table and one per figure spent most of
     their time starting Python and importing pandas
-    (bench/results/quick_grid_issue48/README.md)."""
+    (evidence/2026-11-26-xeon2-d224ceb/MANIFEST.md)."""
     input:
         cells=lambda wildcards: figure_cells(wildcards.figure),
     output:

@@ -1,4 +1,4 @@
-"""bench/d3_issue39_gpu_tables.py on a synthetic timing.csv whose answers are
+"""bench/d3_2014_gpu_tables.py on a synthetic timing.csv whose answers are
 known: the window-paired ratio against 160 TPB, Table 5's speed-up over the
 same steps (the windows' mean, not their median), the TPB-independence flag,
 §4.3's CPM, and Spearman's rho with its permutation p-value (a monotone
@@ -22,7 +22,7 @@ BENCH = Path(__file__).resolve().parents[3] / "bench"
 
 def _load():
     spec = importlib.util.spec_from_file_location(
-        "d3_issue39_gpu_tables", BENCH / "d3_issue39_gpu_tables.py"
+        "d3_2014_gpu_tables", BENCH / "d3_2014_gpu_tables.py"
     )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

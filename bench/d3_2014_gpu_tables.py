@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Das et al. (2014), issue 39: the derived tables of the GPU run
-(``bench/d3_issue39_gpu.py``'s ``timing.csv`` and ``regimes/``) beside the CPU
+"""Das et al. (2014): the derived tables of the GPU run
+(``bench/d3_2014_gpu_runs.py``'s ``timing.csv`` and ``regimes/``) beside the CPU
 baselines (``bench/d3_cpu_baselines.py``'s ``cpu_baselines.csv``), so that every
 speed-up, ratio and CPM that docs/d3_2014.md quotes is recomputed from the
 committed measurements.
@@ -50,7 +50,7 @@ Writes into ``--out``:
   per-component D3 (``d3-each``) against the joint one (``d3``), the paired
   difference of the RMSE's norm over the trajectories with its 99 % interval.
 
-    python bench/d3_issue39_gpu_tables.py   # defaults: the committed issue-39 files
+    python bench/d3_2014_gpu_tables.py   # defaults: the committed runs in evidence/
 """
 
 from __future__ import annotations
@@ -64,7 +64,9 @@ import pandas as pd
 
 from pfresample_studies.d3_2014 import catalog, regimes
 
-RESULTS = Path(__file__).resolve().parent / "results" / "d3_2014_issue39"
+EVIDENCE = Path(__file__).resolve().parent.parent / "evidence"
+GPU_RESULTS = EVIDENCE / "2026-11-26-h100-804d6d3" / "d3_2014"  # the H100 run
+CPU_RESULTS = EVIDENCE / "2026-11-26-xeon2-ba6cc49" / "d3_2014"  # the CPU baselines, N = 1,000
 REFERENCE_TPB = catalog.TABLE5_THREADS  # Table 5's 160, and the CPM's reference
 PAPER_TPB_MAX = 736  # the last row of the paper's Tables 6-7
 ABOVE_800_FROM = 772  # our first TPB past the paper's range (Fig 10's "above 800")
@@ -337,11 +339,11 @@ def regime_bins(path: Path, ends=(10.0, 200.0, 350.0)) -> pd.DataFrame:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--gpu", type=Path, default=RESULTS / "gpu")
-    p.add_argument("--cpu", type=Path, default=RESULTS / "cpu_baselines.csv")
-    p.add_argument("--out", type=Path, default=RESULTS / "gpu" / "tables")
+    p.add_argument("--gpu", type=Path, default=GPU_RESULTS)
+    p.add_argument("--cpu", type=Path, default=CPU_RESULTS / "cpu_baselines.csv")
+    p.add_argument("--out", type=Path, default=GPU_RESULTS / "tables")
     p.add_argument("--n", type=int, default=catalog.CPM_N, help="Table 7 / Fig 10's N")
-    p.add_argument("--n1000", type=Path, default=RESULTS / "regimes_n1000" / "cells.csv")
+    p.add_argument("--n1000", type=Path, default=CPU_RESULTS / "regimes_n1000" / "cells.csv")
     args = p.parse_args(argv)
     timing = pd.read_csv(args.gpu / "timing.csv")
     cpu = pd.read_csv(args.cpu)

@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# Issue 39 (d3_2014) on one GPU: the GPU tests of D3, then the measurements of
-# bench/d3_issue39_gpu.py, in at most 5 minutes of wall time on one H100.
+# d3_2014 on one GPU: the GPU tests of D3, then the measurements of
+# bench/d3_2014_gpu_runs.py, in at most 5 minutes of wall time on one H100.
 #
-#   bash bench/device/issue39_gpu.sh OUT_DIR
+#   bash bench/device/d3_2014_gpu.sh OUT_DIR
 #
 # Writes three files into OUT_DIR: pytest.log (the GPU tests), bench.log (what the
-# measurements printed) and issue39_gpu.tar.gz (timing.csv and regimes/: the CSVs and
-# cells; unpack into bench/results/d3_2014_issue39/gpu/).
+# measurements printed) and d3_2014_gpu.tar.gz (timing.csv and regimes/: the CSVs and
+# cells; unpack into a new evidence/<date>-<device>-<commit>/d3_2014/, as the committed run
+# evidence/2026-11-26-h100-804d6d3/d3_2014/ was).
 # Needs CuPy, NumPy, pandas, PyYAML (PYTHONPATH may hold them: /tmp/site); runs the
 # checkout's src/ (PYTHONPATH=$PWD/src) and gpu_kernels/ (PFRESAMPLE_KERNEL_DIR), no install.
-# Measured (bench/results/d3_2014_issue39/gpu/, one H100, 2026-11-26): 269 s in all; the
+# Measured (evidence/2026-11-26-h100-804d6d3/d3_2014/, one H100, 2026-11-26): 269 s in all; the
 # tests 56 s, the timing 107 s (all 450 runs), the regimes 100 s for 33 of their 40 runs:
 # the deadline stopped them before d3-fig9's trajectories 1-3 in the paper's regime and all
 # of d3-fig9 in ours (its one run took 8.3 s: regimes/cells.csv, seconds).
 #
-# How it is sized (docs/performance.md and bench/results/d3_gpu.csv, H200, commit
+# How it is sized (docs/performance.md and evidence/2026-11-25-h200-8314417/d3_gpu.csv, H200, commit
 # 8314417): the GPU D3 filter with the prefix stride takes 0.029-0.096 ms a step for
 # N = 500 ... 50,000 (0.43 ms summed over Table 6's nine N); with the paper's O(N^2)
 # local search 0.05-2.85 ms (about 6 ms summed over the nine N). The printed thresholds
@@ -33,7 +34,7 @@
 # keep the whole under 300 s: it starts no new timing run after TIMING_END and no new
 # regime run after END seconds of the script, and writes what it has.
 set -uo pipefail
-OUT="${1:?usage: bash bench/device/issue39_gpu.sh OUT_DIR}"
+OUT="${1:?usage: bash bench/device/d3_2014_gpu.sh OUT_DIR}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -61,9 +62,9 @@ LEFT=$(( 285 - USED ))
 TIMING_END=$(( LEFT * 55 / 100 ))
 WORK="$OUT/work"
 mkdir -p "$WORK"
-timeout $(( LEFT + 10 )) python3 bench/d3_issue39_gpu.py --out "$WORK" \
+timeout $(( LEFT + 10 )) python3 bench/d3_2014_gpu_runs.py --out "$WORK" \
     --timing-deadline "$TIMING_END" --deadline "$(( LEFT - 25 ))" > "$OUT/bench.log" 2>&1
 echo "bench rc=$? after $(( $(date +%s) - START )) s (tests took $USED s)" >> "$OUT/bench.log"
-tar -C "$WORK" -czf "$OUT/issue39_gpu.tar.gz" .
+tar -C "$WORK" -czf "$OUT/d3_2014_gpu.tar.gz" .
 rm -rf "$WORK"
 echo "done after $(( $(date +%s) - START )) s" >> "$OUT/bench.log"

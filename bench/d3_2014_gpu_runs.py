@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Das et al. (2014) on one GPU, issue 39: the paper's GPU algorithm and ours
+"""Das et al. (2014) on one GPU: the paper's GPU algorithm and ours
 side by side (Tables 5-7, Fig 10), and the two regimes at the paper's scale.
 
 **Timing** (``timing.csv``): for each algorithm, each N of the paper's Table
@@ -34,7 +34,7 @@ start, the regimes ``--deadline`` seconds after it (what was measured is
 kept and written). The timing runs ours first, then the paper's (its runs
 cost 10-30x ours), N by N, so a cut leaves whole N of ours.
 
-    python bench/d3_issue39_gpu.py --out OUT --deadline 200
+    python bench/d3_2014_gpu_runs.py --out OUT --deadline 200
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Issue 40's GPU results as the tables docs/guldas2015.md quotes (no new
+"""Güldaş (2015) on the GPU: the H100 run's results as the tables docs/guldas2015.md quotes (no new
 measurement: derived from the files bench/device/guldas2015_gpu.sh returned).
 
-* ``log32_gpu/summary.csv`` from ``log32_gpu/issue40_log32_gpu.csv``: per
+* ``log32_gpu/summary.csv`` from ``log32_gpu/runs.csv``: per
   particle-weight set, N and standard method, the LMSE (eq. 4.6) on the
   float32 log-domain scan (Appendix A, at the raw log g's level) over
   float64's, the paired difference with its 99 % interval over the 300 sets
@@ -23,7 +23,7 @@ measurement: derived from the files bench/device/guldas2015_gpu.sh returned).
 
 Prints both as Markdown and writes them to ``tables.md`` beside each CSV.
 
-    python bench/guldas_issue40_gpu_tables.py [--results GPU_FOLDER] [--cpu CPU_FOLDER]
+    python bench/guldas2015_gpu_tables.py [--results GPU_FOLDER] [--cpu CPU_FOLDER]
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ METHODS = ("multinomial", "systematic")
 
 
 def log32_summary(folder: Path, exact: pd.DataFrame) -> pd.DataFrame:
-    df = pd.read_csv(folder / "issue40_log32_gpu.csv")
+    df = pd.read_csv(folder / "runs.csv")
     thesis = exact[exact.kernel == "log32-thesis-level"].set_index(["target", "n"])
     rows = []
     for (target, n), cell in df.groupby(["target", "n"], sort=False):

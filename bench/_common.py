@@ -1,7 +1,7 @@
 """Pieces the benchmark scripts share: the size syntax of their command lines,
 the version of the `particles` peer library, the weight families and the
-default options of a timed call, the CUDA device's description, and writing
-their CSV."""
+default options of a timed call, the CUDA device's description, writing
+their CSV, and the d3_2014 study's configuration at the paper's scale."""
 
 from __future__ import annotations
 
@@ -11,7 +11,11 @@ import datetime
 from importlib import metadata
 from pathlib import Path
 
+import yaml
+
 import pfresample as pr
+
+REPO = Path(__file__).resolve().parents[1]
 
 # The weight families the GPU benchmarks run on (pfresample_studies.dulger2017.weights):
 # thesis eq. 2.33 with y = 4, and gamma with shape 1, scale 2.
@@ -83,3 +87,9 @@ def cuda_device_info() -> dict:
         "cuda": f"{version // 1000}.{version % 1000 // 10}",
         "cupy": cupy.__version__,
     }
+
+
+def d3_2014_config() -> dict:
+    """config/config.yaml and config/studies/d3_2014.yaml, merged (the paper's scale)."""
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    return cfg | yaml.safe_load((REPO / "config" / "studies" / "d3_2014.yaml").read_text())

@@ -1,8 +1,8 @@
 """Pieces the benchmark scripts share: the size syntax of their command lines,
 the version of the `particles` peer library, the weight families and the
 default options of a timed call, the CUDA device's description, the host's
-description every row of the best-CPU benches carries (``host``, ``gpu``), and
-writing their CSV."""
+description every row of the best-CPU benches carries (``host``, ``gpu``), writing
+their CSV, and the d3_2014 study's configuration at the paper's scale."""
 
 from __future__ import annotations
 
@@ -14,8 +14,12 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
+import yaml
+
 import pfresample as pr
 from pfresample.timing import cpu_name
+
+REPO = Path(__file__).resolve().parents[1]
 
 # The weight families the GPU benchmarks run on (pfresample_studies.dulger2017.weights):
 # thesis eq. 2.33 with y = 4, and gamma with shape 1, scale 2.
@@ -117,3 +121,9 @@ def gpu():
         return None, None
     name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
     return cupy, name.decode() if isinstance(name, bytes) else str(name)
+
+
+def d3_2014_config() -> dict:
+    """config/config.yaml and config/studies/d3_2014.yaml, merged (the paper's scale)."""
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    return cfg | yaml.safe_load((REPO / "config" / "studies" / "d3_2014.yaml").read_text())

@@ -24,7 +24,7 @@ Each row also has the run's RMSE over its steps (one run: Table 7's
 quantity over the window, not over 360 s) and the theoretical occupancy of
 the algorithm's dominant kernel at that TPB.
 
-**Regimes** (``regimes/``): ``bench/d3_regimes.py``'s cells on the GPU at the
+**Regimes** (``regimes/``): the pipeline's regime cells (``d3_2014_regimes``) on the GPU at the
 paper's N = 50,000 over the whole 360 s, the GPU-able filters (systematic,
 d3 eq. 5, d3-between, d3-fig9, d3-fig9neg: prefix stride, the study's GPU
 filter), both regimes, ``--trajectories`` trajectories, and their summary.
@@ -54,7 +54,10 @@ from pfresample_studies.pipeline.tables import write_csv
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import cuda_device_info, write_rows  # noqa: E402 -- sibling module
-from d3_regimes import FILTERS, REGIMES, config  # noqa: E402
+from _common import d3_2014_config as config  # noqa: E402
+
+REGIMES = catalog.regimes(config())  # the filter's process noise (None: the truth's)
+FILTERS = catalog.all_filters(config())
 
 ALGORITHMS = {
     "ours": {"method": "d3", "noise": "eq5", "cdf": "prefix", "threads_scope": "d3"},
@@ -64,8 +67,8 @@ THREADS = tuple(range(160, 1025, 36))  # 160 ... 1024
 SECTIONS = ("timing", "spread", "regimes", "table7")
 FIRST_PASS = (160, 520, 556, 628, 736, 808, 1024)  # Table 5's, CPM's 520-628, the ends
 # cheapest first: a deadline cuts the paper's O(N^2) search (~100 s a run at N = 50,000);
-# d3-each is not here: the GPU filter runs the joint D3 only (bench/d3_regimes.py runs it
-# on the CPU)
+# d3-each is not here: the GPU filter runs the joint D3 only (the pipeline's target
+# d3_2014_regimes runs it on the CPU)
 GPU_FILTERS = ("systematic", "d3", "d3-between", "d3-fig9neg", "d3-fig9", "d3-paper")
 SPREAD_THREADS = (160, 556, 736, 1024)  # Table 5's, the CPM's pick, the paper's last, the limit
 TABLE7_THREADS = {"ours": THREADS, "paper": (160, 556, 736, 1024)}

@@ -97,7 +97,7 @@ def commit() -> str:
 def inputs():
     """(model of WINDOW steps, its readings y, the truth x_1 ... x_WINDOW, cfg): the
     timing cells' model and trajectory 0."""
-    from d3_regimes import config
+    from _common import d3_2014_config as config
 
     from pfresample_studies.d3_2014 import catalog, experiments
 

@@ -47,8 +47,10 @@ from pfresample.timing import cpu_name  # noqa: E402
 from pfresample_studies.d3_2014 import catalog, experiments  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import d3_2014_config as config  # noqa: E402
 from _common import write_rows  # noqa: E402 -- sibling module
-from d3_regimes import REGIMES, config  # noqa: E402
+
+REGIMES = catalog.regimes(config())  # the filter's process noise (None: the truth's)
 
 FILTERS = {
     "systematic": {"method": "systematic"},

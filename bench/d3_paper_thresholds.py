@@ -39,7 +39,9 @@ from pfresample_studies.d3_2014 import catalog, experiments
 from pfresample_studies.pipeline.tables import write_csv
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from d3_regimes import REGIMES, config  # noqa: E402
+from _common import d3_2014_config as config  # noqa: E402
+
+REGIMES = catalog.regimes(config())  # the filter's process noise (None: the truth's)
 
 THREADS = 160  # Table 5's block size
 

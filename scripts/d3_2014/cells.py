@@ -3,12 +3,12 @@ one function per rule, chosen by the rule's name. Each reads its inputs, calls t
 study (pfresample_studies.d3_2014) and writes its .npz atomically.
 
 * d3_2014_trajectory: results/d3_2014/trajectories/t{d3_j}.npz;
-* d3_2014_filter_cell, _timing_cell, _gpu_cell, _fig11_cell:
-  results/d3_2014/{filter,timing,gpu,fig11}/**.npz.
+* d3_2014_filter_cell, _timing_cell, _gpu_cell, _fig11_cell, _regime_cell:
+  results/d3_2014/{filter,timing,gpu,fig11,regimes}/**.npz.
 """
 
 from pfresample import backend
-from pfresample_studies.d3_2014 import catalog, experiments
+from pfresample_studies.d3_2014 import catalog, experiments, regimes
 from pfresample_studies.pipeline import devices
 from pfresample_studies.pipeline.jobs import run, save_cell
 
@@ -78,6 +78,20 @@ def fig11_cell(snakemake, log):
     save_cell(snakemake, log, *cell, CLAIM)
 
 
+def regime_cell(snakemake, log):
+    w, p = snakemake.wildcards, snakemake.params
+    model = catalog.truncated(_model(p), p.regime_duration)
+    traj = experiments.first_steps(experiments.load_trajectory(snakemake.input.trajectory),
+                                   model.steps)  # fmt: skip
+    arrays, metadata = regimes.regime_cell(
+        model, traj, w.d3_regime, p.filter_process_sd, w.d3_regime_filter, p.spec, int(w.n),
+        int(w.d3_j), seed=p.seed, snapshot_step=p.snapshot_step, bin_seconds=p.bin_seconds,
+    )  # fmt: skip
+    metadata["device"] = experiments.device_name("cpu")
+    save_cell(snakemake, log, arrays, metadata, CLAIM)
+    log.info("RMSE %s in %.1f s", arrays["rmse"], float(arrays["seconds"]))
+
+
 def job(rule: str):
     return {
         "d3_2014_trajectory": trajectory,
@@ -85,6 +99,7 @@ def job(rule: str):
         "d3_2014_timing_cell": timing_cell,
         "d3_2014_gpu_cell": gpu_cell,
         "d3_2014_fig11_cell": fig11_cell,
+        "d3_2014_regime_cell": regime_cell,
     }[rule]
 
 

@@ -4,12 +4,14 @@ one function per rule, chosen by the rule's name. Each reads the cells, calls th
 
 * d3_2014_figure_table: results/tables/d3_2014/{fig3,fig4,fig5,fig6,fig11}.csv;
 * d3_2014_table: results/tables/d3_2014/{table5,table6,table7,methods}.csv and .md;
-* d3_2014_figure: results/figures/d3_2014/{d3_fig}.png, .pdf.
+* d3_2014_figure: results/figures/d3_2014/{d3_fig}.png, .pdf;
+* d3_2014_regime_tables: results/tables/d3_2014/regimes/{cells,summary,regime_pairs,
+  error_vs_time}.csv.
 """
 
 import pandas as pd
 
-from pfresample_studies.d3_2014 import catalog, experiments, figures, tables
+from pfresample_studies.d3_2014 import catalog, experiments, figures, regimes, tables
 from pfresample_studies.pipeline import artifacts, evidence, plots
 from pfresample_studies.pipeline import tables as pipeline_tables
 from pfresample_studies.pipeline.jobs import run, save_figure_of_table
@@ -74,11 +76,20 @@ def figure(snakemake, log):
     log.info("%s: %d rows drawn; source: %s", plot, len(frame), source)
 
 
+def regime_tables(snakemake, log):
+    cells = artifacts.load_all(snakemake.input.cells)
+    for name, frame in regimes.tables(cells, order=snakemake.params.filters).items():
+        frame["scale"] = snakemake.params.scale
+        pipeline_tables.write_csv(frame, snakemake.output[name])
+        log.info("regimes/%s: %d rows from %d cells", name, len(frame), len(cells))
+
+
 def job(rule: str):
     return {
         "d3_2014_figure_table": figure_table,
         "d3_2014_table": table,
         "d3_2014_figure": figure,
+        "d3_2014_regime_tables": regime_tables,
     }[rule]
 
 

@@ -110,6 +110,12 @@ TINY_GRID = {
     "d3_2014_table5_n": [32, 64],
     "d3_2014_table6_n": [32],
     "d3_2014_snapshot_particles": 50,
+    # its regime experiment: systematic in both regimes at N = 32 on one trajectory, 1 s.
+    "d3_2014_regime_filters": ["systematic"],
+    "d3_2014_regime_n": [32],
+    "d3_2014_regime_trajectories": 1,
+    "d3_2014_regime_duration": 1.0,
+    "d3_2014_regime_bin_seconds": 0.5,
     # Moazeni (2013) chapter 3: matrices of side 32 and 64 in blocks of 8 and 16, the
     # compiled baseline at 64 (the study's own tests: tests/studies/moazeni2013/).
     "moazeni2013_ch3_numpy_n": [32, 64],

@@ -15,7 +15,8 @@ from pfresample.models.uuv import UuvModel
 from pfresample.resampling.d3 import CDFS, NOISES
 from pfresample.resampling.registry import REGISTRY
 
-NUMBER_LIST_KEYS = ("d3_2014_table5_n", "d3_2014_table6_n", "d3_2014_threads")
+NUMBER_LIST_KEYS = ("d3_2014_table5_n", "d3_2014_table6_n", "d3_2014_threads",
+                    "d3_2014_regime_n")
 
 # The filters of the paper's figures and Table 5: the SIR baseline and D3.
 SIR_FILTER = "systematic"
@@ -34,6 +35,10 @@ SNAPSHOT_FIGURES = {"fig5": SIR_FILTER, "fig6": D3_FILTER}  # particles at the s
 FIGURE_TABLES = (*TRAJECTORY_FIGURES, *SNAPSHOT_FIGURES, "fig11")
 FIGURES = (*TRAJECTORY_FIGURES, *SNAPSHOT_FIGURES, "fig10", "fig11")
 TABLES = ("table5", "table6", "table7", "methods")
+# The regime experiment's tables (results/tables/d3_2014/regimes/{name}.csv;
+# pfresample_studies.d3_2014.regimes): one row a cell, the summary per (regime, filter, N),
+# the paired differences between the regimes, the error against time.
+REGIME_TABLES = ("cells", "summary", "regime_pairs", "error_vs_time")
 FIGURE_SOURCES = {"fig10": "table6"}  # a figure drawn from a table of TABLES
 # Where a GPU run of the pipeline keeps Fig 10's rows inside an evidence folder: drawn
 # where no GPU ran here (pipeline.evidence; the newest folder holding it).
@@ -222,6 +227,41 @@ def threads(cfg: Mapping) -> list[int]:
     return sorted(int(t) for t in cfg["d3_2014_threads"])
 
 
+def regimes(cfg: Mapping) -> dict:
+    """The regime experiment's regimes: name -> the filter's process noise
+    (``d3_2014_regimes``; None: the truth's)."""
+    return dict(cfg["d3_2014_regimes"])
+
+
+def regime_filters(cfg: Mapping) -> dict[str, dict]:
+    """The regime experiment's filters (``d3_2014_regime_filters``, in their
+    order): label -> spec of :func:`all_filters`."""
+    every = all_filters(cfg)
+    return {label: every[label] for label in cfg["d3_2014_regime_filters"]}
+
+
+def regime_n(cfg: Mapping) -> list[int]:
+    return sorted(int(n) for n in cfg["d3_2014_regime_n"])
+
+
+def regime_trajectories(cfg: Mapping) -> list[int]:
+    return list(range(int(cfg["d3_2014_regime_trajectories"])))
+
+
+def regime_model(cfg: Mapping) -> UuvModel:
+    """The model of a regime run: the config's over its first
+    ``d3_2014_regime_duration`` seconds (a run filters the first readings of
+    the study's trajectory, as the timing runs do; the whole of it at the
+    paper's scale)."""
+    return truncated(model(cfg), float(cfg["d3_2014_regime_duration"]))
+
+
+def regime_snapshot_step(cfg: Mapping) -> int:
+    """The step of a regime run's snapshot: the study's (t = 200 s at the
+    paper's scale), or the run's last where it ends before."""
+    return min(snapshot_step(cfg), regime_model(cfg).steps)
+
+
 def gpu_n(cfg: Mapping) -> list[int]:
     """Every N of a GPU cell: Table 6's, Table 5's, and Table 7's (the figure N)."""
     return sorted(set(table6_n(cfg)) | set(table5_n(cfg)) | {figure_n(cfg)})
@@ -301,11 +341,11 @@ def check_config(cfg: Mapping) -> None:
                 f"d3_2014_filters.{label}: method {spec['method']!r} is not a global "
                 "resampler of the registry (pfresample.methods(), not 'cellular')"
             )
-        if method.output != "particles" and ({"noise", "cdf", "threads", "threads_scope"}
-                                             & set(spec)):  # fmt: skip
+        if method.output != "particles" and ({"noise", "cdf", "threads", "threads_scope",
+                                              "components"} & set(spec)):  # fmt: skip
             raise ValueError(
-                f"d3_2014_filters.{label}: noise, cdf, threads and threads_scope are options "
-                "of d3 only"
+                f"d3_2014_filters.{label}: noise, cdf, threads, threads_scope and components "
+                "are options of d3 only"
             )
         if spec.get("threads_scope") == "step" and "threads" not in spec:
             raise ValueError(
@@ -330,8 +370,45 @@ def check_config(cfg: Mapping) -> None:
             f"{m.dt} s ... d3_2014_duration = {cfg['d3_2014_duration']} s): the timing runs "
             "filter the first readings of a trajectory"
         )
+    check_regimes(cfg, m)
     if TABLE5_THREADS not in threads(cfg):
         raise ValueError(
             f"d3_2014_threads must include {TABLE5_THREADS} (Table 5's GPU column runs at "
             f"{TABLE5_THREADS} threads per block)"
+        )
+
+
+def check_regimes(cfg: Mapping, m: UuvModel) -> None:
+    """The regime experiment's keys against the rest (check_config)."""
+    specs = cfg["d3_2014_filters"]
+    chosen = list(cfg["d3_2014_regime_filters"])
+    unknown = [label for label in chosen if label not in specs]
+    if unknown:
+        raise ValueError(
+            f"d3_2014_regime_filters name filters that d3_2014_filters does not have: "
+            f"{', '.join(unknown)}"
+        )
+    own = [label for label in chosen if "filter_process_sd" in specs[label]]
+    if own:
+        raise ValueError(
+            f"d3_2014_regime_filters: {', '.join(own)} set filter_process_sd; in the regime "
+            "experiment the regime sets it (d3_2014_regimes)"
+        )
+    if SIR_FILTER not in chosen or specs[SIR_FILTER]["method"] != "systematic":
+        raise ValueError(
+            f"d3_2014_regime_filters must include {SIR_FILTER!r} (method systematic): every "
+            "other filter is paired against it"
+        )
+    duration = float(cfg["d3_2014_regime_duration"])
+    if not (m.dt <= duration <= m.duration):
+        raise ValueError(
+            f"d3_2014_regime_duration = {duration} s must be within the run (one step of "
+            f"{m.dt} s ... d3_2014_duration = {cfg['d3_2014_duration']} s): the regime runs "
+            "filter the first readings of the study's trajectories"
+        )
+    width = float(cfg["d3_2014_regime_bin_seconds"])
+    if not (m.dt <= width <= duration):
+        raise ValueError(
+            f"d3_2014_regime_bin_seconds = {width} s must be one step of {m.dt} s ... "
+            f"d3_2014_regime_duration = {duration} s (at least one bin a run)"
         )

@@ -24,7 +24,9 @@ by trajectory.
   difference of the RMSE's norm against the systematic filter of the same
   regime (per trajectory, then its mean and interval);
 * :func:`error_vs_time`: per (regime, filter, N, bin) the RMSE over the
-  trajectories of the bin's errors (the figure of error against time).
+  trajectories of the bin's errors (the figure of error against time);
+* :func:`tables`: the four tables of the pipeline's target
+  (results/tables/d3_2014/regimes/, workflow/rules/d3_2014/outputs.smk).
 """
 
 from __future__ import annotations
@@ -212,3 +214,15 @@ def error_vs_time(cells) -> pd.DataFrame:
                          "rmse_x": math.sqrt(mse[b, 0]), "rmse_y": math.sqrt(mse[b, 1]),
                          "trajectories": len(mses)})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def tables(cells, order=None, level: float = LEVEL) -> dict[str, pd.DataFrame]:
+    """The experiment's tables from its ``cells`` ((arrays, metadata) in the
+    order of their runs): ``cells`` (:func:`cell_frame`), ``summary`` (its
+    filters ranked by ``order``), ``regime_pairs`` and ``error_vs_time``."""
+    return {
+        "cells": cell_frame(cells),
+        "summary": summary(cells, order=order, level=level),
+        "regime_pairs": regime_pairs(cells, level=level),
+        "error_vs_time": error_vs_time(cells),
+    }

@@ -74,6 +74,18 @@ def test_paper_grid():
     assert catalog.model(quick).steps == 12000 and catalog.snapshot_step(quick) == 10000
     assert catalog.table5_n(quick) == [500, 1000] and catalog.trajectories(quick) == [0]
     assert catalog.timing_model(quick).steps == 2000
+    # The regime experiment: both regimes, 7 filters at N = 1,000 on 8 trajectories over the
+    # whole run (quick: systematic and D3 at 500 on 2, over the first 10 s).
+    assert catalog.regimes(CONFIG) == {"paper": 0.0, "ours": None}
+    assert list(catalog.regime_filters(CONFIG)) == ["systematic", "d3", "d3-each", "d3-fig9",
+                                                    "d3-fig9neg", "d3-between", "d3-paper"]
+    assert catalog.regime_filters(CONFIG)["d3-each"]["components"] == "each"
+    assert "d3-each" not in catalog.filters(CONFIG)  # CPU only: not in the methods table
+    assert catalog.regime_n(CONFIG) == [1000] and len(catalog.regime_trajectories(CONFIG)) == 8
+    assert catalog.regime_model(CONFIG).steps == 36000
+    assert catalog.regime_snapshot_step(CONFIG) == 20000
+    assert list(catalog.regime_filters(quick)) == ["systematic", "d3"]
+    assert catalog.regime_model(quick).steps == 1000 and catalog.regime_snapshot_step(quick) == 1000
 
 
 def test_gpu_cells_per_n():
@@ -107,15 +119,16 @@ def test_schema_knows_every_key_and_names_a_bad_one():
     "override, message",
     [
         ({"d3_2014_filters": {"systematic": {"method": "systematic"}},
-          "d3_2014_gpu_algorithms": []}, "has no 'd3'"),
+          "d3_2014_method_filters": None, "d3_2014_gpu_algorithms": []}, "has no 'd3'"),
         ({"d3_2014_filters": {"systematic": {"method": "multinomial"}, "d3": {"method": "d3"}},
-          "d3_2014_gpu_algorithms": ["d3"]},
+          "d3_2014_method_filters": None, "d3_2014_gpu_algorithms": ["d3"]},
          "'systematic' must use method systematic"),
         ({"d3_2014_filters": {**CONFIG["d3_2014_filters"], "x": {"method": "nonesuch"}}},
          "d3_2014_filters.x: method 'nonesuch'"),
         ({"d3_2014_filters": {**CONFIG["d3_2014_filters"],
                               "x": {"method": "metropolis", "noise": "eq5"}}},
-         "d3_2014_filters.x: noise, cdf, threads and threads_scope are options of d3 only"),
+         "d3_2014_filters.x: noise, cdf, threads, threads_scope and components are options of "
+         "d3 only"),
         ({"d3_2014_filters": {**CONFIG["d3_2014_filters"],
                               "x": {"method": "d3", "threads_scope": "step"}}},
          "threads_scope step needs threads"),
@@ -128,6 +141,13 @@ def test_schema_knows_every_key_and_names_a_bad_one():
         ({"d3_2014_timing_duration": 400.0}, "d3_2014_timing_duration = 400.0 s must be within"),
         ({"d3_2014_timing_duration": 0.001}, "d3_2014_timing_duration = 0.001 s must be within"),
         ({"d3_2014_model": {**CONFIG["d3_2014_model"], "signs": "mirror"}}, "d3_2014_model"),
+        ({"d3_2014_regime_filters": ["systematic", "d9"]},
+         "d3_2014_regime_filters name filters that d3_2014_filters does not have: d9"),
+        ({"d3_2014_regime_filters": ["systematic", "d3-ours"]},
+         "d3_2014_regime_filters: d3-ours set filter_process_sd"),
+        ({"d3_2014_regime_filters": ["d3"]}, "d3_2014_regime_filters must include 'systematic'"),
+        ({"d3_2014_regime_duration": 400.0}, "d3_2014_regime_duration = 400.0 s must be within"),
+        ({"d3_2014_regime_bin_seconds": 400.0}, "d3_2014_regime_bin_seconds = 400.0 s must be"),
     ],
 )  # fmt: skip
 def test_config_checks_name_the_key(override, message):
@@ -289,7 +309,8 @@ def tiny_study():
     """3 s of the model (300 steps), N = 64, two trajectories, every configured filter;
     the snapshot at 2 s, Fig 11 at 1 s with N = 256; timing cells over the first 1 s."""
     cfg = {**CONFIG, "d3_2014_duration": 3.0, "d3_2014_snapshot_time": 2.0,
-           "d3_2014_fig11_time": 1.0, "d3_2014_timing_duration": 1.0}  # fmt: skip
+           "d3_2014_fig11_time": 1.0, "d3_2014_timing_duration": 1.0,
+           "d3_2014_regime_duration": 3.0, "d3_2014_regime_bin_seconds": 1.0}  # fmt: skip
     catalog.check_config(cfg)
     m = catalog.model(cfg)
     trajs = [experiments.trajectory(m, 5, j) for j in range(2)]
@@ -385,9 +406,13 @@ def test_dry_run_of_the_target(tmp_path, scale):
     assert proc.returncode == 0, proc.output
     grid = {**CONFIG, **QUICK} if scale == "quick" else CONFIG
     filters, runs = len(catalog.filters(grid)), grid["d3_2014_trajectories"]
+    regime_cells = (len(catalog.regimes(grid)) * len(catalog.regime_filters(grid))
+                    * len(catalog.regime_n(grid)) * len(catalog.regime_trajectories(grid)))
     assert job_counts(proc.output) == {
-        "d3_2014_trajectory": runs,
+        "d3_2014_trajectory": max(runs, grid["d3_2014_regime_trajectories"]),
         "d3_2014_filter_cell": filters * runs,
+        "d3_2014_regime_cell": regime_cells,
+        "d3_2014_regime_tables": 1,
         "d3_2014_timing_cell": 2 * len(catalog.table5_n(grid)),
         "d3_2014_fig11_cell": 1,
         "d3_2014_figure_table": len(catalog.FIGURE_TABLES),
@@ -406,7 +431,8 @@ def test_dry_run_at_paper_scale_with_a_gpu(tmp_path):
     assert proc.returncode == 0, proc.output
     counts = job_counts(proc.output)
     assert counts["d3_2014_gpu_cell"] == 2 * 9 and counts["d3_2014_timing_cell"] == 14
-    assert counts["d3_2014_filter_cell"] == len(CONFIG["d3_2014_filters"]) * 4
+    assert counts["d3_2014_filter_cell"] == len(catalog.filters(CONFIG)) * 4 == 13 * 4
+    assert counts["d3_2014_regime_cell"] == 2 * 7 * 8  # regimes x filters x trajectories
     assert "results/d3_2014/gpu/d3/n50000.npz" in proc.output
     assert "results/d3_2014/gpu/d3-paper/n50000.npz" in proc.output
     assert "results/d3_2014/timing/d3/n50000.npz" in proc.output
@@ -420,7 +446,9 @@ def test_tiny_grid_through_the_pipeline(tmp_path):
             "d3_2014_snapshot_time=2.0",
             "d3_2014_fig11_time=0.5", "d3_2014_fig11_n=128", "d3_2014_figure_n=64",
             "d3_2014_table5_n=[32,64]", "d3_2014_table6_n=[32]", "d3_2014_trajectories=2",
-            "d3_2014_snapshot_particles=50"]  # fmt: skip
+            "d3_2014_snapshot_particles=50", "d3_2014_regime_filters=[systematic]",
+            "d3_2014_regime_n=[32]", "d3_2014_regime_trajectories=1",
+            "d3_2014_regime_duration=1.0", "d3_2014_regime_bin_seconds=0.5"]  # fmt: skip
     proc = snakemake(tmp_path, "d3_2014", config=tiny, timeout=600)
     assert proc.returncode == 0, proc.output
     out = tmp_path / "results"

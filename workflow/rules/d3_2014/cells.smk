@@ -14,7 +14,11 @@ studies/pfresample_studies/d3_2014/ and its glue scripts/d3_2014/cells.py.
   Fig 10), one job per (algorithm, N) so that a job starts CUDA and loads its kernels
   once; the whole duration at the figure N (Table 7's RMSE), the timing window elsewhere;
   requested only where a GPU may run them;
-* results/d3_2014/fig11/n{n}.npz: the local-CDF iterations per thread of one D3 step (Fig 11).
+* results/d3_2014/fig11/n{n}.npz: the local-CDF iterations per thread of one D3 step (Fig 11);
+* results/d3_2014/regimes/{d3_regime}/{d3_regime_filter}/n{n}/t{d3_j}.npz: one CPU run of one
+  filter of d3_2014_regime_filters at N in one regime of d3_2014_regimes on trajectory j,
+  over its first d3_2014_regime_duration seconds (the regime experiment, docs/d3_2014.md
+  "The two regimes"), one job per (regime, filter, N, trajectory).
 """
 
 D3_2014_CELLS_SCRIPT = "../../../scripts/d3_2014/cells.py"
@@ -24,6 +28,8 @@ wildcard_constraints:
     d3_where="cpu|gpu",
     d3_filter=alternatives(D3_2014_FILTERS),
     d3_algo=alternatives(D3_2014_GPU_ALGORITHMS),
+    d3_regime=alternatives(d3_2014_catalog.regimes(config)),
+    d3_regime_filter=alternatives(d3_2014_catalog.regime_filters(config)),
     d3_j=r"[0-9]+",
     d3_r=r"[0-9]+",
 
@@ -150,6 +156,35 @@ rule d3_2014_fig11_cell:
         "results/logs/d3_2014/fig11/n{n}.log",
     benchmark:
         "results/benchmarks/d3_2014/fig11/n{n}.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: d3_2014_mem_mb(wildcards.n),
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_CELLS_SCRIPT
+
+
+rule d3_2014_regime_cell:
+    """The regime experiment: always on the CPU, paired by trajectory and run seed."""
+    input:
+        trajectory=d3_2014_trajectory("{d3_j}"),
+    output:
+        d3_2014_regime_cell("{d3_regime}", "{d3_regime_filter}", "{n}", "{d3_j}"),
+    params:
+        seed=config["seed"],
+        model=config["d3_2014_model"],
+        duration=config["d3_2014_duration"],
+        regime_duration=config["d3_2014_regime_duration"],
+        filter_process_sd=lambda wildcards: d3_2014_catalog.regimes(config)[wildcards.d3_regime],
+        spec=lambda wildcards: d3_2014_catalog.regime_filters(config)[wildcards.d3_regime_filter],
+        snapshot_step=d3_2014_catalog.regime_snapshot_step(config),
+        bin_seconds=config["d3_2014_regime_bin_seconds"],
+        scale=SCALE,
+    log:
+        "results/logs/d3_2014/regimes/{d3_regime}/{d3_regime_filter}/n{n}/t{d3_j}.log",
+    benchmark:
+        "results/benchmarks/d3_2014/regimes/{d3_regime}/{d3_regime_filter}/n{n}/t{d3_j}.tsv"
     threads: 1
     resources:
         mem_mb=lambda wildcards: d3_2014_mem_mb(wildcards.n),

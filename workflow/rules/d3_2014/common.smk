@@ -34,6 +34,26 @@ def d3_2014_fig11_cell(n) -> str:
     return f"results/d3_2014/fig11/n{n}.npz"
 
 
+def d3_2014_regime_cell(regime, label, n, j) -> str:
+    return f"results/d3_2014/regimes/{regime}/{label}/n{n}/t{j}.npz"
+
+
+def d3_2014_regime_cells() -> list[str]:
+    """The regime experiment's cells, filter by filter (then N, regime, trajectory): the
+    order of its tables' rows."""
+    return [
+        d3_2014_regime_cell(regime, label, n, j)
+        for label in d3_2014_catalog.regime_filters(config)
+        for n in d3_2014_catalog.regime_n(config)
+        for regime in d3_2014_catalog.regimes(config)
+        for j in d3_2014_catalog.regime_trajectories(config)
+    ]
+
+
+def d3_2014_regime_tables() -> list[str]:
+    return [f"results/tables/d3_2014/regimes/{t}.csv" for t in d3_2014_catalog.REGIME_TABLES]
+
+
 def d3_2014_trajectories() -> list[str]:
     return [d3_2014_trajectory(j) for j in d3_2014_catalog.trajectories(config)]
 
@@ -98,19 +118,22 @@ def d3_2014_table_inputs(table) -> dict[str, list[str]]:
 
 
 def d3_2014_outputs() -> list[str]:
-    """The study's figures (PNG, PDF) and tables (CSV; Tables 5-7 and methods also Markdown)."""
+    """The study's figures (PNG, PDF) and tables (CSV; Tables 5-7 and methods also Markdown;
+    the regime experiment's four)."""
     out = [f"results/tables/d3_2014/{t}.csv" for t in d3_2014_catalog.FIGURE_TABLES]
     for figure in d3_2014_catalog.FIGURES:
         out += [f"results/figures/d3_2014/{figure}.{ext}" for ext in ("png", "pdf")]
     for table in d3_2014_catalog.TABLES:
         out += [f"results/tables/d3_2014/{table}.{ext}" for ext in ("csv", "md")]
-    return out
+    return out + d3_2014_regime_tables()
 
 
 def d3_2014_artifacts() -> set[str]:
     """Every .npz artifact the study's target reads."""
     out = set(d3_2014_trajectories()) | set(d3_2014_method_cells())
     out |= set(d3_2014_timing_cells()) | set(d3_2014_gpu_cells())
+    out |= set(d3_2014_regime_cells())
+    out |= {d3_2014_trajectory(j) for j in d3_2014_catalog.regime_trajectories(config)}
     return out | {d3_2014_fig11_cell(d3_2014_catalog.fig11_n(config))}
 
 

@@ -4,7 +4,9 @@ Tables 5-7 and the methods table, from the cells of cells.smk; glue scripts/d3_2
 * results/tables/d3_2014/{fig3,fig4,fig5,fig6,fig11}.csv: the data of each figure;
 * results/tables/d3_2014/{table5,table6,table7,methods}.csv, .md: the tables, the
   paper's numbers beside ours (Table 6 is also Fig 10's data);
-* results/figures/d3_2014/{fig3,...,fig11}.png and .pdf.
+* results/figures/d3_2014/{fig3,...,fig11}.png and .pdf;
+* results/tables/d3_2014/regimes/{cells,summary,regime_pairs,error_vs_time}.csv: the regime
+  experiment (pfresample_studies.d3_2014.regimes.tables), from every cell of the regime grid.
 """
 
 D3_2014_OUTPUTS_SCRIPT = "../../../scripts/d3_2014/outputs.py"
@@ -83,6 +85,27 @@ rule d3_2014_figure:
         scale=SCALE_NOTE,
     log:
         "results/logs/figures/d3_2014/{d3_fig}.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_OUTPUTS_SCRIPT
+
+
+rule d3_2014_regime_tables:
+    """The regime experiment's four tables from its cells, in the grid's order (filter, N,
+    regime, trajectory); the summary ranks the filters as d3_2014_regime_filters does."""
+    input:
+        cells=d3_2014_regime_cells(),
+    output:
+        **{t: f"results/tables/d3_2014/regimes/{t}.csv" for t in d3_2014_catalog.REGIME_TABLES},
+    params:
+        filters=list(d3_2014_catalog.regime_filters(config)),
+        scale=SCALE,
+    log:
+        "results/logs/tables/d3_2014/regimes.log",
     threads: 1
     resources:
         mem_mb=1024,

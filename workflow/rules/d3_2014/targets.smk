@@ -4,8 +4,16 @@ STUDY_ARTIFACTS["d3_2014"] = d3_2014_artifacts
 
 
 rule d3_2014:
-    """Das et al. (2014): Figs 3-6, 10, 11, Tables 5-7 (with the CPM) and the methods table;
-    the GPU cells (Tables 5-7's GPU columns, Fig 10) where a GPU may run them."""
+    """Das et al. (2014): Figs 3-6, 10, 11, Tables 5-7 (with the CPM), the methods table and
+    the regime experiment's tables; the GPU cells (Tables 5-7's GPU columns, Fig 10) where a
+    GPU may run them."""
     input:
         d3_2014_outputs(),
         regenerate(DISCARDED, d3_2014_artifacts),
+
+
+rule d3_2014_regimes:
+    """The regime experiment alone: its four tables (results/tables/d3_2014/regimes/)."""
+    input:
+        d3_2014_regime_tables(),
+        regenerate(DISCARDED, lambda: set(d3_2014_regime_cells())),

@@ -15,8 +15,7 @@ from pfresample.models.uuv import UuvModel
 from pfresample.resampling.d3 import CDFS, NOISES
 from pfresample.resampling.registry import REGISTRY
 
-NUMBER_LIST_KEYS = ("d3_2014_table5_n", "d3_2014_table6_n", "d3_2014_threads",
-                    "d3_2014_regime_n")
+NUMBER_LIST_KEYS = ("d3_2014_table5_n", "d3_2014_table6_n", "d3_2014_threads", "d3_2014_regime_n")
 
 # The filters of the paper's figures and Table 5: the SIR baseline and D3.
 SIR_FILTER = "systematic"

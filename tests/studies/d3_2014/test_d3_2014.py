@@ -77,8 +77,15 @@ def test_paper_grid():
     # The regime experiment: both regimes, 7 filters at N = 1,000 on 8 trajectories over the
     # whole run (quick: systematic and D3 at 500 on 2, over the first 10 s).
     assert catalog.regimes(CONFIG) == {"paper": 0.0, "ours": None}
-    assert list(catalog.regime_filters(CONFIG)) == ["systematic", "d3", "d3-each", "d3-fig9",
-                                                    "d3-fig9neg", "d3-between", "d3-paper"]
+    assert list(catalog.regime_filters(CONFIG)) == [
+        "systematic",
+        "d3",
+        "d3-each",
+        "d3-fig9",
+        "d3-fig9neg",
+        "d3-between",
+        "d3-paper",
+    ]
     assert catalog.regime_filters(CONFIG)["d3-each"]["components"] == "each"
     assert "d3-each" not in catalog.filters(CONFIG)  # CPU only: not in the methods table
     assert catalog.regime_n(CONFIG) == [1000] and len(catalog.regime_trajectories(CONFIG)) == 8
@@ -406,8 +413,12 @@ def test_dry_run_of_the_target(tmp_path, scale):
     assert proc.returncode == 0, proc.output
     grid = {**CONFIG, **QUICK} if scale == "quick" else CONFIG
     filters, runs = len(catalog.filters(grid)), grid["d3_2014_trajectories"]
-    regime_cells = (len(catalog.regimes(grid)) * len(catalog.regime_filters(grid))
-                    * len(catalog.regime_n(grid)) * len(catalog.regime_trajectories(grid)))
+    regime_cells = (
+        len(catalog.regimes(grid))
+        * len(catalog.regime_filters(grid))
+        * len(catalog.regime_n(grid))
+        * len(catalog.regime_trajectories(grid))
+    )
     assert job_counts(proc.output) == {
         "d3_2014_trajectory": max(runs, grid["d3_2014_regime_trajectories"]),
         "d3_2014_filter_cell": filters * runs,

@@ -3,8 +3,11 @@ one function per rule, chosen by the rule's name. Each reads its inputs, calls t
 study (pfresample_studies.cpf2013) and writes its .npz atomically.
 
 * cpf2013_trajectories: results/cpf2013/trajectories/{cpf_model}.npz;
-* cpf2013_cpf_cell, _sir_cell, _timing_cell: results/cpf2013/{cpf,sir,timing}/**.npz.
+* cpf2013_cpf_cell, _sir_cell, _timing_cell: results/cpf2013/{cpf,sir,timing}/**.npz;
+* cpf2013_best_cpu_cell: results/cpf2013/best_cpu/**.npz (on the job's threads).
 """
+
+import os
 
 from pfresample import backend
 from pfresample_studies.cpf2013 import experiments, targets
@@ -13,7 +16,7 @@ from pfresample_studies.pipeline.jobs import run, save_cell
 
 RULE = snakemake.rule  # noqa: F821 -- `snakemake` is injected by Snakemake
 CLAIM = None
-if RULE.endswith("_cell"):
+if RULE.endswith("_cell") and RULE != "cpf2013_best_cpu_cell":
     # A cell job takes one free GPU for itself before CUDA starts (pipeline.devices).
     CLAIM = devices.pin_job(snakemake.params.devices)  # noqa: F821
     backend.cuda_device()
@@ -57,12 +60,30 @@ def timing_cell(snakemake, log):
     save_cell(snakemake, log, *cell, CLAIM)
 
 
+def best_cpu_cell(snakemake, log):
+    name, data = _trajectories(snakemake)
+    n, p = int(snakemake.wildcards.n), snakemake.params
+    threads = int(snakemake.threads)  # the cores Snakemake gave the job (<= --cores)
+    if threads < p.threads:
+        log.warning("cpf2013_best_cpu_threads asks for %d threads; the job got %d (--cores)",
+                    p.threads, threads)  # fmt: skip
+    # Before the compiled library loads libgomp, which reads it once: the job holds its
+    # cores, so the threads spin at the step's barrier (bench/cpf2013_best_cpu.py's default).
+    os.environ.setdefault("OMP_WAIT_POLICY", "ACTIVE")
+    cell = experiments.best_cpu_cell(name, data, n, p.radii, seed=p.seed, repeats=p.repeats,
+                                     threads=threads, numpy=n in p.numpy_n, setup=p.setup,
+                                     log=log)  # fmt: skip
+    cell[1]["threads_asked"] = int(p.threads)
+    save_cell(snakemake, log, *cell, CLAIM)
+
+
 def job(rule: str):
     return {
         "cpf2013_trajectories": trajectories,
         "cpf2013_cpf_cell": cpf_cell,
         "cpf2013_sir_cell": sir_cell,
         "cpf2013_timing_cell": timing_cell,
+        "cpf2013_best_cpu_cell": best_cpu_cell,
     }[rule]
 
 

@@ -5,6 +5,7 @@ one function per rule, chosen by the rule's name. Each reads the cells, calls th
 * cpf2013_table: results/tables/cpf2013/{cpf_fig}.csv;
 * cpf2013_table1: results/tables/cpf2013/table1.csv and .md;
 * cpf2013_baselines: results/tables/cpf2013/baselines.csv;
+* cpf2013_speedup: results/tables/cpf2013/speedup.csv and .md;
 * cpf2013_paired: results/tables/cpf2013/paired.csv and claims.csv;
 * cpf2013_figure: results/figures/cpf2013/{cpf_fig}.png, .pdf.
 """
@@ -13,7 +14,7 @@ import pandas as pd
 
 from pfresample_studies.cpf2013 import catalog, figures, tables, targets
 from pfresample_studies.cpf2013 import paired as paired_stats
-from pfresample_studies.pipeline import artifacts
+from pfresample_studies.pipeline import artifacts, evidence
 from pfresample_studies.pipeline import tables as pipeline_tables
 from pfresample_studies.pipeline.jobs import run, save_figure_of_table
 
@@ -57,6 +58,18 @@ def baselines(snakemake, log):
     log.info("%d baseline rows", len(frame))
 
 
+def speedup(snakemake, log):
+    inputs = snakemake.input
+    timing, best = artifacts.load_all(inputs.timing), artifacts.load_all(inputs.best)
+    found = evidence.describe(inputs.evidence[0]) if inputs.evidence else None
+    frame = tables.speedup_table(timing, best, snakemake.params.kernel, found)
+    pipeline_tables.write_csv(_scale(frame, best), snakemake.output.csv)
+    pipeline_tables.write_text(tables.speedup_markdown(frame), snakemake.output.md)
+    log.info("%d rows; GPU side: %s; one host: %d of %d rows", len(frame),
+             "; ".join(sorted({str(s) for s in frame["gpu_source"].dropna() if s})) or "none",
+             int(frame["one_host"].sum()), len(frame))  # fmt: skip
+
+
 def paired(snakemake, log):
     cells = artifacts.load_all(snakemake.input.cpf) + artifacts.load_all(snakemake.input.sir)
     frame = paired_stats.paired_table(cells)
@@ -77,6 +90,7 @@ def job(rule: str):
         "cpf2013_table": table,
         "cpf2013_table1": table1,
         "cpf2013_baselines": baselines,
+        "cpf2013_speedup": speedup,
         "cpf2013_paired": paired,
         "cpf2013_figure": figure,
     }[rule]

@@ -30,7 +30,12 @@ TRAJECTORY_FIGURES = {"fig7": "growth", "fig8": "bot"}  # one trajectory and its
 ERROR_FIGURES = {"fig9": "growth", "fig10": "bot"}  # error vs kernel time per step
 TIMING_FIGURES = ("fig11", "fig12")  # growth model: kernel time, whole-run time vs N
 FIGURES = (*TRAJECTORY_FIGURES, *ERROR_FIGURES, *TIMING_FIGURES)
-TABLES = ("table1", "baselines", "paired", "claims")
+TABLES = ("table1", "baselines", "paired", "claims", "speedup")
+# The speed-up table (results/tables/cpf2013/speedup.csv): where the timing cells ran no
+# GPU here, its GPU side is the newest committed run of the best-CPU bench holding this
+# table (bench/cpf2013_best_cpu.py's timings.csv: GPU, NumPy-CPF and best-CPU rows on one
+# host; pipeline.evidence).
+EVIDENCE_TABLES = {"speedup": "cpf2013/timings.csv"}
 TIMING_MODEL = "growth"  # Figs 11-12 time "the first model"
 TITLES = {
     "fig7": "Gelencsér-Horváth et al. (2013) Fig 7: a trajectory of the first (growth) model",
@@ -174,6 +179,28 @@ def kernel_name(precision: str, neighbourhood: str) -> str:
     return f"{precision}-{neighbourhood}"
 
 
+def best_cpu_threads(cfg: Mapping) -> int:
+    """The threads of the best CPU code's cells (cpf2013_best_cpu_threads): ``all``, every
+    logical CPU of the machine that parses the workflow, or the number given."""
+    import os
+
+    value = cfg.get("cpf2013_best_cpu_threads", "all")
+    if value == "all":
+        return os.cpu_count() or 1
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"cpf2013_best_cpu_threads must be 'all' or an integer >= 1, "
+                         f"got {value!r}")  # fmt: skip
+    return value
+
+
+def numpy_timing_n(cfg: Mapping) -> list[int]:
+    """The N of the timing grid at which the best-CPU cells also time the NumPy CPF (the
+    document's kind of baseline, ratio 1): the paper's N (cpf2013_n) only; beyond them a
+    one-process NumPy run takes minutes (0.94 s at 16,384, r = 256, on a 16-CPU Xeon)."""
+    paper = set(n_grid(cfg))
+    return [n for n in timing_n_grid(cfg) if n in paper]
+
+
 def setup(cfg: Mapping) -> str:
     """The growth model's start (``SETUPS``)."""
     return str(cfg["cpf2013_growth_setup"])
@@ -223,6 +250,7 @@ def check_config(cfg: Mapping) -> None:
             )
     if setup(cfg) not in SETUPS:
         raise ValueError(f"cpf2013_growth_setup must be one of {SETUPS}, got {setup(cfg)!r}")
+    best_cpu_threads(cfg)
     kernels = timing_kernels(cfg)
     if not kernels:
         raise ValueError("cpf2013_timing_kernels is empty: Figs 11-12 time at least one kernel")

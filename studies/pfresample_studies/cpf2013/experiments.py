@@ -46,6 +46,7 @@ the backend that ran it and the device's name.
 
 from __future__ import annotations
 
+import platform
 import time
 import zlib
 
@@ -106,6 +107,7 @@ def _metadata(experiment: str, name: str, n: int, seed: int, where: str, **extra
         "seed": int(seed),
         "backend": where,
         "device": device_name(where),
+        "host": platform.node(),
         **extra,
     }
 
@@ -355,4 +357,73 @@ def timing_cell(
                          statistic="median", setup=_setup(name, setup), sir_methods=methods,
                          sir_backends=sir_where,
                          sir_devices=[device_name(w) for w in sir_where])  # fmt: skip
+    return arrays, metadata
+
+
+BEST_CPU_CODE = "cpf_best.c"  # the best CPU code of the CPF (native.py, native/cpf_best.c)
+
+
+def best_cpu_cell(
+    name: str, trajectories, n: int, radii, *, seed: int, repeats: int, threads: int,
+    numpy: bool = True, setup: str = "paper", log=None,
+):  # fmt: skip
+    """Ratios 1 and 2 of Figs 11-12 at one N, their CPU sides on this host: ``repeats``
+    timed whole runs of the CPF on trajectory 0 of model ``name`` at every radius, with
+    :func:`timing_cell`'s seeds, after ``TIMING_WARMUP`` untimed runs of each,
+
+    * with ``numpy``: the document's kind of baseline, the library's NumPy CPF on one
+      process (``run_filter`` with ``CPF_OPTIONS`` on the CPU, the timing cells' call;
+      ``numpy_wall_seconds``, (radii, repeats)); first, before any OpenMP thread starts;
+    * the best CPU code we can write, ``native/cpf_best.c`` (``native.run``) on
+      ``threads`` threads, the host's clock around each whole run
+      (``best_wall_seconds``, (radii, repeats)).
+
+    The metadata records the host (``host``, ``cpu``, ``cores``: its logical CPUs) and
+    ``threads``; a compiler is needed (``native.compiler``'s RuntimeError otherwise)."""
+    import os
+
+    from . import native
+
+    targets.check_set(name, trajectories, f"best_cpu_cell({name!r})")
+    radii = [int(r) for r in radii]
+    threads = int(threads)
+    if threads < 1:
+        raise ValueError(f"best_cpu_cell: threads must be >= 1, got {threads}")
+    model = targets.model(name, setup)
+    y = trajectories["y"][0]
+    steps = y.shape[0]
+    seeds = run_seeds(seed, name, n, repeats, "timing")
+    warmup = run_seeds(seed, name, n, TIMING_WARMUP, "warmup")
+    numpy_wall = np.full((len(radii) if numpy else 0, repeats), np.nan)
+    if numpy:  # before the C code: its OpenMP threads must not share a core with NumPy
+        for k, radius in enumerate(radii):
+            for warm in warmup:
+                _cpf(model, y, n, radius, warm, "cpu", weighted=False)
+            for i, run_seed in enumerate(seeds):
+                numpy_wall[k, i] = _cpf(model, y, n, radius, run_seed, "cpu",
+                                        weighted=False).wall_seconds  # fmt: skip
+            if log is not None:
+                log.info("NumPy CPF %s N = %d r = %d: median run %.3g ms", name, n, radius,
+                         1e3 * np.median(numpy_wall[k]))  # fmt: skip
+    best_wall = np.empty((len(radii), repeats))
+    paper_start = name != "growth" or setup == "paper"
+    for k, radius in enumerate(radii):
+        for warm in warmup:  # threads started, pages touched, caches warm
+            native.run(name, y, n, radius, seed=warm, threads=threads, paper_start=paper_start)
+        for i, run_seed in enumerate(seeds):
+            start = time.perf_counter()
+            native.run(name, y, n, radius, seed=run_seed, threads=threads,
+                       paper_start=paper_start)  # fmt: skip
+            best_wall[k, i] = time.perf_counter() - start
+        if log is not None:
+            log.info("%s %s N = %d r = %d on %d threads: median run %.3g ms", BEST_CPU_CODE,
+                     name, n, radius, threads, 1e3 * np.median(best_wall[k]))  # fmt: skip
+    arrays = {"numpy_wall_seconds": numpy_wall, "best_wall_seconds": best_wall,
+              "seeds": np.array(seeds, np.uint64)}  # fmt: skip
+    metadata = _metadata("best_cpu", name, n, seed, "cpu", radii=radii, repeats=int(repeats),
+                         warmup=TIMING_WARMUP, steps=int(steps), statistic="median",
+                         setup=_setup(name, setup), numpy=bool(numpy), code=BEST_CPU_CODE,
+                         threads=threads, cores=os.cpu_count() or 1, cpu=cpu_name(),
+                         compiler=native.compiler(),
+                         omp_wait_policy=os.environ.get("OMP_WAIT_POLICY", ""))  # fmt: skip
     return arrays, metadata

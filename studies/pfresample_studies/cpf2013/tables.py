@@ -349,3 +349,197 @@ def figure_table(figure: str, *, trajectories=None, cpf=(), sir=()) -> pd.DataFr
         frames = [timing[timing["build"] == "default"], sir_run_times(cpf)]
         return pd.concat([f for f in frames if not f.empty], ignore_index=True)
     raise ValueError(f"no table for figure {figure!r}")
+
+
+# --- ratios 1 and 2: the GPU over the document's kind of CPU code and over the best ----
+
+THIS_RUN = "this run"  # a speed-up row's GPU side measured by this run's timing cells
+RATIO1 = "ratio 1: GPU over the document's kind of CPU baseline (the NumPy CPF, one process)"
+RATIO2 = "ratio 2 (the headline): GPU over the best CPU code (cpf_best.c) on all cores"
+SPEEDUP_COLUMNS = (
+    "model", "n", "radius", "kernel", "gpu_build", "gpu_s", "gpu_s_min", "gpu_s_max",
+    "gpu_repeats", "gpu_device", "gpu_source", "numpy_s", "numpy_s_min", "numpy_s_max",
+    "best_s", "best_s_min", "best_s_max", "cpu_repeats", "cpu", "cpu_host", "cpu_cores",
+    "best_threads", "ratio1", "ratio1_low", "ratio1_high", "ratio2", "ratio2_low",
+    "ratio2_high", "one_host", "evidence_ratio2", "evidence_best_threads", "evidence_cpu",
+    "note",
+)  # fmt: skip
+
+
+def _spread(values, prefix: str) -> dict:
+    """Median, min and max of a side's repeats (seconds)."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0 or not np.isfinite(values).all():
+        return {prefix: math.nan, f"{prefix}_min": math.nan, f"{prefix}_max": math.nan}
+    return {prefix: float(np.median(values)), f"{prefix}_min": float(values.min()),
+            f"{prefix}_max": float(values.max())}  # fmt: skip
+
+
+def gpu_run_times(cells, kernel: str) -> pd.DataFrame:
+    """This run's GPU side: per (model, N, r, build) the whole runs of ``kernel``
+    ("<precision>-<neighbourhood>") in the timing cells that ran on the GPU, with the
+    host the cell ran on (``gpu_host``)."""
+    rows = []
+    for arrays, meta in cells:
+        if meta["backend"] != "cuda":
+            continue
+        for k, v in enumerate(meta["variants"]):
+            if f"{v['precision']}-{v['neighbourhood']}" != kernel:
+                continue
+            rows.append({"model": meta["model"], "n": meta["n"], "radius": v["radius"],
+                         "gpu_build": v["build"], **_spread(arrays["wall_seconds"][k], "gpu_s"),
+                         "gpu_repeats": meta["repeats"], "gpu_device": meta["device"],
+                         "gpu_source": THIS_RUN, "gpu_host": meta.get("host")})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def evidence_run_times(frame: pd.DataFrame, kernel: str, label: str) -> pd.DataFrame:
+    """The committed GPU side (``frame``: a ``timings.csv`` of bench/cpf2013_best_cpu.py,
+    its ``gpu`` rows of ``kernel``), labelled ``label`` (``pipeline.evidence.Evidence``'s),
+    with that host's own best-CPU time beside it (``evidence_ratio2``: a one-host ratio)."""
+    gpu = frame[(frame["section"] == "gpu") & (frame["code"] == f"timing_cell: CPF {kernel}")]
+    best = frame[frame["section"] == "best_cpu"].drop_duplicates(["model", "n", "radius",
+                                                                   "threads"])  # fmt: skip
+    cores = best["cores"].max() if not best.empty else None
+    best = best[best["threads"] == cores] if cores is not None else best
+    best = best.set_index(["model", "n", "radius"])
+    rows = []
+    for r in gpu.itertuples(index=False):
+        key = (r.model, int(r.n), int(r.radius))
+        own = best.loc[key] if key in best.index else None
+        rows.append({"model": r.model, "n": int(r.n), "radius": int(r.radius),
+                     "gpu_build": r.build, "gpu_s": float(r.seconds),
+                     "gpu_s_min": float(r.seconds_min), "gpu_s_max": float(r.seconds_max),
+                     "gpu_repeats": int(r.repeats), "gpu_device": r.device, "gpu_source": label,
+                     "gpu_host": None,
+                     "evidence_ratio2": math.nan if own is None
+                     else float(own["seconds"]) / float(r.seconds),
+                     "evidence_best_threads": math.nan if own is None else int(own["threads"]),
+                     "evidence_cpu": "" if own is None else f"{own['cpu']}, "
+                     f"{int(own['cores'])} CPUs"})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def best_cpu_times(cells) -> pd.DataFrame:
+    """The CPU sides of the best-CPU cells: per (model, N, r) the NumPy CPF's and the best
+    CPU code's whole runs (median, min, max) and the host and threads of the cell."""
+    rows = []
+    for arrays, meta in cells:
+        for k, radius in enumerate(meta["radii"]):
+            numpy_runs = arrays["numpy_wall_seconds"][k] if meta["numpy"] else []
+            rows.append({"model": meta["model"], "n": meta["n"], "radius": radius,
+                         **_spread(numpy_runs, "numpy_s"),
+                         **_spread(arrays["best_wall_seconds"][k], "best_s"),
+                         "cpu_repeats": meta["repeats"], "cpu": meta["cpu"],
+                         "cpu_host": meta["host"], "cpu_cores": meta["cores"],
+                         "best_threads": meta["threads"], "steps": meta["steps"]})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def speedup_table(timing, best, kernel: str, evidence=None) -> pd.DataFrame:
+    """Ratios 1 and 2 per (model, N, r) of the best-CPU cells ``best`` and GPU build: the
+    GPU's median whole run of ``kernel`` -- this run's timing cells' (``timing``) where
+    they ran on the GPU, else the committed evidence's (``evidence``: an
+    ``pipeline.evidence.Evidence`` of a best-CPU bench's ``timings.csv``, or None) --
+    beside the NumPy CPF's (``ratio1`` = numpy_s / gpu_s) and the best CPU code's
+    (``ratio2`` = best_s / gpu_s), each ratio's ``_low`` and ``_high`` from the sides'
+    extremes (min CPU / max GPU, max CPU / min GPU). ``one_host``: both sides ran in this
+    run on one host; else ``note`` says which machines the ratio sets side by side."""
+    cpu = best_cpu_times(best)
+    gpu = gpu_run_times(timing, kernel)
+    if gpu.empty and evidence is not None:
+        gpu = evidence_run_times(evidence.frame(), kernel, evidence.label)
+    keys = ["model", "n", "radius"]
+    if gpu.empty:
+        frame = cpu.assign(gpu_build="", gpu_source="", gpu_device="", gpu_host=None,
+                           gpu_s=math.nan, gpu_s_min=math.nan, gpu_s_max=math.nan,
+                           gpu_repeats=math.nan)  # fmt: skip
+    else:
+        frame = cpu.merge(gpu, on=keys, how="left")
+    frame["kernel"] = kernel
+    for side, ratio in (("numpy_s", "ratio1"), ("best_s", "ratio2")):
+        frame[ratio] = frame[side] / frame["gpu_s"]
+        frame[f"{ratio}_low"] = frame[f"{side}_min"] / frame["gpu_s_max"]
+        frame[f"{ratio}_high"] = frame[f"{side}_max"] / frame["gpu_s_min"]
+    frame["one_host"] = (frame["gpu_source"] == THIS_RUN) & (frame["gpu_host"] == frame["cpu_host"])
+    frame["note"] = [_speedup_note(r) for r in frame.to_dict("records")]
+    frame = frame.reindex(columns=list(SPEEDUP_COLUMNS))
+    frame = frame.sort_values(["model", "n", "radius", "gpu_build"], ignore_index=True)
+    for col in ("n", "radius", "gpu_repeats", "cpu_repeats", "cpu_cores", "best_threads",
+                "evidence_best_threads"):  # fmt: skip
+        frame[col] = frame[col].astype("Int64")
+    return frame
+
+
+def _speedup_note(r: dict) -> str:
+    cpu = f"{r['cpu']} on host {r['cpu_host']}, {r['best_threads']} threads of {r['cpu_cores']}"
+    if not isinstance(r.get("gpu_source"), str) or not r["gpu_source"] or \
+            not np.isfinite(r.get("gpu_s", math.nan)):  # fmt: skip
+        return f"no GPU time: none ran here and evidence/ holds none of this row; CPU: {cpu}"
+    if r["gpu_source"] == THIS_RUN:
+        if r["gpu_host"] == r["cpu_host"]:
+            return f"one host: GPU ({r['gpu_device']}) and CPU ({cpu}) in this run"
+        return (f"NOT one host: this run's GPU ({r['gpu_device']}, host {r['gpu_host']}) "
+                f"against CPU sides of another host ({cpu})")  # fmt: skip
+    return (f"NOT one host: GPU from committed evidence ({r['gpu_source']}); CPU sides on this "
+            f"machine ({cpu})")  # fmt: skip
+
+
+def speedup_caption(frame: pd.DataFrame) -> str:
+    """What the speed-up table shows, and where its two sides ran; it says so plainly when
+    the GPU and the CPU sides are different machines."""
+    first = frame.iloc[0]
+    cpu = (
+        f"{first['cpu']} (host {first['cpu_host']}): cpf_best.c on "
+        f"{first['best_threads']} threads of its {first['cpu_cores']} logical CPUs"
+    )
+    text = (f"Whole runs of the first (growth) model, {int(first['cpu_repeats'])} timed runs a "
+            f"CPU side (median [min, max]); the GPU runs kernel {first['kernel']}. {RATIO1}; "
+            f"{RATIO2}. Each ratio is a ratio of medians; its range pairs the sides' extremes. "
+            f"CPU sides: {cpu}.")  # fmt: skip
+    sources = sorted({s for s in frame["gpu_source"].dropna() if s})
+    if not sources:
+        return text + " No GPU time: no GPU ran here and evidence/ holds no committed run."
+    if frame["one_host"].all():
+        return text + (f" GPU: {', '.join(sorted(set(frame['gpu_device'])))} in this run, on "
+                       "the same host: every ratio is a one-host figure.")  # fmt: skip
+    committed = [s for s in sources if s != THIS_RUN]
+    where = f"committed evidence ({'; '.join(committed)})" if committed else "this run"
+    return text + (
+        f" **Not a one-host ratio.** The GPU times are {where}; the CPU times are this "
+        "machine's. Ratios 1 and 2 here set two different machines side by side: they say "
+        "how this CPU compares with that GPU, not how the GPU compares with the CPU of its "
+        "own host. The one-host ratio 2 of the evidence's own host (its best CPU code on "
+        "all its cores against its GPU) is the column evidence_ratio2."
+    )
+
+
+def speedup_markdown(frame: pd.DataFrame) -> str:
+    """The speed-up table as Markdown, its caption (:func:`speedup_caption`) first."""
+    header = ["N", "r", "GPU build", "GPU whole run (ms)", "GPU from",
+              "NumPy CPF (ms)", "ratio 1", "cpf_best.c (ms)", "threads", "ratio 2",
+              "one host", "evidence host's ratio 2"]  # fmt: skip
+
+    def ms(med, lo, hi):
+        return "" if not np.isfinite(med) else f"{1e3 * med:.3f} [{1e3 * lo:.3f}, {1e3 * hi:.3f}]"
+
+    def x(med, lo, hi):
+        return "" if not np.isfinite(med) else f"{med:.2f}× [{lo:.2f}, {hi:.2f}]"
+
+    rows = []
+    for r in frame.to_dict("records"):
+        source = r["gpu_source"] if isinstance(r["gpu_source"], str) else ""
+        rows.append([
+            f"{r['n']:,}", str(r["radius"]), r["gpu_build"] or "",
+            ms(r["gpu_s"], r["gpu_s_min"], r["gpu_s_max"]),
+            (f"{r['gpu_device']}, " if source else "") + (source or "none"),
+            ms(r["numpy_s"], r["numpy_s_min"], r["numpy_s_max"]),
+            x(r["ratio1"], r["ratio1_low"], r["ratio1_high"]),
+            ms(r["best_s"], r["best_s_min"], r["best_s_max"]), str(r["best_threads"]),
+            x(r["ratio2"], r["ratio2_low"], r["ratio2_high"]),
+            "yes" if r["one_host"] else "**no**",
+            _fmt(r["evidence_ratio2"], 4) + ("×" if np.isfinite(r["evidence_ratio2"]) else ""),
+        ])  # fmt: skip
+    title = ("# Gelencsér-Horváth et al. (2013): the GPU over the document's kind of CPU code "
+             "(ratio 1) and over the best CPU code (ratio 2)\n\n")  # fmt: skip
+    return title + speedup_caption(frame) + "\n\n" + "\n".join(markdown_table(header, rows)) + "\n"

@@ -82,7 +82,8 @@ def test_schema_knows_every_key_and_requires_them():
     for bad in ({"cpf2013_bot_trajectories": 1}, {"cpf2013_radii": [32, 32]},
                 {"cpf2013_n": []}, {"cpf2013_fast_math": "yes"},
                 {"cpf2013_growth_setup": "both"}, {"cpf2013_timing_kernels": ["float32-search"]},
-                {"cpf2013_timing_n": []}):  # fmt: skip
+                {"cpf2013_timing_n": []}, {"cpf2013_best_cpu_threads": 0},
+                {"cpf2013_best_cpu_threads": "half"}):  # fmt: skip
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, cpf_schema)
 
@@ -497,6 +498,8 @@ def test_dry_run_of_the_target(tmp_path, scale):
         "cpf2013_cpf_cell": 2 * configs + large,
         "cpf2013_sir_cell": 2 * ns * len(grid["cpf2013_baselines"]),
         "cpf2013_timing_cell": len(catalog.timing_n_grid(grid)),
+        "cpf2013_best_cpu_cell": len(catalog.timing_n_grid(grid)),
+        "cpf2013_speedup": 1,
         "cpf2013_table": len(catalog.FIGURES),
         "cpf2013_figure": len(catalog.FIGURES),
         "cpf2013_table1": 1,
@@ -566,3 +569,139 @@ def test_the_h100_runs_derived_tables_come_from_its_tables(tmp_path):
     assert one.loc[4194304, "step_ratio_to_half_n"] == pytest.approx(
         one.loc[4194304, "step_us"] / one.loc[2097152, "step_us"], rel=1e-5
     )
+
+
+# --- ratios 1 and 2: the best-CPU cells and the speed-up table ---------------------------
+
+EVIDENCE = REPO / "evidence"
+
+
+def _timing_cell(backend, host, walls, n=2048, radius=32):
+    """A timing cell of one radius, the float64 search kernel, both builds on the GPU."""
+    builds = ["default", "fast-math"] if backend == "cuda" else ["default"]
+    variants = [{"radius": radius, "precision": "float64", "neighbourhood": "search",
+                 "build": b} for b in builds]  # fmt: skip
+    arrays = {"wall_seconds": np.array(walls[: len(builds)])}
+    meta = {"model": "growth", "n": n, "backend": backend, "device": "test GPU", "host": host,
+            "repeats": len(walls[0]), "variants": variants}  # fmt: skip
+    return arrays, meta
+
+
+def _best_cell(host, numpy_walls, best_walls, n=2048, radius=32, threads=2):
+    arrays = {"numpy_wall_seconds": np.array([numpy_walls]),
+              "best_wall_seconds": np.array([best_walls])}  # fmt: skip
+    meta = {"model": "growth", "n": n, "radii": [radius], "numpy": True, "host": host,
+            "cpu": "test CPU", "cores": 4, "threads": threads, "repeats": len(best_walls),
+            "steps": 100}  # fmt: skip
+    return arrays, meta
+
+
+def test_speedup_table_ratios_by_hand():
+    """Ratio 1 = the NumPy CPF's median / the GPU's, ratio 2 = the best CPU code's / the
+    GPU's, each range from the sides' extremes; one host only where both ran here on it."""
+    timing = _timing_cell("cuda", "h1", [[1e-3, 2e-3, 4e-3], [1e-3, 1e-3, 1e-3]])
+    best = _best_cell("h1", [0.1, 0.3, 0.2], [4e-3, 6e-3, 5e-3])
+    t = tables.speedup_table([timing], [best], "float64-search")
+    assert list(t["gpu_build"]) == ["default", "fast-math"]
+    d = t.iloc[0]
+    assert (d["gpu_s"], d["numpy_s"], d["best_s"]) == (2e-3, 0.2, 5e-3)
+    assert d["ratio1"] == pytest.approx(0.2 / 2e-3) and d["ratio2"] == pytest.approx(5e-3 / 2e-3)
+    assert d["ratio1_low"] == pytest.approx(0.1 / 4e-3)
+    assert d["ratio1_high"] == pytest.approx(0.3 / 1e-3)
+    assert d["ratio2_low"] == pytest.approx(4e-3 / 4e-3) and d["ratio2_high"] == pytest.approx(6.0)
+    assert t.iloc[1]["ratio2"] == pytest.approx(5.0)
+    assert t["one_host"].all() and d["gpu_source"] == tables.THIS_RUN
+    assert "one host: GPU (test GPU)" in d["note"] and d["best_threads"] == 2
+    assert "every ratio is a one-host figure" in tables.speedup_markdown(t)
+    # The GPU in this run but on another node: not one host, and said so.
+    other = tables.speedup_table([timing], [_best_cell("h2", [0.1], [5e-3])], "float64-search")
+    assert not other["one_host"].any() and other["note"].str.startswith("NOT one host").all()
+    assert "Not a one-host ratio" in tables.speedup_markdown(other)
+    # Another kernel's rows are not this one's GPU side.
+    none = tables.speedup_table([timing], [best], "float32-divide")
+    assert none["gpu_s"].isna().all() and none["ratio2"].isna().all()
+
+
+def test_speedup_table_draws_committed_evidence_labelled():
+    """No GPU ran here: the GPU side is the newest committed best-CPU run, labelled with its
+    device, folder and date; the table and its caption say the ratio spans two machines,
+    and give the evidence host's own one-host ratio 2 beside it."""
+    from pfresample_studies.pipeline import evidence
+
+    found = evidence.find(catalog.EVIDENCE_TABLES["speedup"], EVIDENCE)
+    assert found is not None
+    timing = _timing_cell("cpu", "laptop", [[0.05, 0.05]], n=4096, radius=64)
+    best = _best_cell("laptop", [0.07, 0.08, 0.09], [8e-3, 9e-3, 1e-2], n=4096, radius=64)
+    t = tables.speedup_table([timing], [best], "float64-search", found)
+    committed = found.frame()
+    gpu = committed[(committed["section"] == "gpu") & (committed["n"] == 4096)
+                    & (committed["radius"] == 64)].set_index("build")  # fmt: skip
+    assert list(t["gpu_build"]) == ["default", "fast-math"]
+    for row in t.itertuples():
+        assert row.gpu_s == pytest.approx(gpu.loc[row.gpu_build, "seconds"])
+        assert row.ratio2 == pytest.approx(9e-3 / row.gpu_s)
+        assert row.ratio1 == pytest.approx(0.08 / row.gpu_s)
+        assert row.gpu_source == found.label and not row.one_host
+        assert found.folder in row.note and row.note.startswith("NOT one host")
+    assert found.device in found.label and found.date in found.label
+    # The evidence host's own ratio 2 (its cpf_best.c on all its cores over its GPU) is its
+    # ratios.csv's.
+    ratios = pd.read_csv(found.path.parent / "ratios.csv")
+    own = ratios[(ratios["n"] == 4096) & (ratios["radius"] == 64) & (ratios["model"] == "growth")
+                 & ratios["over"].str.startswith("best CPU")].set_index("gpu_build")  # fmt: skip
+    for row in t.itertuples():
+        assert row.evidence_ratio2 == pytest.approx(own.loc[row.gpu_build, "speedup"])
+    md = tables.speedup_markdown(t)
+    assert "**Not a one-host ratio.**" in md and found.label in md and "| **no** |" in md
+    # Neither a GPU here nor evidence: no GPU time, said so.
+    bare = tables.speedup_table([timing], [best], "float64-search", None)
+    assert bare["ratio1"].isna().all() and "No GPU time" in tables.speedup_caption(bare)
+    assert bare["note"].str.startswith("no GPU time").all()
+
+
+def test_best_cpu_cell_times_both_cpu_sides():
+    native = pytest.importorskip("pfresample_studies.cpf2013.native")
+    try:
+        native.compiler()
+    except RuntimeError as error:
+        pytest.skip(str(error))
+    data = targets.simulate("growth", 2, 10, 3)
+    arrays, meta = experiments.best_cpu_cell("growth", data, 64, [4, 8], seed=3, repeats=2,
+                                             threads=2)  # fmt: skip
+    assert arrays["numpy_wall_seconds"].shape == arrays["best_wall_seconds"].shape == (2, 2)
+    assert (arrays["best_wall_seconds"] > 0).all() and (arrays["numpy_wall_seconds"] > 0).all()
+    assert (meta["threads"], meta["radii"], meta["code"]) == (2, [4, 8], "cpf_best.c")
+    assert meta["host"] and meta["cpu"] == cpu_name() and meta["cores"] >= 1
+    np.testing.assert_array_equal(arrays["seeds"], experiments.run_seeds(3, "growth", 64, 2,
+                                                                          "timing"))  # fmt: skip
+    bare, meta = experiments.best_cpu_cell("growth", data, 64, [4], seed=3, repeats=2,
+                                           threads=1, numpy=False)  # fmt: skip
+    assert bare["numpy_wall_seconds"].shape == (0, 2) and not meta["numpy"]
+    t = tables.best_cpu_times([(bare, meta)])
+    assert t["numpy_s"].isna().all() and t["best_s"].notna().all()
+    assert catalog.best_cpu_threads({"cpf2013_best_cpu_threads": 3}) == 3
+    assert catalog.best_cpu_threads({"cpf2013_best_cpu_threads": "all"}) >= 1
+    assert catalog.numpy_timing_n({**CONFIG, **QUICK}) == [2048, 4096]
+    assert catalog.numpy_timing_n(CONFIG) == [2048, 4096, 8192, 16384]
+
+
+@pytest.mark.slow
+def test_pipeline_draws_ratios_1_and_2(tmp_path):
+    """The speed-up table from the pipeline at one N of the quick grid: this machine's CPU
+    sides; without a GPU here, the committed evidence's GPU side, labelled."""
+    proc = snakemake(tmp_path, "results/tables/cpf2013/speedup.csv",
+                     config=["scale=quick", "cpf2013_timing_n=[2048]", "cpf2013_timing_repeats=2",
+                             "cpf2013_timing_baselines=[]", "cpf2013_growth_trajectories=2",
+                             "cpf2013_best_cpu_threads=2"])  # fmt: skip
+    assert proc.returncode == 0, proc.output
+    t = pd.read_csv(tmp_path / "results" / "tables" / "cpf2013" / "speedup.csv")
+    assert set(t["n"]) == {2048} and set(t["radius"]) == {32, 64}
+    assert (t["best_threads"] == 2).all() and t["best_s"].notna().all()
+    np.testing.assert_allclose(t["ratio2"], t["best_s"] / t["gpu_s"])
+    np.testing.assert_allclose(t["ratio1"], t["numpy_s"] / t["gpu_s"])
+    md = (tmp_path / "results" / "tables" / "cpf2013" / "speedup.md").read_text()
+    if experiments.cuda_device() is None:
+        assert t["gpu_source"].str.contains("evidence/").all() and not t["one_host"].any()
+        assert "**Not a one-host ratio.**" in md
+    else:
+        assert (t["gpu_source"] == tables.THIS_RUN).all() and t["one_host"].all()

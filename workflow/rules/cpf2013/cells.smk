@@ -11,8 +11,12 @@ studies/pfresample_studies/cpf2013/ and its glue scripts/cpf2013/cells.py.
 * results/cpf2013/timing/growth/n{n}.npz: timed runs of the CPF on one trajectory of the
   growth model at every radius, each kernel of cpf2013_timing_kernels in the default and
   (GPU) fast-math builds, and of the SIR baselines of cpf2013_timing_baselines (Figs 11-12),
-  one job per N.
-Every cell runs on `backend` and asks for a GPU where the cells may run on one.
+  one job per N;
+* results/cpf2013/best_cpu/growth/n{n}.npz: the CPU sides of ratios 1 and 2 at the timing
+  grid's N, every radius: the NumPy CPF on one process (at the paper's N only) and the
+  best CPU code (native/cpf_best.c) on cpf2013_best_cpu_threads threads, one job per N,
+  holding that many cores; its metadata records the host and the threads.
+Every cell but the best-CPU cells runs on `backend` and asks for a GPU where the cells may run on one.
 """
 
 CPF2013_CELLS_SCRIPT = "../../../scripts/cpf2013/cells.py"
@@ -111,6 +115,33 @@ rule cpf2013_timing_cell:
     resources:
         mem_mb=lambda wildcards: cpf2013_mem_mb(wildcards.n, wildcards.cpf_model),
         gpu=CELL_GPUS,
+    conda:
+        CONDA_ENV
+    script:
+        CPF2013_CELLS_SCRIPT
+
+
+rule cpf2013_best_cpu_cell:
+    """The CPU sides of ratios 1 and 2 at one N: the job holds the cores it runs on."""
+    input:
+        trajectories=cpf2013_trajectories("{cpf_model}"),
+    output:
+        cpf2013_best_cpu_cell("{cpf_model}", "{n}"),
+    params:
+        seed=config["seed"],
+        setup=cpf2013_catalog.setup(config),
+        radii=cpf2013_catalog.radii(config),
+        repeats=config["cpf2013_timing_repeats"],
+        numpy_n=cpf2013_catalog.numpy_timing_n(config),
+        threads=cpf2013_catalog.best_cpu_threads(config),
+        scale=SCALE,
+    log:
+        "results/logs/cpf2013/best_cpu/{cpf_model}/n{n}.log",
+    benchmark:
+        "results/benchmarks/cpf2013/best_cpu/{cpf_model}/n{n}.tsv"
+    threads: cpf2013_catalog.best_cpu_threads(config)
+    resources:
+        mem_mb=lambda wildcards: cpf2013_mem_mb(wildcards.n, wildcards.cpf_model),
     conda:
         CONDA_ENV
     script:

@@ -26,6 +26,16 @@ def cpf2013_timing_cell(model, n) -> str:
     return f"results/cpf2013/timing/{model}/n{n}.npz"
 
 
+def cpf2013_best_cpu_cell(model, n) -> str:
+    return f"results/cpf2013/best_cpu/{model}/n{n}.npz"
+
+
+def cpf2013_best_cpu_cells() -> list[str]:
+    """The best-CPU cells: one per N of the timing grid (Figs 11-12), every radius."""
+    model = cpf2013_catalog.TIMING_MODEL
+    return [cpf2013_best_cpu_cell(model, n) for n in cpf2013_catalog.timing_n_grid(config)]
+
+
 def cpf2013_cpf_cells(model) -> list[str]:
     """Every configuration (N, r) of ``model`` (the growth model's large N too)."""
     return [
@@ -77,6 +87,7 @@ def cpf2013_outputs() -> list[str]:
         out += [f"results/figures/cpf2013/{figure}.{ext}" for ext in ("png", "pdf")]
     out += ["results/tables/cpf2013/table1.csv", "results/tables/cpf2013/table1.md"]
     out.append("results/tables/cpf2013/baselines.csv")
+    out += ["results/tables/cpf2013/speedup.csv", "results/tables/cpf2013/speedup.md"]
     out += ["results/tables/cpf2013/paired.csv", "results/tables/cpf2013/claims.csv"]
     return out
 
@@ -86,7 +97,7 @@ def cpf2013_artifacts() -> set[str]:
     out = {cpf2013_trajectories(model) for model in CPF2013_MODELS}
     for model in CPF2013_MODELS:
         out |= set(cpf2013_cpf_cells(model)) | set(cpf2013_sir_cells(model))
-    return out | set(cpf2013_timing_cells())
+    return out | set(cpf2013_timing_cells()) | set(cpf2013_best_cpu_cells())
 
 
 def cpf2013_mem_mb(n, model) -> int:

@@ -5,6 +5,9 @@ the baselines' table, from the cells of cells.smk; glue scripts/cpf2013/outputs.
 * results/tables/cpf2013/table1.csv, .md: the paper's Table 1 (published) next to ours;
 * results/tables/cpf2013/baselines.csv: at each N, the SIR baselines against the CPF's
   best r (what locality costs in error and saves in time);
+* results/tables/cpf2013/speedup.csv, .md: per (N, r) of the timing grid the GPU's whole
+  run (this run's, else the newest committed evidence's, labelled) beside the NumPy CPF's
+  (ratio 1) and the best CPU code's (ratio 2), saying where each side ran;
 * results/tables/cpf2013/paired.csv, claims.csv: the paired differences behind every
   trend (pairs of cells per trajectory) and the paper's claims judged on them;
 * results/figures/cpf2013/{cpf_fig}.png and .pdf.
@@ -62,6 +65,31 @@ rule cpf2013_baselines:
         "results/tables/cpf2013/baselines.csv",
     log:
         "results/logs/tables/cpf2013/baselines.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        CPF2013_OUTPUTS_SCRIPT
+
+
+rule cpf2013_speedup:
+    """Ratios 1 and 2 at the timing grid's (N, r): the GPU's whole run (this run's timing
+    cells where they ran on the GPU, else the newest committed best-CPU run's) over the
+    best-CPU cells' NumPy CPF and cpf_best.c."""
+    input:
+        timing=cpf2013_timing_cells(),
+        best=cpf2013_best_cpu_cells(),
+        # where no GPU runs here: the newest committed GPU rows (pipeline.evidence)
+        evidence=list(committed_tables(cpf2013_catalog.EVIDENCE_TABLES).values()),
+    output:
+        csv="results/tables/cpf2013/speedup.csv",
+        md="results/tables/cpf2013/speedup.md",
+    params:
+        kernel=cpf2013_catalog.kernel_name(*cpf2013_catalog.timing_kernels(config)[0]),
+    log:
+        "results/logs/tables/cpf2013/speedup.log",
     threads: 1
     resources:
         mem_mb=1024,

@@ -358,11 +358,11 @@ RATIO1 = "ratio 1: GPU over the document's kind of CPU baseline (the NumPy CPF, 
 RATIO2 = "ratio 2 (the headline): GPU over the best CPU code (cpf_best.c) on all cores"
 SPEEDUP_COLUMNS = (
     "model", "n", "radius", "kernel", "gpu_build", "gpu_s", "gpu_s_min", "gpu_s_max",
-    "gpu_repeats", "gpu_device", "gpu_source", "numpy_s", "numpy_s_min", "numpy_s_max",
-    "best_s", "best_s_min", "best_s_max", "cpu_repeats", "cpu", "cpu_host", "cpu_cores",
-    "best_threads", "ratio1", "ratio1_low", "ratio1_high", "ratio2", "ratio2_low",
-    "ratio2_high", "one_host", "evidence_ratio2", "evidence_best_threads", "evidence_cpu",
-    "note",
+    "gpu_repeats", "gpu_device", "gpu_source", "doc_cpu_s", "doc_cpu_s_min", "doc_cpu_s_max",
+    "best_cpu_s", "best_cpu_s_min", "best_cpu_s_max", "cpu_repeats", "cpu", "cpu_host",
+    "cpu_cores", "best_cpu_threads", "over_document", "over_document_low",
+    "over_document_high", "over_best_cpu", "over_best_cpu_low", "over_best_cpu_high",
+    "one_host", "evidence_over_best_cpu", "evidence_best_cpu_threads", "evidence_cpu", "note",
 )  # fmt: skip
 
 
@@ -396,7 +396,7 @@ def gpu_run_times(cells, kernel: str) -> pd.DataFrame:
 def evidence_run_times(frame: pd.DataFrame, kernel: str, label: str) -> pd.DataFrame:
     """The committed GPU side (``frame``: a ``timings.csv`` of bench/cpf2013_best_cpu.py,
     its ``gpu`` rows of ``kernel``), labelled ``label`` (``pipeline.evidence.Evidence``'s),
-    with that host's own best-CPU time beside it (``evidence_ratio2``: a one-host ratio)."""
+    with that host's own best-CPU time beside it (``evidence_over_best_cpu``: a one-host ratio)."""
     gpu = frame[(frame["section"] == "gpu") & (frame["code"] == f"timing_cell: CPF {kernel}")]
     best = frame[frame["section"] == "best_cpu"].drop_duplicates(["model", "n", "radius",
                                                                    "threads"])  # fmt: skip
@@ -412,9 +412,9 @@ def evidence_run_times(frame: pd.DataFrame, kernel: str, label: str) -> pd.DataF
                      "gpu_s_min": float(r.seconds_min), "gpu_s_max": float(r.seconds_max),
                      "gpu_repeats": int(r.repeats), "gpu_device": r.device, "gpu_source": label,
                      "gpu_host": None,
-                     "evidence_ratio2": math.nan if own is None
+                     "evidence_over_best_cpu": math.nan if own is None
                      else float(own["seconds"]) / float(r.seconds),
-                     "evidence_best_threads": math.nan if own is None else int(own["threads"]),
+                     "evidence_best_cpu_threads": math.nan if own is None else int(own["threads"]),
                      "evidence_cpu": "" if own is None else f"{own['cpu']}, "
                      f"{int(own['cores'])} CPUs"})  # fmt: skip
     return pd.DataFrame(rows)
@@ -428,11 +428,11 @@ def best_cpu_times(cells) -> pd.DataFrame:
         for k, radius in enumerate(meta["radii"]):
             numpy_runs = arrays["numpy_wall_seconds"][k] if meta["numpy"] else []
             rows.append({"model": meta["model"], "n": meta["n"], "radius": radius,
-                         **_spread(numpy_runs, "numpy_s"),
-                         **_spread(arrays["best_wall_seconds"][k], "best_s"),
+                         **_spread(numpy_runs, "doc_cpu_s"),
+                         **_spread(arrays["best_wall_seconds"][k], "best_cpu_s"),
                          "cpu_repeats": meta["repeats"], "cpu": meta["cpu"],
                          "cpu_host": meta["host"], "cpu_cores": meta["cores"],
-                         "best_threads": meta["threads"], "steps": meta["steps"]})  # fmt: skip
+                         "best_cpu_threads": meta["threads"], "steps": meta["steps"]})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -441,8 +441,8 @@ def speedup_table(timing, best, kernel: str, evidence=None) -> pd.DataFrame:
     GPU's median whole run of ``kernel`` -- this run's timing cells' (``timing``) where
     they ran on the GPU, else the committed evidence's (``evidence``: an
     ``pipeline.evidence.Evidence`` of a best-CPU bench's ``timings.csv``, or None) --
-    beside the NumPy CPF's (``ratio1`` = numpy_s / gpu_s) and the best CPU code's
-    (``ratio2`` = best_s / gpu_s), each ratio's ``_low`` and ``_high`` from the sides'
+    beside the NumPy CPF's (``over_document`` = doc_cpu_s / gpu_s) and the best CPU code's
+    (``over_best_cpu`` = best_cpu_s / gpu_s), each ratio's ``_low`` and ``_high`` from the sides'
     extremes (min CPU / max GPU, max CPU / min GPU). ``one_host``: both sides ran in this
     run on one host; else ``note`` says which machines the ratio sets side by side."""
     cpu = best_cpu_times(best)
@@ -457,7 +457,7 @@ def speedup_table(timing, best, kernel: str, evidence=None) -> pd.DataFrame:
     else:
         frame = cpu.merge(gpu, on=keys, how="left")
     frame["kernel"] = kernel
-    for side, ratio in (("numpy_s", "ratio1"), ("best_s", "ratio2")):
+    for side, ratio in (("doc_cpu_s", "over_document"), ("best_cpu_s", "over_best_cpu")):
         frame[ratio] = frame[side] / frame["gpu_s"]
         frame[f"{ratio}_low"] = frame[f"{side}_min"] / frame["gpu_s_max"]
         frame[f"{ratio}_high"] = frame[f"{side}_max"] / frame["gpu_s_min"]
@@ -465,14 +465,14 @@ def speedup_table(timing, best, kernel: str, evidence=None) -> pd.DataFrame:
     frame["note"] = [_speedup_note(r) for r in frame.to_dict("records")]
     frame = frame.reindex(columns=list(SPEEDUP_COLUMNS))
     frame = frame.sort_values(["model", "n", "radius", "gpu_build"], ignore_index=True)
-    for col in ("n", "radius", "gpu_repeats", "cpu_repeats", "cpu_cores", "best_threads",
-                "evidence_best_threads"):  # fmt: skip
+    for col in ("n", "radius", "gpu_repeats", "cpu_repeats", "cpu_cores", "best_cpu_threads",
+                "evidence_best_cpu_threads"):  # fmt: skip
         frame[col] = frame[col].astype("Int64")
     return frame
 
 
 def _speedup_note(r: dict) -> str:
-    cpu = f"{r['cpu']} on host {r['cpu_host']}, {r['best_threads']} threads of {r['cpu_cores']}"
+    cpu = f"{r['cpu']} on host {r['cpu_host']}, {r['best_cpu_threads']} threads of {r['cpu_cores']}"
     if not isinstance(r.get("gpu_source"), str) or not r["gpu_source"] or \
             not np.isfinite(r.get("gpu_s", math.nan)):  # fmt: skip
         return f"no GPU time: none ran here and evidence/ holds none of this row; CPU: {cpu}"
@@ -491,7 +491,7 @@ def speedup_caption(frame: pd.DataFrame) -> str:
     first = frame.iloc[0]
     cpu = (
         f"{first['cpu']} (host {first['cpu_host']}): cpf_best.c on "
-        f"{first['best_threads']} threads of its {first['cpu_cores']} logical CPUs"
+        f"{first['best_cpu_threads']} threads of its {first['cpu_cores']} logical CPUs"
     )
     text = (f"Whole runs of the first (growth) model, {int(first['cpu_repeats'])} timed runs a "
             f"CPU side (median [min, max]); the GPU runs kernel {first['kernel']}. {RATIO1}; "
@@ -510,7 +510,7 @@ def speedup_caption(frame: pd.DataFrame) -> str:
         "machine's. Ratios 1 and 2 here set two different machines side by side: they say "
         "how this CPU compares with that GPU, not how the GPU compares with the CPU of its "
         "own host. The one-host ratio 2 of the evidence's own host (its best CPU code on "
-        "all its cores against its GPU) is the column evidence_ratio2."
+        "all its cores against its GPU) is the column evidence_over_best_cpu."
     )
 
 
@@ -533,12 +533,14 @@ def speedup_markdown(frame: pd.DataFrame) -> str:
             f"{r['n']:,}", str(r["radius"]), r["gpu_build"] or "",
             ms(r["gpu_s"], r["gpu_s_min"], r["gpu_s_max"]),
             (f"{r['gpu_device']}, " if source else "") + (source or "none"),
-            ms(r["numpy_s"], r["numpy_s_min"], r["numpy_s_max"]),
-            x(r["ratio1"], r["ratio1_low"], r["ratio1_high"]),
-            ms(r["best_s"], r["best_s_min"], r["best_s_max"]), str(r["best_threads"]),
-            x(r["ratio2"], r["ratio2_low"], r["ratio2_high"]),
+            ms(r["doc_cpu_s"], r["doc_cpu_s_min"], r["doc_cpu_s_max"]),
+            x(r["over_document"], r["over_document_low"], r["over_document_high"]),
+            ms(r["best_cpu_s"], r["best_cpu_s_min"], r["best_cpu_s_max"]),
+            str(r["best_cpu_threads"]),
+            x(r["over_best_cpu"], r["over_best_cpu_low"], r["over_best_cpu_high"]),
             "yes" if r["one_host"] else "**no**",
-            _fmt(r["evidence_ratio2"], 4) + ("×" if np.isfinite(r["evidence_ratio2"]) else ""),
+            _fmt(r["evidence_over_best_cpu"], 4)
+            + ("×" if np.isfinite(r["evidence_over_best_cpu"]) else ""),
         ])  # fmt: skip
     title = ("# Gelencsér-Horváth et al. (2013): the GPU over the document's kind of CPU code "
              "(ratio 1) and over the best CPU code (ratio 2)\n\n")  # fmt: skip

@@ -604,14 +604,16 @@ def test_speedup_table_ratios_by_hand():
     t = tables.speedup_table([timing], [best], "float64-search")
     assert list(t["gpu_build"]) == ["default", "fast-math"]
     d = t.iloc[0]
-    assert (d["gpu_s"], d["numpy_s"], d["best_s"]) == (2e-3, 0.2, 5e-3)
-    assert d["ratio1"] == pytest.approx(0.2 / 2e-3) and d["ratio2"] == pytest.approx(5e-3 / 2e-3)
-    assert d["ratio1_low"] == pytest.approx(0.1 / 4e-3)
-    assert d["ratio1_high"] == pytest.approx(0.3 / 1e-3)
-    assert d["ratio2_low"] == pytest.approx(4e-3 / 4e-3) and d["ratio2_high"] == pytest.approx(6.0)
-    assert t.iloc[1]["ratio2"] == pytest.approx(5.0)
+    assert (d["gpu_s"], d["doc_cpu_s"], d["best_cpu_s"]) == (2e-3, 0.2, 5e-3)
+    assert d["over_document"] == pytest.approx(0.2 / 2e-3)
+    assert d["over_best_cpu"] == pytest.approx(5e-3 / 2e-3)
+    assert d["over_document_low"] == pytest.approx(0.1 / 4e-3)
+    assert d["over_document_high"] == pytest.approx(0.3 / 1e-3)
+    assert d["over_best_cpu_low"] == pytest.approx(4e-3 / 4e-3)
+    assert d["over_best_cpu_high"] == pytest.approx(6.0)
+    assert t.iloc[1]["over_best_cpu"] == pytest.approx(5.0)
     assert t["one_host"].all() and d["gpu_source"] == tables.THIS_RUN
-    assert "one host: GPU (test GPU)" in d["note"] and d["best_threads"] == 2
+    assert "one host: GPU (test GPU)" in d["note"] and d["best_cpu_threads"] == 2
     assert "every ratio is a one-host figure" in tables.speedup_markdown(t)
     # The GPU in this run but on another node: not one host, and said so.
     other = tables.speedup_table([timing], [_best_cell("h2", [0.1], [5e-3])], "float64-search")
@@ -619,7 +621,7 @@ def test_speedup_table_ratios_by_hand():
     assert "Not a one-host ratio" in tables.speedup_markdown(other)
     # Another kernel's rows are not this one's GPU side.
     none = tables.speedup_table([timing], [best], "float32-divide")
-    assert none["gpu_s"].isna().all() and none["ratio2"].isna().all()
+    assert none["gpu_s"].isna().all() and none["over_best_cpu"].isna().all()
 
 
 def test_speedup_table_draws_committed_evidence_labelled():
@@ -639,8 +641,8 @@ def test_speedup_table_draws_committed_evidence_labelled():
     assert list(t["gpu_build"]) == ["default", "fast-math"]
     for row in t.itertuples():
         assert row.gpu_s == pytest.approx(gpu.loc[row.gpu_build, "seconds"])
-        assert row.ratio2 == pytest.approx(9e-3 / row.gpu_s)
-        assert row.ratio1 == pytest.approx(0.08 / row.gpu_s)
+        assert row.over_best_cpu == pytest.approx(9e-3 / row.gpu_s)
+        assert row.over_document == pytest.approx(0.08 / row.gpu_s)
         assert row.gpu_source == found.label and not row.one_host
         assert found.folder in row.note and row.note.startswith("NOT one host")
     assert found.device in found.label and found.date in found.label
@@ -650,12 +652,12 @@ def test_speedup_table_draws_committed_evidence_labelled():
     own = ratios[(ratios["n"] == 4096) & (ratios["radius"] == 64) & (ratios["model"] == "growth")
                  & ratios["over"].str.startswith("best CPU")].set_index("gpu_build")  # fmt: skip
     for row in t.itertuples():
-        assert row.evidence_ratio2 == pytest.approx(own.loc[row.gpu_build, "speedup"])
+        assert row.evidence_over_best_cpu == pytest.approx(own.loc[row.gpu_build, "speedup"])
     md = tables.speedup_markdown(t)
     assert "**Not a one-host ratio.**" in md and found.label in md and "| **no** |" in md
     # Neither a GPU here nor evidence: no GPU time, said so.
     bare = tables.speedup_table([timing], [best], "float64-search", None)
-    assert bare["ratio1"].isna().all() and "No GPU time" in tables.speedup_caption(bare)
+    assert bare["over_document"].isna().all() and "No GPU time" in tables.speedup_caption(bare)
     assert bare["note"].str.startswith("no GPU time").all()
 
 
@@ -678,7 +680,7 @@ def test_best_cpu_cell_times_both_cpu_sides():
                                            threads=1, numpy=False)  # fmt: skip
     assert bare["numpy_wall_seconds"].shape == (0, 2) and not meta["numpy"]
     t = tables.best_cpu_times([(bare, meta)])
-    assert t["numpy_s"].isna().all() and t["best_s"].notna().all()
+    assert t["doc_cpu_s"].isna().all() and t["best_cpu_s"].notna().all()
     assert catalog.best_cpu_threads({"cpf2013_best_cpu_threads": 3}) == 3
     assert catalog.best_cpu_threads({"cpf2013_best_cpu_threads": "all"}) >= 1
     assert catalog.numpy_timing_n({**CONFIG, **QUICK}) == [2048, 4096]
@@ -696,9 +698,9 @@ def test_pipeline_draws_ratios_1_and_2(tmp_path):
     assert proc.returncode == 0, proc.output
     t = pd.read_csv(tmp_path / "results" / "tables" / "cpf2013" / "speedup.csv")
     assert set(t["n"]) == {2048} and set(t["radius"]) == {32, 64}
-    assert (t["best_threads"] == 2).all() and t["best_s"].notna().all()
-    np.testing.assert_allclose(t["ratio2"], t["best_s"] / t["gpu_s"])
-    np.testing.assert_allclose(t["ratio1"], t["numpy_s"] / t["gpu_s"])
+    assert (t["best_cpu_threads"] == 2).all() and t["best_cpu_s"].notna().all()
+    np.testing.assert_allclose(t["over_best_cpu"], t["best_cpu_s"] / t["gpu_s"])
+    np.testing.assert_allclose(t["over_document"], t["doc_cpu_s"] / t["gpu_s"])
     md = (tmp_path / "results" / "tables" / "cpf2013" / "speedup.md").read_text()
     if experiments.cuda_device() is None:
         assert t["gpu_source"].str.contains("evidence/").all() and not t["one_host"].any()

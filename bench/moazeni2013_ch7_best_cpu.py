@@ -386,7 +386,11 @@ def main(argv=None) -> None:
     )
     p.add_argument("--ch7-peer-max-gcells", type=float, default=20.0)
     p.add_argument("--ch7-one-thread-max-gcells", type=float, default=10.0)
-    p.add_argument("--wait-policy", default="ACTIVE", choices=["ACTIVE", "PASSIVE"])
+    # PASSIVE: under ACTIVE the best code's idle threads, and dtaidistance's own OpenMP
+    # runtime's, keep spinning through the one-thread baseline and the peer that follow
+    # them, which ran 2.2x slow so (evidence/2026-11-28-h200-cb91f83/MANIFEST.md); the best
+    # code, with no barrier inside a pair, is not slowed by sleeping threads.
+    p.add_argument("--wait-policy", default="PASSIVE", choices=["ACTIVE", "PASSIVE"])
     args = p.parse_args(argv)
     os.environ["OMP_WAIT_POLICY"] = args.wait_policy  # before libgomp loads
     if args.ch7_repeats < 3 or args.ch7_peer_repeats < 1 or args.ch7_baseline_repeats < 1:

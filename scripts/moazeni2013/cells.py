@@ -3,6 +3,7 @@ per rule, chosen by the rule's name; each calls the study and writes its .npz at
 
 * moazeni2013_ch3_order_cell: results/moazeni2013/ch3/cpu/{ch3_order}.npz;
 * moazeni2013_ch3_native_cell: results/moazeni2013/ch3/native.npz;
+* moazeni2013_ch3_best_cpu_cell: results/moazeni2013/ch3/best_cpu.npz;
 * moazeni2013_ch3_gpu_cell, moazeni2013_ch3_fig12_cell: results/moazeni2013/ch3/{gpu,fig12}.npz;
 * moazeni2013_ch4_cpu_cell, moazeni2013_ch4_gpu_cell: results/moazeni2013/ch4/{cpu,gpu}.npz;
 * moazeni2013_ch6_{cpu,native,peer,gpu}_cell: results/moazeni2013/ch6/{cpu,native,peer,gpu}.npz;
@@ -44,6 +45,13 @@ def native_cell(snakemake, log):
     p = snakemake.params
     cell = experiments.native_cell(p.n, p.dtypes, seed=p.seed, repeats=p.repeats,
                                    threads=snakemake.threads, log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell)
+
+
+def best_cpu_cell(snakemake, log):
+    p = snakemake.params
+    cell = experiments.best_cpu_cell(p.n, p.dtypes, seed=p.seed, repeats=p.repeats,
+                                     threads=snakemake.threads, log=log)  # fmt: skip
     save_cell(snakemake, log, *cell)
 
 
@@ -144,6 +152,7 @@ JOBS = {
     "moazeni2013_ch4_gpu_cell": ch4_cell,
     "moazeni2013_ch3_order_cell": order_cell,
     "moazeni2013_ch3_native_cell": native_cell,
+    "moazeni2013_ch3_best_cpu_cell": best_cpu_cell,
     "moazeni2013_ch3_gpu_cell": gpu_cell,
     "moazeni2013_ch3_fig12_cell": fig12_cell,
 }

@@ -129,10 +129,32 @@ def ch6_outputs(snakemake, log):
     cells = {k: artifacts.load_all(getattr(snakemake.input, k))
              for k in ("cpu", "native", "peer", "gpu")}  # fmt: skip
     frames = tv_figures.ch6_tables(**cells)
+    frames["ch6_speedups"] = _ch6_speedups(snakemake, cells)
     scale = cells["cpu"][0][1]["scale"]
     gpus = _devices(cells["gpu"])
     titles = {k: v for k, v in tv_figures.TITLES.items() if k not in ("fig45", "reuse")}
     _write(snakemake, log, frames, tv_figures, titles, scale, gpus)
+    title = ("Moazeni (2013) chapter 6: the GPU's speed-ups over the document's baseline and "
+             "over the best CPU code, an iteration")  # fmt: skip
+    _write_speedups(snakemake, log, frames, title, tv_figures.CH6_KEYS, tv_figures.CH6_BASELINE,
+                    tv_figures.CH6_HEADLINE)  # fmt: skip
+
+
+def _ch6_speedups(snakemake, cells):
+    """Chapter 6's speed-up table: this run's GPU cell where a GPU ran here, else Fig 53's
+    committed table the rule names (``params.evidence``)."""
+    best_cell = artifacts.load_npz(snakemake.input.best_cpu[0])
+    if cells["gpu"]:
+        gpu = tv_figures.gpu_global_sync(tv_figures.unpack(cells["gpu"], "timing"))
+        metas = [m for _, m in cells["native"] + cells["gpu"]]
+        one_host, source = speedups.same_host(best_cell[1], *metas), speedups.THIS_RUN
+    else:
+        found = _committed(snakemake, "ch6_speedups")
+        gpu = pd.DataFrame() if found is None else tv_figures.gpu_global_sync(found.frame())
+        source = "none" if found is None else speedups.evidence_source(found)
+        one_host = False
+    return tv_figures.ch6_speedups(gpu, cells["native"], best_cell, gpu_source=source,
+                                   one_host=one_host)  # fmt: skip
 
 
 def ch7_outputs(snakemake, log):

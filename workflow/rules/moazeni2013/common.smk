@@ -55,6 +55,7 @@ def moazeni2013_ch56_cells() -> dict[str, list[str]]:
     return {"cpu": ["results/moazeni2013/ch6/cpu.npz"],
             "native": ["results/moazeni2013/ch6/native.npz"],
             "peer": ["results/moazeni2013/ch6/peer.npz"],
+            "best_cpu": ["results/moazeni2013/ch6/best_cpu.npz"],
             "gpu": ["results/moazeni2013/ch6/gpu.npz"] if gpu else [],
             "ch5": ["results/moazeni2013/ch5/gpu.npz"] if gpu else []}  # fmt: skip
 

@@ -3,9 +3,10 @@ per rule, chosen by the rule's name; each calls the study and writes its .npz at
 
 * moazeni2013_ch3_order_cell: results/moazeni2013/ch3/cpu/{ch3_order}.npz;
 * moazeni2013_ch3_native_cell: results/moazeni2013/ch3/native.npz;
+* moazeni2013_ch3_best_cpu_cell: results/moazeni2013/ch3/best_cpu.npz;
 * moazeni2013_ch3_gpu_cell, moazeni2013_ch3_fig12_cell: results/moazeni2013/ch3/{gpu,fig12}.npz;
 * moazeni2013_ch4_cpu_cell, moazeni2013_ch4_gpu_cell: results/moazeni2013/ch4/{cpu,gpu}.npz;
-* moazeni2013_ch6_{cpu,native,peer,gpu}_cell: results/moazeni2013/ch6/{cpu,native,peer,gpu}.npz;
+* moazeni2013_ch6_{cpu,native,peer,best_cpu,gpu}_cell: results/moazeni2013/ch6/*.npz;
 * moazeni2013_ch5_gpu_cell: results/moazeni2013/ch5/gpu.npz;
 * moazeni2013_ch7_search_cell, moazeni2013_ch7_timing_cell: results/moazeni2013/ch7/*.npz.
 """
@@ -47,6 +48,13 @@ def native_cell(snakemake, log):
     save_cell(snakemake, log, *cell)
 
 
+def best_cpu_cell(snakemake, log):
+    p = snakemake.params
+    cell = experiments.best_cpu_cell(p.n, p.dtypes, seed=p.seed, repeats=p.repeats,
+                                     threads=snakemake.threads, log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell)
+
+
 def gpu_cell(snakemake, log):
     p = snakemake.params
     cell = experiments.gpu_cell(p.n, p.block_sizes, p.dtypes, seed=p.seed, repeats=p.repeats,
@@ -77,6 +85,14 @@ def ch6_native_cell(snakemake, log):
     p = snakemake.params
     cell = tv_experiments.native_cell(p.sizes, tv_experiments.Settings(**p.settings),
                                       p.iterations, p.repeats, **p.phantom, log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell)
+
+
+def ch6_best_cpu_cell(snakemake, log):
+    p = snakemake.params
+    cell = tv_experiments.best_cpu_cell(p.sizes, tv_experiments.Settings(**p.settings),
+                                        p.iterations, p.repeats, threads=snakemake.threads,
+                                        **p.phantom, log=log)  # fmt: skip
     save_cell(snakemake, log, *cell)
 
 
@@ -138,12 +154,14 @@ JOBS = {
     "moazeni2013_ch6_cpu_cell": ch6_cpu_cell,
     "moazeni2013_ch6_native_cell": ch6_native_cell,
     "moazeni2013_ch6_peer_cell": ch6_peer_cell,
+    "moazeni2013_ch6_best_cpu_cell": ch6_best_cpu_cell,
     "moazeni2013_ch6_gpu_cell": ch6_gpu_cell,
     "moazeni2013_ch5_gpu_cell": ch5_gpu_cell,
     "moazeni2013_ch4_cpu_cell": ch4_cell,
     "moazeni2013_ch4_gpu_cell": ch4_cell,
     "moazeni2013_ch3_order_cell": order_cell,
     "moazeni2013_ch3_native_cell": native_cell,
+    "moazeni2013_ch3_best_cpu_cell": best_cpu_cell,
     "moazeni2013_ch3_gpu_cell": gpu_cell,
     "moazeni2013_ch3_fig12_cell": fig12_cell,
 }

@@ -3,11 +3,14 @@ tables and figures from its cells, in one job, each file written atomically."""
 
 from pathlib import Path
 
+import pandas as pd
+
 from pfresample_studies.moazeni2013 import (
     catalog,
     figures,
     hashtable_figures,
     mddtw_figures,
+    speedups,
     tables,
     tv_figures,
 )
@@ -33,7 +36,46 @@ def ch3_outputs(snakemake, log):
         "fig16": tables.fig16(orders, native),
         "fig17": tables.fig17(orders, native),
     }
+    frames["ch3_speedups"] = _ch3_speedups(snakemake, native, native_cell)
     _write(snakemake, log, frames, figures, figures.TITLES, scale, gpus)
+    _write_speedups(snakemake, log, frames, "Moazeni (2013) chapter 3: the GPU's speed-ups "
+                    "over the document's baseline and over the best CPU code",
+                    tables.CH3_KEYS, tables.CH3_BASELINE, tables.CH3_HEADLINE)  # fmt: skip
+
+
+def _ch3_speedups(snakemake, native, native_cell):
+    """Chapter 3's speed-up table: this run's GPU cells where a GPU ran here, else the
+    committed GPU cell the rule names (``params.evidence``, via the study's adapter)."""
+    best_cell = artifacts.load_npz(snakemake.input.best_cpu)
+    mine = artifacts.load_all(snakemake.input.gpu)
+    if mine:
+        gpu = tables.gpu_strips(tables.order_frame(mine))
+        one_host = speedups.same_host(native_cell[1], best_cell[1], *(m for _, m in mine))
+        source = speedups.THIS_RUN
+    else:
+        found = _committed(snakemake, "ch3_speedups")
+        if found is None:
+            gpu, source = pd.DataFrame(), "none"  # no GPU rows: an empty table
+        else:
+            gpu = tables.gpu_strips(tables.evidence_gpu_orders(found.frame(), found.device))
+            source = speedups.evidence_source(found)
+        one_host = False
+    return tables.ch3_speedups(gpu, native, best_cell, gpu_source=source, one_host=one_host)
+
+
+def _committed(snakemake, name):
+    """The committed table the rule names for ``name`` (``params.evidence``), or None."""
+    path = snakemake.params.evidence.get(name)
+    return None if path is None else evidence.describe(path)
+
+
+def _write_speedups(snakemake, log, frames, title, keys, baseline, headline) -> None:
+    """The Markdown twins of the speed-up tables among the rule's outputs."""
+    for path in map(Path, snakemake.output):
+        if path.suffix == ".md" and path.stem in catalog.SPEEDUP_TABLES:
+            text = speedups.markdown(frames[path.stem], title, keys, baseline, headline)
+            pipeline_tables.write_text(text, path)
+            log.info("%s written", path)
 
 
 def _write(snakemake, log, frames, module, titles, scale, gpus) -> None:
@@ -87,10 +129,32 @@ def ch6_outputs(snakemake, log):
     cells = {k: artifacts.load_all(getattr(snakemake.input, k))
              for k in ("cpu", "native", "peer", "gpu")}  # fmt: skip
     frames = tv_figures.ch6_tables(**cells)
+    frames["ch6_speedups"] = _ch6_speedups(snakemake, cells)
     scale = cells["cpu"][0][1]["scale"]
     gpus = _devices(cells["gpu"])
     titles = {k: v for k, v in tv_figures.TITLES.items() if k not in ("fig45", "reuse")}
     _write(snakemake, log, frames, tv_figures, titles, scale, gpus)
+    title = ("Moazeni (2013) chapter 6: the GPU's speed-ups over the document's baseline and "
+             "over the best CPU code, an iteration")  # fmt: skip
+    _write_speedups(snakemake, log, frames, title, tv_figures.CH6_KEYS, tv_figures.CH6_BASELINE,
+                    tv_figures.CH6_HEADLINE)  # fmt: skip
+
+
+def _ch6_speedups(snakemake, cells):
+    """Chapter 6's speed-up table: this run's GPU cell where a GPU ran here, else Fig 53's
+    committed table the rule names (``params.evidence``)."""
+    best_cell = artifacts.load_npz(snakemake.input.best_cpu[0])
+    if cells["gpu"]:
+        gpu = tv_figures.gpu_global_sync(tv_figures.unpack(cells["gpu"], "timing"))
+        metas = [m for _, m in cells["native"] + cells["gpu"]]
+        one_host, source = speedups.same_host(best_cell[1], *metas), speedups.THIS_RUN
+    else:
+        found = _committed(snakemake, "ch6_speedups")
+        gpu = pd.DataFrame() if found is None else tv_figures.gpu_global_sync(found.frame())
+        source = "none" if found is None else speedups.evidence_source(found)
+        one_host = False
+    return tv_figures.ch6_speedups(gpu, cells["native"], best_cell, gpu_source=source,
+                                   one_host=one_host)  # fmt: skip
 
 
 def ch7_outputs(snakemake, log):

@@ -25,8 +25,11 @@ NUMBER_LIST_KEYS = ("moazeni2013_ch3_numpy_n", "moazeni2013_ch3_native_n",
                      "moazeni2013_ch7_timing_queries")  # fmt: skip
 ORDERS = ("bottom_up", "divide_and_conquer", "recursive")
 # Chapter 3's outputs: the tables and figures the study draws (Fig 12, the rectangular
-# kernel against cuBLAS, and Fig 18, the GPUs compared, are empty where no GPU ran).
-CH3_TABLES = ("table1", "table3")
+# kernel against cuBLAS, and Fig 18, the GPUs compared, are empty where no GPU ran), and
+# the speed-ups over the document's baseline and over the best CPU code (a Markdown twin
+# with its caption beside the CSV: SPEEDUP_TABLES).
+CH3_TABLES = ("table1", "table3", "ch3_speedups")
+SPEEDUP_TABLES = ("ch3_speedups", "ch6_speedups")
 CH3_FIGURES = ("fig12", "fig13", "fig15", "fig16", "fig17", "fig18")
 # Chapter 4's outputs (hashtable_figures: Table 5 and Figs 19, 26-40).
 CH4_TABLES = ("table5",)
@@ -35,7 +38,7 @@ CH4_FIGURES = ("fig19", *(f"fig{i}" for i in range(26, 41)), "cpu_threads", "app
 # Table 10, Figs 49-53, and the quality, parameter, peer and check tables the thesis lacks.
 CH5_TABLES = ("table7", "table8", "table9")
 CH5_FIGURES = ("fig45", "reuse")
-CH6_TABLES = ("table10", "ch6_peer", "ch6_check", "ch6_noisy")
+CH6_TABLES = ("table10", "ch6_peer", "ch6_check", "ch6_noisy", "ch6_speedups")
 CH6_FIGURES = ("fig49", "fig50", "fig51", "fig52", "fig53", "ch6_quality", "ch6_parameters")
 # Chapter 7's outputs (mddtw_figures): Tables 11-13 (14's walking search is 11's), the
 # planted recall table, Figs 58, 60, 62-64.
@@ -51,12 +54,18 @@ EVIDENCE_TABLES = {
     "reuse": "ch56_pipeline/tables/reuse.csv",
     **{f: f"ch56_pipeline/tables/{f}.csv" for f in ("fig49", "fig50", "fig51", "fig52", "fig53")},
     **{f: f"ch7_pipeline/tables/{f}.csv" for f in ("fig60", "fig62", "fig63", "fig64")},
+    # the speed-up tables' GPU rows: the GPU cell of the host whose best-CPU run is the
+    # headline (evidence/2026-11-28-h100-202cbb3), in the cell's own layout (the orders'
+    # rows: tables.evidence_gpu_orders reads it)
+    "ch3_speedups": "ch3_gpu_cell.csv",
+    # chapter 6's: Fig 53's table (GlobalSync at its faster tile: tv_figures.gpu_global_sync)
+    "ch6_speedups": "ch56_pipeline/tables/fig53.csv",
 }
 # The target that measures each chapter's GPU rows (a blank figure names it).
-CHAPTER_TARGETS = {**dict.fromkeys(CH3_FIGURES, "moazeni2013_ch3"),
+CHAPTER_TARGETS = {**dict.fromkeys((*CH3_FIGURES, "ch3_speedups"), "moazeni2013_ch3"),
                    **dict.fromkeys(CH4_FIGURES, "moazeni2013_ch4"),
                    **dict.fromkeys(CH5_FIGURES, "moazeni2013_ch5"),
-                   **dict.fromkeys(CH6_FIGURES, "moazeni2013_ch6"),
+                   **dict.fromkeys((*CH6_FIGURES, "ch6_speedups"), "moazeni2013_ch6"),
                    **dict.fromkeys(CH7_FIGURES, "moazeni2013_ch7")}  # fmt: skip
 
 
@@ -130,6 +139,12 @@ def native_n(cfg: Mapping) -> list[int]:
 def native_threads(cfg: Mapping) -> int:
     """Threads of the compiled baseline's many-thread run (null: every CPU)."""
     value = cfg.get("moazeni2013_ch3_native_threads")
+    return int(value) if value else (os.cpu_count() or 1)
+
+
+def best_cpu_threads(cfg: Mapping) -> int:
+    """Threads of the best CPU code's cells, every chapter's (null: every CPU of the host)."""
+    value = cfg.get("moazeni2013_best_cpu_threads")
     return int(value) if value else (os.cpu_count() or 1)
 
 

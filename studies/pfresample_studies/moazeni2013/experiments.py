@@ -14,12 +14,14 @@ a speed-up (tests/studies/moazeni2013: a planted slow first call changes nothing
 from __future__ import annotations
 
 import os
+import platform
 import time
 from functools import partial
 
 import numpy as np
 
 from pfresample.backend import cuda_device
+from pfresample.timing import cpu_name
 
 from . import dp
 
@@ -124,14 +126,22 @@ def order_cell(order: str, sizes, block_sizes, dtypes, *, seed: int, repeats: in
     return arrays, metadata
 
 
+def host() -> dict:
+    """The machine a cell ran on: its name and CPU model, the logical CPUs (every cell's
+    metadata, so that a table can tell whether its GPU and CPU sides shared a host)."""
+    return {"host": platform.node(), "cpu": cpu_name(), "cpu_count": os.cpu_count()}
+
+
 def native_cell(sizes, dtypes, *, seed: int, repeats: int, threads: int | None = None,
-                check_n_max: int = 1024, log=None) -> tuple[dict, dict]:  # fmt: skip
+                check_n_max: int = 512, log=None) -> tuple[dict, dict]:  # fmt: skip
     """The compiled baseline (eq. 2 by diagonals in C) on one thread and on
     ``threads`` (default: every CPU of the machine), the median over repeats after
     a warm-up call of each thread count (the library's build and load, OpenMP's
     threads' start: at n = 128 a first call took 600x the time of the next);
-    checked against the NumPy reference up to ``check_n_max`` and the two thread
-    counts against each other everywhere."""
+    checked against the NumPy reference up to ``check_n_max`` (2.6 s at n = 1,024 on
+    a laptop core, more than the cell), above it against the best CPU code
+    (``native.solve_blocked``, itself checked bit for bit against NumPy and dp.c in
+    tests/studies/moazeni2013), and the two thread counts against each other everywhere."""
     from . import native
 
     threads = int(threads or os.cpu_count() or 1)
@@ -170,12 +180,64 @@ def native_cell(sizes, dtypes, *, seed: int, repeats: int, threads: int | None =
                 raise AssertionError(f"C n={n} {dtype}: {threads} threads differ from one")
             if n <= check_n_max:
                 _check(results[1], dp.solve_diagonals(m.copy()), a, f"C n={n} {dtype}")
+            else:
+                best = native.solve_blocked(m.copy(), threads)
+                _check(results[1], best, a, f"C n={n} {dtype}", "dp_blocked.c")
     arrays = {k: np.asarray(v) for k, v in rows.items()}
     metadata = {"study": "moazeni2013", "experiment": "ch3_native", "backend": "cpu",
                 "implementation": implementation,
-                "device": "CPU", "cpu_count": os.cpu_count(), "threads": threads,
+                "device": "CPU", **host(), "threads": threads,
                 "seed": int(seed), "repeats": int(repeats)}  # fmt: skip
     return arrays, metadata
+
+
+BEST_CPU_CODE = "dp_blocked.c"  # chapter 3's best CPU code (native.solve_blocked)
+
+
+def best_cpu_cell(sizes, dtypes, *, seed: int, repeats: int, threads: int | None = None,
+                  check_n_max: int = 2048, log=None) -> tuple[dict, dict]:  # fmt: skip
+    """Chapter 3's best CPU code (``native.solve_blocked``, native/dp_blocked.c: 64 x 64
+    blocks in the GPU's strip order, register-tiled min-plus, OpenMP) on ``threads``
+    (default: every CPU), the median over ``repeats`` after a warm-up call (the
+    library's build and load, OpenMP's threads' start), G min-plus/s beside it; each
+    matrix checked equal bit for bit to the document's baseline (dp.c on the same
+    threads) up to ``check_n_max`` (above it dp.c takes seconds; the tests compare the
+    two at random sizes). The metadata names the host and its CPU, as every cell's."""
+    from . import native
+
+    threads = int(threads or os.cpu_count() or 1)
+    rows = {k: [] for k in ("n", "dtype", "threads", "seconds", "seconds_min", "gop_per_s")}
+    metadata = {"study": "moazeni2013", "experiment": "ch3_best_cpu", "backend": "cpu",
+                "device": "CPU", **host(), "threads": threads, "seed": int(seed),
+                "repeats": int(repeats), "code": BEST_CPU_CODE}  # fmt: skip
+    try:
+        native.blocked_library()
+        metadata["implementation"] = (f"{BEST_CPU_CODE}, OpenMP ({native.compiler()} "
+                                      f"{' '.join(native.BEST_FLAGS)})")  # fmt: skip
+    except RuntimeError as error:  # no compiler: the cell says so, the table has no rows
+        if log:
+            log.warning("%s", error)
+        metadata["implementation"] = f"not run: {error}"
+        return {k: np.asarray(v, dtype=np.float64) for k, v in rows.items()}, metadata
+    for dtype in dtypes:  # the warm-up, untimed
+        native.solve_blocked(dp.transformed(weights(WARM_N, dtype, seed), dtype=dtype), threads)
+    for n in sizes:
+        for dtype in dtypes:
+            a = weights(n, dtype, seed)
+            m = dp.transformed(a, dtype=dtype)
+            median, fastest, work = median_run(
+                lambda work: native.solve_blocked(work, threads), repeats, m.copy)  # fmt: skip
+            if n <= check_n_max:
+                _check(work, native.solve(m.copy(), threads), a, f"{BEST_CPU_CODE} n={n} {dtype}",
+                       "dp.c")  # fmt: skip
+            for key, value in (("n", n), ("dtype", dtype), ("threads", threads),
+                               ("seconds", median), ("seconds_min", fastest),
+                               ("gop_per_s", dp.operations(n) / median / 1e9)):  # fmt: skip
+                rows[key].append(value)
+            if log:
+                log.info("%s n=%d %s %d thread(s): %.4f s (median of %d)", BEST_CPU_CODE, n,
+                         dtype, threads, median, repeats)  # fmt: skip
+    return {k: np.asarray(v) for k, v in rows.items()}, metadata
 
 
 # The orders a GPU cell runs: the thesis's final implementation (one launch a
@@ -294,7 +356,7 @@ def gpu_cell(sizes, block_sizes, dtypes, *, seed: int, repeats: int, log=None) -
     device = cuda_device()
     arrays = {k: np.asarray(v) for k, v in rows.items()}
     metadata = {"study": "moazeni2013", "experiment": "ch3_gpu", "backend": "cuda",
-                "implementation": f"CUDA (dp.cu), {device}", "device": device,
+                "implementation": f"CUDA (dp.cu), {device}", "device": device, **host(),
                 "seed": int(seed), "repeats": int(repeats),
                 "checked_on": "the timed matrix and checked_matrix (initial values)"}  # fmt: skip
     return arrays, metadata

@@ -182,3 +182,65 @@ def beyond_threads(fig16: pd.DataFrame, cpu_threads: pd.DataFrame) -> list[str]:
                     found.append(f"cpu_threads: PH = {tables} on {r.threads} threads: "
                                  f"{r.mops / one.iloc[0]:.3g}x one thread")  # fmt: skip
     return found
+
+
+CH3_KEYS = ("n", "dtype")
+CH3_BASELINE = "dp.c by diagonals on one thread, the thesis's one Core i7 thread (§3.6)"
+CH3_HEADLINE = ("evidence/2026-11-28-h100-202cbb3 and evidence/2026-11-28-h100-1327ac8, one "
+                "H100 with its 16 Xeon cores; docs/moazeni2013.md")  # fmt: skip
+
+
+def evidence_gpu_orders(frame: pd.DataFrame, device: str) -> pd.DataFrame:
+    """A committed GPU cell in its own layout (``ch3_gpu_cell.csv``: the cell's arrays
+    as columns, one row an (order, n, block, dtype)) as ``order_frame``'s rows of a
+    GPU named ``device``."""
+    frame = frame.copy()
+    frame["implementation"] = f"CUDA (dp.cu), {device}"
+    frame["backend"] = "cuda"
+    frame["upload_s"] = frame.get("upload_s", 0.0)
+    frame["upload_s"] = frame["upload_s"].fillna(0.0).astype(float)
+    return frame
+
+
+def gpu_strips(orders: pd.DataFrame) -> pd.DataFrame:
+    """The GPU's time at each (n, dtype): the thesis's final order (one launch a strip)
+    at its fastest block size, the device time without the upload (``gpu_upload_s``
+    beside it), as the one-host run measured it (bench/moazeni2013_best_cpu.py)."""
+    gpu = orders[(orders["backend"] == "cuda") & (orders["order"] == "bottom_up_strips")]
+    if gpu.empty:
+        return pd.DataFrame(columns=[*CH3_KEYS, "gpu_s", "gpu_block", "gpu_upload_s",
+                                     "gpu_device"])  # fmt: skip
+    fastest = gpu.loc[gpu.groupby(list(CH3_KEYS))["seconds"].idxmin()]
+    return pd.DataFrame({"n": fastest["n"].astype(np.int64).to_numpy(),
+                         "dtype": fastest["dtype"].to_numpy(),
+                         "gpu_s": fastest["seconds"].astype(float).to_numpy(),
+                         "gpu_block": fastest["block"].astype(np.int64).to_numpy(),
+                         "gpu_upload_s": fastest["upload_s"].astype(float).to_numpy(),
+                         "gpu_device": fastest["implementation"].to_numpy()})  # fmt: skip
+
+
+def ch3_speedups(gpu: pd.DataFrame, native: pd.DataFrame, best_cell, *, gpu_source: str,
+                 one_host: bool) -> pd.DataFrame:  # fmt: skip
+    """Chapter 3's speed-ups at each (n, dtype) all three sides ran: the GPU (``gpu``,
+    ``gpu_strips``' rows) over the document's baseline (the native cell's one-thread
+    dp.c) and over the best CPU code on every core (the best-CPU cell's dp_blocked.c),
+    the thesis's printed "up to 228x" beside them (``speedups.join``)."""
+    from . import speedups
+
+    arrays, meta = best_cell
+    extra = ("gpu_block", "gpu_upload_s", "gpu_device", "doc_cpu_code", "printed_speedup")
+    best = pd.DataFrame({k: np.asarray(v) for k, v in arrays.items()})
+    one = native[native["threads"] == 1]
+    if best.empty or one.empty or gpu.empty:
+        return speedups.empty(CH3_KEYS, extra)
+    doc = pd.DataFrame({"n": one["n"].astype(np.int64), "dtype": one["dtype"].astype(str),
+                        "doc_cpu_s": one["seconds"].astype(float)})  # fmt: skip
+    best = pd.DataFrame({"n": best["n"].astype(np.int64), "dtype": best["dtype"].astype(str),
+                         "best_cpu_s": best["seconds"].astype(float),
+                         "best_cpu_threads": best["threads"].astype(np.int64)})  # fmt: skip
+    gpu = gpu.astype({"n": np.int64, "dtype": str})
+    return speedups.join(CH3_KEYS, gpu, doc, best, gpu_source=gpu_source,
+                         best_code=f"{meta['code']} (native.solve_blocked)", cpu=meta["cpu"],
+                         one_host=one_host,
+                         extra={"doc_cpu_code": "dp.c, 1 thread",
+                                "printed_speedup": catalog.PUBLISHED_SPEEDUP})  # fmt: skip

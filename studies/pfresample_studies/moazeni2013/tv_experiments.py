@@ -103,6 +103,13 @@ def _meta(experiment: str, **extra) -> dict:
             **extra}  # fmt: skip
 
 
+def _host() -> dict:
+    """The machine a cell ran on (``experiments.host``): its name, CPU model and CPUs."""
+    from .experiments import host
+
+    return host()
+
+
 def _quality_rows(history, **labels) -> list[dict]:
     return [{**labels, "iteration": h["iteration"], "tensor_rmse": h["tensor_rmse"],
              "fa_error": h["fa_error"]} for h in history]  # fmt: skip
@@ -166,7 +173,60 @@ def native_cell(sizes: Sequence[int], settings: Settings, iterations: int, repea
                      "iterations": iterations, "repeats": repeats})  # fmt: skip
         log.info("compiled solver at %d^3: %.3f s an iteration (median of %d)", size, median,
                  repeats)  # fmt: skip
-    return pack({"native": rows}), _meta("ch6_native", threads=1)
+    return pack({"native": rows}), _meta("ch6_native", threads=1, **_host())
+
+
+BEST_CPU_CODE = "tv_best.c"  # chapter 6's best CPU code (native.tv_best_solve)
+
+
+def best_cpu_cell(sizes: Sequence[int], settings: Settings, iterations: int, repeats: int, *,
+                  threads: int | None = None, seed: int, directions: int, noise: float,
+                  log=LOG):  # fmt: skip
+    """Chapter 6's best CPU code (native/tv_best.c: GlobalSync's iteration in two fused
+    passes, OpenMP) on ``threads`` (default: every CPU): seconds an iteration at each
+    size, the median over ``repeats`` runs of ``iterations`` steps after an untimed
+    one, the C call alone on the channel-major arrays (as the one-host run,
+    bench/moazeni2013_best_cpu.py: no layout copy in the clock); effective GB/s (144 bytes
+    a voxel an iteration) beside it. Each size's L after the timed steps is checked
+    against the document's baseline's (tv.c, ``native.tv_solve``) from the same start:
+    the same float32 arithmetic, the TV sums' order aside (at most an ulp of a scale)."""
+    import os
+
+    from . import native
+
+    threads = int(threads or os.cpu_count() or 1)
+    meta = _meta("ch6_best_cpu", **_host(), threads=threads, code=BEST_CPU_CODE)
+    rows = []
+    for size in sizes:
+        case = make_case(size, seed, directions, noise)
+        L0, d_hat = case.L0.astype(np.float32), case.d_hat.astype(np.float32)
+        cm0, dh = native._channel_major(L0, d_hat)
+        args = (dh.ctypes.data, size, size, size, *settings.solver().values())
+
+        def run(cm, steps, args=args):
+            status = native.tv_best_library().tv_best_solve_f32(cm.ctypes.data, *args,
+                                                                int(steps), threads)  # fmt: skip
+            if status != 0:
+                raise MemoryError("native tv_best_solve: could not allocate its work arrays")
+
+        run(cm0.copy(), 1)  # the warm-up: the library's load, OpenMP's threads, first touch
+        times, cm = [], None
+        for _ in range(repeats):
+            cm = cm0.copy()
+            begin = time.perf_counter()
+            run(cm, iterations)
+            times.append((time.perf_counter() - begin) / iterations)
+        want = native.tv_solve(L0, d_hat, iterations=iterations, **settings.solver())
+        got = np.moveaxis(cm, 0, -1)
+        if not np.allclose(got, want, rtol=1e-5, atol=1e-6 * float(np.abs(want).max())):
+            raise AssertionError(f"{BEST_CPU_CODE} at {size}^3: L differs from tv.c's")
+        median = float(np.median(times))
+        rows.append({"size": size, "threads": threads, "seconds": median,
+                     "seconds_min": min(times), "iterations": iterations, "repeats": repeats,
+                     "gb_per_s": 144 * size**3 / median / 1e9})  # fmt: skip
+        log.info("%s at %d^3 on %d threads: %.4f s an iteration (median of %d)", BEST_CPU_CODE,
+                 size, threads, median, repeats)  # fmt: skip
+    return pack({"best_cpu": rows}), meta
 
 
 def peer_cell(size: int, weights: Sequence[float], settings: Settings, *, seed: int,
@@ -290,7 +350,7 @@ def gpu_cell(sizes: Sequence[int], tiles: Sequence[int], settings: Settings, *, 
         del truth, solver
         cupy.get_default_memory_pool().free_all_blocks()
     tables = {"timing": timing, "quality": quality, "kernels": kernels, "check": check}
-    return pack(tables), _meta("ch6_gpu", backend="cuda", device=cuda_device())
+    return pack(tables), _meta("ch6_gpu", backend="cuda", device=cuda_device(), **_host())
 
 
 def _time_launches(launch, repeats: int) -> tuple[float, float, float]:

@@ -323,3 +323,53 @@ def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str], evidence=N
         ax.set_ylabel("ms an iteration")
     ax.set_xlabel("side of the volume (voxels)")
     return fig
+
+
+CH6_KEYS = ("size",)
+CH6_BASELINE = ("tv.c, GlobalSync's solver compiled with gcc -O3 on one thread, as §6.5's "
+                "CPU version; seconds an iteration")  # fmt: skip
+CH6_HEADLINE = ("evidence/2026-11-28-h100-202cbb3, one H100 with its 16 Xeon cores; "
+                "docs/moazeni2013.md")  # fmt: skip
+
+
+def gpu_global_sync(timing: pd.DataFrame) -> pd.DataFrame:
+    """The GPU's seconds an iteration at each size: GlobalSync (the solver tv.c and
+    tv_best.c compute) at its faster tile, as the one-host run kept it (``timing``: the
+    GPU cell's timing rows, or Fig 53's table, whose CPU rows are left out)."""
+    if timing.empty or "variant" not in timing:
+        return pd.DataFrame(columns=["size", "gpu_s", "gpu_tile", "gpu_device"])
+    gs = timing[timing["variant"] == "global_sync"]
+    if gs.empty:
+        return pd.DataFrame(columns=["size", "gpu_s", "gpu_tile", "gpu_device"])
+    fastest = gs.loc[gs.groupby("size")["seconds"].idxmin()]
+    return pd.DataFrame({"size": fastest["size"].astype(np.int64).to_numpy(),
+                         "gpu_s": fastest["seconds"].astype(float).to_numpy(),
+                         "gpu_tile": fastest["tile"].astype(np.int64).to_numpy(),
+                         "gpu_device": fastest["device"].astype(str).to_numpy()})  # fmt: skip
+
+
+def ch6_speedups(gpu: pd.DataFrame, native, best_cell, *, gpu_source: str,
+                 one_host: bool) -> pd.DataFrame:  # fmt: skip
+    """Chapter 6's speed-ups at each size all three sides ran, seconds an iteration: the
+    GPU (``gpu_global_sync``'s rows) over the document's baseline (the native cell's tv.c,
+    one thread) and over the best CPU code on every core (the best-CPU cell's tv_best.c),
+    the thesis's printed 266x (GlobalSync) beside them (``speedups.join``)."""
+    from . import speedups
+
+    arrays, meta = best_cell
+    extra = ("gpu_tile", "gpu_device", "doc_cpu_code", "printed_speedup")
+    best = unpack([best_cell], "best_cpu")
+    doc = unpack(native, "native")
+    if best.empty or doc.empty or gpu.empty:
+        return speedups.empty(CH6_KEYS, extra)
+    doc = pd.DataFrame({"size": doc["size"].astype(np.int64),
+                        "doc_cpu_s": doc["seconds"].astype(float)})  # fmt: skip
+    best = pd.DataFrame({"size": best["size"].astype(np.int64),
+                         "best_cpu_s": best["seconds"].astype(float),
+                         "best_cpu_threads": best["threads"].astype(np.int64)})  # fmt: skip
+    gpu = gpu.astype({"size": np.int64})
+    return speedups.join(CH6_KEYS, gpu, doc, best, gpu_source=gpu_source,
+                         best_code=f"{meta['code']} (native.tv_best_solve)", cpu=meta["cpu"],
+                         one_host=one_host,
+                         extra={"doc_cpu_code": "tv.c, 1 thread",
+                                "printed_speedup": PUBLISHED_CH6["global_sync"]})  # fmt: skip

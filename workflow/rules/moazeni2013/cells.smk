@@ -7,12 +7,16 @@ study's code studies/pfresample_studies/moazeni2013/ and its glue scripts/moazen
 * results/moazeni2013/ch3/native.npz: the compiled baseline on one thread and on the
   threads the job holds (moazeni2013_ch3_native_threads; null: every CPU of the host,
   which Snakemake caps at --cores, so that no other job runs beside it);
+* results/moazeni2013/ch3/best_cpu.npz: the best CPU code (dp_blocked.c) on the threads
+  of moazeni2013_best_cpu_threads (null: every CPU) at the compiled baseline's n, each
+  matrix checked equal to dp.c's;
 * results/moazeni2013/ch3/gpu.npz, fig12.npz: the GPU orders, each run checked equal to
   the compiled code's matrix, and Fig 12's launches (only where the cells have a GPU);
 * results/moazeni2013/ch4/{cpu,gpu}.npz: chapter 4's runs (hashtable_workloads.plan), each
   batch checked; the GPU's only where the cells have a GPU;
-* results/moazeni2013/ch6/{cpu,native,peer,gpu}.npz and ch5/gpu.npz: chapters 5 and 6's
-  runs (tv_experiments); the GPU's only where the cells have a GPU;
+* results/moazeni2013/ch6/{cpu,native,peer,best_cpu,gpu}.npz and ch5/gpu.npz: chapters 5
+  and 6's runs (tv_experiments; best_cpu: tv_best.c on moazeni2013_best_cpu_threads at the
+  compiled solver's sizes); the GPU's only where the cells have a GPU;
 * results/moazeni2013/ch7/{search,timing}.npz: chapter 7's searches (mddtw_experiments:
   on the GPU where the cells have one) and timings (GPU only).
 """
@@ -62,6 +66,29 @@ rule moazeni2013_ch3_native_cell:
     benchmark:
         "results/benchmarks/moazeni2013/ch3/native.tsv"
     threads: moazeni2013_catalog.native_threads(config)
+    resources:
+        mem_mb=lambda wildcards: 1024 + 3 * 4 * max(moazeni2013_catalog.native_n(config)) ** 2 // 2**20,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch3_best_cpu_cell:
+    output:
+        moazeni2013_ch3_best_cpu_cell(),
+    params:
+        n=moazeni2013_catalog.native_n(config),
+        dtypes=config["moazeni2013_ch3_dtypes"],
+        repeats=config["moazeni2013_ch3_repeats"],
+        seed=config["seed"],
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch3/best_cpu.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch3/best_cpu.tsv"
+    # every core of the job: nothing else runs beside it
+    threads: moazeni2013_catalog.best_cpu_threads(config)
     resources:
         mem_mb=lambda wildcards: 1024 + 3 * 4 * max(moazeni2013_catalog.native_n(config)) ** 2 // 2**20,
     conda:
@@ -204,6 +231,30 @@ rule moazeni2013_ch6_native_cell:
         "results/benchmarks/moazeni2013/ch6/native.tsv"
     # one thread timed; the job holds every CPU so that nothing runs beside it (§6.5)
     threads: moazeni2013_catalog.native_threads(config)
+    resources:
+        mem_mb=lambda wildcards: 1024 + 160 * max(moazeni2013_catalog.ints(config, "moazeni2013_ch6_native_sizes")) ** 3 // 2**20,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch6_best_cpu_cell:
+    output:
+        "results/moazeni2013/ch6/best_cpu.npz",
+    params:
+        sizes=moazeni2013_catalog.ints(config, "moazeni2013_ch6_native_sizes"),
+        settings=moazeni2013_catalog.ch6_settings(config),
+        iterations=config["moazeni2013_ch6_native_iterations"],
+        repeats=config["moazeni2013_ch6_repeats"],
+        phantom=moazeni2013_catalog.ch6_phantom(config),
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch6/best_cpu.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch6/best_cpu.tsv"
+    # every core of the job: nothing else runs beside it
+    threads: moazeni2013_catalog.best_cpu_threads(config)
     resources:
         mem_mb=lambda wildcards: 1024 + 160 * max(moazeni2013_catalog.ints(config, "moazeni2013_ch6_native_sizes")) ** 3 // 2**20,
     conda:

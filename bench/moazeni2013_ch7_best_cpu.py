@@ -39,6 +39,31 @@ Efficiency: every CPU row has the brute-force DTW cells of the task (pairs x W x
 band's cells a window) over its seconds, in all and a core -- for the brute-force codes
 the cells they compute, for the pruned search what it saves.
 
+**The machine's bound**, measured at the start of the run (about 2 s): the core's float64
+min-plus peak (``native/minplus_peak.c``'s ``minplus_peak_f64``, chapter 3's microkernel
+in float64, dtw_best.c's type: a tile of ``min(acc, x + y)`` in registers) on one thread
+and on all, and the latency of one DTW cell's dependency chain (``minplus_chain_f64``).
+The best code's two rows (and the one-thread row) report the DTW cells they compute a
+second against both:
+
+* **ops a cell**, from dtw_best.c's inner loops: ``dtw_lanes`` (dtw_best_all) computes a
+  cell as cost = (q - w)(q - w) (a subtraction, a multiplication), best = min(up, left),
+  best = min(best, diag), left = cost + best: 2 min + 2 add/sub + 1 mul, 5 operations
+  of the peak's ports (the peak's min-plus is 2: a min and an add), so the peak allows
+  ``2 x peak / 5`` cells a second; ``dtw_abandon`` (dtw_best_search) adds the row's
+  least cost, min(least, left): 6, and it is scalar (one window at a time: ``1 / lanes``
+  of the SIMD peak at most). ``pct_of_peak``: the cells a second x ops a cell over 2 x
+  the peak of as many threads.
+* **the dependency chain**: a cell's cost reaches its right and lower neighbours through
+  min, min, add (one link of ``minplus_chain_f64``); every window's DTW has a path of
+  2 (m - 1) links from its first cell to its last, so a thread completes at most
+  ``lanes`` windows (dtw_lanes' 8, one chain; the search: one) in 2 (m - 1) links, or
+  ``lanes x cells a window / (2 (m - 1) x link)`` cells a second (a ceiling: the up
+  value also passes through the row buffer in memory). ``pct_of_chain``; ``bound``
+  names the lower of the two ceilings (for the search, the scalar peak: the SIMD
+  peak over its lanes), the one that bounds the code. The search's seconds also hold
+  its lower bounds' work, so its fractions are of the whole search, not of its DTW.
+
 Every cell: a warm-up call, then the median, min and max of ``--ch7-repeats`` runs
 (>= 3); the document's baseline as said. Rows go to ``ch7_timings.csv`` one at a time
 (a killed run keeps what it measured), the ratios to ``ch7_ratios.csv`` (the GPU's two
@@ -74,8 +99,15 @@ TIMING_FIELDS = ["case", "k", "n", "m", "band", "pairs", "windows", "side", "cod
                  "seconds", "seconds_min", "seconds_max", "repeats", "brute_gcells",
                  "brute_gcells_per_s", "brute_gcells_per_s_core", "dtw_gcells_computed",
                  "drop_lb_kim", "drop_lb_keogh_eq", "drop_lb_keogh_ec", "drop_dtw_abandoned",
-                 "dtw_completed", "equal_to_reference", "note", "device", "cpu", "cores",
-                 "commit", "date"]  # fmt: skip
+                 "dtw_completed", "equal_to_reference", "dtw_gcells_per_s",
+                 "dtw_gcells_per_s_core", "cell_ops", "peak_gcells_per_s", "pct_of_peak",
+                 "chain_gcells_per_s", "pct_of_chain", "bound", "rate", "unit", "note",
+                 "device", "cpu", "cores", "commit", "date"]  # fmt: skip
+# dtw_best.c's operations a DTW cell (the module's docstring) and whether the code is SIMD
+CELL_OPS = {"dtw_best.c dtw_best_all (SIMD)": (5, True),
+            "dtw_best.c dtw_best_search": (6, False)}  # fmt: skip
+DTW_LANES = 8  # dtw_best.c's LANES: the windows of one dtw_lanes call, one chain
+BOUND_SECONDS = 0.1  # a run of the peak, or of the chain
 RATIO_FIELDS = [
     "case",
     "k",
@@ -144,6 +176,59 @@ def case_inputs(k: int, n: int, m: int):
     return db, query
 
 
+def machine_bounds(threads: int, repeats: int, h: dict, timings: Rows) -> dict:
+    """The float64 min-plus peak on one thread and on ``threads`` (G min-plus/s) and one
+    link of the DTW cell's chain (seconds), each the median of ``repeats`` runs of
+    about BOUND_SECONDS after a calibrating run; rows of side "bound"."""
+    bounds = {"peak": {}, "lanes": native.peak_library().minplus_peak_lanes_f64()}
+    for nthreads in sorted({1, threads}):
+        rounds = 1000
+        while native.minplus_peak(rounds, nthreads, "float64")[0] < BOUND_SECONDS:
+            rounds *= 2
+        ops = native.minplus_peak(1, nthreads, "float64")[1] * rounds
+        t = timed(lambda r=rounds, k=nthreads: native.minplus_peak(r, k, "float64")[0], repeats,
+                  warm=False)  # fmt: skip
+        rate = ops / t["seconds"] / 1e9
+        bounds["peak"][nthreads] = rate
+        timings.add({"side": "bound", "code": "minplus_peak.c minplus_peak_f64",
+                     "threads": nthreads, **t, "rate": rate, "unit": "G min-plus/s",
+                     "note": f"float64, {bounds['lanes']} lanes a vector; a min-plus is a min "
+                             "and an add", **h})  # fmt: skip
+        print(f"  float64 min-plus peak, {nthreads:>3} thread(s): {rate:8.2f} G/s "
+              f"({rate / nthreads:.2f} a core; {2 * rate / 5:.2f} G cells/s at 5 ops a cell)",
+              flush=True)  # fmt: skip
+    links = 1 << 20
+    while native.minplus_chain(links) < BOUND_SECONDS:
+        links *= 2
+    t = timed(lambda: native.minplus_chain(links), repeats, warm=False)
+    for key in ("seconds", "seconds_min", "seconds_max"):
+        t[key] /= links
+    bounds["link_s"] = t["seconds"]
+    timings.add({"side": "bound", "code": "minplus_peak.c minplus_chain_f64", "threads": 1, **t,
+                 "rate": t["seconds"] * 1e9, "unit": "ns a link (min, min, add)",
+                 "note": "one DTW cell's path to its neighbour", **h})  # fmt: skip
+    print(f"  one DTW cell's chain (min, min, add): {t['seconds'] * 1e9:.2f} ns a link",
+          flush=True)  # fmt: skip
+    return bounds
+
+
+def efficiency(code: str, nthreads: int, seconds: float, gcells: float, m: int, band: int,
+               bounds: dict) -> dict:  # fmt: skip
+    """The best code's DTW cells a second against the peak and the chain (the module's
+    docstring): the columns of its row."""
+    ops, simd = CELL_OPS[code]
+    lanes = DTW_LANES if simd else 1
+    rate = gcells / seconds
+    peak = 2 * bounds["peak"][nthreads] / ops  # G cells/s at the SIMD peak
+    throughput = peak if simd else peak / bounds["lanes"]
+    chain = nthreads * lanes * cells_per_window(m, band) / (2 * (m - 1) * bounds["link_s"]) / 1e9
+    bound = "chain" if chain < throughput else ("peak" if simd else "scalar peak")
+    return {"dtw_gcells_per_s": rate, "dtw_gcells_per_s_core": rate / nthreads,
+            "cell_ops": ops, "peak_gcells_per_s": peak, "pct_of_peak": 100 * rate / peak,
+            "chain_gcells_per_s": chain, "pct_of_chain": 100 * rate / chain,
+            "bound": bound}  # fmt: skip
+
+
 def cells_per_window(m: int, band: int) -> int:
     """The banded DTW's cells of one window (every row's band, clipped at the edges)."""
     return sum(min(m - 1, i + band) - max(0, i - band) + 1 for i in range(m))
@@ -190,7 +275,8 @@ def peer_run(dtw, qz, db, mu, sd, m, band, E, pair_list):
     return seconds, [out[pair] for pair in pair_list]
 
 
-def run_case(spec: str, args, threads: int, cupy, device, h: dict, timings: Rows, ratios: Rows):
+def run_case(spec: str, args, threads: int, cupy, device, h: dict, timings: Rows, ratios: Rows,
+             bounds: dict):  # fmt: skip
     k, n, m = (int(v) for v in spec.split(":"))
     band, E = max(1, int(round(SF * m))), max(1, m // 2)
     pair_list = mddtw.pairs(k, k, NR)
@@ -216,15 +302,25 @@ def run_case(spec: str, args, threads: int, cupy, device, h: dict, timings: Rows
     def cpu_row(side, code, nthreads, t, result=None, extra=None, note=""):
         rate = brute / t["seconds"]
         equal = "" if result is None else bool(result == reference)
+        eff = {}
+        if code in CELL_OPS and nthreads in bounds["peak"]:
+            eff = efficiency(code, nthreads, t["seconds"], (extra or {})["dtw_gcells_computed"],
+                             m, band, bounds)  # fmt: skip
         row = {**base, "side": side, "code": code, "threads": nthreads, **t,
                "brute_gcells_per_s": rate, "brute_gcells_per_s_core": rate / nthreads,
-               "equal_to_reference": equal, "note": note, **(extra or {})}  # fmt: skip
+               "equal_to_reference": equal, "note": note, **(extra or {}), **eff}  # fmt: skip
         timings.add(row)
         found[(side, code, nthreads)] = t
         print(f"  {side:>9} {code:<34} {nthreads:>3} thr: {t['seconds']:9.4f} s "
               f"[{t['seconds_min']:.4f}, {t['seconds_max']:.4f}]  {rate:7.2f} G brute cells/s "
               f"({rate / nthreads:.2f} a core){'' if equal == '' else f', equal: {equal}'}",
               flush=True)  # fmt: skip
+        if eff:
+            print(f"            DTW cells computed {eff['dtw_gcells_per_s']:.3f} G/s "
+                  f"({eff['dtw_gcells_per_s_core']:.3f} a core, {eff['cell_ops']} ops a cell): "
+                  f"{eff['pct_of_peak']:.1f} % of the float64 peak's {eff['peak_gcells_per_s']:.2f}"
+                  f", {eff['pct_of_chain']:.1f} % of the chain's {eff['chain_gcells_per_s']:.2f};"
+                  f" bound by the {eff['bound']}", flush=True)  # fmt: skip
         if equal is False:
             raise AssertionError(f"{spec}: {code} selects other windows than dtw_best_search")
 
@@ -409,12 +505,14 @@ def main(argv=None) -> None:
           f"{h['commit']}, {h['date']}; GPU: {device or 'none'}; dtaidistance: "
           f"{getattr(dtw, '__name__', None) and 'installed' or 'none'}"
           f"{' (OpenMP)' if omp else ''}", flush=True)  # fmt: skip
-    native.dtw_best_library(), native.dtw_library()  # built before any clock
+    native.dtw_best_library(), native.dtw_library(), native.peak_library()  # before any clock
     timings = Rows(args.out / "ch7_timings.csv", TIMING_FIELDS)
     ratios = Rows(args.out / "ch7_ratios.csv", RATIO_FIELDS)
     started = time.perf_counter()
+    print("\n## the machine's bound", flush=True)
+    bounds = machine_bounds(args.threads, 3, h, timings)  # about 2 s
     for spec in args.ch7_cases:
-        run_case(spec, args, args.threads, cupy, device, h, timings, ratios)
+        run_case(spec, args, args.threads, cupy, device, h, timings, ratios, bounds)
     print(f"\n# {time.perf_counter() - started:.0f} s; wrote {args.out / 'ch7_timings.csv'}"
           f"{'' if cupy is None else ' and ch7_ratios.csv'}", flush=True)  # fmt: skip
 

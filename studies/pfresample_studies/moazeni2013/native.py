@@ -112,35 +112,59 @@ def solve_blocked(m: np.ndarray, threads: int | None = None, *, flaw: str = "non
     return m
 
 
+# float64 is chapter 7's (dtw_best.c's cells); float32 and int32 chapter 3's
+PEAK_FUNCTIONS = {"float32": "minplus_peak_f32", "int32": "minplus_peak_i32",
+                  "float64": "minplus_peak_f64"}  # fmt: skip
+
+
 @cache
 def peak_library() -> ctypes.CDLL:
     """The min-plus peak microkernel (native/minplus_peak.c), built with BEST_FLAGS."""
     lib = ctypes.CDLL(str(build(NATIVE / "minplus_peak.c", flags=BEST_FLAGS)))
-    for name in ("minplus_peak_f32", "minplus_peak_i32"):
+    for name in PEAK_FUNCTIONS.values():
         fn = getattr(lib, name)
         fn.restype = ctypes.c_int
         fn.argtypes = (ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+    lib.minplus_chain_f64.restype = ctypes.c_double
+    lib.minplus_chain_f64.argtypes = (ctypes.c_int64, ctypes.c_void_p)
     return lib
 
 
 def minplus_peak(rounds: int, threads: int, dtype: str = "float32") -> tuple[float, int]:
     """Run the peak microkernel: ``rounds`` rounds on each of ``threads`` threads.
     Returns (seconds, min-plus operations): a round is rows x cols min-plus
-    operations and cols additions (counted as half a min-plus each)."""
+    operations and cols additions (counted as half a min-plus each); float64's tile has
+    half float32's columns (the same vectors)."""
     import time
 
-    if dtype not in FUNCTIONS:
-        raise ValueError(f"dtype must be one of {tuple(FUNCTIONS)}, got {dtype}")
+    if dtype not in PEAK_FUNCTIONS:
+        raise ValueError(f"dtype must be one of {tuple(PEAK_FUNCTIONS)}, got {dtype}")
     lib = peak_library()
-    rows, cols = lib.minplus_peak_rows(), lib.minplus_peak_cols()
+    rows = lib.minplus_peak_rows()
+    cols = lib.minplus_peak_cols_f64() if dtype == "float64" else lib.minplus_peak_cols()
     seed = np.arange(rows + 3 * cols, dtype=dtype)
-    seed[rows + 2 * cols :] = 1  # d: y advances by one a round (exact in both dtypes)
-    out = np.full(1, dp.infinity(dtype), dtype=dtype)
-    fn = lib.minplus_peak_f32 if dtype == "float32" else lib.minplus_peak_i32
+    seed[rows + 2 * cols :] = 1  # d: y advances by one a round (exact in every dtype)
+    out = np.full(1, np.inf if dtype == "float64" else dp.infinity(dtype), dtype=dtype)
+    fn = getattr(lib, PEAK_FUNCTIONS[dtype])
     start = time.perf_counter()
     fn(int(rounds), int(threads), seed.ctypes.data, out.ctypes.data)
     seconds = time.perf_counter() - start
     return seconds, int(rounds) * int(threads) * (rows * cols + cols // 2)
+
+
+def minplus_chain(rounds: int) -> float:
+    """Seconds of ``rounds`` links of one dependent chain of chapter 7's DTW cell
+    (native/minplus_peak.c's minplus_chain_f64: min, min, add, float64, on this thread):
+    a link's seconds are the latency of a cell's path to the next cell."""
+    import time
+
+    seed = np.array([1e300, 1e300, 1.0])
+    start = time.perf_counter()
+    acc = peak_library().minplus_chain_f64(int(rounds), seed.ctypes.data)
+    seconds = time.perf_counter() - start
+    if acc != float(rounds):
+        raise AssertionError(f"minplus_chain: {acc} after {rounds} links, not {rounds}")
+    return seconds
 
 
 @cache

@@ -130,14 +130,23 @@ def test_the_blocked_solver_refuses_what_it_cannot_take():
         native.solve_blocked(np.zeros((4, 4), np.float32), 0)
 
 
-@pytest.mark.parametrize("dtype", dp.DTYPES)
+@pytest.mark.parametrize("dtype", [*dp.DTYPES, "float64"])
 def test_the_peak_microkernel_runs_and_counts(dtype):
     from pfresample_studies.moazeni2013 import native
 
     seconds, ops = native.minplus_peak(1000, 2, dtype)
     lib = native.peak_library()
     rows, cols = lib.minplus_peak_rows(), lib.minplus_peak_cols()
+    if dtype == "float64":  # half the columns: the same vectors
+        assert lib.minplus_peak_cols_f64() == cols // 2
+        cols //= 2
     assert seconds > 0 and ops == 1000 * 2 * (rows * cols + cols // 2)
+
+
+def test_the_dtw_cell_chain_runs_its_links():
+    from pfresample_studies.moazeni2013 import native
+
+    assert native.minplus_chain(10_000) > 0  # checks its own sum: 10,000 links of +1
 
 
 def _tv_case():

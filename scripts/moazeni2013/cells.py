@@ -8,7 +8,8 @@ per rule, chosen by the rule's name; each calls the study and writes its .npz at
 * moazeni2013_ch4_cpu_cell, moazeni2013_ch4_gpu_cell: results/moazeni2013/ch4/{cpu,gpu}.npz;
 * moazeni2013_ch6_{cpu,native,peer,best_cpu,gpu}_cell: results/moazeni2013/ch6/*.npz;
 * moazeni2013_ch5_gpu_cell: results/moazeni2013/ch5/gpu.npz;
-* moazeni2013_ch7_search_cell, moazeni2013_ch7_timing_cell: results/moazeni2013/ch7/*.npz.
+* moazeni2013_ch7_search_cell, moazeni2013_ch7_timing_cell, moazeni2013_ch7_best_cpu_cell:
+  results/moazeni2013/ch7/*.npz.
 """
 
 from pfresample import backend
@@ -140,6 +141,14 @@ def ch7_timing_cell(snakemake, log):
     save_cell(snakemake, log, *cell, CLAIM)
 
 
+def ch7_best_cpu_cell(snakemake, log):
+    p = snakemake.params
+    cell = mddtw_experiments.best_cpu_cell(p.cases, p.queries, p.sf, p.nr, p.p, p.cpu_pairs,
+                                           p.repeats, seed=p.seed, threads=snakemake.threads,
+                                           log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell)
+
+
 def ch7_choices_cell(snakemake, log):
     p = snakemake.params
     cell = mddtw_experiments.choices_cell(p.m, p.search, p.choices, p.queries, seed=p.seed,
@@ -151,6 +160,7 @@ JOBS = {
     "moazeni2013_ch7_search_cell": ch7_search_cell,
     "moazeni2013_ch7_choices_cell": ch7_choices_cell,
     "moazeni2013_ch7_timing_cell": ch7_timing_cell,
+    "moazeni2013_ch7_best_cpu_cell": ch7_best_cpu_cell,
     "moazeni2013_ch6_cpu_cell": ch6_cpu_cell,
     "moazeni2013_ch6_native_cell": ch6_native_cell,
     "moazeni2013_ch6_peer_cell": ch6_peer_cell,

@@ -162,9 +162,34 @@ def ch7_outputs(snakemake, log):
     timing = artifacts.load_all(snakemake.input.timing)
     choices = artifacts.load_all(snakemake.input.choices)
     frames = mddtw_figures.tables(search, timing, choices)
+    frames["ch7_speedups"] = _ch7_speedups(snakemake, timing)
     scale = snakemake.params.scale
     gpus = _devices(search + timing + choices)
     _write(snakemake, log, frames, mddtw_figures, mddtw_figures.TITLES, scale, gpus)
+    title = ("Moazeni (2013) chapter 7: the GPU's speed-ups over the document's baseline and "
+             "over the best CPU code, the single-dimensional search")  # fmt: skip
+    _write_speedups(snakemake, log, frames, title, mddtw_figures.CH7_KEYS,
+                    mddtw_figures.CH7_BASELINE, mddtw_figures.CH7_HEADLINE)  # fmt: skip
+
+
+def _ch7_speedups(snakemake, timing):
+    """Chapter 7's speed-up table: this run's timing cell (the kernel alone) where a GPU
+    ran here, else the committed one-host bench run the rule names (``params.evidence``:
+    the kernel and the top-p task, via the study's adapter)."""
+    best_cell = artifacts.load_npz(snakemake.input.best_cpu[0])
+    if timing:
+        gpu = mddtw_figures.gpu_kernel_rows(tv_figures.unpack(timing, "timing"))
+        one_host = speedups.same_host(best_cell[1], *(m for _, m in timing))
+        source = speedups.THIS_RUN
+    else:
+        found = _committed(snakemake, "ch7_speedups")
+        if found is None:
+            gpu, source = pd.DataFrame(), "none"
+        else:
+            gpu = mddtw_figures.evidence_gpu_rows(found.frame(), found.device)
+            source = speedups.evidence_source(found)
+        one_host = False
+    return mddtw_figures.ch7_speedups(gpu, best_cell, gpu_source=source, one_host=one_host)
 
 
 JOBS = {"moazeni2013_ch3_outputs": ch3_outputs, "moazeni2013_ch4_outputs": ch4_outputs,

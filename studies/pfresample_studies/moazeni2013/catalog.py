@@ -29,7 +29,7 @@ ORDERS = ("bottom_up", "divide_and_conquer", "recursive")
 # the speed-ups over the document's baseline and over the best CPU code (a Markdown twin
 # with its caption beside the CSV: SPEEDUP_TABLES).
 CH3_TABLES = ("table1", "table3", "ch3_speedups")
-SPEEDUP_TABLES = ("ch3_speedups", "ch6_speedups")
+SPEEDUP_TABLES = ("ch3_speedups", "ch6_speedups", "ch7_speedups")
 CH3_FIGURES = ("fig12", "fig13", "fig15", "fig16", "fig17", "fig18")
 # Chapter 4's outputs (hashtable_figures: Table 5 and Figs 19, 26-40).
 CH4_TABLES = ("table5",)
@@ -41,8 +41,9 @@ CH5_FIGURES = ("fig45", "reuse")
 CH6_TABLES = ("table10", "ch6_peer", "ch6_check", "ch6_noisy", "ch6_speedups")
 CH6_FIGURES = ("fig49", "fig50", "fig51", "fig52", "fig53", "ch6_quality", "ch6_parameters")
 # Chapter 7's outputs (mddtw_figures): Tables 11-13 (14's walking search is 11's), the
-# planted recall table, Figs 58, 60, 62-64.
-CH7_TABLES = ("table11", "table12", "table13", "ch7_choices")
+# planted recall table, Figs 58, 60, 62-64, and the speed-ups over the document's baseline
+# and over the best CPU code (SPEEDUP_TABLES).
+CH7_TABLES = ("table11", "table12", "table13", "ch7_choices", "ch7_speedups")
 CH7_FIGURES = ("fig58", "fig60", "fig62", "fig63", "fig64", "planted")
 # The figures with GPU rows, and where a GPU run of the pipeline keeps each one's table
 # inside an evidence folder (evidence/<date>-<device>-<commit>/): where no GPU ran here,
@@ -60,13 +61,16 @@ EVIDENCE_TABLES = {
     "ch3_speedups": "ch3_gpu_cell.csv",
     # chapter 6's: Fig 53's table (GlobalSync at its faster tile: tv_figures.gpu_global_sync)
     "ch6_speedups": "ch56_pipeline/tables/fig53.csv",
+    # chapter 7's: the one-host bench run's rows (bench/moazeni2013_ch7_best_cpu.py's
+    # layout, the kernel's and the top-p task's: mddtw_figures.evidence_gpu_rows reads it)
+    "ch7_speedups": "ch7/ch7_timings.csv",
 }
 # The target that measures each chapter's GPU rows (a blank figure names it).
 CHAPTER_TARGETS = {**dict.fromkeys((*CH3_FIGURES, "ch3_speedups"), "moazeni2013_ch3"),
                    **dict.fromkeys(CH4_FIGURES, "moazeni2013_ch4"),
                    **dict.fromkeys(CH5_FIGURES, "moazeni2013_ch5"),
                    **dict.fromkeys((*CH6_FIGURES, "ch6_speedups"), "moazeni2013_ch6"),
-                   **dict.fromkeys(CH7_FIGURES, "moazeni2013_ch7")}  # fmt: skip
+                   **dict.fromkeys((*CH7_FIGURES, "ch7_speedups"), "moazeni2013_ch7")}  # fmt: skip
 
 
 def evidence_rows(figure: str, frame):
@@ -146,6 +150,12 @@ def best_cpu_threads(cfg: Mapping) -> int:
     """Threads of the best CPU code's cells, every chapter's (null: every CPU of the host)."""
     value = cfg.get("moazeni2013_best_cpu_threads")
     return int(value) if value else (os.cpu_count() or 1)
+
+
+def ch7_best_cpu_cases(cfg: Mapping) -> list[str]:
+    """Chapter 7's best-CPU cases, ``"K:N:M"`` (the schema checks the form; the cell,
+    mddtw_experiments.parse_cases, that M <= N)."""
+    return [str(c) for c in cfg["moazeni2013_ch7_best_cpu_cases"]]
 
 
 def block_sizes(cfg: Mapping) -> list[int]:
@@ -319,3 +329,8 @@ def check_config(cfg: Mapping) -> None:
                          f"moazeni2013_ch7_m ({8 * m}): six occurrences, well apart")  # fmt: skip
     if m > 100:
         raise ValueError(f"moazeni2013_ch7_m {m}: BasicMotions' episodes are 100 long")
+    cases = [str(c).split(":") for c in cfg.get("moazeni2013_ch7_best_cpu_cases", [])]
+    long = [":".join(c) for c in cases if len(c) == 3 and int(c[2]) > int(c[1])]
+    if long:
+        raise ValueError(f"moazeni2013_ch7_best_cpu_cases {long}: a query (M) longer than its "
+                         "recording (N)")  # fmt: skip

@@ -315,10 +315,7 @@ def timing_cell(widths: Sequence[int], lengths: Sequence[int], queries: Sequence
             if n <= cpu_max_length:
                 mu, sd = mddtw.window_stats(db[0], m)
                 q = mddtw.znorm(query[0])
-                begin = time.perf_counter()
-                for _ in range(cpu_pairs):
-                    exact = native.dtw_windows(q, db[0], mu, sd, band)
-                per_pair = (time.perf_counter() - begin) / cpu_pairs
+                per_pair, exact = dtw_c_per_pair(q, db[0], mu, sd, band, cpu_pairs)
                 row.update(_peer_time(q, db[0], m, band, exact, cpu_pairs, len(pair_list)))
                 row.update(cpu_s=per_pair * len(pair_list), cpu_pairs_timed=cpu_pairs)
                 begin = time.perf_counter()  # the pruned search of the same pairs' p best
@@ -343,7 +340,128 @@ def timing_cell(widths: Sequence[int], lengths: Sequence[int], queries: Sequence
                          "nr": r, "pairs": len(pair_list),
                          "gpu_s": _gpu_seconds(rec, query, pair_list, band)})  # fmt: skip
     return pack({"timing": rows}), {"study": "moazeni2013", "experiment": "ch7_timing",
-                                    "backend": "cuda", "device": cuda_device()}  # fmt: skip
+                                    "backend": "cuda", "device": cuda_device(),
+                                    **_host()}  # fmt: skip
+
+
+def _host() -> dict:
+    """The machine a cell ran on (``experiments.host``): its name, CPU model and CPUs."""
+    from .experiments import host
+
+    return host()
+
+
+def dtw_c_per_pair(q, x, mu, sd, band: int, cpu_pairs: int):
+    """The document's kind of baseline as the timing cell times it: ``native/dtw.c``'s
+    exact DTW of every window of ``x`` on one thread, ``cpu_pairs`` times (a pair's time
+    is every pair's: the brute force computes every cell of every window); returns
+    (seconds a pair, the distances)."""
+    from . import native
+
+    begin = time.perf_counter()
+    for _ in range(cpu_pairs):
+        exact = native.dtw_windows(q, x, mu, sd, band)
+    return (time.perf_counter() - begin) / cpu_pairs, exact
+
+
+def timing_inputs(k: int, n: int, m: int, queries: Sequence[int], seed: int):
+    """The timing cell's random-walk recording and noisy query for (k, n, m): the same
+    draws in the same order (its loop draws a start and noise for each query length of
+    ``queries`` up to m)."""
+    rng = np.random.default_rng([seed, k, n])
+    db = np.cumsum(rng.normal(size=(k, n)), axis=1)
+    for mm in queries if m in queries else (m,):
+        if mm > n:
+            continue
+        start = int(rng.integers(0, n - mm + 1))
+        query = db[:, start : start + mm] + rng.normal(0, 0.3, (k, mm))
+        if mm == m:
+            return db, query
+    raise ValueError(f"query length {m} is longer than the recording ({n})")
+
+
+def parse_cases(cases: Sequence[str]) -> list[tuple[int, int, int]]:
+    """``"K:N:M"`` strings (recording dimensions, length, query length) -> tuples."""
+    out = []
+    for spec in cases:
+        parts = str(spec).split(":")
+        if len(parts) != 3 or not all(v.isdigit() and int(v) > 0 for v in parts):
+            raise ValueError(f"a case is K:N:M with positive integers, got {spec!r}")
+        k, n, m = (int(v) for v in parts)
+        if m > n:
+            raise ValueError(f"a case's query length M must be at most N, got {spec!r}")
+        out.append((k, n, m))
+    return out
+
+
+BEST_CPU_CODES = ("dtw_best_search", "dtw_best_all")  # native/dtw_best.c
+
+
+def _search_input(db, query, m: int, pair_list):
+    from . import native
+
+    stats = [mddtw.running_stats(row, m) for row in db]
+    mu, sd = np.stack([st[0] for st in stats]), np.stack([st[1] for st in stats])
+    qz = np.stack([mddtw.znorm(row) for row in query])
+    return native.DtwSearchInput(qz, db, mu, sd, pair_list), qz, mu, sd
+
+
+def best_cpu_cell(cases: Sequence[str], queries: Sequence[int], band_fraction: float, nr: int,
+                  p: int, cpu_pairs: int, repeats: int, *, seed: int, threads: int | None = None,
+                  log=LOG):  # fmt: skip
+    """Chapter 7's best CPU code (native/dtw_best.c on ``threads``, default every CPU) and
+    the document's kind of baseline (``dtw_c_per_pair``: dtw.c on one thread, the timing
+    cell's method) at each case ``"K:N:M"``, on the timing cell's inputs
+    (``timing_inputs``): the task of bench/moazeni2013_ch7_best_cpu.py, every pair's p
+    windows of least distance at least m / 2 apart. ``dtw_best_search`` (the pruned exact
+    search) and ``dtw_best_all`` (every window's distance, SIMD), each the median of
+    ``repeats`` runs after a small untimed call (the library's load, OpenMP's threads);
+    the best CPU time is the faster, as the bench's headline. The two selections are
+    checked equal bit for bit. The window statistics are an input, outside the clocks."""
+    import os
+
+    from . import native
+
+    threads = int(threads or os.cpu_count() or 1)
+    meta = {"study": "moazeni2013", "experiment": "ch7_best_cpu", "backend": "cpu",
+            "device": "CPU", **_host(), "threads": threads, "seed": int(seed),
+            "repeats": int(repeats), "code": "dtw_best.c"}  # fmt: skip
+    rows = []
+    for k, n, m in parse_cases(cases):
+        band, exclusion = max(1, int(round(band_fraction * m))), max(1, m // 2)
+        pair_list = mddtw.pairs(k, k, nr)
+        db, query = timing_inputs(k, n, m, queries, seed)
+        data, qz, mu, sd = _search_input(db, query, m, pair_list)
+        small = _search_input(db[:, : 4 * m], query, m, pair_list[:1])[0]
+        row = {"k": k, "n": n, "m": m, "band": band, "pairs": len(pair_list), "threads": threads,
+               "repeats": repeats}  # fmt: skip
+        results = {}
+        for code in BEST_CPU_CODES:
+            fn = getattr(native, code)
+            fn(small, band, p, exclusion, threads)  # the warm-up, untimed
+            times = []
+            for _ in range(repeats):
+                begin = time.perf_counter()
+                out = fn(data, band, p, exclusion, threads)
+                times.append(time.perf_counter() - begin)
+            results[code] = out[0] if code == "dtw_best_search" else out
+            row[f"{code}_s"], row[f"{code}_s_min"] = float(np.median(times)), min(times)
+        if results["dtw_best_search"] != results["dtw_best_all"]:
+            raise AssertionError(f"ch7 {k}:{n}:{m}: dtw_best_search and dtw_best_all differ")
+        fastest = min(BEST_CPU_CODES, key=lambda c: row[f"{c}_s"])
+        row.update(best_cpu_s=row[f"{fastest}_s"], best_cpu_code=fastest)
+        j, i = pair_list[0]  # the first pair's distances checked against dtw.c's too
+        per_pair, exact = dtw_c_per_pair(qz[j], db[i], mu[i], sd[i], band, cpu_pairs)
+        row.update(doc_cpu_s=per_pair * len(pair_list), doc_pairs_timed=cpu_pairs)
+        want = native.dtw_select_rows(exact[None, :], p, exclusion, 1)[0]
+        if want != results["dtw_best_all"][0]:  # the first pair against dtw.c's selection
+            raise AssertionError(f"ch7 {k}:{n}:{m}: dtw_best.c's selection differs from dtw.c's")
+        rows.append(row)
+        log.info("ch7 %d:%d:%d on %d threads: dtw_best_search %.4f s, dtw_best_all %.4f s; "
+                 "dtw.c one thread %.3f s (%d of %d pairs timed)", k, n, m, threads,
+                 row["dtw_best_search_s"], row["dtw_best_all_s"], row["doc_cpu_s"], cpu_pairs,
+                 len(pair_list))  # fmt: skip
+    return pack({"best_cpu": rows}), meta
 
 
 def choices_cell(m: int, search: dict, choices: dict, queries_per_label: int, *, seed: int,

@@ -231,3 +231,84 @@ def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str], evidence=N
             ax, table.assign(pairs_rule=table["recording"]), "k", "gpu_s", "pairs_rule", logy=True
         )
     return fig
+
+
+CH7_KEYS = ("k", "n", "m", "gpu_scope")
+# The GPU's two scopes (bench/moazeni2013_ch7_best_cpu.py): the distance kernel alone
+# between CUDA events (the thesis's and Fig 63's scope; the pipeline's timing cell), and
+# the top-p task (the kernel, the device's argsort, the candidates copied to the host and
+# the selection there: what every CPU side computes; the bench's, wall time).
+KERNEL, TOP_P = "kernel (CUDA events)", "top-p task (wall)"
+CH7_BASELINE = ("dtw.c's exact DTW of every window on one thread, timed as the pipeline's "
+                "timing cell times it: moazeni2013_ch7_cpu_pairs pairs, a pair's time every "
+                "pair's; the thesis's one CPU thread. `gpu_scope` says what the GPU's time "
+                "holds: the kernel alone, the thesis's scope, or the top-p task that every CPU "
+                "side computes")  # fmt: skip
+CH7_HEADLINE = ("evidence/2026-11-28-h200-45f3754/ch7 and its rerun without spinning threads, "
+                "evidence/2026-11-28-h200-cb91f83/ch7_passive, one H200 with its 16 Xeon "
+                "cores; docs/moazeni2013.md")  # fmt: skip
+_GPU_COLUMNS = [*CH7_KEYS, "gpu_s", "gpu_device"]
+
+
+def evidence_gpu_rows(frame: pd.DataFrame, device: str) -> pd.DataFrame:
+    """The GPU's rows of a committed bench run (bench/moazeni2013_ch7_best_cpu.py's
+    ``ch7_timings.csv``: one row a (case, side, code)) as the speed-up table's GPU side:
+    (k, n, m, gpu_scope, gpu_s, gpu_device), the kernel's and the top-p task's medians."""
+    if frame.empty or "side" not in frame:
+        return pd.DataFrame(columns=_GPU_COLUMNS)
+    gpu = frame[frame["side"] == "gpu"]
+    code = gpu["code"].astype(str)
+    scope = np.where(code.str.startswith("gpu_kernel"), KERNEL,
+                     np.where(code.str.startswith("gpu_top_p"), TOP_P, ""))  # fmt: skip
+    names = gpu["device"].fillna(device).astype(str) if "device" in gpu else device
+    out = pd.DataFrame({"k": gpu["k"].astype(np.int64), "n": gpu["n"].astype(np.int64),
+                        "m": gpu["m"].astype(np.int64), "gpu_scope": scope,
+                        "gpu_s": gpu["seconds"].astype(float), "gpu_device": names})  # fmt: skip
+    return out[out["gpu_scope"] != ""].reset_index(drop=True)
+
+
+def gpu_kernel_rows(timing: pd.DataFrame) -> pd.DataFrame:
+    """This run's GPU side: the timing cell's random-walk rows (the kernel alone, CUDA
+    events, at nr = moazeni2013_ch7_nr) as (k, n, m, gpu_scope, gpu_s, gpu_device)."""
+    if timing.empty or "recording" not in timing:
+        return pd.DataFrame(columns=_GPU_COLUMNS)
+    walk = timing[timing["recording"].astype(str).str.startswith("random walk")]
+    out = pd.DataFrame({"k": walk["k"].astype(np.int64), "n": walk["n"].astype(np.int64),
+                         "m": walk["m"].astype(np.int64), "gpu_scope": KERNEL,
+                         "gpu_s": walk["gpu_s"].astype(float),
+                         "gpu_device": walk["device"].astype(str)})  # fmt: skip
+    return out.reset_index(drop=True)
+
+
+def ch7_speedups(gpu: pd.DataFrame, best_cell, *, gpu_source: str,
+                 one_host: bool) -> pd.DataFrame:  # fmt: skip
+    """Chapter 7's speed-ups at each (k, n, m) the best-CPU cell ran and the GPU has, a
+    row a GPU scope: the GPU over the document's kind of baseline (the cell's dtw.c, one
+    thread, the timing cell's method) and over the best CPU code on every core (the
+    faster of dtw_best_search and dtw_best_all, named in ``best_cpu_code``; both times
+    beside), the thesis's printed "up to 25x" (over a pruned CPU search) beside them."""
+    from . import speedups
+
+    arrays, meta = best_cell
+    extra = ("gpu_device", "doc_cpu_code", "dtw_best_search_s", "dtw_best_all_s",
+             "printed_speedup")  # fmt: skip
+    cpu = unpack([best_cell], "best_cpu")
+    if cpu.empty or gpu.empty:
+        return speedups.empty(CH7_KEYS, extra)
+    keys = ["k", "n", "m"]
+    cpu = cpu.astype({k: np.int64 for k in keys})
+    doc = cpu[keys].assign(doc_cpu_s=cpu["doc_cpu_s"].astype(float))
+    best = cpu[keys].assign(best_cpu_s=cpu["best_cpu_s"].astype(float),
+                            best_cpu_threads=cpu["threads"].astype(np.int64),
+                            dtw_best_search_s=cpu["dtw_best_search_s"].astype(float),
+                            dtw_best_all_s=cpu["dtw_best_all_s"].astype(float),
+                            _code=cpu["best_cpu_code"].astype(str))  # fmt: skip
+    scopes = gpu[[*keys, "gpu_scope"]].astype({k: np.int64 for k in keys})
+    doc, best = doc.merge(scopes, on=keys), best.merge(scopes, on=keys)
+    gpu = gpu.astype({k: np.int64 for k in keys})
+    frame = speedups.join(CH7_KEYS, gpu, doc, best, gpu_source=gpu_source,
+                          best_code=meta["code"], cpu=meta["cpu"], one_host=one_host,
+                          extra={"doc_cpu_code": "dtw.c, 1 thread",
+                                 "printed_speedup": PUBLISHED_SPEEDUP})  # fmt: skip
+    frame["best_cpu_code"] = [f"dtw_best.c {c} (native.{c})" for c in frame.pop("_code")]
+    return frame[[*CH7_KEYS, *speedups.COLUMNS, *extra]]

@@ -18,7 +18,10 @@ study's code studies/pfresample_studies/moazeni2013/ and its glue scripts/moazen
   and 6's runs (tv_experiments; best_cpu: tv_best.c on moazeni2013_best_cpu_threads at the
   compiled solver's sizes); the GPU's only where the cells have a GPU;
 * results/moazeni2013/ch7/{search,timing}.npz: chapter 7's searches (mddtw_experiments:
-  on the GPU where the cells have one) and timings (GPU only).
+  on the GPU where the cells have one) and timings (GPU only);
+* results/moazeni2013/ch7/best_cpu.npz: the best CPU code (dtw_best.c's two codes on
+  moazeni2013_best_cpu_threads) and dtw.c on one thread at moazeni2013_ch7_best_cpu_cases,
+  on the timing cell's inputs, the selections checked equal.
 """
 
 MOAZENI2013_CELLS_SCRIPT = "../../../scripts/moazeni2013/cells.py"
@@ -397,6 +400,33 @@ rule moazeni2013_ch7_timing_cell:
     resources:
         mem_mb=8192,
         gpu=1,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch7_best_cpu_cell:
+    output:
+        "results/moazeni2013/ch7/best_cpu.npz",
+    params:
+        cases=moazeni2013_catalog.ch7_best_cpu_cases(config),
+        queries=moazeni2013_catalog.ints(config, "moazeni2013_ch7_timing_queries"),
+        sf=config["moazeni2013_ch7_sf"],
+        nr=config["moazeni2013_ch7_nr"],
+        p=config["moazeni2013_ch7_p"],
+        cpu_pairs=config["moazeni2013_ch7_cpu_pairs"],
+        repeats=config["moazeni2013_ch7_repeats"],
+        seed=config["seed"],
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch7/best_cpu.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch7/best_cpu.tsv"
+    # every core of the job: nothing else runs beside it (dtw.c's one thread included)
+    threads: moazeni2013_catalog.best_cpu_threads(config)
+    resources:
+        mem_mb=4096,
     conda:
         CONDA_ENV
     script:

@@ -64,6 +64,7 @@ def moazeni2013_ch7_cells() -> dict[str, list[str]]:
     """Chapter 7's cells: the search (on the GPU where the cells have one, else the
     CPU) always, the timing where the cells have a GPU."""
     return {"search": ["results/moazeni2013/ch7/search.npz"],
+            "best_cpu": ["results/moazeni2013/ch7/best_cpu.npz"],
             "timing": ["results/moazeni2013/ch7/timing.npz"] if CELL_GPUS else [],
             "choices": ["results/moazeni2013/ch7/choices.npz"] if CELL_GPUS else []}  # fmt: skip
 

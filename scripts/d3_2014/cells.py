@@ -4,8 +4,11 @@ study (pfresample_studies.d3_2014) and writes its .npz atomically.
 
 * d3_2014_trajectory: results/d3_2014/trajectories/t{d3_j}.npz;
 * d3_2014_filter_cell, _timing_cell, _gpu_cell, _fig11_cell, _regime_cell:
-  results/d3_2014/{filter,timing,gpu,fig11,regimes}/**.npz.
+  results/d3_2014/{filter,timing,gpu,fig11,regimes}/**.npz;
+* d3_2014_best_cpu_cell: results/d3_2014/best_cpu/n{n}.npz (on the job's threads).
 """
+
+import os
 
 from pfresample import backend
 from pfresample_studies.d3_2014 import catalog, experiments, regimes
@@ -70,6 +73,24 @@ def gpu_cell(snakemake, log):
     save_cell(snakemake, log, *cell, CLAIM)
 
 
+def best_cpu_cell(snakemake, log):
+    p = snakemake.params
+    threads = int(snakemake.threads)  # the cores Snakemake gave the job (<= --cores)
+    if threads < p.threads:
+        log.warning("d3_2014_best_cpu_threads asks for %d threads; the job got %d (--cores)",
+                    p.threads, threads)  # fmt: skip
+    # Before the compiled library loads libgomp, which reads it once: the job holds its
+    # cores, so the threads spin at the step's barriers (bench/d3_best_cpu.py's default).
+    os.environ.setdefault("OMP_WAIT_POLICY", "ACTIVE")
+    traj = experiments.load_trajectory(snakemake.input.trajectory)
+    arrays, metadata = experiments.best_cpu_cell(
+        _model(p, window=True), traj, p.specs, int(snakemake.wildcards.n), threads=threads,
+        repeats=p.repeats, log=log, seed=p.cell["seed"],
+    )  # fmt: skip
+    metadata["threads_asked"] = int(p.threads)
+    save_cell(snakemake, log, arrays, metadata, CLAIM)
+
+
 def fig11_cell(snakemake, log):
     w, p = snakemake.wildcards, snakemake.params
     traj = experiments.load_trajectory(snakemake.input.trajectory)
@@ -98,6 +119,7 @@ def job(rule: str):
         "d3_2014_filter_cell": filter_cell,
         "d3_2014_timing_cell": timing_cell,
         "d3_2014_gpu_cell": gpu_cell,
+        "d3_2014_best_cpu_cell": best_cpu_cell,
         "d3_2014_fig11_cell": fig11_cell,
         "d3_2014_regime_cell": regime_cell,
     }[rule]

@@ -4,6 +4,7 @@ one function per rule, chosen by the rule's name. Each reads the cells, calls th
 
 * d3_2014_figure_table: results/tables/d3_2014/{fig3,fig4,fig5,fig6,fig11}.csv;
 * d3_2014_table: results/tables/d3_2014/{table5,table6,table7,methods}.csv and .md;
+* d3_2014_speedups: results/tables/d3_2014/table5_speedups.csv and .md;
 * d3_2014_figure: results/figures/d3_2014/{d3_fig}.png, .pdf;
 * d3_2014_regime_tables: results/tables/d3_2014/regimes/{cells,summary,regime_pairs,
   error_vs_time}.csv.
@@ -55,6 +56,21 @@ def table(snakemake, log):
     log.info("%s: %d rows from %d GPU cells", name, len(frame), len(gpu))
 
 
+def speedups(snakemake, log):
+    inputs, p = snakemake.input, snakemake.params
+    found = evidence.describe(inputs.evidence[0]) if inputs.evidence else None
+    frame = tables.speedup_table(artifacts.load_all(inputs.timing),
+                                 artifacts.load_all(inputs.best), artifacts.load_all(inputs.gpu),
+                                 p.table5_n, p.algorithms, found)  # fmt: skip
+    text = tables.speedup_markdown(frame)
+    frame["scale"] = p.scale
+    pipeline_tables.write_csv(frame, snakemake.output.csv)
+    pipeline_tables.write_text(text, snakemake.output.md)
+    log.info("%d rows; GPU side: %s; one host: %d of %d rows", len(frame),
+             "; ".join(sorted({str(s) for s in frame["gpu_source"].dropna() if s})) or "none",
+             int(frame["one_host"].sum()), len(frame))  # fmt: skip
+
+
 def figure(snakemake, log):
     plot = snakemake.wildcards.d3_fig
     if plot != "fig10":
@@ -88,6 +104,7 @@ def job(rule: str):
     return {
         "d3_2014_figure_table": figure_table,
         "d3_2014_table": table,
+        "d3_2014_speedups": speedups,
         "d3_2014_figure": figure,
         "d3_2014_regime_tables": regime_tables,
     }[rule]

@@ -27,6 +27,13 @@ TIMING_FILTERS = (SIR_FILTER, D3_FILTER)
 PAPER_GPU = "d3-paper"
 # Table 5's GPU column: "number of threads/block has been chosen as 160".
 TABLE5_THREADS = 160
+# Ratios 1 and 2 of Table 5 (results/tables/d3_2014/table5_speedups.csv, issue 62): the
+# filters the best-CPU cells time with the best CPU code (native/d3_best.c on
+# d3_2014_best_cpu_threads threads): Table 5's two CPU filters and the paper's GPU
+# algorithm, so that each GPU algorithm also meets the best CPU code of its own kind.
+BEST_CPU_FILTERS = (SIR_FILTER, D3_FILTER, PAPER_GPU)
+BEST_CPU_CODE = "d3_best.c"  # native.py, native/d3_best.c
+SPEEDUP_TABLE = "table5_speedups"
 
 # Figures drawn from a table of their own (FIGURE_TABLES), and Fig 10 from Table 6.
 TRAJECTORY_FIGURES = {"fig3": SIR_FILTER, "fig4": D3_FILTER}  # estimates vs truth
@@ -41,7 +48,10 @@ REGIME_TABLES = ("cells", "summary", "regime_pairs", "error_vs_time")
 FIGURE_SOURCES = {"fig10": "table6"}  # a figure drawn from a table of TABLES
 # Where a GPU run of the pipeline keeps Fig 10's rows inside an evidence folder: drawn
 # where no GPU ran here (pipeline.evidence; the newest folder holding it).
-EVIDENCE_TABLES = {"fig10": "d3_2014/table6.csv"}
+# Table 5's speed-ups where no GPU ran here: the GPU rows of the newest committed run of
+# bench/d3_best_cpu.py (its times.csv: GPU, one-thread and best-CPU rows of one host;
+# tables.evidence_gpu_times reads its layout).
+EVIDENCE_TABLES = {"fig10": "d3_2014/table6.csv", SPEEDUP_TABLE: "d3_2014/times.csv"}
 TITLES = {
     "fig3": "Das et al. (2014) Fig 3: state estimates of the systematic-resampling filter",
     "fig4": "Das et al. (2014) Fig 4: state estimates of the D3-resampling filter",
@@ -226,6 +236,36 @@ def threads(cfg: Mapping) -> list[int]:
     return sorted(int(t) for t in cfg["d3_2014_threads"])
 
 
+def best_cpu_threads(cfg: Mapping) -> int:
+    """The threads of the best CPU code's cells (``d3_2014_best_cpu_threads``): ``all``,
+    every logical CPU of the machine that parses the workflow, or the number given."""
+    import os
+
+    value = cfg.get("d3_2014_best_cpu_threads", "all")
+    if value == "all":
+        return os.cpu_count() or 1
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"d3_2014_best_cpu_threads must be 'all' or an integer >= 1, "
+                         f"got {value!r}")  # fmt: skip
+    return value
+
+
+def best_cpu_repeats(cfg: Mapping) -> int:
+    """Timed runs a filter of a best-CPU cell (``d3_2014_best_cpu_repeats``; the median is
+    kept)."""
+    value = cfg.get("d3_2014_best_cpu_repeats", 5)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"d3_2014_best_cpu_repeats must be an integer >= 1, got {value!r}")
+    return value
+
+
+def best_cpu_filters(cfg: Mapping) -> dict[str, dict]:
+    """The filters of the best-CPU cells (``BEST_CPU_FILTERS`` that ``d3_2014_filters``
+    has), label -> spec of :func:`all_filters`."""
+    every = all_filters(cfg)
+    return {label: every[label] for label in BEST_CPU_FILTERS if label in every}
+
+
 def regimes(cfg: Mapping) -> dict:
     """The regime experiment's regimes: name -> the filter's process noise
     (``d3_2014_regimes``; None: the truth's)."""
@@ -370,6 +410,16 @@ def check_config(cfg: Mapping) -> None:
             "filter the first readings of a trajectory"
         )
     check_regimes(cfg, m)
+    best_cpu_threads(cfg)
+    best_cpu_repeats(cfg)
+    for label, spec in best_cpu_filters(cfg).items():
+        if spec["method"] not in ("systematic", "d3") or spec.get("cdf", "prefix") not in (
+            "prefix", "paper") or spec.get("components", "joint") != "joint":  # fmt: skip
+            raise ValueError(
+                f"d3_2014_filters.{label}: the best CPU code (native/d3_best.c, Table 5's "
+                "speed-ups) runs method systematic, or d3 with cdf prefix or paper and joint "
+                "components"
+            )
     if TABLE5_THREADS not in threads(cfg):
         raise ValueError(
             f"d3_2014_threads must include {TABLE5_THREADS} (Table 5's GPU column runs at "

@@ -15,6 +15,9 @@ D3 resampling with the prior weights of eqs. 1-4) and the UUV model of §3.2.
 * :func:`gpu_cell` (Tables 5-7, Fig 10): the GPU D3 filter at N, one run on
   trajectory 0 per number of threads per block, with the occupancy of the
   main D3 kernel at that block size;
+* :func:`best_cpu_cell` (ratio 2 of Table 5): the best CPU code (``native/d3_best.c``)
+  of Table 5's filters and the paper's GPU algorithm at N on every core over the timing
+  window, the median of repeated runs;
 * :func:`fig11_cell` (Fig 11): the iterations per thread of the paper's
   local-CDF search on the weights of one D3 filter step.
 
@@ -39,6 +42,8 @@ backend that ran it and the device.
 from __future__ import annotations
 
 import dataclasses
+import os
+import platform
 import time
 import zlib
 
@@ -55,6 +60,7 @@ from pfresample.rng import seed_keys
 from pfresample.timing import cpu_name
 
 from ..pipeline import artifacts
+from .catalog import BEST_CPU_CODE
 
 WARMUP_STEPS = 50  # untimed steps before the timed runs of a GPU cell
 FIG11_THREADS = 160  # the paper's thresholds of Fig 11 at Table 5's block size
@@ -231,7 +237,8 @@ def filter_cell(
                 "steps": int(y.shape[0]), "dt": float(model.dt),
                 "ess_threshold": ess_threshold, "snapshot_step": snapshot_step,
                 "filter_process_sd": model.particle_sd, "regime": regime_of(model),
-                "backend": where, "device": device_name(where)}  # fmt: skip
+                "backend": where, "device": device_name(where),
+                "host": platform.node()}  # fmt: skip
     metadata.setdefault("threads", None)
     return arrays, metadata
 
@@ -327,7 +334,79 @@ def gpu_cell(model, traj, spec: dict, n: int, threads, *, seed: int, ess_thresho
                 "filter_process_sd": model.particle_sd, "regime": regime_of(model),
                 "ess_threshold": ess_threshold, "warmup_steps": WARMUP_STEPS,
                 "occupancy_kernel": kernel, "backend": "cuda",
-                "device": device_name("cuda")}  # fmt: skip
+                "device": device_name("cuda"), "host": platform.node()}  # fmt: skip
+    return arrays, metadata
+
+
+BEST_CPU_SKIP = 2  # the best CPU code's clock starts after step 2, as the GPU's windows do
+
+
+def native_options(spec: dict) -> dict:
+    """``native.run``'s options of a filter spec (catalog.best_cpu_filters): ``kind``,
+    and for D3 ``cdf``, ``noise`` and ``block`` (the spec's threads, else Table 5's 160)."""
+    if spec["method"] == "systematic":
+        return {"kind": "systematic"}
+    return {"kind": "d3", "cdf": spec.get("cdf", "prefix"), "noise": spec.get("noise", "eq5"),
+            "block": int(spec.get("threads", FIG11_THREADS))}  # fmt: skip
+
+
+def best_cpu_cell(model, traj, specs: dict, n: int, *, seed: int, repeats: int, threads: int,
+                  log=None):  # fmt: skip
+    """Ratio 2 of Table 5 at N, its CPU side on this host: the best CPU code we can write
+    (``native/d3_best.c``, ``native.run``) of each filter of ``specs`` (label -> spec,
+    catalog.best_cpu_filters) on ``threads`` OpenMP threads, on trajectory 0 (``traj``)
+    over the first ``model.steps`` steps (``model``: catalog.timing_model, the timing
+    cells' window) with the timing cells' seed (:func:`run_seed` of run 0), the clock in C
+    around steps ``BEST_CPU_SKIP`` + 1 ... T (the GPU cells' windows start there too);
+    ``repeats`` timed runs a filter after an untimed run of its first steps.
+
+    Arrays: ``window_seconds`` and ``seconds_per_step`` (filters, repeats), ``rmse``
+    (filters, 2: the first run's over the whole window, against the truth: the same
+    filter as the NumPy one, not a faster wrong one), ``seed``. The metadata records the
+    host (``host``, ``cpu``, ``cores``: its logical CPUs), ``threads``, the compiler and
+    OMP_WAIT_POLICY; a compiler is needed (``cbuild.compiler``'s RuntimeError otherwise)."""
+    from ..pipeline import cbuild
+    from . import native
+
+    threads, repeats = int(threads), int(repeats)
+    if threads < 1 or repeats < 1:
+        raise ValueError(f"best_cpu_cell: threads and repeats must be >= 1, got {threads}, "
+                         f"{repeats}")  # fmt: skip
+    steps = int(model.steps)
+    data = first_steps(traj, steps)
+    skip = BEST_CPU_SKIP if steps > BEST_CPU_SKIP else 0
+    s = run_seed(seed, n, 0, 0)
+    warm = min(steps, WARMUP_STEPS + BEST_CPU_SKIP)
+    labels = list(specs)
+    window = np.empty((len(labels), repeats))
+    rmse = np.empty((len(labels), 2))
+    for k, label in enumerate(labels):
+        m, opts = filter_model(model, specs[label]), native_options(specs[label])
+        kind = opts.pop("kind")
+        native.run(m, data["y"][:warm], n, kind, seed=warmup_seed(seed, n), threads=threads,
+                   **opts)  # fmt: skip
+        for i in range(repeats):
+            run = native.run(m, data["y"], n, kind, seed=s, threads=threads, skip=skip, **opts)
+            window[k, i] = run.window_seconds
+            if i == 0:
+                rmse[k] = velocity_errors(run.estimates, data["truth"][1:])[0]
+        if log is not None:
+            log.info("%s %s N = %d on %d threads: median %.4g ms a step over steps %d ... %d",
+                     BEST_CPU_CODE, label, n, threads,
+                     1e3 * np.median(window[k]) / (steps - skip), skip + 1, steps)  # fmt: skip
+    arrays = {"window_seconds": window, "seconds_per_step": window / (steps - skip),
+              "rmse": rmse, "seed": np.uint64(s)}  # fmt: skip
+    metadata = {"study": "d3_2014", "experiment": "best_cpu", "code": BEST_CPU_CODE,
+                "filters": labels, "options": [native_options(specs[x]) for x in labels],
+                "n": int(n), "trajectory": 0, "run": 0, "seed": int(seed), "steps": steps,
+                "skip": skip, "window_steps": steps - skip, "repeats": repeats,
+                "warmup_steps": warm, "statistic": "median",
+                "duration": float(model.duration), "dt": float(model.dt),
+                "regime": regime_of(filter_model(model, specs[labels[0]])),
+                "threads": threads, "cores": os.cpu_count() or 1, "cpu": cpu_name(),
+                "host": platform.node(), "compiler": cbuild.compiler(),
+                "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", ""),
+                "backend": "cpu", "device": device_name("cpu")}  # fmt: skip
     return arrays, metadata
 
 

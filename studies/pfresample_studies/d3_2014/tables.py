@@ -479,3 +479,279 @@ def fig11_table(cell) -> pd.DataFrame:
         "n": meta["n"], "step": meta["step"], "t": meta["time_s"],
         "backend": BACKEND_LABELS[meta["backend"]], "device": meta["device"],
     })  # fmt: skip
+
+
+# --- ratios 1 and 2 of Table 5: the GPU over the document's kind of CPU code and over the
+# best CPU code on every core --------------------------------------------------------------
+
+THIS_RUN = "this run"  # a speed-up row's GPU side measured by this run's GPU cells
+OVER_DOCUMENT = ("ratio 1: the GPU over the document's kind of CPU baseline (Table 5's CPU "
+                 "filter in NumPy, one process: the pipeline's timing cell)")  # fmt: skip
+OVER_BEST = ("ratio 2 (the headline): the GPU over the best CPU code (native/d3_best.c) of "
+             "the same filter on every core")  # fmt: skip
+# Table 5's CPU columns (the baseline of a row) -> the rows of bench/d3_best_cpu.py's
+# times.csv holding the same filter: one NumPy thread (seq/d3-table is the library's D3
+# filter, the timing cell's), the best CPU code.
+EVIDENCE_CODES = {catalog.SIR_FILTER: ("seq/systematic", "best/systematic"),
+                  catalog.D3_FILTER: ("seq/d3-table", "best/d3")}  # fmt: skip
+SPEEDUP_COLUMNS = (
+    "n", "gpu_algorithm", "baseline", "gpu_s", "gpu_s_min", "gpu_s_max", "gpu_steps",
+    "gpu_threads", "gpu_device", "gpu_source", "doc_cpu_s", "doc_cpu_code", "doc_cpu_steps",
+    "best_cpu_s", "best_cpu_s_min", "best_cpu_s_max", "best_cpu_code", "best_cpu_threads",
+    "best_cpu_steps", "best_cpu_repeats", "cpu", "cpu_host", "cpu_cores", "over_document",
+    "over_best_cpu", "over_best_cpu_low", "over_best_cpu_high", "best_cpu_own_algorithm_s",
+    "over_best_cpu_own_algorithm", "paper_printed", "one_host", "evidence_over_document",
+    "evidence_over_best_cpu", "evidence_cpu", "note",
+)  # fmt: skip
+
+
+def best_code_name(label: str, options: dict) -> str:
+    """The best CPU code of a filter as the table names it, e.g. ``d3_best.c d3 (noise
+    eq5, cdf prefix)``."""
+    if options.get("kind") != "d3":
+        return f"{catalog.BEST_CPU_CODE} {label}"
+    return f"{catalog.BEST_CPU_CODE} {label} (noise {options['noise']}, cdf {options['cdf']})"
+
+
+def best_cpu_times(cells) -> pd.DataFrame:
+    """The best-CPU cells: per (N, filter) the best CPU code's seconds a step over its
+    window (median, min, max of the repeats), its threads, window and host."""
+    rows = []
+    for arrays, meta in cells:
+        per_step = np.asarray(arrays["seconds_per_step"], dtype=np.float64)
+        for k, label in enumerate(meta["filters"]):
+            rows.append({"n": int(meta["n"]), "filter": label,
+                         "best_cpu_s": float(np.median(per_step[k])),
+                         "best_cpu_s_min": float(per_step[k].min()),
+                         "best_cpu_s_max": float(per_step[k].max()),
+                         "best_cpu_code": best_code_name(label, meta["options"][k]),
+                         "best_cpu_threads": int(meta["threads"]),
+                         "best_cpu_steps": int(meta["window_steps"]),
+                         "best_cpu_repeats": int(meta["repeats"]), "cpu": meta["cpu"],
+                         "cpu_host": meta["host"], "cpu_cores": int(meta["cores"])})  # fmt: skip
+    return pd.DataFrame(rows, columns=["n", "filter", "best_cpu_s", "best_cpu_s_min",
+                                       "best_cpu_s_max", "best_cpu_code", "best_cpu_threads",
+                                       "best_cpu_steps", "best_cpu_repeats", "cpu", "cpu_host",
+                                       "cpu_cores"])  # fmt: skip
+
+
+def doc_cpu_times(cells) -> pd.DataFrame:
+    """The timing cells (Table 5's CPU columns, the document's kind of baseline): per (N,
+    filter) the NumPy filter's seconds a step over its run, one process, and its host."""
+    rows = [{"n": int(meta["n"]), "filter": meta["filter"],
+             "doc_cpu_s": float(arrays["wall_seconds"]) / int(arrays["steps"]),
+             "doc_cpu_code": f"NumPy run_filter {meta['filter']}, one process",
+             "doc_cpu_steps": int(arrays["steps"]), "doc_host": meta.get("host")}
+            for arrays, meta in cells]  # fmt: skip
+    return pd.DataFrame(rows, columns=["n", "filter", "doc_cpu_s", "doc_cpu_code",
+                                       "doc_cpu_steps", "doc_host"])  # fmt: skip
+
+
+def gpu_times(cells) -> pd.DataFrame:
+    """This run's GPU side: per (N, algorithm) the GPU cell's seconds a step at Table 5's
+    160 threads per block, over the timing window where the cell timed it apart (Table 5's
+    value), with the min and max of its replays of 100 steps, and its host."""
+    rows = []
+    for r in gpu_summary(cells).to_dict("records"):
+        if r["threads"] != catalog.TABLE5_THREADS:
+            continue
+        window = np.isfinite(r["window_ms_per_step"])
+        rows.append({"n": r["n"], "gpu_algorithm": r["algorithm"],
+                     "gpu_s": 1e-3 * (r["window_ms_per_step"] if window else r["ms_per_step"]),
+                     "gpu_s_min": 1e-3 * r["ms_min"], "gpu_s_max": 1e-3 * r["ms_max"],
+                     "gpu_steps": r["window_steps"] if window else r["steps"],
+                     "gpu_device": r["device"], "gpu_source": THIS_RUN})  # fmt: skip
+    hosts = {(int(m["n"]), m.get("algorithm", catalog.D3_FILTER)): m.get("host")
+             for _, m in cells}  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["n", "gpu_algorithm", "gpu_s", "gpu_s_min", "gpu_s_max",
+                                        "gpu_steps", "gpu_device", "gpu_source"])  # fmt: skip
+    keys = zip(frame["n"], frame["gpu_algorithm"], strict=True)
+    frame["gpu_host"] = [hosts.get(key) for key in keys]
+    return frame
+
+
+def evidence_gpu_times(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    """The committed GPU side (``frame``: a ``times.csv`` of bench/d3_best_cpu.py), one
+    row per (N, GPU algorithm, baseline): its ``gpu/<algorithm>`` rows (milliseconds a
+    step over steps 3 ... 502, median, min and max of the replays), labelled ``source``,
+    with that host's own ratios beside (``evidence_over_document``: its one-thread NumPy
+    filter of the baseline, ``evidence_over_best_cpu``: its best CPU code of the baseline
+    on all its cores; both one-host figures of that machine)."""
+    what = frame.set_index(["what", "n"])
+
+    def ms(code: str, n: int, column: str = "ms_median") -> float:
+        return float(what.loc[(code, n), column]) if (code, n) in what.index else math.nan
+
+    rows = []
+    for r in frame[frame["what"].str.startswith("gpu/")].itertuples(index=False):
+        n, gpu = int(r.n), float(r.ms_median)
+        for baseline, (seq, best) in EVIDENCE_CODES.items():
+            best_row = what.loc[(best, n)] if (best, n) in what.index else None
+            rows.append({"n": n, "gpu_algorithm": r.what.removeprefix("gpu/"),
+                         "baseline": baseline, "gpu_s": 1e-3 * gpu,
+                         "gpu_s_min": 1e-3 * float(r.ms_min), "gpu_s_max": 1e-3 * float(r.ms_max),
+                         "gpu_steps": int(r.steps), "gpu_device": r.device,
+                         "gpu_source": source, "gpu_host": None,
+                         "evidence_over_document": ms(seq, n) / gpu,
+                         "evidence_over_best_cpu": ms(best, n) / gpu,
+                         "evidence_cpu": "" if best_row is None else
+                         f"{best_row['cpu']}, {int(best_row['threads'])} threads of "
+                         f"{int(best_row['cores'])} CPUs"})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def evidence_source(found) -> str:
+    """A committed run's ``gpu_source``: ``evidence/<folder> (<device>, <date>)``
+    (``found``: a ``pipeline.evidence.Evidence``)."""
+    return f"evidence/{found.folder} ({found.device}, {found.date})"
+
+
+def speedup_table(timing, best, gpu, ns, algorithms, evidence=None) -> pd.DataFrame:
+    """Ratios 1 and 2 of Table 5, one row per (N of ``ns``, GPU algorithm of ``algorithms``,
+    Table 5's CPU filter ``baseline``: systematic, d3), seconds a filter step:
+
+    * ``gpu_s``: this run's GPU cells (``gpu``) at 160 threads per block, else, where
+      none ran, the committed run ``evidence`` (a ``pipeline.evidence.Evidence`` of
+      bench/d3_best_cpu.py's ``times.csv``, or None), labelled in ``gpu_source``;
+    * ``doc_cpu_s``: the timing cells (``timing``): the baseline's NumPy filter on one
+      process, the document's kind of baseline; ``over_document`` = doc_cpu_s / gpu_s;
+    * ``best_cpu_s``: the best-CPU cells (``best``): the best CPU code of the baseline's
+      filter on every core; ``over_best_cpu`` = best_cpu_s / gpu_s, its range from the
+      sides' extremes; and the best CPU code of the GPU's own algorithm
+      (``over_best_cpu_own_algorithm``).
+
+    ``one_host``: the GPU and both CPU sides ran in this run on one host; ``note`` says
+    otherwise which machines a ratio sets side by side."""
+    here = gpu_times(gpu)
+    committed = None
+    if here.empty and evidence is not None:
+        committed = evidence_gpu_times(evidence.frame(), evidence_source(evidence))
+    doc_by = {(r["n"], r["filter"]): r for r in doc_cpu_times(timing).to_dict("records")}
+    best_by = {(r["n"], r["filter"]): r for r in best_cpu_times(best).to_dict("records")}
+    gpu_by = {(r["n"], r["gpu_algorithm"]): r for r in here.to_dict("records")}
+    ev_by = (
+        {}
+        if committed is None
+        else {(r["n"], r["gpu_algorithm"], r["baseline"]): r for r in committed.to_dict("records")}
+    )
+    rows = []
+    for n in ns:
+        for algorithm in algorithms:
+            for baseline in catalog.TIMING_FILTERS:
+                g = ev_by.get((n, algorithm, baseline)) or gpu_by.get((n, algorithm)) or {}
+                d = doc_by.get((n, baseline), {})
+                b = best_by.get((n, baseline), {})
+                own = best_by.get((n, algorithm), {})
+                row = {"n": n, "gpu_algorithm": algorithm, "baseline": baseline,
+                       "gpu_threads": catalog.TABLE5_THREADS}  # fmt: skip
+                for key in ("gpu_s", "gpu_s_min", "gpu_s_max", "doc_cpu_s", "best_cpu_s",
+                            "best_cpu_s_min", "best_cpu_s_max", "evidence_over_document",
+                            "evidence_over_best_cpu"):  # fmt: skip
+                    row[key] = float({**g, **d, **b}.get(key, math.nan))
+                for key in ("gpu_steps", "gpu_device", "gpu_source", "gpu_host", "doc_cpu_code",
+                            "doc_cpu_steps", "doc_host", "best_cpu_code", "best_cpu_threads",
+                            "best_cpu_steps", "best_cpu_repeats", "cpu", "cpu_host",
+                            "cpu_cores", "evidence_cpu"):  # fmt: skip
+                    row[key] = {**g, **d, **b}.get(key)
+                row["best_cpu_own_algorithm_s"] = float(own.get("best_cpu_s", math.nan))
+                paper = catalog.PUBLISHED_TABLE5.get(n)
+                column = catalog.TIMING_FILTERS.index(baseline)
+                row["paper_printed"] = (paper[column] / paper[2]
+                                        if paper and algorithm == catalog.PAPER_GPU
+                                        else math.nan)  # fmt: skip
+                rows.append(row)
+    frame = pd.DataFrame(rows)
+    frame["over_document"] = frame["doc_cpu_s"] / frame["gpu_s"]
+    frame["over_best_cpu"] = frame["best_cpu_s"] / frame["gpu_s"]
+    frame["over_best_cpu_low"] = frame["best_cpu_s_min"] / frame["gpu_s_max"]
+    frame["over_best_cpu_high"] = frame["best_cpu_s_max"] / frame["gpu_s_min"]
+    frame["over_best_cpu_own_algorithm"] = frame["best_cpu_own_algorithm_s"] / frame["gpu_s"]
+    hosts = frame[["gpu_host", "doc_host", "cpu_host"]]
+    frame["one_host"] = ((frame["gpu_source"] == THIS_RUN) & hosts.notna().all(axis=1)
+                         & (frame["gpu_host"] == frame["cpu_host"])
+                         & (frame["doc_host"] == frame["cpu_host"]))  # fmt: skip
+    frame["note"] = [_speedup_note(r) for r in frame.to_dict("records")]
+    frame = frame.reindex(columns=list(SPEEDUP_COLUMNS))
+    for column in ("n", "gpu_steps", "gpu_threads", "doc_cpu_steps", "best_cpu_threads",
+                   "best_cpu_steps", "best_cpu_repeats", "cpu_cores"):  # fmt: skip
+        frame[column] = pd.to_numeric(frame[column]).astype("Int64")
+    return frame
+
+
+def _speedup_note(r: dict) -> str:
+    cpu = (f"{r['cpu']} on host {r['cpu_host']}, {r['best_cpu_threads']} threads of "
+           f"{r['cpu_cores']}" if r.get("cpu") else "no best-CPU cell")  # fmt: skip
+    source = r.get("gpu_source")
+    if not isinstance(source, str) or not source or not np.isfinite(r["gpu_s"]):
+        return f"no GPU time: none ran here and evidence/ holds none of this row; CPU: {cpu}"
+    if source == THIS_RUN:
+        if r["one_host"]:
+            return f"one host: GPU ({r['gpu_device']}) and both CPU sides ({cpu}) in this run"
+        return (f"NOT one host: this run's GPU ({r['gpu_device']}, host {r['gpu_host']}) "
+                f"against CPU sides of host {r['cpu_host']} (the timing cell's: "
+                f"{r['doc_host']}) ({cpu})")  # fmt: skip
+    return (f"NOT one host: GPU from committed evidence ({source}, steps 3 ... "
+            f"{2 + int(r['gpu_steps'])}); CPU sides on this machine ({cpu})")  # fmt: skip
+
+
+def speedup_caption(frame: pd.DataFrame) -> str:
+    """What the speed-up table shows and where its sides ran; it says so plainly when the
+    GPU and the CPU sides are different machines (then the headline is the committed
+    one-host run, evidence_over_best_cpu)."""
+    first = frame.iloc[0]
+    cpu = (f"{first['cpu']} (host {first['cpu_host']}): {catalog.BEST_CPU_CODE} on "
+           f"{first['best_cpu_threads']} threads of its {first['cpu_cores']} logical CPUs, the "
+           f"median of {first['best_cpu_repeats']} runs over {first['best_cpu_steps']} steps; "
+           f"the NumPy filter one run over {first['doc_cpu_steps']} steps"
+           if isinstance(first["cpu"], str) else "none")  # fmt: skip
+    text = (f"Seconds a filter step of trajectory 0's timing window; the GPU at "
+            f"{catalog.TABLE5_THREADS} threads per block. {OVER_DOCUMENT}; {OVER_BEST}. Each "
+            "ratio is a ratio of medians; ratio 2's range pairs the sides' extremes. "
+            f"paper_printed: the paper's Table 5 ratio (its GPU column, the paper's "
+            f"algorithm). CPU sides: {cpu}.")  # fmt: skip
+    sources = sorted({s for s in frame["gpu_source"].dropna() if s})
+    if not sources:
+        return text + " No GPU time: no GPU ran here and evidence/ holds no committed run."
+    if frame["one_host"].all():
+        return text + (f" GPU: {', '.join(sorted(set(frame['gpu_device'])))} in this run, on "
+                       "the same host: every ratio is a one-host figure.")  # fmt: skip
+    committed = [s for s in sources if s != THIS_RUN]
+    where = f"committed evidence ({'; '.join(committed)})" if committed else "this run"
+    return text + (
+        f" **Not a one-host ratio.** The GPU times are {where}; the CPU times are this "
+        "machine's. Ratios 1 and 2 here set this machine's CPU against a GPU run on another "
+        "host: they are not the headline. The headline is the committed one-host run (its "
+        "best CPU code on all its cores against its own GPU): the columns "
+        "evidence_over_best_cpu (ratio 2) and evidence_over_document (ratio 1)."
+    )
+
+
+def speedup_markdown(frame: pd.DataFrame) -> str:
+    """The speed-up table as Markdown, its caption (:func:`speedup_caption`) first."""
+    header = ["N", "GPU", "over", "GPU (ms/step)", "GPU from", "NumPy, one process (ms/step)",
+              "ratio 1", "paper printed", "best CPU code (ms/step)", "threads", "ratio 2",
+              "one host", "evidence host's ratio 2"]  # fmt: skip
+
+    def ms(value) -> str:
+        return "" if not np.isfinite(value) else f"{1e3 * value:.4g}"
+
+    def x(value, lo=math.nan, hi=math.nan) -> str:
+        if not np.isfinite(value):
+            return ""
+        span = f" [{lo:.3g}, {hi:.3g}]" if np.isfinite(lo) and np.isfinite(hi) else ""
+        return f"{value:.3g}×{span}"
+
+    rows = []
+    for r in frame.to_dict("records"):
+        source = r["gpu_source"] if isinstance(r["gpu_source"], str) else ""
+        rows.append([
+            f"{int(r['n']):,}", r["gpu_algorithm"], r["baseline"], ms(r["gpu_s"]),
+            f"{source} ({r['gpu_device']})" if source == THIS_RUN else (source or "none"),
+            ms(r["doc_cpu_s"]), x(r["over_document"]), x(r["paper_printed"]),
+            ms(r["best_cpu_s"]), _fmt(r["best_cpu_threads"]),
+            x(r["over_best_cpu"], r["over_best_cpu_low"], r["over_best_cpu_high"]),
+            "yes" if r["one_host"] else "**no**", x(r["evidence_over_best_cpu"]),
+        ])  # fmt: skip
+    title = ("# Das et al. (2014) Table 5: the GPU over the document's kind of CPU code "
+             "(ratio 1) and over the best CPU code on every core (ratio 2)\n\n")  # fmt: skip
+    return title + speedup_caption(frame) + "\n\n" + "\n".join(markdown_table(header, rows)) + "\n"

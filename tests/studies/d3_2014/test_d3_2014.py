@@ -73,7 +73,8 @@ def test_paper_grid():
     catalog.check_config(quick)
     assert catalog.model(quick).steps == 12000 and catalog.snapshot_step(quick) == 10000
     assert catalog.table5_n(quick) == [500, 1000] and catalog.trajectories(quick) == [0]
-    assert catalog.timing_model(quick).steps == 2000
+    # quick: the committed GPU run's window (bench/d3_best_cpu.py: steps 3 ... 502)
+    assert catalog.timing_model(quick).steps == 502
     # The regime experiment: both regimes, 7 filters at N = 1,000 on 8 trajectories over the
     # whole run (quick: systematic and D3 at 500 on 2, over the first 10 s).
     assert catalog.regimes(CONFIG) == {"paper": 0.0, "ours": None}
@@ -117,6 +118,8 @@ def test_schema_knows_every_key_and_names_a_bad_one():
         ({"d3_2014_filters": {"d3": {"method": "d3", "noise": "eq6"}}}, "eq6"),
         ({"d3_2014_threads": [160, 2048]}, "2048"),
         ({"d3_2014_trajectories": 0}, "0"),
+        ({"d3_2014_best_cpu_threads": "half"}, "half"),
+        ({"d3_2014_best_cpu_repeats": 0}, "0"),
     ):
         with pytest.raises(jsonschema.ValidationError, match=named):
             jsonschema.validate(bad, schema)
@@ -425,6 +428,8 @@ def test_dry_run_of_the_target(tmp_path, scale):
         "d3_2014_regime_cell": regime_cells,
         "d3_2014_regime_tables": 1,
         "d3_2014_timing_cell": 2 * len(catalog.table5_n(grid)),
+        "d3_2014_best_cpu_cell": len(catalog.table5_n(grid)),
+        "d3_2014_speedups": 1,
         "d3_2014_fig11_cell": 1,
         "d3_2014_figure_table": len(catalog.FIGURE_TABLES),
         "d3_2014_table": len(catalog.TABLES),
@@ -474,6 +479,11 @@ def test_tiny_grid_through_the_pipeline(tmp_path):
     assert (methods["runs"].iloc[:-1] == 2).all()
     t7 = (out / "tables" / "d3_2014" / "table7.md").read_text()
     assert "no GPU ran" in t7 and "2.46" in t7
+    # Table 5's speed-ups: the best CPU code at both N; no GPU here nor in evidence/ at
+    # these N, said so
+    speedups = pd.read_csv(out / "tables" / "d3_2014" / f"{catalog.SPEEDUP_TABLE}.csv")
+    assert set(speedups["n"]) == {32, 64} and speedups["best_cpu_s"].notna().all()
+    assert speedups["gpu_s"].isna().all() and not speedups["one_host"].any()
 
 
 @pytest.mark.slow

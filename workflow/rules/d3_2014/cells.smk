@@ -9,6 +9,10 @@ studies/pfresample_studies/d3_2014/ and its glue scripts/d3_2014/cells.py.
   (filter, N, trajectory, run); `cpu` cells run on the CPU, `gpu` cells on `backend`;
 * results/d3_2014/timing/{d3_filter}/n{n}.npz: one CPU run of systematic or D3 at N on
   trajectory 0 over the first d3_2014_timing_duration seconds (Table 5's CPU columns);
+* results/d3_2014/best_cpu/n{n}.npz: the best CPU code (native/d3_best.c) of systematic, D3
+  and the paper's GPU algorithm at N on d3_2014_best_cpu_threads threads over the timing
+  window, d3_2014_best_cpu_repeats runs each (ratio 2 of Table 5), one job per N holding
+  that many cores; its metadata records the host and the threads;
 * results/d3_2014/gpu/{d3_algo}/n{n}.npz: the GPU D3 filter of one algorithm (ours `d3`,
   the paper's `d3-paper`) at N, one run on trajectory 0 per threads per block (Tables 5-7,
   Fig 10), one job per (algorithm, N) so that a job starts CUDA and loads its kernels
@@ -103,6 +107,34 @@ rule d3_2014_timing_cell:
     benchmark:
         "results/benchmarks/d3_2014/timing/{d3_filter}/n{n}.tsv"
     threads: 1
+    resources:
+        mem_mb=lambda wildcards: d3_2014_mem_mb(wildcards.n),
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_CELLS_SCRIPT
+
+
+rule d3_2014_best_cpu_cell:
+    """Ratio 2 of Table 5, its CPU side at one N: the job holds the cores it runs on."""
+    input:
+        trajectory=d3_2014_trajectory(0),
+    output:
+        d3_2014_best_cpu_cell("{n}"),
+    params:
+        cell=d3_2014_cell_params(),
+        model=config["d3_2014_model"],
+        duration=config["d3_2014_duration"],
+        timing_duration=config["d3_2014_timing_duration"],
+        specs=d3_2014_catalog.best_cpu_filters(config),
+        repeats=d3_2014_catalog.best_cpu_repeats(config),
+        threads=d3_2014_catalog.best_cpu_threads(config),
+        scale=SCALE,
+    log:
+        "results/logs/d3_2014/best_cpu/n{n}.log",
+    benchmark:
+        "results/benchmarks/d3_2014/best_cpu/n{n}.tsv"
+    threads: d3_2014_catalog.best_cpu_threads(config)
     resources:
         mem_mb=lambda wildcards: d3_2014_mem_mb(wildcards.n),
     conda:

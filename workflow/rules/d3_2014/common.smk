@@ -26,6 +26,15 @@ def d3_2014_timing_cell(label, n) -> str:
     return f"results/d3_2014/timing/{label}/n{n}.npz"
 
 
+def d3_2014_best_cpu_cell(n) -> str:
+    return f"results/d3_2014/best_cpu/n{n}.npz"
+
+
+def d3_2014_best_cpu_cells() -> list[str]:
+    """The best-CPU cells (ratio 2 of Table 5): one per N of Table 5, its filters."""
+    return [d3_2014_best_cpu_cell(n) for n in d3_2014_catalog.table5_n(config)]
+
+
 def d3_2014_gpu_cell(algorithm, n) -> str:
     return f"results/d3_2014/gpu/{algorithm}/n{n}.npz"
 
@@ -118,12 +127,12 @@ def d3_2014_table_inputs(table) -> dict[str, list[str]]:
 
 
 def d3_2014_outputs() -> list[str]:
-    """The study's figures (PNG, PDF) and tables (CSV; Tables 5-7 and methods also Markdown;
-    the regime experiment's four)."""
+    """The study's figures (PNG, PDF) and tables (CSV; Tables 5-7, Table 5's speed-ups and
+    methods also Markdown; the regime experiment's four)."""
     out = [f"results/tables/d3_2014/{t}.csv" for t in d3_2014_catalog.FIGURE_TABLES]
     for figure in d3_2014_catalog.FIGURES:
         out += [f"results/figures/d3_2014/{figure}.{ext}" for ext in ("png", "pdf")]
-    for table in d3_2014_catalog.TABLES:
+    for table in (*d3_2014_catalog.TABLES, d3_2014_catalog.SPEEDUP_TABLE):
         out += [f"results/tables/d3_2014/{table}.{ext}" for ext in ("csv", "md")]
     return out + d3_2014_regime_tables()
 
@@ -132,6 +141,7 @@ def d3_2014_artifacts() -> set[str]:
     """Every .npz artifact the study's target reads."""
     out = set(d3_2014_trajectories()) | set(d3_2014_method_cells())
     out |= set(d3_2014_timing_cells()) | set(d3_2014_gpu_cells())
+    out |= set(d3_2014_best_cpu_cells())
     out |= set(d3_2014_regime_cells())
     out |= {d3_2014_trajectory(j) for j in d3_2014_catalog.regime_trajectories(config)}
     return out | {d3_2014_fig11_cell(d3_2014_catalog.fig11_n(config))}

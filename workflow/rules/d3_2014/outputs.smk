@@ -4,6 +4,10 @@ Tables 5-7 and the methods table, from the cells of cells.smk; glue scripts/d3_2
 * results/tables/d3_2014/{fig3,fig4,fig5,fig6,fig11}.csv: the data of each figure;
 * results/tables/d3_2014/{table5,table6,table7,methods}.csv, .md: the tables, the
   paper's numbers beside ours (Table 6 is also Fig 10's data);
+* results/tables/d3_2014/table5_speedups.csv, .md: Table 5's ratios 1 and 2 -- per (N, GPU
+  algorithm, CPU filter) the GPU (this run's, else the newest committed evidence's,
+  labelled) over the timing cells' NumPy filter and over the best CPU code on every core,
+  saying where each side ran;
 * results/figures/d3_2014/{fig3,...,fig11}.png and .pdf;
 * results/tables/d3_2014/regimes/{cells,summary,regime_pairs,error_vs_time}.csv: the regime
   experiment (pfresample_studies.d3_2014.regimes.tables), from every cell of the regime grid.
@@ -50,6 +54,41 @@ rule d3_2014_table:
         scale=SCALE,
     log:
         "results/logs/tables/d3_2014/{d3_table}.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_OUTPUTS_SCRIPT
+
+
+rule d3_2014_speedups:
+    """Ratios 1 and 2 of Table 5: the GPU (this run's GPU cells, else the newest committed
+    best-CPU bench run's) over the timing cells and over the best-CPU cells."""
+    input:
+        timing=d3_2014_timing_cells(),
+        best=d3_2014_best_cpu_cells(),
+        gpu=d3_2014_gpu_cells(d3_2014_catalog.table5_n(config)),
+        # where no GPU runs here: the newest committed GPU rows (pipeline.evidence)
+        evidence=list(
+            committed_tables(
+                {
+                    k: v
+                    for k, v in d3_2014_catalog.EVIDENCE_TABLES.items()
+                    if k == d3_2014_catalog.SPEEDUP_TABLE
+                }
+            ).values()
+        ),
+    output:
+        csv=f"results/tables/d3_2014/{d3_2014_catalog.SPEEDUP_TABLE}.csv",
+        md=f"results/tables/d3_2014/{d3_2014_catalog.SPEEDUP_TABLE}.md",
+    params:
+        table5_n=d3_2014_catalog.table5_n(config),
+        algorithms=list(D3_2014_GPU_ALGORITHMS),
+        scale=SCALE,
+    log:
+        "results/logs/tables/d3_2014/table5_speedups.log",
     threads: 1
     resources:
         mem_mb=1024,

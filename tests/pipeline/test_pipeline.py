@@ -85,6 +85,12 @@ TINY_GRID = {
     "guldas2015_smcem_sequences": 2,
     "guldas2015_smcem_length": 20,
     "guldas2015_smcem_iterations": 2,
+    # its CPU checks: float32 stability at N = 2^5 (exact and 3 draws), exact EM 3 iterations.
+    "guldas2015_log32_log2_n_min": 5,
+    "guldas2015_log32_exact_log2_n_max": 5,
+    "guldas2015_log32_draws_log2_n_max": 5,
+    "guldas2015_log32_draws_replicates": 3,
+    "guldas2015_exact_em_iterations": 3,
     # Gelencsér-Horváth (2013): N = 64, 128, r = 4, 3 trajectories of each model, one
     # baseline (the study's own tests: tests/studies/cpf2013/test_cpf2013.py).
     "cpf2013_n": [64, 128],
@@ -217,7 +223,9 @@ def guldas2015_jobs(grid, filters=True) -> dict[str, int]:
     """Güldaş (2015) jobs by rule: a radix-2 cell per N, one sweep cell, a speed cell
     per particle-weight set and N, a table and a figure per figure; with ``filters``
     (the study at quick scale) also a filter cell per filter kind and N, one
-    interaction cell and an SMC-EM cell per N."""
+    interaction cell and an SMC-EM cell per N; float32 stability's cells (a set and N
+    each, exact and draws) and tables always, EM's convergence (a cell per sequence,
+    tables) with the filters."""
     figures = len(guldas2015_catalog.FIGURES if filters else guldas2015_catalog.SINGLE_STEP_FIGURES)
     return {
         "guldas2015_radix2_cell": len(guldas2015_catalog.radix2_n(grid)),
@@ -230,6 +238,11 @@ def guldas2015_jobs(grid, filters=True) -> dict[str, int]:
         "guldas2015_table": figures,
         "guldas2015_figure": figures,
         "guldas2015_radix_timings": 1,
+        "guldas2015_log32_cell": 2 * len(guldas2015_catalog.log32_exact_n(grid))
+        + 2 * len(guldas2015_catalog.log32_draws_n(grid)),
+        "guldas2015_log32_tables": 1,
+        "guldas2015_exact_em_cell": grid["guldas2015_smcem_sequences"] if filters else 0,
+        "guldas2015_exact_em_tables": 1 if filters else 0,
     }
 
 
@@ -371,12 +384,14 @@ def test_dry_run_thesis_scale_and_overrides(tmp_path):
     jobs = guldas2015_jobs(CONFIG, filters=False)
     assert {k: counts.get(k, 0) for k in jobs} == jobs
     assert jobs["guldas2015_radix2_cell"] == 20 and jobs["guldas2015_speed_cell"] == 24
+    assert jobs["guldas2015_log32_cell"] == 2 * 12 + 2 * 8  # exact 2^11 ... 2^22, draws ... 2^18
     assert "results/guldas2015/speed/poisson/n4194304.npz" in proc.output
     proc = snakemake(tmp_path, "-n", "guldas2015_filters", config=["scale=thesis"])
     assert proc.returncode == 0, proc.output
     counts = job_counts(proc.output)
     assert counts["guldas2015_filter_cell"] == 24 and counts["guldas2015_smcem_cell"] == 6
     assert counts["guldas2015_smcem_reference"] == 1
+    assert counts["guldas2015_exact_em_cell"] == 10 and counts["guldas2015_exact_em_tables"] == 1
     assert "results/guldas2015/filters/adaptive/n4194304.npz" in proc.output
     # --config wins over config/quick.yaml
     proc = snakemake(tmp_path, "-n", config=["scale=quick", "log2_n_max=5"])

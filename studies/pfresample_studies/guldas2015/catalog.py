@@ -106,6 +106,36 @@ def smcem_n(cfg: Mapping) -> list[int]:
     return [2**e for e in cfg["guldas2015_smcem_log2_n"]]
 
 
+def log32_exact_n(cfg: Mapping) -> list[int]:
+    """The float32-stability experiment's exact part: N = 2^min ... 2^exact_max."""
+    lo, hi = cfg["guldas2015_log32_log2_n_min"], cfg["guldas2015_log32_exact_log2_n_max"]
+    return [2**e for e in range(lo, hi + 1)]
+
+
+def log32_draws_n(cfg: Mapping) -> list[int]:
+    """The float32-stability experiment's draws: N = 2^min ... 2^draws_max."""
+    lo, hi = cfg["guldas2015_log32_log2_n_min"], cfg["guldas2015_log32_draws_log2_n_max"]
+    return [2**e for e in range(lo, hi + 1)]
+
+
+def log32_exact_sets(cfg: Mapping, n: int) -> int:
+    """Particle sets of the exact part at N (log32.exact_sets)."""
+    from .log32 import exact_sets
+
+    return exact_sets(n, cfg["guldas2015_log32_exact_weights"],
+                      cfg["guldas2015_log32_exact_sets_min"],
+                      cfg["guldas2015_log32_exact_sets_max"])  # fmt: skip
+
+
+LOG32_TABLES = ("exact", "draws")
+EXACT_EM_TABLES = ("ml_points", "exact_em", "exact_em_convergence")
+
+
+def exact_em_sequences(cfg: Mapping) -> list[int]:
+    """The sequences of the exact EM runs: Fig 4.12's, 0 ... M - 1."""
+    return list(range(cfg["guldas2015_smcem_sequences"]))
+
+
 def check_config(cfg: Mapping) -> None:
     """Checks across keys, a ValueError naming the keys (the schema checks each key alone)."""
     top = cfg["guldas2015_radix2_log2_n_max"]
@@ -126,6 +156,16 @@ def check_config(cfg: Mapping) -> None:
         raise ValueError(
             f"guldas2015_sweep_log2_n must be >= 2 (Fig 4.4's (2^d, 2^(D-d))), got {e}"
         )
+    lo = cfg["guldas2015_log32_log2_n_min"]
+    for part in ("exact", "draws"):
+        hi = cfg[f"guldas2015_log32_{part}_log2_n_max"]
+        if lo > hi:
+            raise ValueError(f"guldas2015_log32_log2_n_min = {lo} exceeds "
+                             f"guldas2015_log32_{part}_log2_n_max = {hi}")  # fmt: skip
+    fewest, most = cfg["guldas2015_log32_exact_sets_min"], cfg["guldas2015_log32_exact_sets_max"]
+    if fewest > most:
+        raise ValueError(f"guldas2015_log32_exact_sets_min = {fewest} exceeds "
+                         f"guldas2015_log32_exact_sets_max = {most}")  # fmt: skip
     for grid in ("speed", "filter"):
         lo, hi = cfg[f"guldas2015_{grid}_log2_n_min"], cfg[f"guldas2015_{grid}_log2_n_max"]
         if lo > hi:

@@ -36,6 +36,35 @@ def guldas2015_smcem_cell(n) -> str:
 GULDAS2015_SMCEM_REFERENCE = "results/guldas2015/smcem/reference.npz"
 
 
+def guldas2015_log32_cell(part, target, n) -> str:
+    return f"results/guldas2015/log32/{part}/{target}/n{n}.npz"
+
+
+def guldas2015_log32_cells(part) -> list[str]:
+    """The float32-stability cells of ``part`` (exact, draws), set by set (then N): the
+    order of its table's rows."""
+    grid = guldas2015_catalog.log32_exact_n if part == "exact" else guldas2015_catalog.log32_draws_n
+    return [guldas2015_log32_cell(part, t, n) for t in ("gaussian", "poisson") for n in grid(config)]
+
+
+def guldas2015_log32_tables() -> list[str]:
+    return [f"results/tables/guldas2015/log32/{t}.csv" for t in guldas2015_catalog.LOG32_TABLES]
+
+
+def guldas2015_exact_em_cell(m) -> str:
+    return f"results/guldas2015/exact_em/s{m}.npz"
+
+
+def guldas2015_exact_em_cells() -> list[str]:
+    return [guldas2015_exact_em_cell(m) for m in guldas2015_catalog.exact_em_sequences(config)]
+
+
+def guldas2015_exact_em_tables() -> list[str]:
+    return [
+        f"results/tables/guldas2015/exact_em/{t}.csv" for t in guldas2015_catalog.EXACT_EM_TABLES
+    ]
+
+
 def guldas2015_filter_inputs(plot) -> list[str]:
     """The cells of the filter figures (Figs 4.9-4.12)."""
     if plot in guldas2015_catalog.FILTER_FIGURES:
@@ -78,18 +107,33 @@ def guldas2015_filters_in_study() -> bool:
     return SCALE == "quick" or (config["backend"] != "cpu" and cuda_device() is not None)
 
 
+def guldas2015_filter_outputs() -> list[str]:
+    """Figs 4.9-4.12 and EM's convergence (its exact EM needs Fig 4.12's reference)."""
+    out = guldas2015_figure_outputs(guldas2015_catalog.FILTER_STUDY_FIGURES)
+    return out + guldas2015_exact_em_tables()
+
+
 def guldas2015_outputs() -> list[str]:
-    """The study's figures and tables: Figs 4.1-4.8, and Figs 4.9-4.12 where
-    guldas2015_filters_in_study()."""
+    """The study's figures and tables: Figs 4.1-4.8 and the float32-stability tables, and
+    Figs 4.9-4.12 with EM's convergence where guldas2015_filters_in_study()."""
     out = ["results/tables/guldas2015/radix_timings.csv"]
     out += guldas2015_figure_outputs(guldas2015_catalog.SINGLE_STEP_FIGURES)
+    out += guldas2015_log32_tables()
     if guldas2015_filters_in_study():
-        out += guldas2015_figure_outputs(guldas2015_catalog.FILTER_STUDY_FIGURES)
+        out += guldas2015_filter_outputs()
     return out
 
 
+def guldas2015_log32_artifacts() -> set[str]:
+    return set(guldas2015_log32_cells("exact")) | set(guldas2015_log32_cells("draws"))
+
+
+def guldas2015_exact_em_artifacts() -> set[str]:
+    return {GULDAS2015_SMCEM_REFERENCE, *guldas2015_exact_em_cells()}
+
+
 def guldas2015_filter_artifacts() -> set[str]:
-    out = set()
+    out = guldas2015_exact_em_artifacts()
     for plot in guldas2015_catalog.FILTER_STUDY_FIGURES:
         out |= set(guldas2015_filter_inputs(plot))
     return out
@@ -101,6 +145,7 @@ def guldas2015_artifacts() -> set[str]:
     out.add(guldas2015_sweep_cell())
     for target in ("gaussian", "poisson"):
         out |= set(guldas2015_speed_cells(target))
+    out |= guldas2015_log32_artifacts()
     if guldas2015_filters_in_study():
         out |= guldas2015_filter_artifacts()
     return out

@@ -62,6 +62,8 @@ TINY_GRID = {
     "filter_runs": 2,
     "filter_speedup_runs": 2,
     "filter_jobs": "per_variant",
+    # Fig 6.23 against the best CPU code at 2^7, an N of Fig 6.23's cells (no NumPy run).
+    "filter_best_cpu_log2_n": [7],
     # One resampling job per variant, as the quick grid runs them.
     "resample_jobs": "per_variant",
     # Güldaş (2015): radix 2 up to N = 2^4, sweeps at 2^4, speed at 2^5 and 2^6.
@@ -295,6 +297,8 @@ def filter_jobs(grid, gpu: bool) -> dict[str, int]:
         "dulger2017_filter_table": len(FILTER_TABLES),
         "dulger2017_filter_trajectory_figure": 2,
         "dulger2017_filter_speedup_figure": 1,
+        "dulger2017_best_cpu_cell": 1,
+        "dulger2017_best_cpu_table": 1,
     }
 
 
@@ -303,6 +307,8 @@ def filter_output_files() -> tuple[list[str], list[str]]:
     tables = [f"{n}.{ext}" for n in FILTER_TABLES for ext in ("csv", "md")]
     figures = [f"{n}.{ext}" for n in FILTER_FIGURES for ext in ("png", "pdf")]
     speedup = [f"{n}.csv" for n, s in FILTER_FIGURES.items() if s["kind"] == "speedup"]
+    speedup += [f"{n}_speedups.{ext}" for n, s in FILTER_FIGURES.items()
+                if s["kind"] == "speedup" for ext in ("csv", "md")]  # fmt: skip
     return tables + speedup, figures
 
 
@@ -768,6 +774,7 @@ def test_kill_and_resume_gives_identical_tables(tiny_run, tmp_path):
     expected, got = read_tables(tiny_run), read_tables(tmp_path)
     expected = {k: v for k, v in expected.items() if k.removesuffix(".csv") not in FILTER_TABLES}
     expected.pop("fig6_23.csv")
+    expected.pop("fig6_23_speedups.csv")
     assert set(got) == set(expected)
     assert_same_tables(got, expected)
 
@@ -842,7 +849,7 @@ def test_overhead_report_reads_every_job(tiny_run):
     assert len(jobs) == len(benchmarks) > 100
     assert set(jobs["kind"]) == {
         "weights", "tuning", "resample", "tables", "figures", "trajectories", "filter",
-        "filter_speedup", "guldas2015", "cpf2013", "d3_2014", "moazeni2013",
+        "filter_speedup", "filter_best_cpu", "guldas2015", "cpf2013", "d3_2014", "moazeni2013",
     }  # fmt: skip
     # The log span lies inside the job's wall time, up to the logs' millisecond stamps
     # and the benchmark's 10 ms resolution.

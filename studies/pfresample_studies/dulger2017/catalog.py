@@ -25,6 +25,7 @@ MEASURED_COLUMNS = (*TIME_COLUMNS, *FILTER_TIME_COLUMNS)
 NUMBER_LIST_KEYS = (
     "segment_bytes",
     "filter_log2_n",
+    "filter_best_cpu_log2_n",
     "profiler_table5_log2_n",
     "profiler_fig6_log2_n",
     "profiler_carveouts",

@@ -6,7 +6,7 @@ each job. No rules live here; the catalog's checks are Python
 
 import math
 
-from pfresample_studies.dulger2017 import catalog, filter_experiments, schedule
+from pfresample_studies.dulger2017 import best_cpu, catalog, filter_experiments, schedule
 
 VARIANTS = catalog.variants(config)
 LADDERS = catalog.ladders(VARIANTS)
@@ -202,7 +202,47 @@ def dulger2017_filter_outputs(chapter) -> list[str]:
             out += [f"results/figures/dulger2017/{name}.{ext}" for ext in ("png", "pdf")]
             if spec["kind"] == "speedup":
                 out.append(f"results/tables/dulger2017/{name}.csv")
+                out += [best_cpu_table_path(name, ext) for ext in ("csv", "md")]
     return out
+
+
+# --- Fig 6.23 against the best CPU code (issue 62; studies/dulger2017/best_cpu.py) ----
+
+
+def best_cpu_cell_path(sfigure) -> str:
+    return f"results/filter_best_cpu/{sfigure}.npz"
+
+
+def best_cpu_table_path(sfigure, ext) -> str:
+    return f"results/tables/dulger2017/{sfigure}_speedups.{ext}"
+
+
+def best_cpu_numpy_n() -> list[int]:
+    """The N of the table where Fig 6.23's CPU cells do not run: there the best-CPU
+    cell measures the document's kind of baseline (the NumPy filter) itself."""
+    return [n for n in best_cpu.table_n(config) if n not in filter_n_grid()]
+
+
+def best_cpu_table_inputs(sfigure) -> dict:
+    """The best-CPU cell, Fig 6.23's cells at the table's N (the CPU ones; the GPU ones
+    where the cells have a GPU) and, where some N of the table has no GPU cell here,
+    the newest committed bench run with GPU rows (an input, so that a new evidence
+    folder rewrites the table)."""
+    spec = FILTER_FIGURES[sfigure]
+    shared = [n for n in best_cpu.table_n(config) if n in filter_n_grid()]
+    inputs = {"cell": best_cpu_cell_path(sfigure)}
+    for b in speedup_backends():
+        inputs[b] = [filter_speedup_path(b, spec["model"], spec["variant"], n) for n in shared]
+    if not CELL_GPUS or len(shared) < len(best_cpu.table_n(config)):
+        found = best_cpu_evidence()
+        inputs["evidence"] = [str(found.path)] if found is not None else []
+    return inputs
+
+
+@functools.cache
+def best_cpu_evidence():
+    """The newest committed bench run with Fig 6.23's GPU rows (None where none has)."""
+    return best_cpu.find_gpu_evidence(EVIDENCE_ROOT)
 
 
 def filter_params(runs, backend, timed_runs=None) -> dict:
@@ -281,6 +321,7 @@ def filter_artifacts() -> set[str]:
     for name in config["dulger2017_filter_figures"]:
         for paths in filter_figure_inputs(name).values():
             out |= set([paths] if isinstance(paths, str) else paths)
+    out |= {best_cpu_cell_path(name) for name in SPEEDUP_FIGURES}
     return out
 
 

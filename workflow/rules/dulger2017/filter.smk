@@ -304,3 +304,61 @@ rule dulger2017_filter_speedup_figure:
         CONDA_ENV
     script:
         "../../../scripts/dulger2017/filter_figure.py"
+
+
+rule dulger2017_best_cpu_cell:
+    """Fig 6.23's best CPU code (issue 62): native/sir_growth.c, Systematic and Uphill,
+    on filter_best_cpu_threads threads (null: every CPU) at the table's N, and the NumPy
+    filter on one thread at those N where Fig 6.23's CPU cells do not run."""
+    input:
+        trajectories=lambda wildcards: trajectory_path(FILTER_FIGURES[wildcards.sfigure]["model"]),
+    output:
+        best_cpu_cell_path("{sfigure}"),
+    params:
+        spec=lambda wildcards: FILTER_FIGURES[wildcards.sfigure],
+        n=best_cpu.table_n(config),
+        numpy_n=best_cpu_numpy_n(),
+        threads=best_cpu.threads(config),
+        repeats=config["timing_repeats"],
+        numpy_repeats=config["filter_best_cpu_numpy_repeats"],
+        warmup=config["timing_warmup"],
+        seed=config["seed"],
+        scale=SCALE_NOTE,
+    log:
+        "results/logs/filter_best_cpu/{sfigure}.log",
+    benchmark:
+        "results/benchmarks/filter_best_cpu/{sfigure}.tsv"
+    # every core it computes on (Snakemake caps it at --cores): timed alone
+    threads: best_cpu.threads(config)
+    resources:
+        mem_mb=lambda wildcards: filter_mem_mb("growth", max(best_cpu.table_n(config))),
+    priority: schedule.priority(0, schedule.CPU, 6)
+    conda:
+        CONDA_ENV
+    script:
+        "../../../scripts/dulger2017/best_cpu_cell.py"
+
+
+rule dulger2017_best_cpu_table:
+    """Fig 6.23's ratios 1 and 2 (issue 62): per N and stage the GPU over the document's
+    kind of CPU baseline and over the best CPU code; the GPU rows from this run, else
+    from committed evidence (labelled; one_host False)."""
+    input:
+        unpack(lambda wildcards: best_cpu_table_inputs(wildcards.sfigure)),
+    output:
+        csv=best_cpu_table_path("{sfigure}", "csv"),
+        md=best_cpu_table_path("{sfigure}", "md"),
+    params:
+        spec=lambda wildcards: FILTER_FIGURES[wildcards.sfigure],
+        scale=SCALE_NOTE,
+    log:
+        "results/logs/tables/dulger2017/{sfigure}_speedups.log",
+    benchmark:
+        "results/benchmarks/tables/dulger2017/{sfigure}_speedups.tsv"
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        "../../../scripts/dulger2017/best_cpu_table.py"

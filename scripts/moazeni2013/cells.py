@@ -6,6 +6,7 @@ per rule, chosen by the rule's name; each calls the study and writes its .npz at
 * moazeni2013_ch3_best_cpu_cell: results/moazeni2013/ch3/best_cpu.npz;
 * moazeni2013_ch3_gpu_cell, moazeni2013_ch3_fig12_cell: results/moazeni2013/ch3/{gpu,fig12}.npz;
 * moazeni2013_ch4_cpu_cell, moazeni2013_ch4_gpu_cell: results/moazeni2013/ch4/{cpu,gpu}.npz;
+* moazeni2013_ch4_best_cpu_cell: results/moazeni2013/ch4/best_cpu.npz;
 * moazeni2013_ch6_{cpu,native,peer,best_cpu,gpu}_cell: results/moazeni2013/ch6/*.npz;
 * moazeni2013_ch5_gpu_cell: results/moazeni2013/ch5/gpu.npz;
 * moazeni2013_ch7_search_cell, moazeni2013_ch7_timing_cell, moazeni2013_ch7_best_cpu_cell:
@@ -72,6 +73,14 @@ def ch4_cell(snakemake, log):
     p = snakemake.params
     cell = hashtable_workloads.run_cell(p.runs, **p.cell, log=log)
     save_cell(snakemake, log, *cell, CLAIM)
+
+
+def ch4_best_cpu_cell(snakemake, log):
+    p = snakemake.params
+    cell = hashtable_workloads.best_cpu_cell(p.runs, preload=p.preload, repeats=p.repeats,
+                                             seed=p.seed, threads=snakemake.threads,
+                                             log=log)  # fmt: skip
+    save_cell(snakemake, log, *cell)
 
 
 def ch6_cpu_cell(snakemake, log):
@@ -169,6 +178,7 @@ JOBS = {
     "moazeni2013_ch5_gpu_cell": ch5_gpu_cell,
     "moazeni2013_ch4_cpu_cell": ch4_cell,
     "moazeni2013_ch4_gpu_cell": ch4_cell,
+    "moazeni2013_ch4_best_cpu_cell": ch4_best_cpu_cell,
     "moazeni2013_ch3_order_cell": order_cell,
     "moazeni2013_ch3_native_cell": native_cell,
     "moazeni2013_ch3_best_cpu_cell": best_cpu_cell,

@@ -69,11 +69,12 @@ def _committed(snakemake, name):
     return None if path is None else evidence.describe(path)
 
 
-def _write_speedups(snakemake, log, frames, title, keys, baseline, headline) -> None:
-    """The Markdown twins of the speed-up tables among the rule's outputs."""
+def _write_speedups(snakemake, log, frames, title, keys, baseline, headline, **more) -> None:
+    """The Markdown twins of the speed-up tables among the rule's outputs (``more``:
+    ``speedups.markdown``'s notes and shown columns)."""
     for path in map(Path, snakemake.output):
         if path.suffix == ".md" and path.stem in catalog.SPEEDUP_TABLES:
-            text = speedups.markdown(frames[path.stem], title, keys, baseline, headline)
+            text = speedups.markdown(frames[path.stem], title, keys, baseline, headline, **more)
             pipeline_tables.write_text(text, path)
             log.info("%s written", path)
 
@@ -109,7 +110,38 @@ def ch4_outputs(snakemake, log):
     scale = cells[0][1]["scale"]
     gpus = sorted({meta["device"] for _, meta in cells if meta.get("backend") == "cuda"})
     frames = hashtable_figures.tables(runs, snakemake.config)
+    frames["ch4_speedups"] = _ch4_speedups(snakemake, runs, cells)
     _write(snakemake, log, frames, hashtable_figures, hashtable_figures.TITLES, scale, gpus)
+    title = ("Moazeni (2013) chapter 4: the GPU's speed-ups over the document's baseline and "
+             "over the best CPU code, a batch")  # fmt: skip
+    hf = hashtable_figures
+    _write_speedups(snakemake, log, frames, title, hf.CH4_KEYS, hf.CH4_BASELINE, hf.CH4_HEADLINE,
+                    notes=hf.ch4_notes(frames["ch4_speedups"]), shown=hf.CH4_SHOWN)  # fmt: skip
+
+
+def _ch4_speedups(snakemake, runs, cells):
+    """Chapter 4's speed-up table: this run's GPU cell (GPU_PH at the top PH, DEK and
+    ``mix``) where a GPU ran here, else the committed one-host bench run the rule names
+    (``params.evidence``, via the study's adapter, with that host's own ratios beside)."""
+    cfg = snakemake.config
+    best_cell = artifacts.load_npz(snakemake.input.best_cpu[0])
+    top = catalog.ch4_top_tables(cfg)
+    doc = hashtable_figures.doc_rows(runs, top, catalog.ch4_cpu_threads(cfg))
+    gpu_cells = [(a, m) for a, m in cells if m.get("backend") == "cuda"]
+    if gpu_cells:
+        gpu = hashtable_figures.gpu_rows(runs, top, int(gpu_cells[0][1]["preload"]))
+        one_host = speedups.same_host(best_cell[1], *(m for _, m in cells))
+        source = speedups.THIS_RUN
+    else:
+        found = _committed(snakemake, "ch4_speedups")
+        if found is None:
+            gpu, source = pd.DataFrame(), "none"
+        else:
+            gpu = hashtable_figures.evidence_gpu_rows(found.frame(), found.device, found.folder)
+            source = speedups.evidence_source(found)
+        one_host = False
+    return hashtable_figures.ch4_speedups(gpu, doc, best_cell, gpu_source=source,
+                                          one_host=one_host)  # fmt: skip
 
 
 def _devices(cells) -> list[str]:

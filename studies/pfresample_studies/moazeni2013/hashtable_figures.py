@@ -226,3 +226,196 @@ def draw(name: str, table: pd.DataFrame, scale: str, gpus: list[str], evidence=N
     if not gpus and name != "cpu_threads" and local.any():
         ax.set_title("this machine: the CPU's twins (CPU_PH, CPU_BASIC, CPU_BIG)", fontsize=7)
     return fig
+
+
+# The speed-up table (issue 62's ratios 1 and 2; ``speedups``): a row a configuration and
+# GPU hash, GPU_PH at the top PH with DEK (the thesis's hash) and with ``mix`` (ours).
+CH4_KEYS = ("distribution", "batch", "mix", "gpu_code")
+GPU_CODES = {"dek": "GPU_PH dek", "mix": "GPU_PH mix"}  # bench/moazeni2013_ch4_best_cpu.py's
+THESIS_THREADS = 8  # the thesis's CPU_PH threads (§4.6: two quad-core Xeons), ratio 1's
+CH4_BASELINE = ("the thesis's CPU_PH, native/hashtable.cpp: Michael's lists in `doc_cpu_tables` "
+                "tables of 1,024 buckets, DEK, std::threads started inside the timed batch, on "
+                "`doc_cpu_threads` threads (the thesis's 8 on the full grid), this run's CPU "
+                "cell; every row's CPU sides run on the same keys, `preload` keys preloaded "
+                "(hashtable_workloads.batch_keys). `gpu_code` names the GPU's hash: DEK, the "
+                "thesis's, or `mix`, murmur3's finaliser (ours). Each best-CPU time is the "
+                "median of `best_cpu_repeats` runs after a warm-up (min and max "
+                "beside)")  # fmt: skip
+CH4_HEADLINE = ("evidence/2026-11-28-h200-45f3754/ch4, one H200 with its 16 Xeon cores: the "
+                "columns `evidence_over_document` and `evidence_over_best_cpu` of the rows it "
+                "fills; docs/moazeni2013.md, chapter 4's best CPU code")  # fmt: skip
+# Cells of a committed bench run whose best-CPU median measured a stall of about 3 ms, not
+# the code (docs/moazeni2013.md, chapter 4, "What in this run looks wrong"): their
+# evidence_over_best_cpu is the stall's, and the row's note says so.
+STALLED = {"2026-11-28-h200-45f3754": {("uniform", 4096, 60), ("uniform", 262144, 90),
+                                       ("normal", 16384, 0)}}  # fmt: skip
+STALL_NOTE = ("the evidence host's best-CPU median here is a ~3 ms stall, not the code "
+              "(docs/moazeni2013.md, chapter 4): its evidence_over_best_cpu measures the "
+              "stall")  # fmt: skip
+_CELL = ["distribution", "batch", "mix"]
+_EVIDENCE = ["evidence_doc_cpu_s", "evidence_doc_cpu_threads", "evidence_best_cpu_s",
+             "evidence_best_cpu_threads", "evidence_cpu", "note"]  # fmt: skip
+_GPU = [*CH4_KEYS, "gpu_s", "gpu_device", "gpu_tables", "gpu_preload", *_EVIDENCE]
+CH4_EXTRA = ("gpu_device", "gpu_tables", "gpu_preload", "doc_cpu_code", "doc_cpu_tables",
+             "doc_cpu_threads", "preload", "same_workload", "best_cpu_s_min", "best_cpu_s_max",
+             "best_cpu_repeats", "evidence_doc_cpu_s", "evidence_best_cpu_s",
+             "evidence_over_document", "evidence_over_best_cpu", "evidence_doc_cpu_threads",
+             "evidence_best_cpu_threads", "evidence_cpu", "note")  # fmt: skip
+
+
+def evidence_gpu_rows(frame: pd.DataFrame, device: str, folder: str = "") -> pd.DataFrame:
+    """The GPU's rows of a committed bench run (bench/moazeni2013_ch4_best_cpu.py's
+    ``timings.csv``: one row a measurement, ``section`` bound, best, document or gpu) as
+    the speed-up table's GPU side, keyed (distribution, batch, mix, gpu_code): GPU_PH with
+    DEK and with ``mix`` (``gpu_s``: the median), its tables (the CPU_PH rows' code names
+    them; the bench's ``--tables`` is both sides') and preload (the bench's, PRELOAD), and
+    that host's own CPU sides of the same cell beside (``evidence_*``: its CPU_PH on the
+    thesis's 8 threads where it ran them, else its fewest, and its best CPU code), from
+    which the table computes that host's one-host ratios. ``folder`` names the evidence
+    folder, for the cells known to have stalled (STALLED)."""
+    if frame.empty or "section" not in frame:
+        return pd.DataFrame(columns=_GPU)
+    frame = frame.astype({"batch": np.int64, "mix": np.int64, "threads": np.int64})
+    gpu = frame[(frame["section"] == "gpu") & frame["code"].isin(GPU_CODES.values())]
+    doc = frame[frame["section"] == "document"]
+    if not doc.empty:  # the thesis's 8 threads where the run has them (ratio 1's)
+        counts = sorted(set(doc["threads"]))
+        doc = doc[doc["threads"] == (THESIS_THREADS if THESIS_THREADS in counts else counts[0])]
+    tables = doc["code"].astype(str).str.extract(r"CPU_PH (\d+)")[0].dropna().astype(int)
+    best = frame[frame["section"] == "best"]
+    out = pd.DataFrame({"distribution": gpu["distribution"].astype(str), "batch": gpu["batch"],
+                        "mix": gpu["mix"], "gpu_code": gpu["code"].astype(str),
+                        "gpu_s": gpu["seconds"].astype(float),
+                        "gpu_device": gpu["device"].fillna(device).astype(str)
+                        if "device" in gpu else device,
+                        "gpu_tables": int(tables.iloc[0]) if len(tables) else np.nan,
+                        "gpu_preload": w.PRELOAD})  # fmt: skip
+    side = doc[_CELL].assign(evidence_doc_cpu_s=doc["seconds"].astype(float),
+                             evidence_doc_cpu_threads=doc["threads"])  # fmt: skip
+    out = out.merge(side, on=_CELL, how="left")
+    side = best[_CELL].assign(evidence_best_cpu_s=best["seconds"].astype(float),
+                              evidence_best_cpu_threads=best["threads"],
+                              evidence_cpu=best["cpu"].astype(str) if "cpu" in best
+                              else "")  # fmt: skip
+    out = out.merge(side, on=_CELL, how="left")
+    stalled = STALLED.get(folder, set())
+    out["note"] = [STALL_NOTE if (d, b, m) in stalled else ""
+                   for d, b, m in out[_CELL].itertuples(index=False)]  # fmt: skip
+    return out[_GPU].reset_index(drop=True)
+
+
+def gpu_rows(runs: pd.DataFrame, top: int, preload: int) -> pd.DataFrame:
+    """This run's GPU side: the GPU cell's GPU_PH runs at ``top`` tables with DEK or
+    ``mix``, normal keys of the base variance or uniform keys (``frame``'s rows)."""
+    if runs.empty or "backend" not in runs:
+        return pd.DataFrame(columns=_GPU)
+    keep = (runs["backend"] == "gpu") & (runs["layout"] == "ph") & (runs["tables"] == top)
+    keep &= runs["hash"].isin(list(GPU_CODES))
+    keep &= (runs["distribution"] == "uniform") | (
+        (runs["distribution"] == "normal") & np.isclose(runs["variance"], catalog.CH4_VARIANCE)
+    )
+    gpu = runs[keep]
+    out = pd.DataFrame({"distribution": gpu["distribution"].astype(str),
+                        "batch": gpu["batch"].astype(np.int64),
+                        "mix": gpu["mix"].astype(np.int64), "gpu_code": gpu["hash"].map(GPU_CODES),
+                        "gpu_s": gpu["seconds"].astype(float),
+                        "gpu_device": gpu["device"].astype(str), "gpu_tables": int(top),
+                        "gpu_preload": int(preload)})  # fmt: skip
+    for column in _EVIDENCE:
+        out[column] = "" if column in ("evidence_cpu", "note") else np.nan
+    return out[_GPU].reset_index(drop=True)
+
+
+def doc_rows(runs: pd.DataFrame, top: int, threads: int) -> pd.DataFrame:
+    """The document's kind of baseline: the CPU cell's CPU_PH runs (``top`` tables, DEK,
+    ``threads`` threads; normal keys of the base variance or uniform keys)."""
+    columns = [*_CELL, "doc_cpu_s", "doc_cpu_tables", "doc_cpu_threads"]
+    if runs.empty or "backend" not in runs:
+        return pd.DataFrame(columns=columns)
+    keep = (runs["backend"] == "cpu") & (runs["layout"] == "ph") & (runs["tables"] == top)
+    keep &= (runs["hash"] == "dek") & (runs["threads"] == threads)
+    keep &= (runs["distribution"] == "uniform") | (
+        (runs["distribution"] == "normal") & np.isclose(runs["variance"], catalog.CH4_VARIANCE)
+    )
+    cpu = runs[keep]
+    return pd.DataFrame({"distribution": cpu["distribution"].astype(str),
+                         "batch": cpu["batch"].astype(np.int64), "mix": cpu["mix"].astype(np.int64),
+                         "doc_cpu_s": cpu["seconds"].astype(float), "doc_cpu_tables": int(top),
+                         "doc_cpu_threads": int(threads)})[columns]  # fmt: skip
+
+
+def ch4_speedups(gpu: pd.DataFrame, doc: pd.DataFrame, best_cell, *, gpu_source: str,
+                 one_host: bool) -> pd.DataFrame:  # fmt: skip
+    """Chapter 4's speed-ups at each (distribution, batch, mix) where the GPU side
+    (``gpu_rows`` or ``evidence_gpu_rows``), the thesis's CPU_PH (``doc_rows``) and the
+    best-CPU cell (``hashtable_workloads.best_cpu_cell``) all have it, a row a GPU hash
+    (``gpu_code``): over the document's kind of baseline and over the best CPU code on every
+    core (``speedups.join``); ``same_workload`` says whether the CPU sides' preload and
+    CPU_PH's tables are the GPU side's (the quick grid's are smaller than the committed
+    run's); where the GPU rows are committed evidence, that host's own ratios beside
+    (``evidence_over_document``, ``evidence_over_best_cpu``: one host, one workload)."""
+    from . import speedups
+
+    arrays, meta = best_cell
+    cpu = pd.DataFrame({k: np.asarray(v) for k, v in arrays.items()})
+    if cpu.empty or gpu.empty or doc.empty:
+        return speedups.empty(CH4_KEYS, CH4_EXTRA)
+    keep = np.isclose(cpu["variance"].astype(float), catalog.CH4_VARIANCE)
+    cpu = cpu[(cpu["distribution"] == "uniform") | keep]
+    cpu = cpu.astype({"batch": np.int64, "mix": np.int64})
+    codes = gpu[list(CH4_KEYS)].astype({"batch": np.int64, "mix": np.int64})
+    best = cpu[_CELL].assign(best_cpu_s=cpu["best_cpu_s"].astype(float),
+                             best_cpu_threads=cpu["threads"].astype(np.int64),
+                             preload=int(meta["preload"]),
+                             best_cpu_s_min=cpu["best_cpu_s_min"].astype(float),
+                             best_cpu_s_max=cpu["best_cpu_s_max"].astype(float),
+                             best_cpu_repeats=cpu["repeats"].astype(np.int64))  # fmt: skip
+    doc = doc.astype({"batch": np.int64, "mix": np.int64}).merge(codes, on=_CELL)
+    best = best.merge(codes, on=_CELL)
+    gpu = gpu.astype({"batch": np.int64, "mix": np.int64})
+    frame = speedups.join(CH4_KEYS, gpu, doc, best, gpu_source=gpu_source,
+                          best_code="hashset_best.c (hashtable_best.BestHashSet)",
+                          cpu=meta["cpu"], one_host=one_host)  # fmt: skip
+    frame["doc_cpu_code"] = [f"hashtable.cpp CPU_PH ({t} tables, DEK)"
+                             for t in frame["doc_cpu_tables"]]  # fmt: skip
+    frame["same_workload"] = (frame["preload"] == frame["gpu_preload"]) & (
+        frame["doc_cpu_tables"] == frame["gpu_tables"]
+    )
+    frame["evidence_over_document"] = frame["evidence_doc_cpu_s"].astype(float) / frame["gpu_s"]
+    frame["evidence_over_best_cpu"] = frame["evidence_best_cpu_s"].astype(float) / frame["gpu_s"]
+    return frame[[*CH4_KEYS, *speedups.COLUMNS, *CH4_EXTRA]]
+
+
+def ch4_notes(frame: pd.DataFrame) -> list[str]:
+    """The Markdown twin's paragraphs beside the caption: where the CPU sides' workload is
+    not the GPU side's, and what the evidence host's own ratios are."""
+    notes = []
+    if frame.empty:
+        return notes
+    other = frame[~frame["same_workload"].astype(bool)]
+    if len(other):
+        r = other.iloc[0]
+        notes.append(
+            f"**Not the same workload.** In {len(other)} of {len(frame)} rows this run's CPU "
+            f"sides had {int(r['preload']):,} keys preloaded (CPU_PH in "
+            f"{int(r['doc_cpu_tables'])} tables) and the GPU side {int(r['gpu_preload']):,} "
+            f"(GPU_PH in {int(r['gpu_tables'])} tables): "
+            f"{r['preload'] / (r['doc_cpu_tables'] * w.BUCKETS):.2f} keys a bucket against "
+            f"{r['gpu_preload'] / (r['gpu_tables'] * w.BUCKETS):.2f}, and the best code's "
+            "table sized for its own preload, so these rows compare two workloads: "
+            "indicative only."
+        )
+    if frame["evidence_over_best_cpu"].notna().any():
+        notes.append(
+            "`evidence_over_document` and `evidence_over_best_cpu`: the committed run's own "
+            "ratios, its GPU over its own CPU_PH (on `evidence_doc_cpu_threads` threads) and "
+            "over its own best CPU code (on `evidence_best_cpu_threads`), one host, one "
+            "workload: the figures to quote. A row's `note` says where that host's best-CPU "
+            "time measured a stall."
+        )
+    return notes
+
+
+# the columns beyond the convention's that the Markdown twin shows
+CH4_SHOWN = ("doc_cpu_tables", "doc_cpu_threads", "preload", "gpu_preload",
+             "evidence_over_document", "evidence_over_best_cpu")  # fmt: skip

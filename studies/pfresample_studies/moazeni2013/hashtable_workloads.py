@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict, dataclass
 
@@ -236,10 +237,91 @@ def run_cell(runs, *, preload: int, repeats: int, seed: int, log=None) -> tuple[
     arrays = {k: np.asarray([r[k] for r in rows]) for k in (rows[0] if rows else {})}
     metadata = {"study": "moazeni2013", "experiment": "ch4", "preload": int(preload),
                 "repeats": int(repeats), "seed": int(seed), "buckets": BUCKETS,
-                "backend": "cpu", "device": "CPU"}  # fmt: skip
+                "backend": "cpu", "device": "CPU", **_host()}  # fmt: skip
     if any(run.backend == "gpu" for run in runs):
         metadata.update(backend="cuda", device=cuda_device())
     return arrays, metadata
+
+
+def _host() -> dict:
+    """The machine a cell ran on (``experiments.host``): its name, CPU model and CPUs."""
+    from .experiments import host
+
+    return host()
+
+
+def doc_runs(cfg, gpu: bool = True) -> list[Run]:
+    """The runs of ``plan`` that are the thesis's CPU_PH as the speed-up table reads it
+    (the document's kind of baseline, ``hashtable_figures.ch4_speedups``): the CPU at
+    ``moazeni2013_ch4_cpu_threads`` threads, ``moazeni2013_ch4_top_tables`` tables of
+    BUCKETS, DEK, normal keys of the base variance or uniform keys. The best-CPU cell runs
+    at their (distribution, batch, mix) on the same keys."""
+    from . import catalog
+
+    top, threads = catalog.ch4_top_tables(cfg), catalog.ch4_cpu_threads(cfg)
+
+    def keys(r: Run) -> bool:
+        return r.distribution == "uniform" or (
+            r.distribution == "normal" and r.variance == catalog.CH4_VARIANCE
+        )
+
+    return [r for r in plan(cfg, gpu)
+            if r.backend == "cpu" and r.threads == threads and r.tables == top
+            and r.layout == "ph" and r.hash == "dek" and keys(r)]  # fmt: skip
+
+
+BEST_CPU_MIN_REPEATS = 5  # a run can stall (~3 ms, docs/moazeni2013.md): the median of >= 5
+
+
+def best_cpu_cell(runs, *, preload: int, repeats: int, seed: int, threads: int | None = None,
+                  load: float = 0.5, log=None) -> tuple[dict, dict]:  # fmt: skip
+    """Chapter 4's best CPU code (``hashtable_best.BestHashSet``, native/hashset_best.c) on
+    ``threads`` (default every CPU) at each (distribution, variance, batch, mix) of ``runs``
+    (``doc_runs``), on the keys ``run_cell`` gives those runs (``batch_keys``: the same
+    preload and batch): as bench/moazeni2013_ch4_best_cpu.py times it, the table sized for
+    the preload and every insert at load <= ``load`` and preloaded (untimed, which starts
+    OpenMP's threads), then one parallel region of a warm-up run and ``repeats`` (>= 5)
+    timed runs, each from the preloaded table (restored outside the clock), timed in C
+    from the first thread's start to the barrier after the last one's end: the median,
+    with min and max (one run can stall about 3 ms: docs/moazeni2013.md, chapter 4). The
+    last run is checked: every operation true, the checker's invariants, the key set as
+    it must be."""
+    from . import hashtable_best as hb
+
+    if int(repeats) < BEST_CPU_MIN_REPEATS:
+        raise ValueError(f"repeats must be at least {BEST_CPU_MIN_REPEATS}, got {repeats}")
+    threads = int(threads or os.cpu_count() or 1)
+    meta = {"study": "moazeni2013", "experiment": "ch4_best_cpu", "backend": "cpu",
+            "device": "CPU", **_host(), "threads": threads, "seed": int(seed),
+            "preload": int(preload), "repeats": int(repeats), "load": float(load),
+            "code": "hashset_best.c"}  # fmt: skip
+    rows, cache = [], {}
+    cells = sorted({(r.distribution, r.variance, r.batch, r.mix) for r in runs})
+    for dist, var, batch, mix in cells:
+        run = Run("cpu", threads, dist, var, "dek", "ph", 0, batch, mix)
+        pre, ops, keys = batch_keys(run, preload=preload, seed=seed, cache=cache)
+        expected = np.union1d(np.setdiff1d(pre, keys[ops == ht.DELETE]), keys[ops == ht.INSERT])
+        table = hb.BestHashSet.sized(pre.size + int((ops == ht.INSERT).sum()), load)
+        table.batch(np.full(pre.size, ht.INSERT, dtype=np.uint8), pre, threads)
+        res, seconds = table.timed_batch(ops, keys, threads, runs=int(repeats) + 1)
+        if not (res.results == ht.TRUE).all():
+            raise AssertionError(f"ch4 best CPU code, {run}: an operation failed")
+        if not np.array_equal(table.check(), expected):
+            raise AssertionError(f"ch4 best CPU code, {run}: the key set is wrong")
+        times = seconds[1:]  # the first run of the region, the warm-up, dropped
+        best = float(np.median(times))
+        rows.append({"distribution": dist, "variance": var, "batch": batch, "mix": mix,
+                     "threads": threads, "repeats": int(repeats), "best_cpu_s": best,
+                     "best_cpu_s_min": float(times.min()), "best_cpu_s_max": float(times.max()),
+                     "mops": batch / best / 1e6, "lines_per_op": res.stats["lines"] / batch,
+                     "cas_failures": int(res.stats["cas_failures"]), "slots": table.capacity,
+                     "ok": True})  # fmt: skip
+        if log:
+            log.info("ch4 best CPU code, %s %d %d%% search on %d threads: %.1f us "
+                     "[%.1f, %.1f], %.0f Mops/s", dist, batch, mix, threads, best * 1e6,
+                     times.min() * 1e6, times.max() * 1e6, batch / best / 1e6)  # fmt: skip
+    arrays = {k: np.asarray([r[k] for r in rows]) for k in (rows[0] if rows else {})}
+    return arrays, meta
 
 
 def batch_keys(run: Run, *, preload: int, seed: int, cache: dict | None = None):

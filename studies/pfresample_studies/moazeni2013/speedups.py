@@ -70,10 +70,13 @@ def _number(value) -> str:
 
 
 def markdown(frame: pd.DataFrame, title: str, keys: Sequence[str], baseline: str,
-             headline: str) -> str:  # fmt: skip
+             headline: str, notes: Sequence[str] = (), shown: Sequence[str] = ()
+             ) -> str:  # fmt: skip
     """The table's Markdown twin: ``title``, a caption naming both baselines
     (``baseline``: the document's, in words) and, where a row is not from one host,
-    that its ratio is not the headline (``headline``: where the one-host run is)."""
+    that its ratio is not the headline (``headline``: where the one-host run is);
+    ``notes``: a chapter's own paragraphs after it; ``shown``: columns of the table's
+    beyond the convention's to show too."""
     lines = [f"# {title}", ""]
     lines.append(f"`over_document`: the GPU's time over the document's baseline ({baseline}); "
                  "`over_best_cpu`: over the best CPU code we can write, on the threads named "
@@ -92,7 +95,9 @@ def markdown(frame: pd.DataFrame, title: str, keys: Sequence[str], baseline: str
             f"the headline. The headline is the committed one-host run ({headline})."
         )
         lines.append("")
-    header = [*keys, *COLUMNS]
+    for note in notes:
+        lines += [note, ""]
+    header = [*keys, *COLUMNS, *shown]
     rows = [[_number(v) for v in r] for r in frame[header].itertuples(index=False)]
     lines += markdown_table(header, rows)
     return "\n".join(lines) + "\n"

@@ -14,6 +14,9 @@ study's code studies/pfresample_studies/moazeni2013/ and its glue scripts/moazen
   the compiled code's matrix, and Fig 12's launches (only where the cells have a GPU);
 * results/moazeni2013/ch4/{cpu,gpu}.npz: chapter 4's runs (hashtable_workloads.plan), each
   batch checked; the GPU's only where the cells have a GPU;
+* results/moazeni2013/ch4/best_cpu.npz: the best CPU code (hashset_best.c on
+  moazeni2013_best_cpu_threads) at the (distribution, batch, mix) of the thesis's CPU_PH
+  runs (hashtable_workloads.doc_runs), on their keys, each batch checked;
 * results/moazeni2013/ch6/{cpu,native,peer,best_cpu,gpu}.npz and ch5/gpu.npz: chapters 5
   and 6's runs (tv_experiments; best_cpu: tv_best.c on moazeni2013_best_cpu_threads at the
   compiled solver's sizes); the GPU's only where the cells have a GPU;
@@ -162,6 +165,30 @@ rule moazeni2013_ch4_cpu_cell:
         "results/benchmarks/moazeni2013/ch4/cpu.tsv"
     # the runs use this many threads: the job holds them, so that none runs beside it
     threads: moazeni2013_catalog.ch4_cpu_threads(config)
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        MOAZENI2013_CELLS_SCRIPT
+
+
+rule moazeni2013_ch4_best_cpu_cell:
+    output:
+        "results/moazeni2013/ch4/best_cpu.npz",
+    params:
+        runs=moazeni2013_workloads.doc_runs(config, bool(CELL_GPUS)),
+        preload=config["moazeni2013_ch4_preload"],
+        # the median of at least 5 runs a batch: one run can stall ~3 ms (docs/moazeni2013.md)
+        repeats=max(5, config["moazeni2013_ch4_repeats"]),
+        seed=config["seed"],
+        scale=SCALE,
+    log:
+        "results/logs/moazeni2013/ch4/best_cpu.log",
+    benchmark:
+        "results/benchmarks/moazeni2013/ch4/best_cpu.tsv"
+    # every core of the job: nothing else runs beside it
+    threads: moazeni2013_catalog.best_cpu_threads(config)
     resources:
         mem_mb=1024,
     conda:

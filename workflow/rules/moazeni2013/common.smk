@@ -33,8 +33,10 @@ def moazeni2013_ch3_outputs() -> list[str]:
 
 
 def moazeni2013_ch4_cells() -> dict[str, list[str]]:
-    """Chapter 4's cells: the CPU runs always, the GPU runs where the cells have a GPU."""
+    """Chapter 4's cells: the CPU runs and the best CPU code always, the GPU runs where
+    the cells have a GPU."""
     return {"cpu": ["results/moazeni2013/ch4/cpu.npz"],
+            "best_cpu": ["results/moazeni2013/ch4/best_cpu.npz"],
             "gpu": ["results/moazeni2013/ch4/gpu.npz"] if CELL_GPUS else []}  # fmt: skip
 
 

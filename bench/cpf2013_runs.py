@@ -1,55 +1,41 @@
 #!/usr/bin/env python3
-"""Paired runs of the cpf2013 study (Gelencsér-Horváth et al. 2013, issue 41):
-the study's own cells (``pfresample_studies.cpf2013.experiments``) on chosen
-configurations and trajectory counts, and the study's tables on them
-(``tables``, ``paired``: the paired differences behind every trend and the
-paper's claims judged on them).
+"""The cpf2013 study on one GPU in one process (Gelencsér-Horváth et al. 2013, issue 41):
+a device-side convenience, kept because through Snakemake the target at the paper's scale
+is start-up bound on a GPU (89 jobs in 174.6 s on the H200); everything it computes is a
+pipeline target.
 
-    python bench/cpf2013_runs.py quality --plan cpu --jobs 2 \\
-        --out evidence/2026-11-26-xeon2-2a8a325/cpf2013            # this machine's CPU campaign
-    python bench/cpf2013_runs.py cpu-reference --out evidence/2026-11-26-xeon2-2a8a325/cpf2013
     python bench/cpf2013_runs.py study --backend cuda --out OUT       # the device
+    python bench/cpf2013_runs.py cpu-reference --out DIR
 
-``study`` runs target cpf2013 at the paper's scale in one process (its
-cells, Figs 7-12's tables and figures, Table 1, the baselines; the same study
-functions the pipeline's jobs call, without a job's start-up each), then the
-extras of the device (the former start, the paper's kernels, the N trend with
-``--n-trajectories``) while ``--deadline`` allows, and the paired tables of
-all of them: OUT/tables, OUT/figures, OUT/study.json.
+``study`` runs target cpf2013 at the paper's scale in one process (its cells, Figs 7-12's
+tables and figures, Table 1, the baselines; the same study functions the pipeline's jobs
+call, without a job's start-up each), then the extras of the device (the former start,
+the paper's kernels, the N trend with ``--n-trajectories``: cells of the kind of target
+cpf2013_campaign, ``config/studies/cpf2013.yaml``) while ``--deadline`` allows, and the
+campaign's paired tables of all of them (``campaign.campaign_tables``): OUT/tables,
+OUT/figures, OUT/study.json.
 
-``quality`` runs the cells of a plan (``PLANS``), each in parts of
-``--part`` trajectories (trajectory j and its run seed are the study's,
-whatever the part: ``experiments.cpf_cell(first=...)``), keeps each part
-under ``--cache`` (a rerun skips what is there, so a larger
-``--*-trajectories`` extends the runs), then writes to ``--out``:
+The paired CPU runs (the former ``quality --plan cpu``) are the pipeline's target
+``cpf2013_campaign``: ``snakemake --cores 2 cpf2013_campaign``
+(``--config cpf2013_campaign_bot_trajectories=100`` etc. for other counts).
 
-* ``runs.csv.gz``: one row per (cell, trajectory): the error measures of
-  each estimator, the distinct fraction, the step and run times, the seed;
-* ``errors.csv``: ``tables.error_table`` of every cell (the figures' rows);
-* ``paired.csv``, ``claims.csv``: ``paired.paired_table``, ``claims_table``;
-* ``baselines.csv``: ``tables.baselines_table`` of the paper's start.
-
-Times in these cells are measurements of parallel jobs on a shared machine
-(``--jobs``); the study's timing figures come from its timing cells, and
-``cpu-reference`` times the CPU filter alone (``cpu_reference.csv``): the
-library's NumPy CPF (``run_filter`` with ``CPF_OPTIONS`` on the CPU, float64, one
-process) at N = 4,096, every radius, the whole 100-step run, median of ``--repeats`` --
-the counterpart of the paper's CPU reference (its ref. [21]'s code, 16.417 s
-at 4,096 particles on an Intel T6570).
+``cpu-reference`` times the CPU filter alone (``cpu_reference.csv``): the library's NumPy
+CPF (``run_filter`` with ``CPF_OPTIONS`` on the CPU, float64, one process) at N = 4,096,
+every radius, the whole 100-step run, median of ``--repeats`` -- the counterpart of the
+paper's CPU reference (its ref. [21]'s code, 16.417 s at 4,096 particles on an Intel
+T6570).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
-import gzip
 import json
 import os
 import platform
 import subprocess
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +43,8 @@ import pandas as pd
 
 from pfresample.filters import CPF_OPTIONS, run_filter
 from pfresample.timing import cpu_name
-from pfresample_studies.cpf2013 import experiments, paired, tables, targets
+from pfresample_studies.cpf2013 import campaign, experiments, tables, targets
+from pfresample_studies.cpf2013.campaign import key
 
 SEED = 2017  # config/config.yaml's seed
 STEPS = {"growth": 100, "bot": 24}
@@ -72,21 +59,6 @@ def cpf(model, n, r, setup="paper", precision="float64", neighbourhood="search",
 
 def sir(model, n, method, setup="paper"):
     return {"kind": "sir", "model": model, "n": n, "method": method, "setup": setup}
-
-
-def _cpu_plan() -> list[dict]:
-    """This machine's CPU campaign: the bearings-only model at the paper's
-    grid (Fig 10's U, CPF against SIR with each estimator, the distinct
-    ancestors, r = N - 1); the growth model at N = 2,048 (every r) and
-    4,096 (r = 32, 256), both starts at N = 2,048, SIR at both N (Fig 9's r
-    trend, CPF against SIR, the start)."""
-    cells = [cpf("bot", n, r) for n in PAPER_N for r in PAPER_R]
-    cells += [cpf("bot", 2048, 2047)]  # r = N - 1: the multinomial SIR filter's resampling
-    cells += [sir("bot", n, m) for n in PAPER_N for m in ("systematic", "multinomial")]
-    cells += [cpf("growth", 2048, r) for r in PAPER_R] + [cpf("growth", 4096, r) for r in (32, 256)]
-    cells += [cpf("growth", 2048, r, setup="thesis") for r in (32, 256)]
-    cells += [sir("growth", n, m) for n in (2048, 4096) for m in ("systematic", "multinomial")]
-    return cells
 
 
 def _gpu_plan() -> list[dict]:
@@ -125,17 +97,6 @@ def _unique(cells):
             seen.add(k)
             out.append(c)
     return out
-
-
-PLANS = {"cpu": _cpu_plan, "gpu": _gpu_plan, "gpu-n": _gpu_n_plan}
-
-
-def key(cell: dict) -> str:
-    if cell["kind"] == "sir":
-        return f"sir-{cell['model']}-n{cell['n']}-{cell['method']}-{cell['setup']}"
-    fast = "-fast" if cell["fast_math"] else ""
-    return (f"cpf-{cell['model']}-n{cell['n']}-r{cell['radius']}-{cell['setup']}-"
-            f"{cell['precision']}-{cell['neighbourhood']}{fast}")  # fmt: skip
 
 
 def trajectory_rows(name: str, first: int, count: int) -> dict:
@@ -182,87 +143,6 @@ def load_cell(parts: list[str]) -> tuple[dict, dict]:
     if "estimates" in arrays:
         whole["estimates"] = arrays["estimates"][0]
     return whole, meta
-
-
-def distinct_cells(cells) -> list:
-    """``cells`` without those that ran as an earlier one did (on the CPU a
-    fast-math cell runs the default build, a search scans): the paired
-    tables compare what differs."""
-    seen, out = set(), []
-    for arrays, meta in cells:
-        facets = (meta["model"], *sorted(paired._facets(meta).items()), meta["trajectories"])
-        if facets not in seen:
-            seen.add(facets)
-            out.append((arrays, meta))
-    return out
-
-
-def quality(args) -> None:
-    cells = PLANS[args.plan]()
-    counts = {"growth": args.growth_trajectories, "bot": args.bot_trajectories}
-    cache = Path(args.cache) / args.plan
-    cache.mkdir(parents=True, exist_ok=True)
-    tasks, parts = [], {}
-    for cell in cells:
-        total = counts[cell["model"]]
-        parts[key(cell)] = []
-        for first in range(0, total, args.part):
-            count = min(args.part, total - first)
-            path = cache / f"{key(cell)}-j{first}-{count}.npz"
-            parts[key(cell)].append(str(path))
-            if not path.exists():
-                tasks.append((cell, first, count, args.backend, str(path)))
-    start = time.perf_counter()
-    print(f"{len(cells)} cells, {len(tasks)} parts to run", flush=True)
-    if tasks and args.jobs > 1:
-        with ProcessPoolExecutor(args.jobs) as pool:
-            futures = [pool.submit(run_part, *t) for t in tasks]
-            for done, future in enumerate(as_completed(futures), 1):
-                print(f"[{time.perf_counter() - start:7.1f} s] {done}/{len(tasks)} "
-                      f"{Path(future.result()).name}", flush=True)  # fmt: skip
-    else:
-        for done, t in enumerate(tasks, 1):
-            run_part(*t)
-            print(f"[{time.perf_counter() - start:7.1f} s] {done}/{len(tasks)} "
-                  f"{Path(t[-1]).name}", flush=True)  # fmt: skip
-    loaded = distinct_cells([load_cell(parts[key(c)]) for c in cells])
-    write_tables(loaded, Path(args.out), args, time.perf_counter() - start)
-
-
-def write_tables(cells, out: Path, args, seconds: float) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for arrays, meta in cells:
-        measures = [k for k in arrays if k not in ("seeds", "estimates", "mean_B")]
-        count = len(arrays["seeds"])
-        frame = pd.DataFrame({k: arrays[k] for k in measures})
-        frame.insert(0, "trajectory", np.arange(count))
-        frame["seed"] = arrays["seeds"].astype(np.uint64).astype(str)
-        for col in ("model", "filter", "method", "n", "radius", "setup", "precision",
-                    "neighbourhood", "fast_math", "backend", "device"):  # fmt: skip
-            frame.insert(0, col, meta.get(col, ""))
-        rows.append(frame)
-    runs = pd.concat(rows, ignore_index=True)
-    with gzip.open(out / "runs.csv.gz", "wt", compresslevel=9) as f:
-        runs.to_csv(f, index=False, float_format="%.6g")
-    errors = pd.concat(
-        [tables.error_table([c for c in cells if c[1]["model"] == m]) for m in targets.MODELS
-         if any(c[1]["model"] == m for c in cells)], ignore_index=True,
-    )  # fmt: skip
-    errors.to_csv(out / "errors.csv", index=False, float_format="%.6g")
-    p = paired.paired_table(cells)
-    p.to_csv(out / "paired.csv", index=False, float_format="%.6g")
-    paired.claims_table(p).to_csv(out / "claims.csv", index=False, float_format="%.6g")
-    default = errors[(errors["setup"] != "thesis") & (errors["precision"].isin(["", "float64"]))
-                     & ~errors["fast_math"].astype(bool)]  # fmt: skip
-    default = default[default["radius"].isna() | (default["radius"] < default["n"] - 1)]
-    tables.baselines_table(default).to_csv(out / "baselines.csv", index=False,
-                                           float_format="%.6g")  # fmt: skip
-    info = {"command": " ".join(sys.argv), "plan": args.plan, "backend": args.backend,
-            "machine": machine(), "commit": commit(), "seconds": round(seconds, 1),
-            "date": datetime.date.today().isoformat()}  # fmt: skip
-    (out / f"run_{args.plan}.json").write_text(json.dumps(info, indent=1) + "\n")
-    print(json.dumps(info), flush=True)
 
 
 def machine() -> str:
@@ -460,16 +340,9 @@ def study(args) -> None:
             break
         trend |= run_cells([cell], {"growth": args.n_trajectories}, args.part)
     ran |= trend  # the N trend's cells replace their 1,000-trajectory selves
-    all_cells = distinct_cells(list(ran.values()))
-    p = paired.paired_table(all_cells)
-    p.to_csv(out / "tables" / "paired.csv", index=False, float_format="%.6g")
-    paired.claims_table(p).to_csv(out / "tables" / "claims.csv", index=False,
-                                  float_format="%.6g")  # fmt: skip
-    extra_errors = pd.concat(
-        [tables.error_table([c for c in all_cells if c[1]["model"] == m]) for m in targets.MODELS],
-        ignore_index=True,
-    )
-    extra_errors.to_csv(out / "tables" / "errors.csv", index=False, float_format="%.6g")
+    frames = campaign.campaign_tables(list(ran.values()))
+    for name in ("paired", "claims", "errors"):
+        frames[name].to_csv(out / "tables" / f"{name}.csv", index=False, float_format="%.6g")
     info = {"command": " ".join(sys.argv), "backend": args.backend, "machine": machine(),
             "commit": commit(), "seconds": round(time.perf_counter() - start, 1),
             "date": datetime.date.today().isoformat(), "log": log}  # fmt: skip
@@ -480,15 +353,6 @@ def study(args) -> None:
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     sub = p.add_subparsers(dest="what", required=True)
-    q = sub.add_parser("quality")
-    q.add_argument("--plan", choices=sorted(PLANS), default="cpu")
-    q.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
-    q.add_argument("--growth-trajectories", type=int, default=1000)
-    q.add_argument("--bot-trajectories", type=int, default=100)
-    q.add_argument("--part", type=int, default=50, help="trajectories a task")
-    q.add_argument("--jobs", type=int, default=1)
-    q.add_argument("--cache", default="results/cpf2013_runs_cache")
-    q.add_argument("--out", required=True)
     st = sub.add_parser("study")
     st.add_argument("--backend", default="cuda", choices=("cpu", "cuda"))
     st.add_argument("--part", type=int, default=1000, help="trajectories a part")
@@ -507,7 +371,7 @@ def main(argv=None) -> None:
     c.add_argument("--repeats", type=int, default=5)
     c.add_argument("--out", required=True)
     args = p.parse_args(argv)
-    {"quality": quality, "study": study, "cpu-reference": cpu_reference}[args.what](args)
+    {"study": study, "cpu-reference": cpu_reference}[args.what](args)
 
 
 if __name__ == "__main__":

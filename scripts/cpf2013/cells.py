@@ -4,7 +4,8 @@ study (pfresample_studies.cpf2013) and writes its .npz atomically.
 
 * cpf2013_trajectories: results/cpf2013/trajectories/{cpf_model}.npz;
 * cpf2013_cpf_cell, _sir_cell, _timing_cell: results/cpf2013/{cpf,sir,timing}/**.npz;
-* cpf2013_best_cpu_cell: results/cpf2013/best_cpu/**.npz (on the job's threads).
+* cpf2013_best_cpu_cell: results/cpf2013/best_cpu/**.npz (on the job's threads);
+* cpf2013_campaign_trajectories, _campaign_cell: results/cpf2013/campaign/**.npz.
 """
 
 import os
@@ -34,6 +35,20 @@ def trajectories(snakemake, log):
                 "count": int(p.trajectories), "steps": int(p.steps)}  # fmt: skip
     save_cell(snakemake, log, arrays, metadata, CLAIM)
     log.info("%d %s trajectories of %d steps", p.trajectories, name, p.steps)
+
+
+def campaign_cell(snakemake, log):
+    spec, p = snakemake.params.spec, snakemake.params
+    data = targets.load_set(spec["model"], snakemake.input.trajectories)
+    kw = {"seed": p.seed, "backend": p.backend, "setup": spec["setup"], "log": log}
+    if spec["kind"] == "cpf":
+        cell = experiments.cpf_cell(spec["model"], data, spec["n"], spec["radius"],
+                                    fast_math=spec["fast_math"], precision=spec["precision"],
+                                    neighbourhood=spec["neighbourhood"], **kw)  # fmt: skip
+    else:
+        cell = experiments.sir_cell(spec["model"], data, spec["n"], spec["method"], **kw)
+    cell[1]["campaign"] = True
+    save_cell(snakemake, log, *cell, CLAIM)
 
 
 def cpf_cell(snakemake, log):
@@ -84,6 +99,8 @@ def job(rule: str):
         "cpf2013_sir_cell": sir_cell,
         "cpf2013_timing_cell": timing_cell,
         "cpf2013_best_cpu_cell": best_cpu_cell,
+        "cpf2013_campaign_trajectories": trajectories,
+        "cpf2013_campaign_cell": campaign_cell,
     }[rule]
 
 

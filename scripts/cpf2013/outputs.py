@@ -7,12 +7,15 @@ one function per rule, chosen by the rule's name. Each reads the cells, calls th
 * cpf2013_baselines: results/tables/cpf2013/baselines.csv;
 * cpf2013_speedup: results/tables/cpf2013/speedup.csv and .md;
 * cpf2013_paired: results/tables/cpf2013/paired.csv and claims.csv;
-* cpf2013_figure: results/figures/cpf2013/{cpf_fig}.png, .pdf.
+* cpf2013_figure: results/figures/cpf2013/{cpf_fig}.png, .pdf;
+* cpf2013_campaign_tables: results/tables/cpf2013/campaign/*.csv (runs: .csv.gz).
 """
+
+import gzip
 
 import pandas as pd
 
-from pfresample_studies.cpf2013 import catalog, figures, tables, targets
+from pfresample_studies.cpf2013 import campaign, catalog, figures, tables, targets
 from pfresample_studies.cpf2013 import paired as paired_stats
 from pfresample_studies.pipeline import artifacts, evidence
 from pfresample_studies.pipeline import tables as pipeline_tables
@@ -80,6 +83,28 @@ def paired(snakemake, log):
     log.info("%d paired rows, %d claim rows", len(frame), len(claims))
 
 
+def campaign_tables(snakemake, log):
+    cells = artifacts.load_all(snakemake.input.cells)
+    frames = campaign.campaign_tables(cells)
+    scale = cells[0][1]["scale"]
+    for name, frame in frames.items():
+        frame = frame.assign(scale=scale)
+        if name == "runs":  # one row per cell and trajectory: gzipped, six digits
+
+            def write(tmp, frame=frame):
+                with gzip.open(tmp, "wt", compresslevel=9) as f:
+                    frame.to_csv(f, index=False, float_format="%.6g")
+
+            artifacts.write_atomically(snakemake.output.runs, write)
+        else:
+            pipeline_tables.write_csv(frame, snakemake.output[name])
+    log.info("%d cells (%d distinct), %d paired rows, %d claim rows", len(cells),
+             frames["runs"].groupby(["model", "filter", "method", "n", "radius", "setup",
+                                     "precision", "neighbourhood", "fast_math"],
+                                    dropna=False).ngroups,
+             len(frames["paired"]), len(frames["claims"]))  # fmt: skip
+
+
 def figure(snakemake, log):
     plot = snakemake.wildcards.cpf_fig
     save_figure_of_table(snakemake, log, plot, figures.draw, catalog.TITLES)
@@ -93,6 +118,7 @@ def job(rule: str):
         "cpf2013_speedup": speedup,
         "cpf2013_paired": paired,
         "cpf2013_figure": figure,
+        "cpf2013_campaign_tables": campaign_tables,
     }[rule]
 
 

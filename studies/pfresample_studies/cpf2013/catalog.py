@@ -270,3 +270,6 @@ def check_config(cfg: Mapping) -> None:
                 f"{key} has {unknown}: each must be a global resampler of the "
                 "registry that returns ancestors (pfresample.methods(), not 'cellular')"
             )
+    from . import campaign
+
+    campaign.check(cfg)

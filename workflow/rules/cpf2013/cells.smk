@@ -15,7 +15,11 @@ studies/pfresample_studies/cpf2013/ and its glue scripts/cpf2013/cells.py.
 * results/cpf2013/best_cpu/growth/n{n}.npz: the CPU sides of ratios 1 and 2 at the timing
   grid's N, every radius: the NumPy CPF on one process (at the paper's N only) and the
   best CPU code (native/cpf_best.c) on cpf2013_best_cpu_threads threads, one job per N,
-  holding that many cores; its metadata records the host and the threads.
+  holding that many cores; its metadata records the host and the threads;
+* results/cpf2013/campaign/trajectories/{cpf_model}.npz: the paired campaign's trajectories
+  (cpf2013_campaign_<model>_trajectories, the first of the study's set);
+* results/cpf2013/campaign/{cpf_campaign}.npz: one cell of cpf2013_campaign (the CPF or an
+  SIR baseline at one configuration, start and kernel) on them, one job a cell.
 Every cell but the best-CPU cells runs on `backend` and asks for a GPU where the cells may run on one.
 """
 
@@ -26,6 +30,7 @@ wildcard_constraints:
     cpf_model=alternatives(CPF2013_MODELS),
     sir_method=alternatives(config["cpf2013_baselines"]),
     r=r"[1-9][0-9]*",
+    cpf_campaign=alternatives(cpf2013_campaign.cells(config)),
 
 
 rule cpf2013_trajectories:
@@ -142,6 +147,56 @@ rule cpf2013_best_cpu_cell:
     threads: cpf2013_catalog.best_cpu_threads(config)
     resources:
         mem_mb=lambda wildcards: cpf2013_mem_mb(wildcards.n, wildcards.cpf_model),
+    conda:
+        CONDA_ENV
+    script:
+        CPF2013_CELLS_SCRIPT
+
+
+rule cpf2013_campaign_trajectories:
+    output:
+        cpf2013_campaign_trajectories("{cpf_model}"),
+    params:
+        seed=config["seed"],
+        trajectories=lambda wildcards: cpf2013_campaign.trajectories(config, wildcards.cpf_model),
+        steps=lambda wildcards: cpf2013_catalog.steps(config, wildcards.cpf_model),
+        scale=SCALE,
+    log:
+        "results/logs/cpf2013/campaign/trajectories/{cpf_model}.log",
+    threads: 1
+    resources:
+        mem_mb=512,
+    conda:
+        CONDA_ENV
+    script:
+        CPF2013_CELLS_SCRIPT
+
+
+rule cpf2013_campaign_cell:
+    """One cell of the paired campaign: experiments.cpf_cell or sir_cell as it says."""
+    input:
+        trajectories=lambda wildcards: cpf2013_campaign_trajectories(
+            cpf2013_campaign.cells(config)[wildcards.cpf_campaign]["model"]
+        ),
+    output:
+        cpf2013_campaign_cell("{cpf_campaign}"),
+    params:
+        spec=lambda wildcards: cpf2013_campaign.cells(config)[wildcards.cpf_campaign],
+        seed=config["seed"],
+        backend=config["backend"],
+        devices=GPU_DEVICES,
+        scale=SCALE,
+    log:
+        "results/logs/cpf2013/campaign/{cpf_campaign}.log",
+    benchmark:
+        "results/benchmarks/cpf2013/campaign/{cpf_campaign}.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: cpf2013_mem_mb(
+            cpf2013_campaign.cells(config)[wildcards.cpf_campaign]["n"],
+            cpf2013_campaign.cells(config)[wildcards.cpf_campaign]["model"],
+        ),
+        gpu=CELL_GPUS,
     conda:
         CONDA_ENV
     script:

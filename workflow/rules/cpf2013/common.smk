@@ -4,6 +4,7 @@ live here; the grid and its checks are Python (pfresample_studies.cpf2013.catalo
 
 import math
 
+from pfresample_studies.cpf2013 import campaign as cpf2013_campaign
 from pfresample_studies.cpf2013 import catalog as cpf2013_catalog
 from pfresample_studies.cpf2013 import targets as cpf2013_targets
 
@@ -98,6 +99,25 @@ def cpf2013_artifacts() -> set[str]:
     for model in CPF2013_MODELS:
         out |= set(cpf2013_cpf_cells(model)) | set(cpf2013_sir_cells(model))
     return out | set(cpf2013_timing_cells()) | set(cpf2013_best_cpu_cells())
+
+
+def cpf2013_campaign_trajectories(model) -> str:
+    return f"results/cpf2013/campaign/trajectories/{model}.npz"
+
+
+def cpf2013_campaign_cell(name) -> str:
+    return f"results/cpf2013/campaign/{name}.npz"
+
+
+def cpf2013_campaign_cells() -> list[str]:
+    """The paired campaign's cells (cpf2013_campaign), in the config's order."""
+    return [cpf2013_campaign_cell(name) for name in cpf2013_campaign.cells(config)]
+
+
+def cpf2013_campaign_tables() -> dict[str, str]:
+    """The paired campaign's tables (target cpf2013_campaign), by name; runs gzipped."""
+    return {t: f"results/tables/cpf2013/campaign/{t}.csv" + (".gz" if t == "runs" else "")
+            for t in cpf2013_campaign.TABLES}  # fmt: skip
 
 
 def cpf2013_mem_mb(n, model) -> int:

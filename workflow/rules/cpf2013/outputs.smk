@@ -10,7 +10,9 @@ the baselines' table, from the cells of cells.smk; glue scripts/cpf2013/outputs.
   (ratio 1) and the best CPU code's (ratio 2), saying where each side ran;
 * results/tables/cpf2013/paired.csv, claims.csv: the paired differences behind every
   trend (pairs of cells per trajectory) and the paper's claims judged on them;
-* results/figures/cpf2013/{cpf_fig}.png and .pdf.
+* results/figures/cpf2013/{cpf_fig}.png and .pdf;
+* results/tables/cpf2013/campaign/{errors,paired,claims,baselines}.csv, runs.csv.gz: the
+  paired campaign (target cpf2013_campaign; pfresample_studies.cpf2013.campaign).
 """
 
 CPF2013_OUTPUTS_SCRIPT = "../../../scripts/cpf2013/outputs.py"
@@ -135,6 +137,23 @@ rule cpf2013_figure:
     threads: 1
     resources:
         mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        CPF2013_OUTPUTS_SCRIPT
+
+
+rule cpf2013_campaign_tables:
+    """The paired campaign's tables from every cell of cpf2013_campaign (campaign_tables)."""
+    input:
+        cells=cpf2013_campaign_cells(),
+    output:
+        **cpf2013_campaign_tables(),
+    log:
+        "results/logs/tables/cpf2013/campaign.log",
+    threads: 1
+    resources:
+        mem_mb=2048,
     conda:
         CONDA_ENV
     script:

@@ -8,3 +8,15 @@ rule cpf2013:
     input:
         cpf2013_outputs(),
         regenerate(DISCARDED, cpf2013_artifacts),
+
+
+rule cpf2013_campaign:
+    """Gelencsér-Horváth et al. (2013): the paired campaign (cpf2013_campaign) and its
+    tables; not part of target cpf2013 (its CPU runs take the better part of an hour)."""
+    input:
+        list(cpf2013_campaign_tables().values()),
+        regenerate(
+            DISCARDED,
+            lambda: set(cpf2013_campaign_cells())
+            | {cpf2013_campaign_trajectories(m) for m in cpf2013_campaign.models(config)},
+        ),

@@ -224,6 +224,27 @@ def fig11_n(cfg: Mapping) -> int:
     return int(cfg["d3_2014_fig11_n"])
 
 
+THRESHOLDS_GAMMA = "gamma"  # the printed thresholds' cell of gamma(2) weights (thresholds.py)
+
+
+def thresholds_n(cfg: Mapping) -> int:
+    """N of the printed thresholds' experiment (``d3_2014_thresholds_n``; null:
+    Fig 11's)."""
+    chosen = cfg.get("d3_2014_thresholds_n")
+    return fig11_n(cfg) if chosen is None else int(chosen)
+
+
+def thresholds_step(cfg: Mapping) -> int:
+    """The D3 filter step of the printed thresholds' experiment: at
+    ``d3_2014_thresholds_time`` (null: Fig 11's)."""
+    chosen = cfg.get("d3_2014_thresholds_time")
+    return fig11_step(cfg) if chosen is None else step_at(cfg, chosen)
+
+
+def thresholds_draws(cfg: Mapping) -> int:
+    return int(cfg["d3_2014_thresholds_draws"])
+
+
 def table5_n(cfg: Mapping) -> list[int]:
     return sorted(int(n) for n in cfg["d3_2014_table5_n"])
 
@@ -396,7 +417,9 @@ def check_config(cfg: Mapping) -> None:
                 f"d3_2014_filters.{label}: noise must be one of {NOISES}, cdf one of {CDFS}"
             )
     for key, seconds in (("d3_2014_snapshot_time", cfg["d3_2014_snapshot_time"]),
-                         ("d3_2014_fig11_time", cfg["d3_2014_fig11_time"])):  # fmt: skip
+                         ("d3_2014_fig11_time", cfg["d3_2014_fig11_time"]),
+                         ("d3_2014_thresholds_time", cfg.get("d3_2014_thresholds_time")
+                          or cfg["d3_2014_fig11_time"])):  # fmt: skip
         if not 1 <= step_at(cfg, seconds) <= m.steps:
             raise ValueError(
                 f"{key} = {seconds} s is outside the run (d3_2014_duration = "
@@ -410,6 +433,11 @@ def check_config(cfg: Mapping) -> None:
             "filter the first readings of a trajectory"
         )
     check_regimes(cfg, m)
+    if THRESHOLDS_GAMMA in regimes(cfg):
+        raise ValueError(
+            f"d3_2014_regimes: {THRESHOLDS_GAMMA!r} names the printed thresholds' cell of "
+            "gamma(2) weights (results/d3_2014/thresholds/); call the regime otherwise"
+        )
     best_cpu_threads(cfg)
     best_cpu_repeats(cfg)
     for label, spec in best_cpu_filters(cfg).items():

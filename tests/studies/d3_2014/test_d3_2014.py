@@ -427,6 +427,9 @@ def test_dry_run_of_the_target(tmp_path, scale):
         "d3_2014_filter_cell": filters * runs,
         "d3_2014_regime_cell": regime_cells,
         "d3_2014_regime_tables": 1,
+        "d3_2014_threshold_cell": len(catalog.regimes(grid)),
+        "d3_2014_threshold_gamma_cell": 1,
+        "d3_2014_threshold_tables": 1,
         "d3_2014_timing_cell": 2 * len(catalog.table5_n(grid)),
         "d3_2014_best_cpu_cell": len(catalog.table5_n(grid)),
         "d3_2014_speedups": 1,
@@ -464,7 +467,8 @@ def test_tiny_grid_through_the_pipeline(tmp_path):
             "d3_2014_table5_n=[32,64]", "d3_2014_table6_n=[32]", "d3_2014_trajectories=2",
             "d3_2014_snapshot_particles=50", "d3_2014_regime_filters=[systematic]",
             "d3_2014_regime_n=[32]", "d3_2014_regime_trajectories=1",
-            "d3_2014_regime_duration=1.0", "d3_2014_regime_bin_seconds=0.5"]  # fmt: skip
+            "d3_2014_regime_duration=1.0", "d3_2014_regime_bin_seconds=0.5",
+            "d3_2014_thresholds_n=32", "d3_2014_thresholds_draws=10"]  # fmt: skip
     proc = snakemake(tmp_path, "d3_2014", config=tiny, timeout=600)
     assert proc.returncode == 0, proc.output
     out = tmp_path / "results"

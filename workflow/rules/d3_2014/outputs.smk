@@ -152,3 +152,23 @@ rule d3_2014_regime_tables:
         CONDA_ENV
     script:
         D3_2014_OUTPUTS_SCRIPT
+
+
+rule d3_2014_threshold_tables:
+    """The printed thresholds' two tables from their cells: bias (the regimes in their
+    order, then the gamma weights) and fig11 (one row a regime)."""
+    input:
+        cells=d3_2014_threshold_cells(),
+    output:
+        **{t: f"results/tables/d3_2014/thresholds/{t}.csv" for t in d3_2014_thresholds.TABLES},
+    params:
+        scale=SCALE,
+    log:
+        "results/logs/tables/d3_2014/thresholds.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_OUTPUTS_SCRIPT

@@ -8,7 +8,8 @@ studies/pfresample_studies/d3_2014/ and its glue scripts/d3_2014/cells.py.
   at N on trajectory j over the whole duration (Figs 3-6, the methods table), one job per
   (filter, N, trajectory, run); `cpu` cells run on the CPU, `gpu` cells on `backend`;
 * results/d3_2014/timing/{d3_filter}/n{n}.npz: one CPU run of systematic or D3 at N on
-  trajectory 0 over the first d3_2014_timing_duration seconds (Table 5's CPU columns);
+  trajectory 0 over the first d3_2014_timing_duration seconds (Table 5's CPU columns), and
+  of D3 with Table 1's loop (d3-loop) at d3_2014_timing_loop_n;
 * results/d3_2014/best_cpu/n{n}.npz: the best CPU code (native/d3_best.c) of systematic, D3
   and the paper's GPU algorithm at N on d3_2014_best_cpu_threads threads over the timing
   window, d3_2014_best_cpu_repeats runs each (ratio 2 of Table 5), one job per N holding
@@ -34,7 +35,7 @@ D3_2014_CELLS_SCRIPT = "../../../scripts/d3_2014/cells.py"
 
 wildcard_constraints:
     d3_where="cpu|gpu",
-    d3_filter=alternatives(D3_2014_FILTERS),
+    d3_filter=alternatives((*D3_2014_FILTERS, *d3_2014_catalog.timing_filters(config))),
     d3_algo=alternatives(D3_2014_GPU_ALGORITHMS),
     d3_regime=alternatives(d3_2014_catalog.regimes(config)),
     d3_regime_filter=alternatives(d3_2014_catalog.regime_filters(config)),
@@ -104,7 +105,7 @@ rule d3_2014_timing_cell:
         model=config["d3_2014_model"],
         duration=config["d3_2014_duration"],
         timing_duration=config["d3_2014_timing_duration"],
-        spec=lambda wildcards: d3_2014_catalog.filters(config)[wildcards.d3_filter],
+        spec=lambda wildcards: d3_2014_catalog.timing_filters(config)[wildcards.d3_filter],
         scale=SCALE,
     log:
         "results/logs/d3_2014/timing/{d3_filter}/n{n}.log",

@@ -98,13 +98,16 @@ def d3_2014_method_cells() -> list[str]:
     return [p for label in D3_2014_FILTERS for p in d3_2014_filter_cells(D3_2014_WHERE, label, n)]
 
 
-def d3_2014_timing_cells() -> list[str]:
-    """Table 5's CPU columns: systematic and D3 at each of its N."""
+def d3_2014_timing_cells(loop: bool = True) -> list[str]:
+    """Table 5's CPU columns: systematic and D3 at each of its N, and with ``loop`` Table
+    1's loop at d3_2014_timing_loop_n."""
+    loops = [d3_2014_timing_cell(d3_2014_catalog.LOOP_FILTER, n)
+             for n in d3_2014_catalog.timing_loop_n(config) if loop]  # fmt: skip
     return [
         d3_2014_timing_cell(label, n)
         for label in d3_2014_catalog.TIMING_FILTERS
         for n in d3_2014_catalog.table5_n(config)
-    ]
+    ] + loops
 
 
 def d3_2014_gpu_cells(ns=None) -> list[str]:

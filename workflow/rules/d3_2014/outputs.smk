@@ -67,7 +67,7 @@ rule d3_2014_speedups:
     """Ratios 1 and 2 of Table 5: the GPU (this run's GPU cells, else the newest committed
     best-CPU bench run's) over the timing cells and over the best-CPU cells."""
     input:
-        timing=d3_2014_timing_cells(),
+        timing=d3_2014_timing_cells(loop=False),  # ratio 1's baselines: systematic, D3
         best=d3_2014_best_cpu_cells(),
         gpu=d3_2014_gpu_cells(d3_2014_catalog.table5_n(config)),
         # where no GPU runs here: the newest committed GPU rows (pipeline.evidence)

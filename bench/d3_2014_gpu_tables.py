@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Das et al. (2014): the derived tables of the GPU run
 (``bench/d3_2014_gpu_runs.py``'s ``timing.csv`` and ``regimes/``) beside the CPU
-baselines (``bench/d3_cpu_baselines.py``'s ``cpu_baselines.csv``), so that every
+baselines (the committed ``cpu_baselines.csv`` of the former bench script, whose
+experiment is now the pipeline's Table 5 CPU timing cells), so that every
 speed-up, ratio and CPM that docs/d3_2014.md quotes is recomputed from the
 committed measurements.
 

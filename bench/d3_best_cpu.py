@@ -5,8 +5,9 @@ run, with the three ratios.
 
 The filters run the pipeline's timing inputs (``catalog.timing_model``: the d3_2014
 model in the paper's regime, no process noise in the filter; trajectory 0's readings;
-the timing cell's seed ``experiments.run_seed``), over the window of
-``bench/d3_cpu_baselines.py`` and of Table 5's GPU column: steps 3 ... 502 of a run of
+the timing cell's seed ``experiments.run_seed``), over the window of the
+first one-thread baselines (evidence/2026-11-26-xeon2-ba6cc49/d3_2014/cpu_baselines.csv)
+and of Table 5's GPU column: steps 3 ... 502 of a run of
 502 steps (500 steps, milliseconds a step), at the paper's N (500 ... 50,000):
 
 * **GPU** (with CuPy and a GPU): the pipeline's GPU filter as the Table 5 cell times it
@@ -16,8 +17,9 @@ the timing cell's seed ``experiments.run_seed``), over the window of
   5's GPU column) and ``gpu/d3`` (ours: eq. 5, the prefix-sum stride).
 * **The document's kind of baseline** (``seq/...``): the pipeline's CPU filters
   (``run_filter``, NumPy), one process pinned to one thread in a child process while
-  this one waits (an idle host), ``(run of 502 steps - run of 2) / 500`` a repeat as
-  ``bench/d3_cpu_baselines.py``: ``seq/systematic`` (Table 5's first column),
+  this one waits (an idle host), ``(run of 502 steps - run of 2) / 500`` a repeat
+  (the pipeline's timing cells, ``d3_2014``'s Table 5 CPU columns, time the same
+  filters one run over their window): ``seq/systematic`` (Table 5's first column),
   ``seq/d3-table`` (the D3 filter the pipeline's timing cell runs) and ``seq/d3-loop``
   (Table 1's loop, compiled by numba; only where numba is installed). Wall and CPU time.
 * **The best CPU code** (``best/...``, ``studies/d3_2014/native/d3_best.c``): the same
@@ -70,7 +72,14 @@ from pathlib import Path  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-WINDOW, SKIP = 502, 2  # bench/d3_cpu_baselines.py's and the GPU's window: steps 3 ... 502
+WINDOW, SKIP = 502, 2  # the first CPU baselines' and the GPU's window: steps 3 ... 502
+# The one-thread baselines: the pipeline's timing filters (config/studies/d3_2014.yaml:
+# systematic, d3 -- the sparse table -- and d3-loop, Table 1's loop).
+SEQ_FILTERS = {
+    "systematic": {"method": "systematic"},
+    "d3-loop": {"method": "d3", "noise": "eq5", "cdf": "prefix", "impl": "loop"},
+    "d3-table": {"method": "d3", "noise": "eq5", "cdf": "prefix", "impl": "table"},
+}
 SIZES = (500, 1000, 5000, 10000, 15000, 20000, 50000)  # catalog.PUBLISHED_TABLE5
 TPB = 160  # Table 5's threads per block
 FIELDS = ["date", "cpu", "cores", "device", "commit", "what", "n", "threads", "steps",
@@ -214,9 +223,7 @@ def gpu_rows(sizes, host: dict, table: Table) -> None:
 
 def seq_worker(n: int, repeats: int, out: Path, host: dict) -> None:
     """Runs in the child (one thread): the pipeline's CPU filters at N."""
-    import d3_cpu_baselines as base  # pins BLAS and OpenMP to one thread on import
-
-    from pfresample.filters import velocity_errors
+    from pfresample.filters import velocity_errors  # one thread: seq_rows's environment
     from pfresample.resampling import d3_loop
     from pfresample_studies.d3_2014 import catalog, experiments
 
@@ -224,20 +231,25 @@ def seq_worker(n: int, repeats: int, out: Path, host: dict) -> None:
     short = catalog.truncated(model, SKIP * model.dt)
     table = Table(out / "times.csv", FIELDS, fresh=False)
     seed = experiments.run_seed(cfg["seed"], n, 0, 0)
-    labels = {"systematic": "systematic", "d3-table": "d3-table", "d3-loop": "d3-loop"}
+
+    def clocks(model, y, spec) -> tuple[float, float]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        experiments.run_d3(model, y, n, seed, backend="cpu", **spec)
+        return time.perf_counter() - wall, time.process_time() - cpu
+
     for what in SEQ:
         if what == "d3-loop" and not d3_loop.compiled:
             print(f"N={n:>6} seq/d3-loop        skipped: numba is not installed", flush=True)
             continue
-        spec = base.FILTERS[labels[what]]
-        base.clocks(short, y[:SKIP], n, seed, spec)  # warm-up (numba compiles)
+        spec = SEQ_FILTERS[what]
+        clocks(short, y[:SKIP], spec)  # warm-up (numba compiles)
         walls, cpus, loads = [], [], []
         for _ in range(repeats):
             loads.append(os.getloadavg()[0])
             wall, cpu = time.perf_counter(), time.process_time()
-            run = base.run_d3(model, y, n, seed, **spec)
+            run = experiments.run_d3(model, y, n, seed, backend="cpu", **spec)
             w_long, c_long = time.perf_counter() - wall, time.process_time() - cpu
-            w_short, c_short = base.clocks(short, y[:SKIP], n, seed, spec)
+            w_short, c_short = clocks(short, y[:SKIP], spec)
             walls.append(1e3 * (w_long - w_short) / (WINDOW - SKIP))
             cpus.append(1e3 * (c_long - c_short) / (WINDOW - SKIP))
         rmse, _ = velocity_errors(run.estimates, truth)

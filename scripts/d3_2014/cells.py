@@ -5,13 +5,14 @@ study (pfresample_studies.d3_2014) and writes its .npz atomically.
 * d3_2014_trajectory: results/d3_2014/trajectories/t{d3_j}.npz;
 * d3_2014_filter_cell, _timing_cell, _gpu_cell, _fig11_cell, _regime_cell:
   results/d3_2014/{filter,timing,gpu,fig11,regimes}/**.npz;
-* d3_2014_best_cpu_cell: results/d3_2014/best_cpu/n{n}.npz (on the job's threads).
+* d3_2014_best_cpu_cell: results/d3_2014/best_cpu/n{n}.npz (on the job's threads);
+* d3_2014_threshold_cell, _threshold_gamma_cell: results/d3_2014/thresholds/*.npz.
 """
 
 import os
 
 from pfresample import backend
-from pfresample_studies.d3_2014 import catalog, experiments, regimes
+from pfresample_studies.d3_2014 import catalog, experiments, regimes, thresholds
 from pfresample_studies.pipeline import devices
 from pfresample_studies.pipeline.jobs import run, save_cell
 
@@ -113,6 +114,25 @@ def regime_cell(snakemake, log):
     log.info("RMSE %s in %.1f s", arrays["rmse"], float(arrays["seconds"]))
 
 
+def threshold_cell(snakemake, log):
+    w, p = snakemake.wildcards, snakemake.params
+    traj = experiments.load_trajectory(snakemake.input.trajectory)
+    arrays, metadata = thresholds.step_cell(
+        _model(p), traj, w.d3_regime, p.filter_process_sd, p.spec, int(p.n), int(p.step),
+        seed=p.seed, draws=int(p.draws),
+    )  # fmt: skip
+    save_cell(snakemake, log, arrays, metadata, CLAIM)
+    log.info("%s: iterations %.1f (printed thresholds) against %.1f (systematic)",
+             metadata["weights"], float(arrays["mean_iterations_paper_thresholds"]),
+             float(arrays["mean_iterations_local"]))  # fmt: skip
+
+
+def threshold_gamma_cell(snakemake, log):
+    p = snakemake.params
+    arrays, metadata = thresholds.gamma_cell(int(p.n), draws=int(p.draws))
+    save_cell(snakemake, log, arrays, metadata, CLAIM)
+
+
 def job(rule: str):
     return {
         "d3_2014_trajectory": trajectory,
@@ -122,6 +142,8 @@ def job(rule: str):
         "d3_2014_best_cpu_cell": best_cpu_cell,
         "d3_2014_fig11_cell": fig11_cell,
         "d3_2014_regime_cell": regime_cell,
+        "d3_2014_threshold_cell": threshold_cell,
+        "d3_2014_threshold_gamma_cell": threshold_gamma_cell,
     }[rule]
 
 

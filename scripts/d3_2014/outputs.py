@@ -7,12 +7,20 @@ one function per rule, chosen by the rule's name. Each reads the cells, calls th
 * d3_2014_speedups: results/tables/d3_2014/table5_speedups.csv and .md;
 * d3_2014_figure: results/figures/d3_2014/{d3_fig}.png, .pdf;
 * d3_2014_regime_tables: results/tables/d3_2014/regimes/{cells,summary,regime_pairs,
-  error_vs_time}.csv.
+  error_vs_time}.csv;
+* d3_2014_threshold_tables: results/tables/d3_2014/thresholds/{bias,fig11}.csv.
 """
 
 import pandas as pd
 
-from pfresample_studies.d3_2014 import catalog, experiments, figures, regimes, tables
+from pfresample_studies.d3_2014 import (
+    catalog,
+    experiments,
+    figures,
+    regimes,
+    tables,
+    thresholds,
+)
 from pfresample_studies.pipeline import artifacts, evidence, plots
 from pfresample_studies.pipeline import tables as pipeline_tables
 from pfresample_studies.pipeline.jobs import run, save_figure_of_table
@@ -100,6 +108,14 @@ def regime_tables(snakemake, log):
         log.info("regimes/%s: %d rows from %d cells", name, len(frame), len(cells))
 
 
+def threshold_tables(snakemake, log):
+    *steps, gamma = artifacts.load_all(snakemake.input.cells)  # the gamma cell is the last
+    for name, frame in thresholds.tables(steps, gamma).items():
+        frame["scale"] = snakemake.params.scale
+        pipeline_tables.write_csv(frame, snakemake.output[name])
+        log.info("thresholds/%s: %d rows", name, len(frame))
+
+
 def job(rule: str):
     return {
         "d3_2014_figure_table": figure_table,
@@ -107,6 +123,7 @@ def job(rule: str):
         "d3_2014_speedups": speedups,
         "d3_2014_figure": figure,
         "d3_2014_regime_tables": regime_tables,
+        "d3_2014_threshold_tables": threshold_tables,
     }[rule]
 
 

@@ -124,6 +124,9 @@ TINY_GRID = {
     "d3_2014_regime_trajectories": 1,
     "d3_2014_regime_duration": 1.0,
     "d3_2014_regime_bin_seconds": 0.5,
+    # its printed thresholds: N = 32 over 10 draws, at the quick grid's 1 s.
+    "d3_2014_thresholds_n": 32,
+    "d3_2014_thresholds_draws": 10,
     # Moazeni (2013) chapter 3: matrices of side 32 and 64 in blocks of 8 and 16, the
     # compiled baseline at 64 (the study's own tests: tests/studies/moazeni2013/).
     "moazeni2013_ch3_numpy_n": [32, 64],

@@ -15,13 +15,16 @@ from pfresample.models.uuv import UuvModel
 from pfresample.resampling.d3 import CDFS, NOISES
 from pfresample.resampling.registry import REGISTRY
 
-NUMBER_LIST_KEYS = ("d3_2014_table5_n", "d3_2014_table6_n", "d3_2014_threads", "d3_2014_regime_n")
+NUMBER_LIST_KEYS = ("d3_2014_table5_n", "d3_2014_table6_n", "d3_2014_threads", "d3_2014_regime_n",
+                    "d3_2014_timing_loop_n")  # fmt: skip
 
 # The filters of the paper's figures and Table 5: the SIR baseline and D3.
 SIR_FILTER = "systematic"
 D3_FILTER = "d3"
 # The filters of Table 5's CPU columns (their timing cells).
 TIMING_FILTERS = (SIR_FILTER, D3_FILTER)
+# Table 1's sequential loop (impl loop), timed beside them at d3_2014_timing_loop_n.
+LOOP_FILTER = "d3-loop"
 # The paper's GPU algorithm among the filters (config/studies/d3_2014.yaml): Table 5's
 # second GPU column.
 PAPER_GPU = "d3-paper"
@@ -224,8 +227,44 @@ def fig11_n(cfg: Mapping) -> int:
     return int(cfg["d3_2014_fig11_n"])
 
 
+THRESHOLDS_GAMMA = "gamma"  # the printed thresholds' cell of gamma(2) weights (thresholds.py)
+
+
+def thresholds_n(cfg: Mapping) -> int:
+    """N of the printed thresholds' experiment (``d3_2014_thresholds_n``; null:
+    Fig 11's)."""
+    chosen = cfg.get("d3_2014_thresholds_n")
+    return fig11_n(cfg) if chosen is None else int(chosen)
+
+
+def thresholds_step(cfg: Mapping) -> int:
+    """The D3 filter step of the printed thresholds' experiment: at
+    ``d3_2014_thresholds_time`` (null: Fig 11's)."""
+    chosen = cfg.get("d3_2014_thresholds_time")
+    return fig11_step(cfg) if chosen is None else step_at(cfg, chosen)
+
+
+def thresholds_draws(cfg: Mapping) -> int:
+    return int(cfg["d3_2014_thresholds_draws"])
+
+
 def table5_n(cfg: Mapping) -> list[int]:
     return sorted(int(n) for n in cfg["d3_2014_table5_n"])
+
+
+def timing_loop_n(cfg: Mapping) -> list[int]:
+    """The N at which Table 5's CPU columns time Table 1's loop
+    (``d3_2014_timing_loop_n``; null: every N of Table 5)."""
+    chosen = cfg.get("d3_2014_timing_loop_n")
+    return table5_n(cfg) if chosen is None else sorted(int(n) for n in chosen)
+
+
+def timing_filters(cfg: Mapping) -> dict[str, dict]:
+    """The filters of Table 5's CPU timing cells: label -> spec of
+    :func:`all_filters` (LOOP_FILTER where it times any N)."""
+    every = all_filters(cfg)
+    labels = [*TIMING_FILTERS, *([LOOP_FILTER] if timing_loop_n(cfg) else [])]
+    return {label: every[label] for label in labels}
 
 
 def table6_n(cfg: Mapping) -> list[int]:
@@ -381,10 +420,10 @@ def check_config(cfg: Mapping) -> None:
                 "resampler of the registry (pfresample.methods(), not 'cellular')"
             )
         if method.output != "particles" and ({"noise", "cdf", "threads", "threads_scope",
-                                              "components"} & set(spec)):  # fmt: skip
+                                              "components", "impl"} & set(spec)):  # fmt: skip
             raise ValueError(
-                f"d3_2014_filters.{label}: noise, cdf, threads, threads_scope and components "
-                "are options of d3 only"
+                f"d3_2014_filters.{label}: noise, cdf, threads, threads_scope, components and "
+                "impl are options of d3 only"
             )
         if spec.get("threads_scope") == "step" and "threads" not in spec:
             raise ValueError(
@@ -396,7 +435,9 @@ def check_config(cfg: Mapping) -> None:
                 f"d3_2014_filters.{label}: noise must be one of {NOISES}, cdf one of {CDFS}"
             )
     for key, seconds in (("d3_2014_snapshot_time", cfg["d3_2014_snapshot_time"]),
-                         ("d3_2014_fig11_time", cfg["d3_2014_fig11_time"])):  # fmt: skip
+                         ("d3_2014_fig11_time", cfg["d3_2014_fig11_time"]),
+                         ("d3_2014_thresholds_time", cfg.get("d3_2014_thresholds_time")
+                          or cfg["d3_2014_fig11_time"])):  # fmt: skip
         if not 1 <= step_at(cfg, seconds) <= m.steps:
             raise ValueError(
                 f"{key} = {seconds} s is outside the run (d3_2014_duration = "
@@ -410,6 +451,22 @@ def check_config(cfg: Mapping) -> None:
             "filter the first readings of a trajectory"
         )
     check_regimes(cfg, m)
+    loop_n = timing_loop_n(cfg)
+    if set(loop_n) - set(table5_n(cfg)):
+        raise ValueError(
+            f"d3_2014_timing_loop_n = {loop_n} must be among d3_2014_table5_n = "
+            f"{table5_n(cfg)} (Table 5's rows)"
+        )
+    if loop_n and specs.get(LOOP_FILTER, {}).get("impl") != "loop":
+        raise ValueError(
+            f"d3_2014_timing_loop_n times Table 1's loop: d3_2014_filters must have "
+            f"{LOOP_FILTER!r} with impl loop"
+        )
+    if THRESHOLDS_GAMMA in regimes(cfg):
+        raise ValueError(
+            f"d3_2014_regimes: {THRESHOLDS_GAMMA!r} names the printed thresholds' cell of "
+            "gamma(2) weights (results/d3_2014/thresholds/); call the regime otherwise"
+        )
     best_cpu_threads(cfg)
     best_cpu_repeats(cfg)
     for label, spec in best_cpu_filters(cfg).items():

@@ -54,6 +54,7 @@ from pfresample.filters import D3_OPTIONS, run_filter
 from pfresample.filters.d3 import prior_log_weights, velocity_errors
 from pfresample.filters.sir import weights_from_log
 from pfresample.models.uuv import kalman_filter
+from pfresample.resampling import d3_loop
 from pfresample.resampling.d3 import plan
 from pfresample.resampling.registry import get_method
 from pfresample.rng import seed_keys
@@ -157,7 +158,7 @@ def load_trajectory(path) -> dict:
     return arrays
 
 
-OPTIONS = ("noise", "cdf", "threads", "threads_scope", "components")
+OPTIONS = ("noise", "cdf", "threads", "threads_scope", "components", "impl")
 
 
 def _options(spec: dict) -> dict:
@@ -249,16 +250,26 @@ def timing_cell(model, traj, label: str, spec: dict, n: int, *, seed: int,
     trajectory 0, run 0, over the first ``model.steps`` steps, after an untimed
     warm-up run of its first steps (:func:`warm_up`) (``model``:
     ``catalog.timing_model``; ``traj``: trajectory 0's arrays, truncated
-    here). :func:`filter_cell`'s arrays without a snapshot, and ``steps``."""
+    here). :func:`filter_cell`'s arrays without a snapshot, ``steps`` and
+    ``cpu_seconds`` (the process's CPU time over the run: on a shared machine
+    the time the process itself ran). Table 1's loop (``impl="loop"``) runs
+    compiled by numba where it is installed (metadata ``numba``), in plain
+    Python otherwise."""
     steps = int(model.steps)
     warm_up(filter_model(model, spec), first_steps(traj, steps), spec, n, seed=seed,
             backend="cpu")  # fmt: skip
+    cpu = time.process_time()
     arrays, metadata = filter_cell(
         model, first_steps(traj, steps), label, spec, n, 0, 0, seed=seed, backend="cpu",
         ess_threshold=ess_threshold, log=log,
     )  # fmt: skip
+    arrays["cpu_seconds"] = np.float64(time.process_time() - cpu)
     arrays["steps"] = np.int64(steps)
     metadata |= {"experiment": "timing", "duration": float(model.duration)}
+    if spec.get("impl") == "loop":
+        metadata["numba"] = bool(d3_loop.compiled)
+        if log is not None and not d3_loop.compiled:
+            log.warning("%s: numba is not installed; Table 1's loop runs in plain Python", label)
     return arrays, metadata
 
 

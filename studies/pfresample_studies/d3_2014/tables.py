@@ -157,11 +157,17 @@ def gpu_summary(cells) -> pd.DataFrame:
 
 def timing_summary(cells) -> pd.DataFrame:
     """One row per timing cell (Table 5's CPU columns): filter, N, milliseconds
-    per step (the filter's wall time over its steps), steps, device."""
+    per step (the filter's wall time over its steps; ``cpu_ms_per_step``: the
+    process's CPU time, NaN in cells that predate it), steps, device, and for
+    Table 1's loop whether numba compiled it (``numba``; None for the others)."""
     rows = [{"filter": meta["filter"], "n": int(meta["n"]), "steps": int(arrays["steps"]),
              "ms_per_step": 1e3 * float(arrays["wall_seconds"]) / int(arrays["steps"]),
-             "device": meta["device"]} for arrays, meta in cells]  # fmt: skip
-    return pd.DataFrame(rows, columns=["filter", "n", "steps", "ms_per_step", "device"])
+             "cpu_ms_per_step": 1e3 * float(arrays.get("cpu_seconds", math.nan))
+             / int(arrays["steps"]),
+             "device": meta["device"], "numba": meta.get("numba")}
+            for arrays, meta in cells]  # fmt: skip
+    return pd.DataFrame(rows, columns=["filter", "n", "steps", "ms_per_step", "cpu_ms_per_step",
+                                       "device", "numba"])  # fmt: skip
 
 
 def _one(part: pd.DataFrame, column: str = "ms_per_step") -> float:
@@ -171,7 +177,10 @@ def _one(part: pd.DataFrame, column: str = "ms_per_step") -> float:
 def table5(cpu_cells, gpu_cells, ns) -> pd.DataFrame:
     """Table 5 at each N of ``ns``: milliseconds per filter step of the CPU
     systematic SIR filter and the CPU D3 filter (``cpu_cells``: the timing
-    cells) and of the GPU D3 filters at 160 threads per block -- ours
+    cells; beside them the process's CPU time, ``*_cpu_ms_per_step``, and, where
+    a cell timed it, the D3 filter with Table 1's sequential loop,
+    ``cpu_d3_loop_*``, ``cpu_d3_loop_numba`` saying whether numba compiled it)
+    and of the GPU D3 filters at 160 threads per block -- ours
     (``gpu_d3_*``) and the paper's algorithm (``gpu_paper_*``), empty without
     GPU cells -- over the CPU's window where the GPU cell timed it apart
     (``window_ms_per_step``), else over the GPU run; the steps each was
@@ -184,9 +193,16 @@ def table5(cpu_cells, gpu_cells, ns) -> pd.DataFrame:
     for n in ns:
         sir_part = cpu[(cpu["filter"] == catalog.SIR_FILTER) & (cpu["n"] == n)]
         d3_part = cpu[(cpu["filter"] == catalog.D3_FILTER) & (cpu["n"] == n)]
-        sir, d3 = _one(sir_part), _one(d3_part)
+        loop_part = cpu[(cpu["filter"] == catalog.LOOP_FILTER) & (cpu["n"] == n)]
+        sir, d3, loop = _one(sir_part), _one(d3_part), _one(loop_part)
         paper = catalog.PUBLISHED_TABLE5.get(n, (math.nan,) * 3)
-        row = {"n": n, "cpu_systematic_ms_per_step": sir, "cpu_d3_ms_per_step": d3}
+        row = {"n": n, "cpu_systematic_ms_per_step": sir, "cpu_d3_ms_per_step": d3,
+               "cpu_d3_loop_ms_per_step": loop,
+               "cpu_systematic_cpu_ms_per_step": _one(sir_part, "cpu_ms_per_step"),
+               "cpu_d3_cpu_ms_per_step": _one(d3_part, "cpu_ms_per_step"),
+               "cpu_d3_loop_cpu_ms_per_step": _one(loop_part, "cpu_ms_per_step"),
+               "cpu_d3_loop_numba": loop_part["numba"].iloc[0] if not loop_part.empty else None,
+               "cpu_d3_loop_over_systematic": loop / sir}  # fmt: skip
         for key, algorithm in (("d3", catalog.D3_FILTER), ("paper", catalog.PAPER_GPU)):
             part = gpu[(gpu["n"] == n) & (gpu["algorithm"] == algorithm)]
             window = _one(part, "window_ms_per_step")
@@ -218,13 +234,15 @@ def _steps(values) -> str:
 
 
 def table5_markdown(frame: pd.DataFrame) -> str:
-    header = ["N", "CPU systematic (ms/step)", "CPU D3 (ms/step)", "GPU D3, ours (ms/step)",
+    header = ["N", "CPU systematic (ms/step)", "CPU D3 (ms/step)",
+              "CPU D3, Table 1's loop (ms/step)", "GPU D3, ours (ms/step)",
               "GPU D3, paper's algorithm (ms/step)", "ours vs CPU systematic", "ours vs CPU D3",
               "paper's algorithm vs CPU systematic", "paper's algorithm vs CPU D3",
               "paper CPU systematic", "paper CPU D3", "paper GPU D3",
               "paper GPU vs CPU systematic", "paper GPU vs CPU D3"]  # fmt: skip
     rows = [[f"{int(r['n']):,}", _fmt(r["cpu_systematic_ms_per_step"]),
-             _fmt(r["cpu_d3_ms_per_step"]), _fmt(r["gpu_d3_ms_per_step"]),
+             _fmt(r["cpu_d3_ms_per_step"]), _fmt(r["cpu_d3_loop_ms_per_step"]),
+             _fmt(r["gpu_d3_ms_per_step"]),
              _fmt(r["gpu_paper_ms_per_step"]),
              _fmt(r["speedup_gpu_d3_vs_cpu_systematic"], 3),
              _fmt(r["speedup_gpu_d3_vs_cpu_d3"], 3),
@@ -246,6 +264,11 @@ def table5_markdown(frame: pd.DataFrame) -> str:
                 "CUDA-event time over steps). " if first["gpu_device"] else "GPU: none. ")
              + "The paper's numbers are per run of 36,000 steps in an unstated unit: compare "
              "the speed-ups, which are unit-free."]  # fmt: skip
+    compiled = {bool(v) for v in frame["cpu_d3_loop_numba"] if v is not None and not pd.isna(v)}
+    if compiled:
+        lines.append("Table 1's loop: " + ("compiled by numba." if compiled == {True} else
+                     "plain Python where numba was not installed (cpu_d3_loop_numba), "
+                     "not the compiled baseline."))  # fmt: skip
     if first["note"]:
         lines.append(f"GPU column: {first['note']}.")
     return "\n".join(lines) + "\n"

@@ -18,8 +18,10 @@ import pytest
 import yaml
 from matplotlib.figure import Figure
 
+from pfresample.resampling import d3_loop
 from pfresample.timing import cpu_name
 from pfresample_studies.d3_2014 import catalog, experiments, figures, tables
+from pfresample_studies.pipeline import artifacts
 from snake_tools import job_counts, snakemake
 
 REPO = Path(__file__).resolve().parents[3]
@@ -137,8 +139,8 @@ def test_schema_knows_every_key_and_names_a_bad_one():
          "d3_2014_filters.x: method 'nonesuch'"),
         ({"d3_2014_filters": {**CONFIG["d3_2014_filters"],
                               "x": {"method": "metropolis", "noise": "eq5"}}},
-         "d3_2014_filters.x: noise, cdf, threads, threads_scope and components are options of "
-         "d3 only"),
+         "d3_2014_filters.x: noise, cdf, threads, threads_scope, components and impl are "
+         "options of d3 only"),
         ({"d3_2014_filters": {**CONFIG["d3_2014_filters"],
                               "x": {"method": "d3", "threads_scope": "step"}}},
          "threads_scope step needs threads"),
@@ -427,7 +429,10 @@ def test_dry_run_of_the_target(tmp_path, scale):
         "d3_2014_filter_cell": filters * runs,
         "d3_2014_regime_cell": regime_cells,
         "d3_2014_regime_tables": 1,
-        "d3_2014_timing_cell": 2 * len(catalog.table5_n(grid)),
+        "d3_2014_threshold_cell": len(catalog.regimes(grid)),
+        "d3_2014_threshold_gamma_cell": 1,
+        "d3_2014_threshold_tables": 1,
+        "d3_2014_timing_cell": 2 * len(catalog.table5_n(grid)) + len(catalog.timing_loop_n(grid)),
         "d3_2014_best_cpu_cell": len(catalog.table5_n(grid)),
         "d3_2014_speedups": 1,
         "d3_2014_fig11_cell": 1,
@@ -446,12 +451,13 @@ def test_dry_run_at_paper_scale_with_a_gpu(tmp_path):
     proc = snakemake(tmp_path, "-n", "d3_2014", config=["scale=thesis", "backend=cuda"])
     assert proc.returncode == 0, proc.output
     counts = job_counts(proc.output)
-    assert counts["d3_2014_gpu_cell"] == 2 * 9 and counts["d3_2014_timing_cell"] == 14
+    assert counts["d3_2014_gpu_cell"] == 2 * 9 and counts["d3_2014_timing_cell"] == 3 * 7
     assert counts["d3_2014_filter_cell"] == len(catalog.filters(CONFIG)) * 4 == 13 * 4
     assert counts["d3_2014_regime_cell"] == 2 * 7 * 8  # regimes x filters x trajectories
     assert "results/d3_2014/gpu/d3/n50000.npz" in proc.output
     assert "results/d3_2014/gpu/d3-paper/n50000.npz" in proc.output
     assert "results/d3_2014/timing/d3/n50000.npz" in proc.output
+    assert "results/d3_2014/timing/d3-loop/n50000.npz" in proc.output  # Table 1's loop
     assert "results/d3_2014/filter/gpu/d3/n50000/t0_r0.npz" in proc.output
 
 
@@ -464,7 +470,9 @@ def test_tiny_grid_through_the_pipeline(tmp_path):
             "d3_2014_table5_n=[32,64]", "d3_2014_table6_n=[32]", "d3_2014_trajectories=2",
             "d3_2014_snapshot_particles=50", "d3_2014_regime_filters=[systematic]",
             "d3_2014_regime_n=[32]", "d3_2014_regime_trajectories=1",
-            "d3_2014_regime_duration=1.0", "d3_2014_regime_bin_seconds=0.5"]  # fmt: skip
+            "d3_2014_regime_duration=1.0", "d3_2014_regime_bin_seconds=0.5",
+            "d3_2014_thresholds_n=32", "d3_2014_thresholds_draws=10",
+            "d3_2014_timing_loop_n=[32]"]  # fmt: skip
     proc = snakemake(tmp_path, "d3_2014", config=tiny, timeout=600)
     assert proc.returncode == 0, proc.output
     out = tmp_path / "results"
@@ -473,6 +481,26 @@ def test_tiny_grid_through_the_pipeline(tmp_path):
     t5 = pd.read_csv(out / "tables" / "d3_2014" / "table5.csv")
     assert list(t5["n"]) == [32, 64] and t5["gpu_d3_ms_per_step"].isna().all()
     assert (t5["cpu_steps"] == 100).all() and t5["cpu_d3_ms_per_step"].notna().all()
+    # Table 1's loop at N = 32 only, its process CPU time beside; the same particles as
+    # the sparse table's (the same errors, bit for bit)
+    assert t5["cpu_d3_loop_ms_per_step"].notna().tolist() == [True, False]
+    assert t5["cpu_d3_cpu_ms_per_step"].notna().all()
+    assert t5["cpu_d3_loop_numba"].iloc[0] == d3_loop.compiled
+    timing = out / "d3_2014" / "timing"
+    (loop, meta), (table, _) = artifacts.load_all([timing / "d3-loop" / "n32.npz",
+                                                  timing / "d3" / "n32.npz"])  # fmt: skip
+    assert meta["impl"] == "loop" and meta["numba"] == d3_loop.compiled
+    assert np.array_equal(loop["rmse"], table["rmse"]) and loop["cpu_seconds"] > 0
+    assert "Table 1's loop" in (out / "tables" / "d3_2014" / "table5.md").read_text()
+    # the loop's cell resumes as the others: after a run stopped before Table 5 that did
+    # not write it, it alone reruns, then Table 5
+    (timing / "d3-loop" / "n32.npz").unlink()
+    (out / "tables" / "d3_2014" / "table5.csv").unlink()
+    proc = snakemake(tmp_path, "-n", "d3_2014", config=tiny)
+    assert proc.returncode == 0, proc.output
+    assert job_counts(proc.output) == {"d3_2014_timing_cell": 1, "d3_2014_table": 1,
+                                       "d3_2014": 1}, proc.output  # fmt: skip
+    assert "results/d3_2014/timing/d3-loop/n32.npz" in proc.output
     methods = pd.read_csv(out / "tables" / "d3_2014" / "methods.csv")
     assert len(methods) == len(QUICK["d3_2014_method_filters"]) + 1
     assert set(methods["regime"].dropna()) == {"paper", "ours"}

@@ -8,7 +8,8 @@ studies/pfresample_studies/d3_2014/ and its glue scripts/d3_2014/cells.py.
   at N on trajectory j over the whole duration (Figs 3-6, the methods table), one job per
   (filter, N, trajectory, run); `cpu` cells run on the CPU, `gpu` cells on `backend`;
 * results/d3_2014/timing/{d3_filter}/n{n}.npz: one CPU run of systematic or D3 at N on
-  trajectory 0 over the first d3_2014_timing_duration seconds (Table 5's CPU columns);
+  trajectory 0 over the first d3_2014_timing_duration seconds (Table 5's CPU columns), and
+  of D3 with Table 1's loop (d3-loop) at d3_2014_timing_loop_n;
 * results/d3_2014/best_cpu/n{n}.npz: the best CPU code (native/d3_best.c) of systematic, D3
   and the paper's GPU algorithm at N on d3_2014_best_cpu_threads threads over the timing
   window, d3_2014_best_cpu_repeats runs each (ratio 2 of Table 5), one job per N holding
@@ -22,7 +23,11 @@ studies/pfresample_studies/d3_2014/ and its glue scripts/d3_2014/cells.py.
 * results/d3_2014/regimes/{d3_regime}/{d3_regime_filter}/n{n}/t{d3_j}.npz: one CPU run of one
   filter of d3_2014_regime_filters at N in one regime of d3_2014_regimes on trajectory j,
   over its first d3_2014_regime_duration seconds (the regime experiment, docs/d3_2014.md
-  "The two regimes"), one job per (regime, filter, N, trajectory).
+  "The two regimes"), one job per (regime, filter, N, trajectory);
+* results/d3_2014/thresholds/{d3_regime}.npz, .../gamma.npz: the paper's printed GPU
+  thresholds (Figs 8-9) on the weights of the D3 filter's step at
+  d3_2014_thresholds_time, N = d3_2014_thresholds_n, in one regime, or on gamma(2) weights: the stride's bias over
+  d3_2014_thresholds_draws seeds, Fig 11's mean iterations (thresholds.py).
 """
 
 D3_2014_CELLS_SCRIPT = "../../../scripts/d3_2014/cells.py"
@@ -30,7 +35,7 @@ D3_2014_CELLS_SCRIPT = "../../../scripts/d3_2014/cells.py"
 
 wildcard_constraints:
     d3_where="cpu|gpu",
-    d3_filter=alternatives(D3_2014_FILTERS),
+    d3_filter=alternatives((*D3_2014_FILTERS, *d3_2014_catalog.timing_filters(config))),
     d3_algo=alternatives(D3_2014_GPU_ALGORITHMS),
     d3_regime=alternatives(d3_2014_catalog.regimes(config)),
     d3_regime_filter=alternatives(d3_2014_catalog.regime_filters(config)),
@@ -100,7 +105,7 @@ rule d3_2014_timing_cell:
         model=config["d3_2014_model"],
         duration=config["d3_2014_duration"],
         timing_duration=config["d3_2014_timing_duration"],
-        spec=lambda wildcards: d3_2014_catalog.filters(config)[wildcards.d3_filter],
+        spec=lambda wildcards: d3_2014_catalog.timing_filters(config)[wildcards.d3_filter],
         scale=SCALE,
     log:
         "results/logs/d3_2014/timing/{d3_filter}/n{n}.log",
@@ -220,6 +225,56 @@ rule d3_2014_regime_cell:
     threads: 1
     resources:
         mem_mb=lambda wildcards: d3_2014_mem_mb(wildcards.n),
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_CELLS_SCRIPT
+
+
+rule d3_2014_threshold_cell:
+    """The printed thresholds on one regime's Fig 11 step: always on the CPU."""
+    input:
+        trajectory=d3_2014_trajectory(0),
+    output:
+        d3_2014_threshold_cell("{d3_regime}"),
+    params:
+        seed=config["seed"],
+        model=config["d3_2014_model"],
+        duration=config["d3_2014_duration"],
+        filter_process_sd=lambda wildcards: d3_2014_catalog.regimes(config)[wildcards.d3_regime],
+        spec=d3_2014_catalog.all_filters(config)[d3_2014_catalog.D3_FILTER],
+        n=d3_2014_catalog.thresholds_n(config),
+        step=d3_2014_catalog.thresholds_step(config),
+        draws=d3_2014_catalog.thresholds_draws(config),
+        scale=SCALE,
+    log:
+        "results/logs/d3_2014/thresholds/{d3_regime}.log",
+    benchmark:
+        "results/benchmarks/d3_2014/thresholds/{d3_regime}.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: d3_2014_mem_mb(d3_2014_catalog.thresholds_n(config)),
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_CELLS_SCRIPT
+
+
+rule d3_2014_threshold_gamma_cell:
+    """The printed thresholds on gamma(2) weights whose values rise with the index."""
+    output:
+        d3_2014_threshold_cell(d3_2014_catalog.THRESHOLDS_GAMMA),
+    params:
+        n=d3_2014_catalog.thresholds_n(config),
+        draws=d3_2014_catalog.thresholds_draws(config),
+        scale=SCALE,
+    log:
+        f"results/logs/d3_2014/thresholds/{d3_2014_catalog.THRESHOLDS_GAMMA}.log",
+    benchmark:
+        f"results/benchmarks/d3_2014/thresholds/{d3_2014_catalog.THRESHOLDS_GAMMA}.tsv"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: d3_2014_mem_mb(d3_2014_catalog.thresholds_n(config)),
     conda:
         CONDA_ENV
     script:

@@ -5,6 +5,7 @@ grid and its checks are Python (pfresample_studies.d3_2014.catalog)."""
 import math
 
 from pfresample_studies.d3_2014 import catalog as d3_2014_catalog
+from pfresample_studies.d3_2014 import thresholds as d3_2014_thresholds
 
 D3_2014_FILTERS = tuple(d3_2014_catalog.filters(config))
 D3_2014_GPU_ALGORITHMS = tuple(d3_2014_catalog.gpu_algorithms(config))
@@ -63,6 +64,21 @@ def d3_2014_regime_tables() -> list[str]:
     return [f"results/tables/d3_2014/regimes/{t}.csv" for t in d3_2014_catalog.REGIME_TABLES]
 
 
+def d3_2014_threshold_cell(weights) -> str:
+    return f"results/d3_2014/thresholds/{weights}.npz"
+
+
+def d3_2014_threshold_cells() -> list[str]:
+    """The printed thresholds' cells: one per regime (in d3_2014_regimes' order), then the
+    gamma(2) weights' (the order of the bias table's rows)."""
+    names = [*d3_2014_catalog.regimes(config), d3_2014_catalog.THRESHOLDS_GAMMA]
+    return [d3_2014_threshold_cell(name) for name in names]
+
+
+def d3_2014_threshold_tables() -> list[str]:
+    return [f"results/tables/d3_2014/thresholds/{t}.csv" for t in d3_2014_thresholds.TABLES]
+
+
 def d3_2014_trajectories() -> list[str]:
     return [d3_2014_trajectory(j) for j in d3_2014_catalog.trajectories(config)]
 
@@ -82,13 +98,16 @@ def d3_2014_method_cells() -> list[str]:
     return [p for label in D3_2014_FILTERS for p in d3_2014_filter_cells(D3_2014_WHERE, label, n)]
 
 
-def d3_2014_timing_cells() -> list[str]:
-    """Table 5's CPU columns: systematic and D3 at each of its N."""
+def d3_2014_timing_cells(loop: bool = True) -> list[str]:
+    """Table 5's CPU columns: systematic and D3 at each of its N, and with ``loop`` Table
+    1's loop at d3_2014_timing_loop_n."""
+    loops = [d3_2014_timing_cell(d3_2014_catalog.LOOP_FILTER, n)
+             for n in d3_2014_catalog.timing_loop_n(config) if loop]  # fmt: skip
     return [
         d3_2014_timing_cell(label, n)
         for label in d3_2014_catalog.TIMING_FILTERS
         for n in d3_2014_catalog.table5_n(config)
-    ]
+    ] + loops
 
 
 def d3_2014_gpu_cells(ns=None) -> list[str]:
@@ -128,13 +147,13 @@ def d3_2014_table_inputs(table) -> dict[str, list[str]]:
 
 def d3_2014_outputs() -> list[str]:
     """The study's figures (PNG, PDF) and tables (CSV; Tables 5-7, Table 5's speed-ups and
-    methods also Markdown; the regime experiment's four)."""
+    methods also Markdown; the regime experiment's four, the printed thresholds' two)."""
     out = [f"results/tables/d3_2014/{t}.csv" for t in d3_2014_catalog.FIGURE_TABLES]
     for figure in d3_2014_catalog.FIGURES:
         out += [f"results/figures/d3_2014/{figure}.{ext}" for ext in ("png", "pdf")]
     for table in (*d3_2014_catalog.TABLES, d3_2014_catalog.SPEEDUP_TABLE):
         out += [f"results/tables/d3_2014/{table}.{ext}" for ext in ("csv", "md")]
-    return out + d3_2014_regime_tables()
+    return out + d3_2014_regime_tables() + d3_2014_threshold_tables()
 
 
 def d3_2014_artifacts() -> set[str]:
@@ -142,7 +161,7 @@ def d3_2014_artifacts() -> set[str]:
     out = set(d3_2014_trajectories()) | set(d3_2014_method_cells())
     out |= set(d3_2014_timing_cells()) | set(d3_2014_gpu_cells())
     out |= set(d3_2014_best_cpu_cells())
-    out |= set(d3_2014_regime_cells())
+    out |= set(d3_2014_regime_cells()) | set(d3_2014_threshold_cells())
     out |= {d3_2014_trajectory(j) for j in d3_2014_catalog.regime_trajectories(config)}
     return out | {d3_2014_fig11_cell(d3_2014_catalog.fig11_n(config))}
 

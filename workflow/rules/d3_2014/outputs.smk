@@ -67,7 +67,7 @@ rule d3_2014_speedups:
     """Ratios 1 and 2 of Table 5: the GPU (this run's GPU cells, else the newest committed
     best-CPU bench run's) over the timing cells and over the best-CPU cells."""
     input:
-        timing=d3_2014_timing_cells(),
+        timing=d3_2014_timing_cells(loop=False),  # ratio 1's baselines: systematic, D3
         best=d3_2014_best_cpu_cells(),
         gpu=d3_2014_gpu_cells(d3_2014_catalog.table5_n(config)),
         # where no GPU runs here: the newest committed GPU rows (pipeline.evidence)
@@ -145,6 +145,26 @@ rule d3_2014_regime_tables:
         scale=SCALE,
     log:
         "results/logs/tables/d3_2014/regimes.log",
+    threads: 1
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        D3_2014_OUTPUTS_SCRIPT
+
+
+rule d3_2014_threshold_tables:
+    """The printed thresholds' two tables from their cells: bias (the regimes in their
+    order, then the gamma weights) and fig11 (one row a regime)."""
+    input:
+        cells=d3_2014_threshold_cells(),
+    output:
+        **{t: f"results/tables/d3_2014/thresholds/{t}.csv" for t in d3_2014_thresholds.TABLES},
+    params:
+        scale=SCALE,
+    log:
+        "results/logs/tables/d3_2014/thresholds.log",
     threads: 1
     resources:
         mem_mb=1024,

@@ -4,8 +4,8 @@ STUDY_ARTIFACTS["d3_2014"] = d3_2014_artifacts
 
 
 rule d3_2014:
-    """Das et al. (2014): Figs 3-6, 10, 11, Tables 5-7 (with the CPM), the methods table and
-    the regime experiment's tables; the GPU cells (Tables 5-7's GPU columns, Fig 10) where a
+    """Das et al. (2014): Figs 3-6, 10, 11, Tables 5-7 (with the CPM), the methods table, the
+    regime experiment's tables and the printed thresholds' tables; the GPU cells (Tables 5-7's GPU columns, Fig 10) where a
     GPU may run them."""
     input:
         d3_2014_outputs(),
@@ -17,3 +17,11 @@ rule d3_2014_regimes:
     input:
         d3_2014_regime_tables(),
         regenerate(DISCARDED, lambda: set(d3_2014_regime_cells())),
+
+
+rule d3_2014_thresholds:
+    """The paper's printed GPU thresholds on the CPU reference alone: their bias and Fig
+    11's iterations in each regime (results/tables/d3_2014/thresholds/)."""
+    input:
+        d3_2014_threshold_tables(),
+        regenerate(DISCARDED, lambda: set(d3_2014_threshold_cells())),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Derived tables of the cpf2013 GPU run (issue 41): the speed-ups, fast-math
+"""Derived tables of the cpf2013 GPU run: the speed-ups, fast-math
 ratios and scaling that docs/cpf2013.md quotes, computed from the run's own
 tables so that no number in the doc is worked out by hand.
 

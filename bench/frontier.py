@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The quality-time frontier (issue 20): MSE/N against time per call for
+"""The quality-time frontier: MSE/N against time per call for
 every method of the registry, in one run on one device.
 
 For each N of ``--sizes``, each weight family of the GPU benchmarks

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole Dülger (2017) study at thesis scale on a multi-GPU host, run in the background
-# so that it outlives one device call (issue 38), with the GPUs' utilisation sampled
+# so that it outlives one device call, with the GPUs' utilisation sampled
 # throughout (scripts/busy_trace.py) and a report of where the idle time went
 # (scripts/run_report.py).
 #

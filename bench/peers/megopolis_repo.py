@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The Megopolis repository's ``resample_test`` beside our kernels, in one run
-on one device (issue 20).
+on one device.
 
 The peer is the code of Chesser, Nguyen and Ranasinghe, "The Megopolis
 Resampler: Memory Coalesced Resampling on GPUs" (Digital Signal Processing

@@ -1,5 +1,5 @@
-"""Snakemake entry point: Fig 6.23's best-CPU cell results/filter_best_cpu/{sfigure}.npz
-(issue 62); pfresample_studies.dulger2017.best_cpu.measure_cell does the work."""
+"""Snakemake entry point: Fig 6.23's best-CPU cell results/filter_best_cpu/{sfigure}.npz;
+pfresample_studies.dulger2017.best_cpu.measure_cell does the work."""
 
 from pfresample_studies.dulger2017 import best_cpu
 from pfresample_studies.dulger2017.trajectories import load_trajectories

@@ -150,7 +150,7 @@ def _signed_zero_matrix(n, seed):
     long. A piece is seen only through splits outside (i, v), so the min-plus parts of
     a strip whose K lie inside it find -0.0 and the others the negative value: the case
     where a -0.0 read as a signed int (INT_MIN) overwrote the negative minimum
-    another thread block had written (issue 56)."""
+    another thread block had written."""
     rng = np.random.default_rng([SEED, 56, n, seed])
     a = np.where(rng.random(n - 1) < 0.02, np.float32(0.0), np.float32(-0.0))
     a[[0, -1]] = -1.0

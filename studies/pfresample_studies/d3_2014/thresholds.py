@@ -1,6 +1,6 @@
 """The paper's printed GPU thresholds (Das et al. 2014, Figs 8-9;
 ``cdf="paper"`` of :func:`pfresample.resampling.d3.plan`) on the CPU
-reference (issue 39): their bias, and Fig 11's iterations in each regime.
+reference: their bias, and Fig 11's iterations in each regime.
 The pipeline's target ``d3_2014_thresholds`` (workflow/rules/d3_2014/).
 
 * :func:`step_cell`: on the weights of the D3 filter's step at Fig 11's time

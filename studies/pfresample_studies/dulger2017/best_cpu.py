@@ -1,4 +1,4 @@
-"""Fig 6.23 against the best CPU filter we can write (issue 62): the pipeline's cell of
+"""Fig 6.23 against the best CPU filter we can write: the pipeline's cell of
 ``native/sir_growth.c`` and the table ``results/tables/dulger2017/fig6_23_speedups.csv``.
 
 Fig 6.23 (``fig6_23.csv``) divides the GPU filter's time into the library's NumPy filter on
@@ -183,7 +183,7 @@ def evidence_source(found) -> str:
 
 def speedups_frame(cell: tuple[Mapping, Mapping], doc: pd.DataFrame | None,
                    gpu: pd.DataFrame | None, committed=None) -> pd.DataFrame:  # fmt: skip
-    """The table: per N of the cell and stage (STAGES) the convention's columns (issue 62).
+    """The table: per N of the cell and stage (STAGES) the convention's columns.
 
     ``cell``: :func:`measure_cell`'s (arrays, metadata); ``doc``: Fig 6.23's CPU rows of
     this run (``filter_tables.filter_table``: n, exec_s, resampling_s) or None; ``gpu``:

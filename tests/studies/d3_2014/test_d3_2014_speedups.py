@@ -1,4 +1,4 @@
-"""Ratios 1 and 2 of Das et al.'s Table 5 in the pipeline (issue 62): the best-CPU cell
+"""Ratios 1 and 2 of Das et al.'s Table 5 in the pipeline: the best-CPU cell
 (native/d3_best.c on every core), the speed-up table against hand computations and
 recomputed from its own columns, the committed evidence's GPU side where no GPU ran here
 (labelled, not one host), and the table from a tiny run of the pipeline."""

@@ -1,4 +1,4 @@
-"""Fig 6.23 against the best CPU code (issue 62): the best-CPU cell, the table
+"""Fig 6.23 against the best CPU code: the best-CPU cell, the table
 fig6_23_speedups (ratios 1 and 2 from its own columns), its GPU rows from committed
 evidence where none ran here (labelled, one_host False) and through the pipeline."""
 

@@ -307,7 +307,7 @@ rule dulger2017_filter_speedup_figure:
 
 
 rule dulger2017_best_cpu_cell:
-    """Fig 6.23's best CPU code (issue 62): native/sir_growth.c, Systematic and Uphill,
+    """Fig 6.23's best CPU code: native/sir_growth.c, Systematic and Uphill,
     on filter_best_cpu_threads threads (null: every CPU) at the table's N, and the NumPy
     filter on one thread at those N where Fig 6.23's CPU cells do not run."""
     input:
@@ -340,7 +340,7 @@ rule dulger2017_best_cpu_cell:
 
 
 rule dulger2017_best_cpu_table:
-    """Fig 6.23's ratios 1 and 2 (issue 62): per N and stage the GPU over the document's
+    """Fig 6.23's ratios 1 and 2: per N and stage the GPU over the document's
     kind of CPU baseline and over the best CPU code; the GPU rows from this run, else
     from committed evidence (labelled; one_host False)."""
     input:

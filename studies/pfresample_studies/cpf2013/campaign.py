@@ -29,38 +29,11 @@ import numpy as np
 import pandas as pd
 
 from . import paired, tables, targets
+from .catalog import campaign_cells as cells
 
 TABLES = ("runs", "errors", "paired", "claims", "baselines")
-CPF_DEFAULTS = {"precision": "float64", "neighbourhood": "search", "fast_math": False}
 RUN_COLUMNS = ("model", "filter", "method", "n", "radius", "setup", "precision",
                "neighbourhood", "fast_math", "backend", "device")  # fmt: skip
-
-
-def key(cell: Mapping) -> str:
-    """The name of a campaign cell (its artifact's file name without .npz)."""
-    if cell["kind"] == "sir":
-        return f"sir-{cell['model']}-n{cell['n']}-{cell['method']}-{cell['setup']}"
-    fast = "-fast" if cell["fast_math"] else ""
-    return (f"cpf-{cell['model']}-n{cell['n']}-r{cell['radius']}-{cell['setup']}-"
-            f"{cell['precision']}-{cell['neighbourhood']}{fast}")  # fmt: skip
-
-
-def cells(cfg: Mapping) -> dict[str, dict]:
-    """The campaign's cells in the config's order, by :func:`key` (duplicates once)."""
-    out = {}
-    default_setup = str(cfg["cpf2013_growth_setup"])
-    for group in cfg.get("cpf2013_campaign") or []:
-        base = {"model": group["model"], "setup": str(group.get("setup", default_setup))}
-        if "radius" in group:
-            base |= {"kind": "cpf"} | {k: group.get(k, v) for k, v in CPF_DEFAULTS.items()}
-            specs = [base | {"n": int(n), "radius": int(r)}
-                     for n in group["n"] for r in group["radius"]]  # fmt: skip
-        else:
-            specs = [base | {"kind": "sir", "n": int(n), "method": str(m)}
-                     for n in group["n"] for m in group["method"]]  # fmt: skip
-        for spec in specs:
-            out.setdefault(key(spec), spec)
-    return out
 
 
 def trajectories(cfg: Mapping, name: str) -> int:
@@ -71,27 +44,6 @@ def models(cfg: Mapping) -> list[str]:
     """The models the campaign runs, in ``targets.MODELS``' order."""
     used = {c["model"] for c in cells(cfg).values()}
     return [m for m in targets.MODELS if m in used]
-
-
-def check(cfg: Mapping) -> None:
-    """Checks across keys, a ValueError naming the key."""
-    from pfresample.resampling.registry import ancestor_methods
-
-    from . import catalog
-
-    known = ancestor_methods()
-    for name, c in cells(cfg).items():
-        if c["setup"] not in catalog.SETUPS:
-            raise ValueError(f"cpf2013_campaign: {name} has setup {c['setup']!r}, "
-                             f"not one of {catalog.SETUPS}")  # fmt: skip
-        if c["kind"] == "sir":
-            if c["method"] not in known or c["method"] == "cellular":
-                raise ValueError(f"cpf2013_campaign: {name}'s method must be a global "
-                                 "resampler of the registry that returns ancestors")  # fmt: skip
-            continue
-        if not 1 <= c["radius"] <= c["n"] - 1:
-            raise ValueError(f"cpf2013_campaign: {name} needs 1 <= radius <= N - 1")
-        catalog.parse_kernel(f"{c['precision']}-{c['neighbourhood']}")
 
 
 def distinct_cells(loaded) -> list:

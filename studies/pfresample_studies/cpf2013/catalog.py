@@ -270,6 +270,53 @@ def check_config(cfg: Mapping) -> None:
                 f"{key} has {unknown}: each must be a global resampler of the "
                 "registry that returns ancestors (pfresample.methods(), not 'cellular')"
             )
-    from . import campaign
+    _check_campaign(cfg)
 
-    campaign.check(cfg)
+
+# The paired CPU campaign (target cpf2013_campaign; its tables: campaign.py): its cells,
+# expanded from the config's groups here, where the config is checked.
+CAMPAIGN_CPF_DEFAULTS = {"precision": "float64", "neighbourhood": "search", "fast_math": False}
+
+
+def campaign_key(cell: Mapping) -> str:
+    """The name of a campaign cell (its artifact's file name without .npz)."""
+    if cell["kind"] == "sir":
+        return f"sir-{cell['model']}-n{cell['n']}-{cell['method']}-{cell['setup']}"
+    fast = "-fast" if cell["fast_math"] else ""
+    return (f"cpf-{cell['model']}-n{cell['n']}-r{cell['radius']}-{cell['setup']}-"
+            f"{cell['precision']}-{cell['neighbourhood']}{fast}")  # fmt: skip
+
+
+def campaign_cells(cfg: Mapping) -> dict[str, dict]:
+    """The campaign's cells in the config's order, by :func:`campaign_key` (duplicates once)."""
+    out = {}
+    default_setup = str(cfg["cpf2013_growth_setup"])
+    for group in cfg.get("cpf2013_campaign") or []:
+        base = {"model": group["model"], "setup": str(group.get("setup", default_setup))}
+        if "radius" in group:
+            base |= {"kind": "cpf"} | {k: group.get(k, v) for k, v in CAMPAIGN_CPF_DEFAULTS.items()}
+            specs = [base | {"n": int(n), "radius": int(r)}
+                     for n in group["n"] for r in group["radius"]]  # fmt: skip
+        else:
+            specs = [base | {"kind": "sir", "n": int(n), "method": str(m)}
+                     for n in group["n"] for m in group["method"]]  # fmt: skip
+        for spec in specs:
+            out.setdefault(campaign_key(spec), spec)
+    return out
+
+
+def _check_campaign(cfg: Mapping) -> None:
+    """The campaign's cells (cpf2013_campaign), a ValueError naming the key."""
+    known = ancestor_methods()
+    for name, c in campaign_cells(cfg).items():
+        if c["setup"] not in SETUPS:
+            raise ValueError(f"cpf2013_campaign: {name} has setup {c['setup']!r}, "
+                             f"not one of {SETUPS}")  # fmt: skip
+        if c["kind"] == "sir":
+            if c["method"] not in known or c["method"] == "cellular":
+                raise ValueError(f"cpf2013_campaign: {name}'s method must be a global "
+                                 "resampler of the registry that returns ancestors")  # fmt: skip
+            continue
+        if not 1 <= c["radius"] <= c["n"] - 1:
+            raise ValueError(f"cpf2013_campaign: {name} needs 1 <= radius <= N - 1")
+        parse_kernel(f"{c['precision']}-{c['neighbourhood']}")

@@ -530,7 +530,8 @@ def speedup_markdown(frame: pd.DataFrame) -> str:
     for r in frame.to_dict("records"):
         source = r["gpu_source"] if isinstance(r["gpu_source"], str) else ""
         rows.append([
-            f"{r['n']:,}", str(r["radius"]), r["gpu_build"] or "",
+            f"{r['n']:,}", str(r["radius"]),
+            r["gpu_build"] if isinstance(r["gpu_build"], str) else "",
             ms(r["gpu_s"], r["gpu_s_min"], r["gpu_s_max"]),
             (f"{r['gpu_device']}, " if source else "") + (source or "none"),
             ms(r["doc_cpu_s"], r["doc_cpu_s_min"], r["doc_cpu_s_max"]),

@@ -659,6 +659,13 @@ def test_speedup_table_draws_committed_evidence_labelled():
     bare = tables.speedup_table([timing], [best], "float64-search", None)
     assert bare["over_document"].isna().all() and "No GPU time" in tables.speedup_caption(bare)
     assert bare["note"].str.startswith("no GPU time").all()
+    # Evidence present, but not at this N (the tiny grid's): the row keeps its CPU sides, has
+    # no GPU time, and its Markdown is written (a missing build is blank, not NaN).
+    small_timing = _timing_cell("cpu", "laptop", [[0.05, 0.05]], n=64, radius=32)
+    small_best = _best_cell("laptop", [0.07, 0.08, 0.09], [8e-3, 9e-3, 1e-2], n=64, radius=32)
+    off = tables.speedup_table([small_timing], [small_best], "float64-search", found)
+    assert off["gpu_s"].isna().all() and off["best_cpu_s"].notna().all()
+    assert "| 64 | 32 |  |" in tables.speedup_markdown(off)
 
 
 def test_best_cpu_cell_times_both_cpu_sides():

@@ -73,7 +73,7 @@ def test_paper_grid():
     catalog.check_config(CONFIG)
     quick = {**CONFIG, **QUICK}
     catalog.check_config(quick)
-    assert catalog.model(quick).steps == 12000 and catalog.snapshot_step(quick) == 10000
+    assert catalog.model(quick).steps == 6000 and catalog.snapshot_step(quick) == 5000
     assert catalog.table5_n(quick) == [500, 1000] and catalog.trajectories(quick) == [0]
     # quick: the committed GPU run's window (bench/d3_best_cpu.py: steps 3 ... 502)
     assert catalog.timing_model(quick).steps == 502
@@ -95,7 +95,7 @@ def test_paper_grid():
     assert catalog.regime_model(CONFIG).steps == 36000
     assert catalog.regime_snapshot_step(CONFIG) == 20000
     assert list(catalog.regime_filters(quick)) == ["systematic", "d3"]
-    assert catalog.regime_model(quick).steps == 1000 and catalog.regime_snapshot_step(quick) == 1000
+    assert catalog.regime_model(quick).steps == 500 and catalog.regime_snapshot_step(quick) == 500
 
 
 def test_gpu_cells_per_n():

@@ -274,3 +274,19 @@ def test_negative_control_evidence_folders():
         "evidence/d3_2014_issue39/ (name)",
         "evidence/d3_2014_issue39/ (no MANIFEST.md)",
     ]
+
+
+PERFORMANCE_MAX_LINES = 400  # docs/performance.md holds the present; history is the archive's
+
+
+def too_long(text: str, limit: int = PERFORMANCE_MAX_LINES) -> bool:
+    """Whether a page has ``limit`` lines or more."""
+    return len(text.splitlines()) >= limit
+
+
+def test_performance_md_holds_the_present_in_under_400_lines():
+    assert not too_long((ROOT / "docs" / "performance.md").read_text())
+
+
+def test_a_page_of_400_lines_is_too_long():
+    assert too_long("x\n" * PERFORMANCE_MAX_LINES) and not too_long("x\n" * 399)

@@ -127,3 +127,19 @@ def d3_2014_config() -> dict:
     """config/config.yaml and config/studies/d3_2014.yaml, merged (the paper's scale)."""
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     return cfg | yaml.safe_load((REPO / "config" / "studies" / "d3_2014.yaml").read_text())
+
+
+class Rows:
+    """A CSV written a row at a time (the header once, each row appended and closed), so a
+    killed run keeps what it measured; ``fresh=False`` appends to an existing file."""
+
+    def __init__(self, path: Path, fields: list[str], fresh: bool = True):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path, self.fields = path, list(fields)
+        if fresh or not path.exists():
+            with open(path, "w", newline="") as f:
+                csv.DictWriter(f, fieldnames=self.fields).writeheader()
+
+    def add(self, row: dict) -> None:
+        with open(self.path, "a", newline="") as f:
+            csv.DictWriter(f, fieldnames=self.fields, extrasaction="ignore").writerow(row)

@@ -48,7 +48,6 @@ known to us, so there is no third ratio.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import statistics
 import sys
@@ -58,7 +57,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import gpu, host  # noqa: E402 -- sibling module
+from _common import Rows, gpu, host  # noqa: E402 -- sibling module
 
 SEED = 2017  # config/config.yaml's seed
 STEPS = {"growth": 100, "bot": 24}
@@ -70,20 +69,6 @@ FIELDS = ["section", "model", "code", "threads", "n", "radius", "build", "repeat
 RATIO_FIELDS = ["model", "n", "radius", "gpu_build", "gpu", "gpu_s", "over", "cpu_s",
                 "speedup", "speedup_lo", "speedup_hi", "paper_speedup", "cpu", "commit",
                 "date"]  # fmt: skip
-
-
-class Writer:
-    """Rows appended to a CSV file one at a time (a killed run keeps what it measured)."""
-
-    def __init__(self, path: Path, fields: list[str]):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path, self.fields = path, fields
-        with open(path, "w", newline="") as f:
-            csv.DictWriter(f, fieldnames=fields).writeheader()
-
-    def add(self, row: dict) -> None:
-        with open(self.path, "a", newline="") as f:
-            csv.DictWriter(f, fieldnames=self.fields, extrasaction="ignore").writerow(row)
 
 
 def spread(times) -> dict:
@@ -319,8 +304,8 @@ def main(argv=None) -> None:
     h = host()
     cupy, device = gpu()
     data = {m: targets.simulate(m, 1, STEPS[m], SEED) for m in STEPS}  # trajectory 0
-    timings = Writer(args.out / "timings.csv", FIELDS)
-    ratio_out = Writer(args.out / "ratios.csv", RATIO_FIELDS)
+    timings = Rows(args.out / "timings.csv", FIELDS)
+    ratio_out = Rows(args.out / "ratios.csv", RATIO_FIELDS)
     print(f"# {h['cpu']}, {h['cores']} CPUs, {args.threads} threads for 'all cores'; commit "
           f"{h['commit']}, {h['date']}; GPU: {device or 'none (its rows are skipped)'}",
           flush=True)  # fmt: skip

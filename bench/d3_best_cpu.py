@@ -71,6 +71,7 @@ from pathlib import Path  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _common import Rows  # noqa: E402 -- sibling module
 
 WINDOW, SKIP = 502, 2  # the first CPU baselines' and the GPU's window: steps 3 ... 502
 # The one-thread baselines: the pipeline's timing filters (config/studies/d3_2014.yaml:
@@ -116,21 +117,6 @@ def inputs():
     return model, traj["y"][:WINDOW], traj["truth"][1 : WINDOW + 1], cfg, traj
 
 
-class Table:
-    """A CSV written a row at a time (header once, flushed after each row)."""
-
-    def __init__(self, path: Path, fields: list[str], fresh: bool):
-        self.path, self.fields = path, fields
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if fresh or not path.exists():
-            with open(path, "w", newline="") as f:
-                csv.DictWriter(f, fieldnames=fields).writeheader()
-
-    def add(self, row: dict) -> None:
-        with open(self.path, "a", newline="") as f:
-            csv.DictWriter(f, fieldnames=self.fields, extrasaction="ignore").writerow(row)
-
-
 def base_row(what: str, n: int, host: dict) -> dict:
     return {**host, "what": what, "n": n, "steps": WINDOW - SKIP}
 
@@ -142,7 +128,7 @@ def fmt(v: float) -> str:
 # --- the best CPU code ---------------------------------------------------------------
 
 
-def best_rows(sizes, repeats: int, threads, host: dict, table: Table) -> None:
+def best_rows(sizes, repeats: int, threads, host: dict, table: Rows) -> None:
     from pfresample.filters import velocity_errors
     from pfresample_studies.d3_2014 import experiments, native
 
@@ -193,7 +179,7 @@ def gpu_available() -> bool:
         return False
 
 
-def gpu_rows(sizes, host: dict, table: Table) -> None:
+def gpu_rows(sizes, host: dict, table: Rows) -> None:
     from pfresample_studies.d3_2014 import catalog, experiments
 
     model, _, _, cfg, traj = inputs()
@@ -229,7 +215,7 @@ def seq_worker(n: int, repeats: int, out: Path, host: dict) -> None:
 
     model, y, truth, cfg, _ = inputs()
     short = catalog.truncated(model, SKIP * model.dt)
-    table = Table(out / "times.csv", FIELDS, fresh=False)
+    table = Rows(out / "times.csv", FIELDS, fresh=False)
     seed = experiments.run_seed(cfg["seed"], n, 0, 0)
 
     def clocks(model, y, spec) -> tuple[float, float]:
@@ -378,7 +364,7 @@ def main(argv=None) -> None:
         if value < 1:
             p.error(f"--{name} must be >= 1")
     started = time.perf_counter()
-    table = Table(args.out / "times.csv", FIELDS, fresh=True)
+    table = Rows(args.out / "times.csv", FIELDS, fresh=True)
     best_rows(args.sizes, args.repeats, args.threads, host, table)
     if args.no_gpu or not gpu_available():
         print("no GPU (or --no-gpu): the GPU rows are not measured", flush=True)

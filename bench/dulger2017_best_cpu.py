@@ -42,7 +42,6 @@ Uphill beside it (the same algorithm), then the document's baseline and the peer
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import statistics
 import sys
@@ -58,7 +57,7 @@ from pfresample_studies.dulger2017.filter_experiments import run_seed
 from pfresample_studies.dulger2017.trajectories import growth_trajectories
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import gpu, host, parse_size  # noqa: E402 -- sibling module
+from _common import Rows, gpu, host, parse_size  # noqa: E402 -- sibling module
 
 SEED = 2017  # config/config.yaml's seed
 TRAJECTORIES = 16  # config/studies/dulger2017.yaml's filter_trajectories
@@ -74,21 +73,6 @@ FIELDS = ["section", "code", "method", "threads", "n", "seconds", "seconds_min",
 RATIO_FIELDS = ["n", "gpu", "gpu_s", "gpu_resampling_s", "gpu_wall_s", "over", "cpu_code",
                 "cpu_threads", "cpu_s", "cpu_resampling_s", "speedup", "speedup_resampling",
                 "speedup_wall", "headline", "cpu", "cores", "commit", "date"]  # fmt: skip
-
-
-class Rows:
-    """A CSV written a row at a time (flushed), so a killed run keeps what it measured."""
-
-    def __init__(self, path: Path, fields: list[str]):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.file = open(path, "w", newline="")  # noqa: SIM115 -- open for the whole run
-        self.writer = csv.DictWriter(self.file, fieldnames=fields, extrasaction="ignore")
-        self.writer.writeheader()
-        self.file.flush()
-
-    def add(self, row: dict) -> None:
-        self.writer.writerow(row)
-        self.file.flush()
 
 
 def summary(results: list[dict]) -> dict:

@@ -64,20 +64,6 @@ RATIO_FIELDS = ("distribution", "batch", "mix", "gpu_code", "gpu_source", "gpu_s
                 "cpu_s", "speedup", "device", "cpu", "cores", "commit", "date")  # fmt: skip
 
 
-class Rows:
-    """A CSV written a row at a time (a killed run keeps what it measured)."""
-
-    def __init__(self, path: Path, fields):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path, self.fields = path, fields
-        with open(path, "w", newline="") as f:
-            csv.DictWriter(f, fieldnames=fields).writeheader()
-
-    def add(self, row: dict) -> None:
-        with open(self.path, "a", newline="") as f:
-            csv.DictWriter(f, fieldnames=self.fields, extrasaction="ignore").writerow(row)
-
-
 def summary(times) -> dict:
     times = [float(t) for t in times]
     return {"seconds": statistics.median(times), "seconds_min": min(times),
@@ -148,7 +134,7 @@ def main(argv=None) -> None:
     doc_threads = args.doc_threads or list(dict.fromkeys([min(8, args.threads), args.threads]))
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _common import gpu, host  # noqa: E402 -- sibling module
+    from _common import Rows, gpu, host  # noqa: E402 -- sibling module
 
     from pfresample_studies.moazeni2013 import hashtable as ht
     from pfresample_studies.moazeni2013 import hashtable_best as hb

@@ -76,7 +76,6 @@ scopes over each CPU side, the median's ratio and the interval min/max to max/mi
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import statistics
 import sys
@@ -88,7 +87,7 @@ import numpy as np
 from pfresample_studies.moazeni2013 import mddtw, native
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import gpu, host  # noqa: E402 -- sibling module
+from _common import Rows, gpu, host  # noqa: E402 -- sibling module
 
 SEED = 2017  # config/config.yaml's seed
 QUERIES = (32, 64, 128, 256)  # moazeni2013_ch7_timing_queries: the order of the cell's draws
@@ -127,21 +126,6 @@ RATIO_FIELDS = [
     "commit",
     "date",
 ]
-
-
-class Rows:
-    """A CSV file written a row at a time (flushed: a killed run keeps its rows)."""
-
-    def __init__(self, path: Path, fields: list[str]):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.file = open(path, "w", newline="")  # noqa: SIM115 -- open for the run
-        self.writer = csv.DictWriter(self.file, fieldnames=fields, extrasaction="ignore")
-        self.writer.writeheader()
-        self.file.flush()
-
-    def add(self, row: dict) -> None:
-        self.writer.writerow(row)
-        self.file.flush()
 
 
 def timed(run, repeats: int, warm: bool = True) -> dict:

@@ -27,6 +27,7 @@ from pfresample.backend import BACKEND_LABELS
 from pfresample.constants import CONFIDENCE_LEVEL
 from pfresample.metrics import confidence_interval
 
+from ..pipeline import speedups
 from ..pipeline.tables import markdown_table
 from . import targets
 from .catalog import ERROR_FIGURES, TRAJECTORY_FIGURES
@@ -353,7 +354,7 @@ def figure_table(figure: str, *, trajectories=None, cpf=(), sir=()) -> pd.DataFr
 
 # --- ratios 1 and 2: the GPU over the document's kind of CPU code and over the best ----
 
-THIS_RUN = "this run"  # a speed-up row's GPU side measured by this run's timing cells
+THIS_RUN = speedups.THIS_RUN
 RATIO1 = "ratio 1: GPU over the document's kind of CPU baseline (the NumPy CPF, one process)"
 RATIO2 = "ratio 2 (the headline): GPU over the best CPU code (cpf_best.c) on all cores"
 SPEEDUP_COLUMNS = (
@@ -497,21 +498,7 @@ def speedup_caption(frame: pd.DataFrame) -> str:
             f"CPU side (median [min, max]); the GPU runs kernel {first['kernel']}. {RATIO1}; "
             f"{RATIO2}. Each ratio is a ratio of medians; its range pairs the sides' extremes. "
             f"CPU sides: {cpu}.")  # fmt: skip
-    sources = sorted({s for s in frame["gpu_source"].dropna() if s})
-    if not sources:
-        return text + " No GPU time: no GPU ran here and evidence/ holds no committed run."
-    if frame["one_host"].all():
-        return text + (f" GPU: {', '.join(sorted(set(frame['gpu_device'])))} in this run, on "
-                       "the same host: every ratio is a one-host figure.")  # fmt: skip
-    committed = [s for s in sources if s != THIS_RUN]
-    where = f"committed evidence ({'; '.join(committed)})" if committed else "this run"
-    return text + (
-        f" **Not a one-host ratio.** The GPU times are {where}; the CPU times are this "
-        "machine's. Ratios 1 and 2 here set two different machines side by side: they say "
-        "how this CPU compares with that GPU, not how the GPU compares with the CPU of its "
-        "own host. The one-host ratio 2 of the evidence's own host (its best CPU code on "
-        "all its cores against its GPU) is the column evidence_over_best_cpu."
-    )
+    return text + speedups.source_sentence(frame, "the column evidence_over_best_cpu (ratio 2)")
 
 
 def speedup_markdown(frame: pd.DataFrame) -> str:

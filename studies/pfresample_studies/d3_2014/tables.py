@@ -30,6 +30,7 @@ import pandas as pd
 
 from pfresample.backend import BACKEND_LABELS
 
+from ..pipeline import speedups
 from ..pipeline.tables import markdown_table
 from . import catalog
 
@@ -507,7 +508,7 @@ def fig11_table(cell) -> pd.DataFrame:
 # --- ratios 1 and 2 of Table 5: the GPU over the document's kind of CPU code and over the
 # best CPU code on every core --------------------------------------------------------------
 
-THIS_RUN = "this run"  # a speed-up row's GPU side measured by this run's GPU cells
+THIS_RUN = speedups.THIS_RUN
 OVER_DOCUMENT = ("ratio 1: the GPU over the document's kind of CPU baseline (Table 5's CPU "
                  "filter in NumPy, one process: the pipeline's timing cell)")  # fmt: skip
 OVER_BEST = ("ratio 2 (the headline): the GPU over the best CPU code (native/d3_best.c) of "
@@ -732,20 +733,8 @@ def speedup_caption(frame: pd.DataFrame) -> str:
             "ratio is a ratio of medians; ratio 2's range pairs the sides' extremes. "
             f"paper_printed: the paper's Table 5 ratio (its GPU column, the paper's "
             f"algorithm). CPU sides: {cpu}.")  # fmt: skip
-    sources = sorted({s for s in frame["gpu_source"].dropna() if s})
-    if not sources:
-        return text + " No GPU time: no GPU ran here and evidence/ holds no committed run."
-    if frame["one_host"].all():
-        return text + (f" GPU: {', '.join(sorted(set(frame['gpu_device'])))} in this run, on "
-                       "the same host: every ratio is a one-host figure.")  # fmt: skip
-    committed = [s for s in sources if s != THIS_RUN]
-    where = f"committed evidence ({'; '.join(committed)})" if committed else "this run"
-    return text + (
-        f" **Not a one-host ratio.** The GPU times are {where}; the CPU times are this "
-        "machine's. Ratios 1 and 2 here set this machine's CPU against a GPU run on another "
-        "host: they are not the headline. The headline is the committed one-host run (its "
-        "best CPU code on all its cores against its own GPU): the columns "
-        "evidence_over_best_cpu (ratio 2) and evidence_over_document (ratio 1)."
+    return text + speedups.source_sentence(
+        frame, "the columns evidence_over_best_cpu (ratio 2) and evidence_over_document (ratio 1)"
     )
 
 

@@ -34,6 +34,7 @@ import pandas as pd
 
 from pfresample.timing import cpu_name
 
+from ..pipeline import speedups
 from . import filter_experiments
 
 EVIDENCE_TABLE = "dulger2017/timings.csv"  # the bench's timings inside an evidence folder
@@ -198,7 +199,7 @@ def speedups_frame(cell: tuple[Mapping, Mapping], doc: pd.DataFrame | None,
         for stage, suffix in STAGES.items():
             frame_col = "exec_s" if not suffix else "resampling_s"
             if n in getattr(local_gpu, "index", ()):
-                gpu_s, source = float(local_gpu.loc[n, frame_col]), "this run"
+                gpu_s, source = float(local_gpu.loc[n, frame_col]), speedups.THIS_RUN
             elif far is not None and n in far.index:
                 gpu_s, source = float(far.loc[n, f"gpu{suffix}_s"]), evidence_source(committed)
             else:
@@ -220,7 +221,7 @@ def speedups_frame(cell: tuple[Mapping, Mapping], doc: pd.DataFrame | None,
                 "best_cpu_threads": int(meta["threads"]), "cpu": meta["cpu"],
                 "over_document": doc_s / gpu_s, "over_best_cpu": best / gpu_s,
                 "uphill_cpu_s": uphill, "over_uphill_cpu": uphill / gpu_s,
-                "one_host": bool(source == "this run" and measured),
+                "one_host": bool(source == speedups.THIS_RUN and measured),
             })  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -254,7 +255,7 @@ def speedups_markdown(frame: pd.DataFrame, title: str = "") -> str:
                      f"{first['cpu']}; the Uphill column is the same C file with the "
                      "GPU's algorithm. Document's kind: the NumPy filter, Uphill, one "
                      "thread.")  # fmt: skip
-    sources = sorted(set(frame["gpu_source"]) - {"this run", "none"})
+    sources = sorted(set(frame["gpu_source"]) - {speedups.THIS_RUN, "none"})
     if sources:
         lines.append("")
         lines.append(f"**Not the headline.** The GPU rows come from committed evidence "

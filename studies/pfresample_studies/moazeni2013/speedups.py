@@ -17,11 +17,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..pipeline import speedups
 from ..pipeline.tables import markdown_table
 
 COLUMNS = ("gpu_s", "gpu_source", "doc_cpu_s", "best_cpu_s", "best_cpu_code",
            "best_cpu_threads", "cpu", "over_document", "over_best_cpu", "one_host")  # fmt: skip
-THIS_RUN = "this run"
+THIS_RUN = speedups.THIS_RUN
 
 
 def evidence_source(found) -> str:

@@ -15,7 +15,8 @@ committed evidence (no new measurement):
   over the 10 sequences: the mean difference of squared errors with its 99 % t interval
   and its Bonferroni-corrected one over the family of tests (each device's rows x the two
   parameters), the exact sign-flip p and its Holm adjustment, and how many sequences have
-  the butterfly's error above multinomial's;
+  the butterfly's error above multinomial's; each scheme's mean with the study tables'
+  normal-approximation 99 % half-width (``mc_*_ci``);
 * ``smcem_pooled.csv``: one test per parameter over the GPU's six N: per sequence the mean
   over N of N x (butterfly's squared error - multinomial's) (the Monte Carlo part falls
   as 1/N, so each N weighs alike), its sign-flip p over the 10 sequences (the unit the
@@ -128,6 +129,11 @@ def _errors(cell: Path, ref, ref_meta):
     return meta, errors, traces
 
 
+def _z_half(x) -> float:
+    """The normal-approximation 99 % half-width the study's tables give (``_mean_ci``)."""
+    return float(Z * x.std(ddof=1) / np.sqrt(x.size))
+
+
 def _t_half(d, level) -> float:
     return float(stats.t.ppf(0.5 + level / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size))
 
@@ -161,7 +167,8 @@ def smcem(reference: Path = CPU / "smcem_cpu/reference_smcem.npz"):
                 family.append({"device": device, "n": n, "log2_n": int(np.log2(n)),
                                "filter": filt, "start": start, "parameter": p,
                                "sequences": d.size, "mc_multinomial": base.mean(),
-                               "mc_butterfly": own.mean(), "ratio": own.mean() / base.mean(),
+                               "mc_butterfly": own.mean(), "mc_multinomial_ci": _z_half(base),
+                               "mc_butterfly_ci": _z_half(own), "ratio": own.mean() / base.mean(),
                                "diff": d.mean(), "diff_ci": _t_half(d, LEVEL),
                                "p": sign_flip_p(d),
                                "butterfly_above": int((d > 0).sum())})  # fmt: skip

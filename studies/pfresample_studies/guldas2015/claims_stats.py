@@ -2,7 +2,8 @@
 committed evidence (no new measurement):
 
 * ``speed_ratios.csv``: Figs 4.5-4.8 at thesis scale (the H200 tables): per figure,
-  precision and N, the butterfly's speed-up over its standard method, the LMSE ratio
+  precision and N, the butterfly's speed-up over its standard method, its radix's depth and
+  first-order LMSE factor, the MSE ratio, the LMSE ratio
   butterfly / standard with its 99 % interval and the LMSE x time ratio with the same
   relative interval (unpaired over the particle sets, delta method on the log, the times
   taken as the medians they are), and the MSE x time ratio;
@@ -40,7 +41,8 @@ from scipy import stats
 from pfresample.filters.common import stop_iteration
 from pfresample_studies.pipeline import artifacts
 
-from .tables import sign_flip_p
+from .experiments import parse_radix
+from .tables import first_order_factor, sign_flip_p
 
 REPO = Path(__file__).resolve().parents[3]
 H200 = REPO / "evidence/2026-11-24-h200-8fc2744/guldas2015"
@@ -69,8 +71,11 @@ def speed_ratios(folder: Path = H200) -> pd.DataFrame:
             fly = cell[cell.scheme == "butterfly"].iloc[0]
             lmse, lmse_ci = ratio_ci(fly.lmse, fly.lmse_ci, std.lmse, std.lmse_ci)
             speed = std.time_ms / fly.time_ms
+            radix = parse_radix(fly.radix)
             rows.append({"figure": fig, "target": target, "n": n, "log2_n": int(np.log2(n)),
                          "precision": precision, "method": std.method, "radix": fly.radix,
+                         "depth": len(radix), "first_order_factor": first_order_factor(radix, n),
+                         "mse_ratio": fly.mse / std.mse,
                          "speedup": speed, "lmse_ratio": lmse, "lmse_ratio_ci": lmse_ci,
                          "lmse_x_time_ratio": lmse / speed,
                          "lmse_x_time_ratio_ci": lmse_ci / speed,

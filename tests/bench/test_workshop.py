@@ -121,6 +121,9 @@ def evidence_folder_ok(name: str) -> bool:
     return True
 
 
+CLAIMS_TABLE = re.compile(r"^studies/pfresample_studies/[a-z0-9_]+/claims\.csv$")
+
+
 def stray_measurements(paths: list[str]) -> list[str]:
     """(c) Measurement files outside evidence/<date>-<device>-<commit>/."""
     bad = []
@@ -130,6 +133,8 @@ def stray_measurements(paths: list[str]) -> list[str]:
         parts = path.split("/")
         if parts[0] == "tests" and "data" in parts[1:-1]:
             continue  # a test's fixture
+        if CLAIMS_TABLE.match(path):
+            continue  # a study's claims table (pipeline.claims): pointers into evidence/
         if parts[0] == "evidence" and len(parts) > 2 and evidence_folder_ok(parts[1]):
             continue
         bad.append(path)
@@ -236,6 +241,7 @@ def test_negative_control_stray_measurements():
         "evidence/2026-11-26-h100x4-45fdae3/run/plan.json",
         "evidence/2026-11-26-xeon2-ba6cc49/d3_2014/regimes_n1000/cells/ours/d3/n1000/t0.npz",
         "tests/studies/dulger2017/data/ncu_format_sample_l1.csv",
+        "studies/pfresample_studies/guldas2015/claims.csv",
         "docs/figures/frontier.png",
         "config/quick.yaml",
     ]
@@ -248,6 +254,7 @@ def test_negative_control_stray_measurements():
         "evidence/26-11-2026-h100-804d6d3/a.npz",
         "scripts/out.tar.gz",
         "tests/studies/d3_2014/timing.csv",  # not under a data/ folder
+        "studies/pfresample_studies/guldas2015/timings.csv",  # only claims.csv is exempt
     ]
     assert stray_measurements(good + bad) == bad
 

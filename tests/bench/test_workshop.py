@@ -121,9 +121,6 @@ def evidence_folder_ok(name: str) -> bool:
     return True
 
 
-CLAIMS_TABLE = re.compile(r"^studies/pfresample_studies/[a-z0-9_]+/claims\.csv$")
-
-
 def stray_measurements(paths: list[str]) -> list[str]:
     """(c) Measurement files outside evidence/<date>-<device>-<commit>/."""
     bad = []
@@ -133,8 +130,8 @@ def stray_measurements(paths: list[str]) -> list[str]:
         parts = path.split("/")
         if parts[0] == "tests" and "data" in parts[1:-1]:
             continue  # a test's fixture
-        if CLAIMS_TABLE.match(path):
-            continue  # a study's claims table (pipeline.claims): pointers into evidence/
+        if re.fullmatch(r"studies/pfresample_studies/[a-z0-9_]+/claims\.csv", path):
+            continue  # a study's claims table (pipeline.claims): claims, not a measurement
         if parts[0] == "evidence" and len(parts) > 2 and evidence_folder_ok(parts[1]):
             continue
         bad.append(path)
@@ -241,12 +238,13 @@ def test_negative_control_stray_measurements():
         "evidence/2026-11-26-h100x4-45fdae3/run/plan.json",
         "evidence/2026-11-26-xeon2-ba6cc49/d3_2014/regimes_n1000/cells/ours/d3/n1000/t0.npz",
         "tests/studies/dulger2017/data/ncu_format_sample_l1.csv",
-        "studies/pfresample_studies/guldas2015/claims.csv",
         "docs/figures/frontier.png",
         "config/quick.yaml",
+        "studies/pfresample_studies/d3_2014/claims.csv",
     ]
     bad = [
         "bench/results/d3_2014_issue39/gpu/timing.csv",
+        "studies/pfresample_studies/d3_2014/timing.csv",
         "bench/results/x/bench.log",
         "results/bench/frontier.CSV",
         "evidence/loose.csv",
@@ -254,7 +252,6 @@ def test_negative_control_stray_measurements():
         "evidence/26-11-2026-h100-804d6d3/a.npz",
         "scripts/out.tar.gz",
         "tests/studies/d3_2014/timing.csv",  # not under a data/ folder
-        "studies/pfresample_studies/guldas2015/timings.csv",  # only claims.csv is exempt
     ]
     assert stray_measurements(good + bad) == bad
 

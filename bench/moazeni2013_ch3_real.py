@@ -55,19 +55,23 @@ def main(argv=None) -> None:
     p.add_argument("--cpu-repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--chapter-cells", action="store_true", help="also the GPU cell and Fig 12")
+    p.add_argument("--cpu-only", action="store_true", help="the best CPU code alone (no GPU)")
     p.add_argument("--cell-n", type=int, nargs="+", default=[64, 128, 256, 512, 1024])
     args = p.parse_args(argv)
-    import cupy
-
     args.out.mkdir(parents=True, exist_ok=True)
-    device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    device = "none"
+    if not args.cpu_only:
+        import cupy
+
+        device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     meta = {"device": device, "cpu": experiments.host()["cpu"], "cpu_count": os.cpu_count(),
             "commit": git_revision(Path(__file__).resolve().parent)}  # fmt: skip
     rows = []
     for family in args.families:
         warm = INSTANCES[family](200)
         native.solve_weighted(warm, args.threads)  # the build and OpenMP's start, untimed
-        dp_weighted_gpu.solve(warm, min(args.blocks))  # the kernels' compile, untimed
+        if not args.cpu_only:
+            dp_weighted_gpu.solve(warm, min(args.blocks))  # the kernels' compile, untimed
         inst = INSTANCES[family](args.n)
         times, reference = [], None
         for _ in range(args.cpu_repeats):
@@ -81,7 +85,7 @@ def main(argv=None) -> None:
                      "checked": "reference", "answer": answer, **meta})  # fmt: skip
         print(f"CPU {family} n={args.n} {args.threads} threads: {np.median(times):.3f} s "
               f"(answer {answer})", flush=True)  # fmt: skip
-        for s in args.blocks:
+        for s in [] if args.cpu_only else args.blocks:
             result, gtimes, upload_s = dp_weighted_gpu.solve(inst, s, repeats=args.repeats)
             same = bool(np.array_equal(result, reference))
             rows.append({"family": family, "n": args.n, "side": "gpu",
@@ -93,7 +97,7 @@ def main(argv=None) -> None:
             print(f"GPU {family} n={args.n} s={s}: {np.median(gtimes):.4f} s, equal to C: {same}",
                   flush=True)  # fmt: skip
         write_rows(args.out / "real.csv", rows)
-    if args.chapter_cells:
+    if args.chapter_cells and not args.cpu_only:
         arrays, cell_meta = experiments.fig12_cell([64, 128, 256, 512, 1024, 2048, 4096],
                                                    repeats=20)  # fmt: skip
         write_rows(args.out / "fig12.csv", _frame_rows(arrays, {**meta,

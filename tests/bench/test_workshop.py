@@ -130,6 +130,8 @@ def stray_measurements(paths: list[str]) -> list[str]:
         parts = path.split("/")
         if parts[0] == "tests" and "data" in parts[1:-1]:
             continue  # a test's fixture
+        if parts[:2] == ["studies", "pfresample_studies"] and parts[-1] == "claims.csv":
+            continue  # a study's claims table (pipeline.claims): claims, pointing at evidence
         if parts[0] == "evidence" and len(parts) > 2 and evidence_folder_ok(parts[1]):
             continue
         bad.append(path)
@@ -238,6 +240,7 @@ def test_negative_control_stray_measurements():
         "tests/studies/dulger2017/data/ncu_format_sample_l1.csv",
         "docs/figures/frontier.png",
         "config/quick.yaml",
+        "studies/pfresample_studies/moazeni2013/claims.csv",
     ]
     bad = [
         "bench/results/d3_2014_issue39/gpu/timing.csv",
@@ -248,6 +251,7 @@ def test_negative_control_stray_measurements():
         "evidence/26-11-2026-h100-804d6d3/a.npz",
         "scripts/out.tar.gz",
         "tests/studies/d3_2014/timing.csv",  # not under a data/ folder
+        "studies/pfresample_studies/moazeni2013/timings.csv",  # a study's CSV, not its claims
     ]
     assert stray_measurements(good + bad) == bad
 

@@ -332,10 +332,10 @@ def gpu_cell(sizes, block_sizes, dtypes, *, seed: int, repeats: int, log=None) -
                     # the median of the repeats, as the CPU cells', the minimum beside it
                     best = float(np.median(times))
                     upload_s = float(np.median(uploads)) if strips else 0.0
-                    host = cupy.asnumpy(result)
+                    on_host = cupy.asnumpy(result)
                     where = f"GPU {order} n={n} s={s} {dtype}"
                     if reference is not None:
-                        _check(host, reference, a, where, checker)
+                        _check(on_host, reference, a, where, checker)
                     if hard_reference is not None:
                         _check_on_the_gpu(
                             order, hard, s, hard_reference, f"{where}, initial values"

@@ -154,9 +154,9 @@ def _guldas(options):
 
         if staged:
             params = {k: v for k, v in kw.items() if k != "radix"}
-            return run_adaptive_gpu(model, y, n, m.name, seed, tau=options["ess_threshold"],
+            return run_adaptive_gpu(model, y, n, m, seed, tau=options["ess_threshold"],
                                     radix=kw.get("radix"), **params)  # fmt: skip
-        return run_bootstrap_gpu(model, y, n, m.name, seed, **kw)
+        return run_bootstrap_gpu(model, y, n, m, seed, **kw)
 
     return run
 

@@ -224,6 +224,12 @@ def _arguments(m, n: int, params: dict) -> tuple[dict, dict]:
     return kw, params
 
 
+def _record(method):
+    """The registry's record of ``method``: a name looked up, a record (the
+    engine's, looked up once a run_filter call) taken as it is."""
+    return get_method(method) if isinstance(method, str) else method
+
+
 def _twin(model, carry: bool = False):
     """The Güldaş graphs' device code of ``model`` (``cuda.twin``), or a
     NotImplementedError naming the model."""
@@ -235,11 +241,11 @@ def _twin(model, carry: bool = False):
     return twin
 
 
-def run_bootstrap_gpu(model, y, n: int, method: str, seed: int, **params) -> FilterResult:
+def run_bootstrap_gpu(model, y, n: int, method, seed: int, **params) -> FilterResult:
     """run_filter's bootstrap filter (``BOOTSTRAP_OPTIONS``) on the GPU (``seconds``: the
     run's device time)."""
     _twin(model)
-    m = get_method(method)
+    m = _record(method)
     if m.gpu is None:
         raise NotImplementedError(f"method {m.name!r} has no CUDA kernel; use backend='cpu'")
     kw, params = _arguments(m, n, params)
@@ -247,11 +253,11 @@ def run_bootstrap_gpu(model, y, n: int, method: str, seed: int, **params) -> Fil
     return _graph(BootstrapGraph, model, m, n, y.shape[0], kw, params).run(y, seed)
 
 
-def run_adaptive_gpu(model, y, n: int, method: str, seed: int, *, tau: float, radix=None,
+def run_adaptive_gpu(model, y, n: int, method, seed: int, *, tau: float, radix=None,
                      **params) -> FilterResult:  # fmt: skip
     """:func:`pfresample.filters.run_adaptive` on the GPU."""
     _twin(model)
-    m = get_method(method)
+    m = _record(method)
     if not m.gated:
         raise TypeError(f"method {m.name!r} cannot be gated on the GPU (Method.gated)")
     if "radix" in m.params:

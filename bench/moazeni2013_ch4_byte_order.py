@@ -60,8 +60,10 @@ def main(argv=None) -> None:
                     raise AssertionError(f"{hash_} {order}: a preloaded key was not found")
                 steps = res.stats["steps"] / keys.size
                 if res.stats["restarts"] == 0 and not np.isclose(steps, stats["mean_walk"]):
-                    raise AssertionError(f"{hash_} {order}: the table walked {steps:.3f} nodes "
-                                         f"a search where NumPy says {stats['mean_walk']:.3f}")
+                    raise AssertionError(
+                        f"{hash_} {order}: the table walked {steps:.3f} nodes "
+                        f"a search where NumPy says {stats['mean_walk']:.3f}"
+                    )
                 rows.append({"distribution": dist, "variance": run.variance, "keys": keys.size,
                              "buckets": args.buckets, "hash": hash_, "byte_order": order,
                              "byte_wise": hash_ in ht.BYTE_WISE, **stats,
@@ -69,9 +71,12 @@ def main(argv=None) -> None:
                              "table_steps_per_search": steps, "seed": args.seed,
                              "cpu": machine["cpu"], "cores": machine["cores"],
                              "commit": machine["commit"]})  # fmt: skip
-                print(f"{dist} {hash_} {order}: {stats['occupied']} buckets, largest "
-                      f"{stats['largest']}, mean walk {stats['mean_walk']:.1f} (table "
-                      f"{steps:.1f}) [{time.perf_counter() - started:.1f} s]", flush=True)
+                print(
+                    f"{dist} {hash_} {order}: {stats['occupied']} buckets, largest "
+                    f"{stats['largest']}, mean walk {stats['mean_walk']:.1f} (table "
+                    f"{steps:.1f}) [{time.perf_counter() - started:.1f} s]",
+                    flush=True,
+                )
     write_rows(args.out / "byte_order.csv", rows)
 
 

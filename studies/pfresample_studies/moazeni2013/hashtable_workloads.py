@@ -90,6 +90,53 @@ def mix_batch(preload: np.ndarray, size: int, search_pct: int, rng, distribution
     return ops[order], keys[order]
 
 
+def absent_batch(
+    preload: np.ndarray,
+    size: int,
+    search_pct: int,
+    rng,
+    absent: float = 0.5,
+    distribution="normal",
+    variance=0.05,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ops, keys, expected) of a random batch of ``size`` operations in the proportions of
+    MIXES[search_pct] where a share ``absent`` of the searches and deletes name keys not in
+    the table and that share of the inserts keys already in it (each fails: ``expected``
+    0), the rest succeed (1). No key appears twice in the batch, so each operation's result
+    is ``expected`` whatever the schedule; the keys are otherwise drawn at random."""
+    if not 0 <= absent <= 1:
+        raise ValueError(f"absent must lie in [0, 1], got {absent}")
+    searches, inserts, _ = MIXES[search_pct]
+    n_search, n_insert = int(round(size * searches)), int(round(size * inserts))
+    n_delete = size - n_search - n_insert
+    miss = [int(round(n * absent)) for n in (n_search, n_insert, n_delete)]
+    n_present = (n_search - miss[0]) + miss[1] + (n_delete - miss[2])
+    n_fresh = miss[0] + (n_insert - miss[1]) + miss[2]
+    if n_present > preload.size:
+        raise ValueError(f"a batch of {size} needs {n_present} preloaded keys")
+    fresh = np.setdiff1d(draw_keys(2 * n_fresh + 16, rng, distribution, variance), preload)
+    fresh = fresh[rng.permutation(fresh.size)[:n_fresh]]
+    if fresh.size < n_fresh:
+        raise ValueError("could not draw enough fresh keys; widen the distribution")
+    present = preload[rng.permutation(preload.size)[:n_present]]
+    p, f = np.split(present, np.cumsum([n_search - miss[0], miss[1]])), \
+        np.split(fresh, np.cumsum([miss[0], n_insert - miss[1]]))  # fmt: skip
+    parts = (p[0], f[0], p[1], f[1], p[2], f[2])  # each kind's present, then absent keys
+    keys = np.concatenate(parts)
+    sizes = [a.size for a in parts]
+    ops = np.repeat(np.array([ht.SEARCH, ht.SEARCH, ht.INSERT, ht.INSERT, ht.DELETE, ht.DELETE],
+                             dtype=np.uint8), sizes)  # fmt: skip
+    expected = np.repeat(np.array([1, 0, 0, 1, 1, 0], dtype=np.uint8), sizes)
+    order = rng.permutation(size)
+    return ops[order], keys[order], expected[order]
+
+
+def after_batch(preload: np.ndarray, ops, keys) -> np.ndarray:
+    """The sorted keys a batch of distinct keys leaves: the preload, less its deleted
+    keys, with its inserted keys."""
+    return np.union1d(np.setdiff1d(preload, keys[ops == ht.DELETE]), keys[ops == ht.INSERT])
+
+
 def run_cpu(tables: int, buckets: int, preload: np.ndarray, ops, keys, threads: int,
             hash: str = "dek", byte_order: str = ht.DEFAULT_BYTE_ORDER) -> dict:  # fmt: skip
     """One CPU batch on a freshly preloaded table: its seconds, counters and

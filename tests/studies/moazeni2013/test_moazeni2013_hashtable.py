@@ -443,3 +443,22 @@ def test_dek_fed_lsb_first_fills_few_buckets_where_msb_first_fills_them_all():
     assert stats["steps"] / keys.size == pytest.approx(msb["mean_walk"])
     with pytest.raises(ValueError, match="buckets"):
         ht.bucket_stats(keys, 0)
+
+
+@pytest.mark.parametrize("mix", [33, 90])
+def test_a_batch_with_absent_keys_gives_its_expected_results_on_cpu_threads(mix):
+    from pfresample_studies.moazeni2013 import hashtable_workloads as wl
+
+    rng = np.random.default_rng([SEED, 61, mix])
+    preload = _keys(4000, rng, normal=True)
+    ops, keys, expected = wl.absent_batch(preload, 1200, mix, rng, absent=0.5)
+    assert np.unique(keys).size == keys.size and 0 < expected.mean() < 1
+    present = np.isin(keys, preload)
+    assert np.array_equal(expected.astype(bool), np.where(ops == ht.INSERT, ~present, present))
+    table = ht.HashTable(8, 64, preload.size + ops.size)
+    table.batch(np.full(preload.size, ht.INSERT), preload, THREADS)
+    res = table.batch(ops, keys, THREADS)
+    assert np.array_equal(res.results, expected)
+    assert np.array_equal(table.check(), wl.after_batch(preload, ops, keys))
+    # the negative control: the schedule-free batch's all-true answer is not this one's
+    assert not (res.results == ht.TRUE).all()

@@ -383,13 +383,14 @@ def batch_keys(run: Run, *, preload: int, seed: int, cache: dict | None = None):
     cache = {} if cache is None else cache
     kid = _key_id(run.distribution, run.variance)
     var = run.variance or 0.05
-    if kid not in cache:
-        cache[kid] = draw_keys(preload, np.random.default_rng([seed, kid]), run.distribution, var)
-    if (kid, run.batch, run.mix) not in cache:
+    # keyed by the preload's size too: two working sets of one distribution share a cache
+    pid, bid = (kid, preload), (kid, preload, run.batch, run.mix)
+    if pid not in cache:
+        cache[pid] = draw_keys(preload, np.random.default_rng([seed, kid]), run.distribution, var)
+    if bid not in cache:
         rng = np.random.default_rng([seed, kid, run.batch, run.mix])
-        cache[kid, run.batch, run.mix] = mix_batch(cache[kid], run.batch, run.mix, rng,
-                                                   run.distribution, var)  # fmt: skip
-    return (cache[kid], *cache[kid, run.batch, run.mix])
+        cache[bid] = mix_batch(cache[pid], run.batch, run.mix, rng, run.distribution, var)
+    return (cache[pid], *cache[bid])
 
 
 def _key_id(distribution: str, variance: float) -> int:

@@ -46,6 +46,7 @@ from .common import NO_B, STAGES, FilterResult, derive_seeds
 from .graph import GraphRunner, check_finite, kept
 
 GRAPHS_KEPT = 4  # captured filters kept per process (each holds its pool)
+THREAD_LOCAL = 1  # cudaStreamCaptureModeThreadLocal (driver_types.h)
 
 # Philox4x32-10 (rng.py's contract: Random123's constants, ten rounds) in an
 # elementwise kernel: element i of call c draws the block ctr = (i mod 2^32,
@@ -208,9 +209,21 @@ class CapturedFilter(GraphRunner):
             with self.stream:
                 self._enqueue()  # compiles every kernel, makes the workspace's buffers
                 self.stream.synchronize()
-            with cupy.cuda.using_allocator(self.pool.malloc):
-                self.graph = self.capture(self._enqueue, eager=self._enqueue)
+            with cupy.cuda.using_allocator(self.pool.malloc), self.stream:
+                self._enqueue()  # the pool's blocks made, in the order the capture asks
+                self.stream.synchronize()
+                # Thread-local mode, not CuPy's relaxed default: a read back to the
+                # host or an allocation outside the pool is then an error that ends
+                # the capture, never a value or an address baked into the graph.
+                self.stream.begin_capture(THREAD_LOCAL)
+                try:
+                    self._enqueue()
+                finally:
+                    graph = self.stream.end_capture()
+                graph.upload(self.stream)
+            self.graph = graph
         except Exception as error:  # a host read, a data-dependent shape, a driver refusal
+            self.graph = None
             raise CaptureError(f"{type(error).__name__}: {error}") from error
 
     def _enqueue(self) -> None:

@@ -237,7 +237,7 @@ def test_normalised_overrides_stage_4_weights(monkeypatch):
     real = engine.resample
 
     def spy(w, method, **kw):
-        seen.append((method, float(w.sum(dtype=np.float64)), float(w.max())))
+        seen.append((method.name, float(w.sum(dtype=np.float64)), float(w.max())))  # the record
         return real(w, method, **kw)
 
     monkeypatch.setattr(engine, "resample", spy)

@@ -28,7 +28,7 @@ from .interop import restore_each, to_native
 from .logweights import to_weights
 from .resampling import cpu
 from .resampling.butterfly import AdaptiveResult
-from .resampling.registry import REGISTRY, get_method
+from .resampling.registry import REGISTRY, get_method, method_record
 from .rng import seed_keys
 from .timing import Timing, cpu_name
 from .validation import (
@@ -95,7 +95,7 @@ def choose_B(weights, method, *, log=False, **params) -> int:
     Metropolis family (``epsilon``, default 1/100), the SSD match for the
     Uphill family (``ssd_table``, computed for this N when not given).
     On a CuPy array the device computes it (the same B, tests/gpu/test_gpu.py)."""
-    m = get_method(method)
+    m = method_record(method)
     if m.B_rule is None:
         raise TypeError(f"method {m.name!r} has no B parameter")
     weights, _ = to_native(weights)
@@ -128,8 +128,8 @@ def resample_many(
 
 
 def _ancestor_method(method):
-    """The registry entry of ``method``, which must return ancestors."""
-    m = get_method(method)
+    """The registry entry of ``method`` (a name or a record), which must return ancestors."""
+    m = method_record(method)
     if m.output != "ancestors":
         raise TypeError(
             f"method {m.name!r} moves particles instead of choosing ancestors: "
@@ -231,7 +231,7 @@ def resample_adaptive(
     ``seed``, ``backend`` and ``log`` as in
     :func:`resample`. On the GPU the device decides the stages (the same
     decisions and ancestors as the CPU's, tests/gpu/test_gpu_guldas.py)."""
-    m = get_method(method)
+    m = method_record(method)
     if m.adaptive is None:
         adaptive = ", ".join(name for name, e in REGISTRY.items() if e.adaptive is not None)
         raise TypeError(f"method {m.name!r} has no adaptive form; those with one: {adaptive}")
@@ -318,7 +318,7 @@ def resample_d3(
         )  # fmt: skip
     if impl not in ("table", "loop"):
         raise ValueError(f"impl must be 'table' or 'loop', got {impl!r}")
-    m = get_method("d3")
+    m = REGISTRY["d3"]
     params = {"noise": noise, "cdf": cdf, "precision": precision, "threads": threads}
     weights, _ = to_native(weights)
     particles, restore = to_native(particles)

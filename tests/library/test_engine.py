@@ -165,3 +165,129 @@ def test_bad_input_names_the_problem():
 
     with pytest.raises(TypeError, match="mean_transition"):
         pr.run_filter(NoMean(), Y, 8, "d3", seed=1)
+
+
+def test_the_method_is_looked_up_once_a_call(monkeypatch):
+    """run_filter enters ``registry.get_method`` once a call, whatever the
+    method and the conventions: the record is handed down to every step's
+    resampling, B rule and staged gate (per step it would be T lookups or more)."""
+    from pfresample import api
+    from pfresample.filters import engine
+    from pfresample.resampling import registry
+
+    calls = []
+    real = registry.get_method
+
+    def counting(name):
+        calls.append(name)
+        return real(name)
+
+    for module in (registry, api, engine):
+        monkeypatch.setattr(module, "get_method", counting)
+    cases = [
+        ("systematic", {}),
+        ("metropolis", {}),  # B chosen every step
+        ("uphill", {"arithmetic": "float32"}),
+        ("butterfly-multinomial", {"gate": "stages", "ess_threshold": 0.5}),
+        ("multinomial", {"gate": "stages", "ess_threshold": 0.5}),
+        ("cellular", {"radius": 2}),
+        ("d3", {}),
+    ]
+    for method, options in cases:
+        calls.clear()
+        pr.run_filter(MODEL, Y, 64, method, seed=1, backend="cpu", **options)
+        assert calls == [method], (method, calls)
+    # negative control: a resampling by name from the outside looks it up itself
+    calls.clear()
+    pr.resample(np.ones(8), "systematic", seed=1, backend="cpu")
+    assert calls == ["systematic"]
+
+
+class _FakeFilter:
+    """A GPU filter that counts what it builds and what it runs."""
+
+    def __init__(self):
+        self.built, self.runs = 0, 0
+
+    def factory(self, model, m, n, kw, own, options):
+        fake = self
+
+        def runner(model, y, n, m, seed, kw, own):  # pragma: no cover - prepare is used
+            raise AssertionError("the engine binds the runner once (prepare)")
+
+        def prepare(model, steps, n, m, kw, own):
+            fake.built += 1
+
+            def run(y, seed):
+                fake.runs += 1
+                return ("ran", m.name, n, len(y), seed)
+
+            return run
+
+        runner.prepare = prepare
+        return runner
+
+
+def test_a_repeated_gpu_call_replays_its_plan(monkeypatch):
+    """The second run_filter call with the same arguments (another seed, other
+    measurements of the same shape) builds nothing: no method lookup, no GPU
+    filter chosen or made, only the bound run; clear_graphs() forgets it;
+    another N, method or option is a plan of its own."""
+    from pfresample.filters import clear_graphs, engine, gpu
+    from pfresample.filters.graph import GRAPHS, PLAN
+
+    fake = _FakeFilter()
+    chosen = []
+
+    def fused_filter(*args):
+        chosen.append(args[1].name)
+        return fake.factory(*args)
+
+    monkeypatch.setattr(gpu, "fused_filter", fused_filter)
+    monkeypatch.setattr(engine, "resolve_backend", lambda backend, has_code: "cuda")
+    monkeypatch.setattr(engine, "_device_id", lambda: 0)
+    lookups = []
+    real = engine.get_method
+    monkeypatch.setattr(engine, "get_method", lambda name: lookups.append(name) or real(name))
+    clear_graphs()
+    try:
+        first = pr.run_filter(MODEL, Y, 256, "systematic", seed=1, backend="cuda")
+        second = pr.run_filter(MODEL, Y + 1.0, 256, "systematic", seed=2, backend="cuda")
+        assert first == ("ran", "systematic", 256, STEPS, 1)
+        assert second == ("ran", "systematic", 256, STEPS, 2)
+        assert (fake.built, fake.runs, chosen, lookups) == (1, 2, ["systematic"], ["systematic"])
+        assert len(GRAPHS.entries(PLAN)) == 1
+        # other arguments: plans of their own
+        pr.run_filter(MODEL, Y, 512, "systematic", seed=1, backend="cuda")
+        pr.run_filter(MODEL, Y, 256, "multinomial", seed=1, backend="cuda")
+        pr.run_filter(MODEL, Y, 256, "systematic", seed=1, backend="cuda", stage_times=False)
+        pr.run_filter(MODEL, Y[:10], 256, "systematic", seed=1, backend="cuda")
+        assert fake.built == 5 and len(GRAPHS.entries(PLAN)) == 5
+        # the public clear forgets the plans: the next call builds again
+        clear_graphs()
+        assert GRAPHS.entries(PLAN) == []
+        pr.run_filter(MODEL, Y, 256, "systematic", seed=3, backend="cuda")
+        assert fake.built == 6
+        # clearing one kind of graph forgets the plans too (a plan holds its graph)
+        clear_graphs("sir")
+        pr.run_filter(MODEL, Y, 256, "systematic", seed=3, backend="cuda")
+        assert fake.built == 7
+        # another device: the plan is not reused
+        monkeypatch.setattr(engine, "_device_id", lambda: 1)
+        pr.run_filter(MODEL, Y, 256, "systematic", seed=3, backend="cuda")
+        assert fake.built == 8
+    finally:
+        clear_graphs()
+
+
+def test_plan_keys_tell_arrays_apart():
+    """Array options (resample_at, ssd_table) key a plan by their contents;
+    an unhashable model has no key (resolved afresh each call)."""
+    from pfresample.filters.engine import _plan_key
+
+    a = np.array([True, False, True])
+    k1 = _plan_key(MODEL, (3,), 8, "systematic", "cuda", {}, a)
+    k2 = _plan_key(MODEL, (3,), 8, "systematic", "cuda", {}, a.copy())
+    k3 = _plan_key(MODEL, (3,), 8, "systematic", "cuda", {}, ~a)
+    assert k1 == k2 and k1 != k3
+    assert _plan_key([MODEL], (3,), 8, "systematic", "cuda", {}) is None

@@ -92,7 +92,8 @@ def test_weights_given_to_the_resampler(monkeypatch):
     real = engine.resample
 
     def spy(w, method, **kw):
-        seen.append((method, w.dtype, float(w.sum(dtype=np.float64)), float(w.max()), kw["B"]))
+        name = method.name  # the engine hands down the method's record, looked up once a run
+        seen.append((name, w.dtype, float(w.sum(dtype=np.float64)), float(w.max()), kw["B"]))
         return real(w, method, **kw)
 
     monkeypatch.setattr(engine, "resample", spy)
@@ -236,7 +237,7 @@ def test_normalised_overrides_stage_4_weights(monkeypatch):
     real = engine.resample
 
     def spy(w, method, **kw):
-        seen.append((method, float(w.sum(dtype=np.float64)), float(w.max())))
+        seen.append((method.name, float(w.sum(dtype=np.float64)), float(w.max())))  # the record
         return real(w, method, **kw)
 
     monkeypatch.setattr(engine, "resample", spy)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import numpy as np
 
@@ -64,13 +65,25 @@ def prior_log_weights(x, mu):
     return -0.5 * (d * d) @ inv
 
 
-def run(model, y, n: int, m, seed: int, kw: dict, own: dict, options: dict) -> FilterResult:
-    """The engine's loop on the device (module docstring)."""
+def run(
+    model, y, n: int, m, seed: int, kw: dict, own: dict, options: dict, noise: str = "cupy"
+) -> FilterResult:
+    """The engine's loop on the device (module docstring). ``noise``
+    "philox": the model draws from the captured run's generator
+    (``capture.CaptureRng``) under the same key as a captured run of this
+    seed, so that the loop and the graph draw the same numbers (the check
+    of the capture, tests/gpu/test_gpu_capture.py); "cupy": CuPy's."""
     import cupy
 
     steps = y.shape[0]
     rng_host, draw_seeds = derive_seeds(seed, steps)
-    rng = cupy.random.default_rng(int(rng_host.integers(0, 2**63)))
+    if noise == "philox":
+        from .capture import CaptureRng
+
+        key = rng_host.integers(0, 2**32, size=2, dtype=np.uint64).astype(np.uint32)
+        rng = CaptureRng(cupy.asarray(key))
+    else:
+        rng = cupy.random.default_rng(int(rng_host.integers(0, 2**63)))
     ess_threshold = options["ess_threshold"]
     unnormalised = {None: m.comparison_based, "normalised": False, "unnormalised": True}[
         options["stage4_weights"]
@@ -116,7 +129,7 @@ def run(model, y, n: int, m, seed: int, kw: dict, own: dict, options: dict) -> F
                 x = resample_d3(x, w, prior, seed=int(draw_seeds[k]), backend="cuda", **d3_kw)
             else:
                 w_in = w_tilde if unnormalised else w
-                x = x[resample(w_in, m.name, seed=int(draw_seeds[k]), backend="cuda", **kw)]
+                x = x[resample(w_in, m, seed=int(draw_seeds[k]), backend="cuda", **kw)]
             log_w = cupy.full(n, -math.log(n))
             resampled[k] = True
         else:
@@ -142,9 +155,59 @@ def run(model, y, n: int, m, seed: int, kw: dict, own: dict, options: dict) -> F
 
 
 def runner(options: dict):
-    """:func:`run` as the engine's GPU runner (model, y, n, m, seed, kw, own)."""
+    """:func:`run` as the engine's GPU runner (model, y, n, m, seed, kw, own),
+    with ``prepare`` (``engine._bind``): the captured graph of the steps
+    where ``options["capture"]`` asks for it (``filters.capture``), else the loop."""
 
     def go(model, y, n, m, seed, kw, own):
         return run(model, y, n, m, seed, kw, own, options)
 
+    def prepare(model, steps, n, m, kw, own):
+        def loop(y, seed):
+            return run(model, y, n, m, seed, kw, own, options)
+
+        wanted = options.get("capture", False)
+        if wanted is False:
+            return loop
+        from . import capture
+
+        why = capture.capturable(m, options)
+        if why is not None:
+            if wanted is True:
+                raise NotImplementedError(f"capture=True: {why}")
+            return loop
+        chosen = []
+
+        def bound(y, seed):  # captured on the first call, which knows y's shape
+            if not chosen:
+                chosen.append(_captured_or_loop(model, y, n, m, kw, own, options, loop))
+            return chosen[0](y, seed)
+
+        return bound
+
+    go.prepare = prepare
     return go
+
+
+def _captured_or_loop(model, y, n, m, kw, own, options, loop):
+    """The captured filter's ``run`` of these arguments, or, where the model
+    cannot be captured, ``loop`` with a warning (``capture="auto"``) or a
+    RuntimeError (``capture=True``) that says why."""
+    from .capture import CaptureError, captured_filter
+
+    unnormalised = {None: m.comparison_based, "normalised": False, "unnormalised": True}[
+        options["stage4_weights"]
+    ]  # fmt: skip
+    try:
+        return captured_filter(model, m, n, y.shape[0], y.shape, kw, own, unnormalised).run
+    except CaptureError as error:
+        message = (
+            f"{type(model).__name__}'s steps could not be captured as a CUDA graph ({error}): "
+            "a step that reads a value back to the host (float(y), .item(), a branch on an "
+            "array), a shape that depends on the data, or a generator method the captured "
+            "run lacks; running the CuPy loop"
+        )
+        if options["capture"] is True:
+            raise RuntimeError(message.replace("; running the CuPy loop", "")) from error
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
+        return loop

@@ -52,6 +52,7 @@ convention (:data:`ARITHMETIC`):
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import math
 import time
@@ -73,6 +74,7 @@ from ..timing import cpu_name
 from ..validation import check_int, check_radius
 from .common import NO_B, STAGES, CloudDiagnostics, FilterResult, check_kernel, derive_seeds
 from .d3 import prior_log_weights, weights_of_columns
+from .graph import GRAPHS, PLAN
 
 PROTOCOL = ("init_particles", "transition", "log_likelihood")
 # D3's options (resample_d3's), beside the registry's method parameters
@@ -167,8 +169,8 @@ def _choose_B(m, w, kw: dict) -> int | None:
     if kw.get("B") is not None:
         return int(kw["B"])
     if m.B_rule == "metropolis":
-        return choose_B(w, m.name, epsilon=kw["epsilon"])
-    return choose_B(w, m.name, ssd_table=kw.get("ssd_table"))
+        return choose_B(w, m, epsilon=kw["epsilon"])
+    return choose_B(w, m, ssd_table=kw.get("ssd_table"))
 
 
 def _log_sum(lw: np.ndarray) -> float:
@@ -186,7 +188,7 @@ def run_filter(
     resample_at=None, permutation=None, seed_offset: int = 0,
     resampled_estimates: str | None = None, diagnostics: bool = False,
     snapshot_step: int | None = None, keep_particles: bool = False, stage_times: bool = True,
-    **params,
+    capture: bool | str = False, **params,
 ) -> FilterResult:  # fmt: skip
     """Run the bootstrap particle filter of the module docstring with ``n``
     particles over the measurements ``y`` (``y[k - 1]`` = z_k) and the
@@ -217,13 +219,35 @@ def run_filter(
     ``diagnostics``, ``snapshot_step``, ``keep_particles``:
     :class:`FilterResult`. ``stage_times=False`` leaves out the GPU SIR
     filter's timing marks between the stages (the CPU always times them).
+    ``capture`` (the CuPy loop's, ``filters.capture``): False (the default)
+    runs the loop; "auto" captures the T steps of an array-generic model with
+    its resampler as one CUDA graph where they can be, and runs the loop with
+    a warning where they cannot; True the graph or an error saying why not.
 
     ``backend``: "cpu", "cuda" or "auto" (``backend.resolve_backend``): on
     the GPU the engine runs the fused filter that implements this model,
     resampler and options (``filters.gpu``); else, for a model written
     against the array module it is handed (``array_generic = True``, or any
     model with "cuda"), this loop on CuPy arrays (``filters.device``); else
-    the CPU ("auto"), or, with "cuda", an error naming what is missing."""
+    the CPU ("auto"), or, with "cuda", an error naming what is missing.
+
+    The method is looked up once a call (``registry.get_method``) and its
+    record handed down. A GPU call's resolution -- the record, the checked
+    arguments, the filter bound to its graph -- is kept in the graph cache
+    (``graph.GRAPHS``, kind "plan") under every argument but ``seed`` and the
+    measurements' values, so that a repeated call replays the graph and does
+    no other host work; ``filters.clear_graphs()`` forgets it."""
+    y = np.asarray(y, dtype=np.float64)
+    key = None
+    if backend != "cpu":
+        key = _plan_key(
+            model, y.shape, n, resampler, backend, params, ess_threshold, arithmetic, estimator,
+            stage4_weights, gate, resample_at, permutation, seed_offset, resampled_estimates,
+            diagnostics, snapshot_step, keep_particles, stage_times, capture,
+        )  # fmt: skip
+        plan = None if key is None else GRAPHS.find(PLAN, key)
+        if plan is not None and plan.device == _device_id():
+            return plan.run(y, seed)
     check_model(model)
     m = get_method(resampler)
     kw, own = _split_params(m, params)
@@ -241,7 +265,6 @@ def run_filter(
             raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
     if gate == "stages" and m.output != "ancestors":
         raise ValueError("gate='stages' needs a resampler that returns ancestors")
-    y = np.asarray(y, dtype=np.float64)
     if y.ndim == 0 or y.shape[0] == 0:
         raise ValueError(f"y must hold at least one measurement, got shape {y.shape}")
     steps = y.shape[0]
@@ -259,8 +282,12 @@ def run_filter(
         snapshot_step=snapshot_step, keep_particles=keep_particles,
     )  # fmt: skip
     if backend != "cpu":
+        if capture not in CAPTURES:
+            raise ValueError(f"capture must be one of {CAPTURES}, got {capture!r}")
         # what only the GPU filters' choice reads (filters.gpu)
-        options.update(stage_times=stage_times, cpf_choice=cpf_choice(arithmetic, own))
+        gpu_only = dict(stage_times=stage_times, cpf_choice=cpf_choice(arithmetic, own),
+                        capture=capture)  # fmt: skip
+        options.update(gpu_only)
         from . import device, gpu
 
         runner = gpu.fused_filter(model, m, n, kw, own, options)
@@ -270,9 +297,66 @@ def run_filter(
         if resolve_backend(backend, runner is not None or backend == "cuda") == "cuda":
             if runner is None:
                 raise NotImplementedError(gpu.why_not(model, m, kw, own, options))
-            return runner(model, y, n, m, seed, kw, own)
-        del options["stage_times"], options["cpf_choice"]
+            bound = _bind(runner, model, y.shape[0], n, m, kw, own)
+            if key is not None:
+                GRAPHS.get(PLAN, key, lambda: Plan(_device_id(), bound), PLANS_KEPT)
+            return bound(y, seed)
+        for name in gpu_only:
+            del options[name]
     return _run_cpu(model, y, n, m, int(seed), kw, own, **options)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A GPU call of :func:`run_filter` resolved: the device it was made on
+    and ``run(y, seed)``, its filter bound to the graph it replays."""
+
+    device: int
+    run: object
+
+
+PLANS_KEPT = 8  # each holds its filter, and so the filter's graph and buffers
+CAPTURES = ("auto", True, False)
+
+
+def _device_id() -> int:
+    import cupy
+
+    return cupy.cuda.Device().id
+
+
+def _bind(runner, model, steps: int, n: int, m, kw: dict, own: dict):
+    """``runner`` (a GPU filter of ``filters.gpu`` or ``filters.device``) as
+    ``run(y, seed)``: its own ``prepare`` where it has one (the filter and
+    its graph made once, the call a replay), else the call as it is."""
+    prepare = getattr(runner, "prepare", None)
+    if prepare is not None:
+        return prepare(model, steps, n, m, kw, own)
+    return lambda y, seed: runner(model, y, n, m, seed, kw, own)
+
+
+def _frozen(value):
+    """``value`` as a hashable key part: arrays by their dtype, shape and a
+    digest of their bytes, sequences as tuples."""
+    if isinstance(value, np.ndarray):
+        digest = hashlib.sha1(np.ascontiguousarray(value).tobytes()).hexdigest()
+        return ("array", value.dtype.str, value.shape, digest)
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _plan_key(model, shape, n, resampler, backend, params, *options):
+    """The plan cache's key of a GPU call (every argument but the seed and
+    the measurements' values), or None where an argument cannot be a key
+    (an unhashable model: such a call is resolved afresh each time)."""
+    key = (model, shape, n, resampler, backend, _frozen(options),
+           tuple(sorted((k, _frozen(v)) for k, v in params.items())))  # fmt: skip
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def run_filters(model, ys, n: int, resampler: str, *, seeds, backend: str = "auto", **kwargs):
@@ -328,6 +412,141 @@ def _batch(model, n: int, resampler: str, runs: int, kwargs: dict):
     return m, gpu.sir_keywords(kw)
 
 
+def _estimate_ratio(w, w_tilde, x, n):
+    c = w_tilde.astype(np.float64)
+    return (c @ x) / c.sum()
+
+
+def _estimate_dot(w, w_tilde, x, n):
+    return w @ x
+
+
+def _estimate_sums(w, w_tilde, x, n):
+    # Sums, not BLAS dot products: a threaded BLAS takes milliseconds a step on a
+    # loaded host at N = 2^14 (evidence/2026-11-26-xeon2-372f2ff/MANIFEST.md).
+    return (w.reshape((n,) + (1,) * (x.ndim - 1)) * x).sum(axis=0)
+
+
+def _ess_sequential(w, w_tilde):
+    return effective_sample_size(w_tilde, 1)  # eq. 1.11
+
+
+def _ess_dot(w, w_tilde):
+    return 1.0 / float(w @ w)
+
+
+def _ess_sum(w, w_tilde):
+    return 1.0 / float((w * w).sum())
+
+
+# The conventions of stage 3 (module docstring), one entry each: the estimate
+# by ``estimator`` and the arithmetic's ``dot``, the ESS by its ``ess``.
+ESTIMATES = {"ratio": _estimate_ratio, "dot": _estimate_dot, "sums": _estimate_sums}
+ESS_FORMULAS = {"sequential": _ess_sequential, "dot": _ess_dot, "sum": _ess_sum}
+
+
+@dataclass
+class CpuPlan:
+    """What one CPU run of :func:`run_filter` does at stage 4, chosen once
+    before its loop from the method record and the options: ``move(k, x, w,
+    w_in, lw, previous, y_k, seed)`` -> (particles, ancestors or None, B or
+    None) resamples all N; ``depth`` the stages it counts; the staged gate's
+    ``radix``, ``max_stages`` and ``tau``; ``kw`` the method's arguments left
+    for a staged step."""
+
+    move: object
+    depth: int
+    kw: dict
+    radix: tuple | None = None
+    max_stages: int | None = None
+    tau: float | None = None
+
+
+def _d3_move(model, m, n, own, components):
+    d3_kw = {k: v for k, v in own.items() if k not in ("components", "threads_scope")}
+
+    def move(k, x, w, w_in, lw, previous, y_k, seed):
+        mu = model.mean_transition(previous, k)
+        cols = x.reshape(n, -1)  # eqs. 2-4 over the state's components
+        prior = prior_log_weights(cols, np.reshape(mu, (-1, cols.shape[1])), components)
+        w_d3 = w
+        if components == "each":  # each component's own reading (Fig 9)
+            w_d3 = weights_of_columns(model.log_likelihood_components(y_k, x))
+        x = resample_d3(x, w_d3, prior, seed=seed, backend="cpu", components=components,
+                        **d3_kw)  # fmt: skip
+        return x, None, None
+
+    return move
+
+
+def _cpf_move(radius, precision, neighbourhood):
+    # the CPF's own resampling from the log-likelihoods (Gelencser-Horvath et
+    # al., Fig 6; resampling.cellular.cellular_log); the engine's default
+    # arithmetic hands the registry's cellular resampler W, as any method
+    def move(k, x, w, w_in, lw, previous, y_k, seed):
+        k0, k1 = seed_keys([seed])
+        ancestors = cellular_log(lw, (k0[0], k1[0]), radius, dtype=np.dtype(precision),
+                                 divide=neighbourhood == "divide")  # fmt: skip
+        return x[ancestors], ancestors, None
+
+    return move
+
+
+def _registry_move(m, kw):
+    call = {key: v for key, v in kw.items() if key not in ("B", "epsilon", "ssd_table")}
+
+    def move(k, x, w, w_in, lw, previous, y_k, seed):
+        b = _choose_B(m, w_in, kw)
+        ancestors = resample(w_in, m, seed=seed, B=b, backend="cpu", **call)
+        return x[ancestors], ancestors, b
+
+    return move
+
+
+def cpu_plan(model, m, n, kw, own, arithmetic, ess_threshold, gate) -> CpuPlan:
+    """The :class:`CpuPlan` of these arguments, their CPU-only checks made."""
+    kw = dict(kw)
+    components = own.get("components", "joint") if m.output == "particles" else "joint"
+    if components not in COMPONENTS:
+        raise ValueError(f"components must be one of {', '.join(COMPONENTS)}, got {components!r}")
+    if components == "each" and ess_threshold is not None:
+        raise ValueError("components='each' resamples every step (ess_threshold=None)")
+    if m.name == "cellular":
+        radius = check_radius(own.get("radius", 1), n)
+        precision = own.get("precision", "float64")
+        neighbourhood = own.get("neighbourhood", "search")
+        check_kernel(precision, neighbourhood)
+        if own.get("fast_math"):
+            raise ValueError("fast_math is an option of the GPU kernels; the CPU has none")
+        if cpf_choice(arithmetic, own):
+            move = _cpf_move(radius, precision, neighbourhood)
+        else:
+            move = _registry_move(m, {"radius": radius})
+    elif m.output == "particles":
+        move = _d3_move(model, m, n, own, components)
+    else:
+        move = None  # made below, from the arguments the staged gate leaves
+    plan = CpuPlan(move, 1, kw)
+    if gate == "stages":
+        radix = kw.pop("radix", None)
+        plan.max_stages = kw.pop("max_stages", None)
+        if m.adaptive is None:  # a standard method: one stage over all N
+            if radix is not None:
+                raise TypeError(f"method {m.name!r} takes no radix")
+            radix = (n,)
+        else:
+            radix = check_radix(radix, n) if radix is not None else default_radix(n)
+        plan.radix = radix
+        plan.tau = ALWAYS if ess_threshold is None else ess_threshold
+    elif m.adaptive is not None:
+        kw.pop("max_stages", None)
+        radix_kw = kw.get("radix")  # the butterflies' stages of a full resampling
+        plan.depth = len(check_radix(radix_kw, n) if radix_kw is not None else default_radix(n))
+    if plan.move is None:
+        plan.move = _registry_move(m, kw)
+    return plan
+
+
 def _run_cpu(
     model, y, n, m, seed, kw, own, *, ess_threshold, arithmetic, estimator, stage4_weights, gate,
     resample_at, permutation, seed_offset, resampled_estimates, diagnostics, snapshot_step,
@@ -339,39 +558,10 @@ def _run_cpu(
     seed_offset = check_int(seed_offset, "seed_offset", minimum=0)
     rng, draw_seeds = derive_seeds(seed, steps + seed_offset)
     draw_seeds = draw_seeds[seed_offset:]
-    cellular = m.name == "cellular"
-    if cellular:
-        radius = check_radius(own.get("radius", 1), n)
-        precision = own.get("precision", "float64")
-        neighbourhood = own.get("neighbourhood", "search")
-        check_kernel(precision, neighbourhood)
-        if own.get("fast_math"):
-            raise ValueError("fast_math is an option of the GPU kernels; the CPU has none")
-    d3_kw = {}  # threads_scope is the GPU filter's: the CPU's particles do not depend on it
-    if m.output == "particles":
-        d3_kw = {k: v for k, v in own.items() if k not in ("components", "threads_scope")}
-    components = own.get("components", "joint") if m.output == "particles" else "joint"
-    if components not in COMPONENTS:
-        raise ValueError(f"components must be one of {', '.join(COMPONENTS)}, got {components!r}")
-    if components == "each" and ess_threshold is not None:
-        raise ValueError("components='each' resamples every step (ess_threshold=None)")
+    plan = cpu_plan(model, m, n, kw, own, arithmetic, ess_threshold, gate)
     staged = gate == "stages"
-    if staged:
-        radix = kw.pop("radix", None)
-        max_stages = kw.pop("max_stages", None)
-        if m.adaptive is None:  # a standard method: one stage over all N
-            if radix is not None:
-                raise TypeError(f"method {m.name!r} takes no radix")
-            radix = (n,)
-        else:
-            radix = check_radix(radix, n) if radix is not None else default_radix(n)
-        tau = ALWAYS if ess_threshold is None else ess_threshold
-    elif m.adaptive is not None:
-        kw.pop("max_stages", None)
-    depth = 1
-    if m.adaptive is not None and not staged:  # the butterflies' stages of a full resampling
-        radix_kw = kw.get("radix")
-        depth = len(check_radix(radix_kw, n) if radix_kw is not None else default_radix(n))
+    estimate_of = ESTIMATES["ratio" if estimator == "ratio" else "dot" if ar.dot else "sums"]
+    ess_of = ESS_FORMULAS[ar.ess]
     x = np.asarray(model.init_particles(n, rng))
     if x.shape[0] != n:
         raise ValueError(f"init_particles({n}, rng) returned {x.shape[0]} particles")
@@ -411,29 +601,16 @@ def _run_cpu(
         increments[k] = log_sum - carried_sum
         t2 = time.perf_counter()
         w = w_tilde / np.float32(total) if ar.normalised is np.float32 else w_tilde / total
-        if estimator == "ratio":
-            c = w_tilde.astype(np.float64)
-            estimate = (c @ x) / c.sum()
-        elif ar.dot:
-            estimate = w @ x
-        else:
-            # Sums, not BLAS dot products: a threaded BLAS takes milliseconds a step on a
-            # loaded host at N = 2^14 (evidence/2026-11-26-xeon2-372f2ff/MANIFEST.md).
-            estimate = (w.reshape((n,) + (1,) * (x.ndim - 1)) * x).sum(axis=0)
+        estimate = estimate_of(w, w_tilde, x, n)
         estimates[k] = estimate
-        if ar.ess == "sequential":
-            ess[k] = effective_sample_size(w_tilde, 1)  # eq. 1.11
-        elif ar.ess == "dot":
-            ess[k] = 1.0 / float(w @ w)
-        else:
-            ess[k] = 1.0 / float((w * w).sum())
+        ess[k] = ess_of(w, w_tilde)
         t3 = time.perf_counter()
         allowed = resample_at is None or resample_at[k]
         w_in = w_tilde if unnormalised else w
         carried = None  # the linear weights a staged resampling leaves
         ancestors = None
         if allowed and staged:
-            out = _staged_step(m, w_in, int(draw_seeds[k]), tau, radix, max_stages, ess[k], kw)
+            out = _staged_step(m, w_in, int(draw_seeds[k]), plan, ess[k])
             stages[k] = out.stages
             if permutation is not None:  # SMC-EM's butterfly: the stage, then the transpose
                 ancestors = out.ancestors[permutation]
@@ -453,35 +630,11 @@ def _run_cpu(
             resampled[k] = out.stages > 0
             carried_sum = _log_sum(log_w) if resampled[k] or permutation is not None else log_sum
         elif allowed and (ess_threshold is None or ess[k] < ess_threshold * n):
-            if m.output == "particles":
-                mu = model.mean_transition(previous, k)
-                cols = x.reshape(n, -1)  # eqs. 2-4 over the state's components
-                prior = prior_log_weights(cols, np.reshape(mu, (-1, cols.shape[1])), components)
-                w_d3 = w
-                if components == "each":  # each component's own reading (Fig 9)
-                    w_d3 = weights_of_columns(model.log_likelihood_components(y[k], x))
-                x = resample_d3(x, w_d3, prior, seed=int(draw_seeds[k]), backend="cpu",
-                                components=components, **d3_kw)  # fmt: skip
-            elif cellular and cpf_choice(arithmetic, own):
-                # the CPF's own resampling from the log-likelihoods (Gelencsér-Horváth
-                # et al., Fig 6; resampling.cellular.cellular_log); the engine's default
-                # arithmetic hands the registry's cellular resampler W, as any method
-                k0, k1 = seed_keys([int(draw_seeds[k])])
-                ancestors = cellular_log(lw, (k0[0], k1[0]), radius, dtype=np.dtype(precision),
-                                         divide=neighbourhood == "divide")  # fmt: skip
-                x = x[ancestors]
-            else:
-                if cellular:
-                    kw = {"radius": radius}
-                b = _choose_B(m, w_in, kw)
-                call = {key: v for key, v in kw.items() if key not in ("B", "epsilon", "ssd_table")}
-                ancestors = resample(w_in, m.name, seed=int(draw_seeds[k]), B=b, backend="cpu",
-                                     **call)  # fmt: skip
-                x = x[ancestors]
-                if b is not None:
-                    used_B[k] = b
+            x, ancestors, b = plan.move(k, x, w, w_in, lw, previous, y[k], int(draw_seeds[k]))
+            if b is not None:
+                used_B[k] = b
             resampled[k] = True
-            stages[k] = depth
+            stages[k] = plan.depth
             log_w = np.full(n, -math.log(n)) if ar.carry_normalised else 0.0
             carried_sum = 0.0 if ar.carry_normalised else math.log(n)
         else:
@@ -516,7 +669,7 @@ def _run_cpu(
     )  # fmt: skip
 
 
-def _staged_step(m, w, seed: int, tau: float, radix, max_stages, ess: float, kw: dict):
+def _staged_step(m, w, seed: int, plan: CpuPlan, ess: float):
     """One step's staged resampling (Güldaş Fig 1.3): ``resample_adaptive``
     for a method with an adaptive form; for a standard method, all N
     particles resampled (even weights after) when ESS < tau N, else the
@@ -524,11 +677,11 @@ def _staged_step(m, w, seed: int, tau: float, radix, max_stages, ess: float, kw:
     from ..resampling.butterfly import AdaptiveResult
 
     if m.adaptive is not None:
-        return resample_adaptive(w, m.name, seed=seed, tau=tau, radix=radix,
-                                 max_stages=max_stages, backend="cpu", **kw)  # fmt: skip
-    if not ess < tau * w.size:
+        return resample_adaptive(w, m, seed=seed, tau=plan.tau, radix=plan.radix,
+                                 max_stages=plan.max_stages, backend="cpu", **plan.kw)  # fmt: skip
+    if not ess < plan.tau * w.size:
         return AdaptiveResult(np.arange(w.size, dtype=np.int32), w, 0)
-    ancestors = resample(w, m.name, seed=seed, backend="cpu", **kw)
+    ancestors = resample(w, m, seed=seed, backend="cpu", **plan.kw)
     return AdaptiveResult(ancestors, np.ones(w.size, dtype=np.float32), 1)
 
 

@@ -168,4 +168,13 @@ def _sir(options):
         keywords = sir_keywords(kw)
         return run_sir_gpu(model, y, n, m, seed, stage_times=options["stage_times"], **keywords)
 
+    def prepare(model, steps, n, m, kw, own):
+        """The SIR graph (or the fused run) of these arguments, made once:
+        ``run(y, seed)`` its replay (``engine._bind``)."""
+        from .sir_gpu import sir_runner
+
+        return sir_runner(model, n, m, steps, stage_times=options["stage_times"],
+                          **sir_keywords(kw))  # fmt: skip
+
+    run.prepare = prepare
     return run

@@ -12,6 +12,10 @@ what each of them needs and used to do for itself.
   capturing), then the capture, the graph uploaded (:meth:`GraphRunner.capture`);
 * the process's one cache of built graphs (:data:`GRAPHS`), the last few
   of each kind kept per key (:func:`kept`), emptied by :func:`clear_graphs`;
+  beside them the engine's plans (kind "plan", ``filters.engine``): what a
+  ``run_filter`` call resolved to -- the method record, the chosen GPU
+  filter bound to its graph -- so that a repeated call replays the graph
+  and does nothing else on the host;
 * the check of the estimates brought back: a non-finite row names the first
   step it comes from (:func:`check_finite`);
 * the log-likelihood estimate from what a graph keeps of each step -- its
@@ -80,18 +84,28 @@ class GraphCache:
         use; the last ``count`` of the kind kept (``cuda.workspace.cached``)."""
         return workspace.cached(self._kinds.setdefault(kind, OrderedDict()), key, make, count)
 
+    def find(self, kind: str, key):
+        """The entry of ``key`` among ``kind``'s, or None (nothing made)."""
+        store = self._kinds.get(kind)
+        if store is None or key not in store:
+            return None
+        store.move_to_end(key)
+        return store[key]
+
     def entries(self, kind: str) -> list:
         """The filters of ``kind`` kept now, the least recently used first."""
         return list(self._kinds.get(kind, {}).values())
 
     def clear(self, kind: str | None = None) -> None:
         """Forget every filter kept (or ``kind``'s): the next run builds and
-        captures its graph afresh."""
+        captures its graph afresh. The engine's plans go with any kind, since
+        a plan holds the filter it resolved to."""
         for name, cache in self._kinds.items():
-            if kind is None or name == kind:
+            if kind is None or name in (kind, PLAN):
                 cache.clear()
 
 
+PLAN = "plan"  # the engine's kind (filters.engine.run_filter's resolved calls)
 GRAPHS = GraphCache()
 
 
@@ -103,7 +117,8 @@ def kept(kind: str, key, make, count: int):
 
 def clear_graphs(kind: str | None = None) -> None:
     """Empty the process's cache of built GPU filters (or ``kind``'s:
-    "sir", "fused", "batch", "cpf", "d3", "guldas"): the next run of each
+    "sir", "fused", "batch", "cpf", "d3", "guldas", "capture"; the engine's
+    plans go with any of them): the next run of each
     builds and captures its graph afresh (a bench that times the build, or
     frees the device memory the graphs hold)."""
     GRAPHS.clear(kind)

@@ -407,9 +407,22 @@ def run_sir_gpu(
     where it applies -- the same numbers in one kernel, with its phase
     times. ``fused`` True asks for the fused run (an error where it does not
     apply), False for the graph."""
+    y = np.asarray(y, dtype=np.float64)
+    keywords = dict(B=B, epsilon=epsilon, segment_bytes=segment_bytes, ssd_table=ssd_table)
+    run = sir_runner(model, n, m, y.shape[0], stage_times=stage_times, fused=fused, **keywords)
+    return run(y, seed)
+
+
+def sir_runner(
+    model, n: int, m, steps: int, *, B=None, epsilon=EPSILON_FILTER, segment_bytes=None,
+    ssd_table=None, stage_times=True, fused=None,
+):  # fmt: skip
+    """:func:`run_sir_gpu`'s filter for T = ``steps``, made (or found in the
+    graph cache) once: ``run(y, seed)``, the bound ``run`` of the fused run
+    or of the SIR graph, which a repeated call replays with nothing else
+    done on the host (the engine keeps it, ``engine.Plan``)."""
     if device_twin(model) is None:
         raise NotImplementedError(f"{type(model).__name__} has no GPU code; use backend='cpu'")
-    y = np.asarray(y, dtype=np.float64)
     covered = sir_fused.applies(model, m.name, n)
     if fused is None:
         fused = not stage_times and covered
@@ -419,8 +432,8 @@ def run_sir_gpu(
                 f"the fused GPU filter covers the growth model with systematic resampling and "
                 f"N <= {geometry.FUSED_MAX_N}; got {type(model).__name__}, {m.name!r}, N = {n}"
             )
-        return sir_fused.fused_run(model, n, y.shape[0]).run(y, seed)
+        return sir_fused.fused_run(model, n, steps).run
     kw, params = sir_arguments(
         m, n, B=B, epsilon=epsilon, segment_bytes=segment_bytes, ssd_table=ssd_table
     )
-    return filter_graph(model, m, n, y.shape[0], kw, params, stage_times).run(y, seed)
+    return filter_graph(model, m, n, steps, kw, params, stage_times).run

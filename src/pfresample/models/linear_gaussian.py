@@ -62,7 +62,9 @@ class LinearGaussianModel:
 
     def log_likelihood(self, y, x) -> np.ndarray:
         """log N(y; x, r^2), normalised."""
-        e = (float(y) - array_module(x).asarray(x, dtype=np.float64)) / self.r
+        # y - x, not float(y) - x: y may be a device scalar (a captured run's
+        # measurement, filters.capture), which float() would read back to the host
+        e = (y - array_module(x).asarray(x, dtype=np.float64)) / self.r
         return -0.5 * e * e - math.log(self.r) - 0.5 * math.log(2 * math.pi)
 
     def simulate(self, steps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

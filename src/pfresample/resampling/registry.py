@@ -189,6 +189,14 @@ def ancestor_methods() -> dict[str, Method]:
     return {name: m for name, m in REGISTRY.items() if m.output == "ancestors"}
 
 
+def method_record(method) -> Method:
+    """The registry's record of ``method``: a name looked up
+    (:func:`get_method`), a :class:`Method` taken as it is -- the filter
+    engine looks its method up once a ``run_filter`` call and hands the
+    record down to every resampling of the run."""
+    return method if isinstance(method, Method) else get_method(method)
+
+
 def get_method(name) -> Method:
     """The registry entry of ``name`` (case-insensitive)."""
     if not isinstance(name, str):

@@ -83,15 +83,18 @@ def gradient_phases(
 
 
 def _rows(source: str, variant: str, tile: int, size: int, runs: list[dict]) -> list[dict]:
-    total = [sum(r.values()) for r in runs]
-    whole = float(np.median(total))
+    """One row a phase: the median, least and most seconds an iteration over the runs,
+    and the phase's share of the iteration from the least times (a phase's least time is
+    the one least disturbed by other work on the machine; the shares add up to 1)."""
+    least = {phase: min(r[phase] for r in runs) for phase in PHASES}
+    whole = sum(least.values())
     rows = []
     for phase in PHASES:
         values = [r[phase] for r in runs]
         rows.append({"source": source, "variant": variant, "tile": tile, "size": size,
                      "phase": phase, "seconds": float(np.median(values)),
-                     "seconds_min": min(values), "seconds_max": max(values),
-                     "iteration_seconds": whole, "share": float(np.median(values)) / whole,
+                     "seconds_min": least[phase], "seconds_max": max(values),
+                     "iteration_seconds_min": whole, "share": least[phase] / whole,
                      "repeats": len(runs)})  # fmt: skip
     return rows
 
@@ -158,7 +161,7 @@ def draw(table: pd.DataFrame, path: Path, caption: str) -> None:
         bottom = np.zeros(len(bars))
         for phase in PHASES:
             ms = np.array([part[(part["variant"] == v) & (part["tile"] == t) & (part["size"] == s)
-                                & (part["phase"] == phase)]["seconds"].iloc[0] * 1e3
+                                & (part["phase"] == phase)]["seconds_min"].iloc[0] * 1e3
                            for v, t, s in bars])  # fmt: skip
             ax.bar(
                 range(len(bars)),
@@ -193,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--native-sizes", type=int, nargs="+", default=[32, 64, 128])
     parser.add_argument("--numpy-sizes", type=int, nargs="+", default=[32, 64])
     parser.add_argument("--tiles", type=int, nargs="+", default=[8, 16])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=11)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     table = run(args.native_sizes, args.numpy_sizes, args.tiles, repeats=args.repeats)

@@ -144,11 +144,58 @@ def run(native_sizes: Sequence[int], numpy_sizes: Sequence[int], tiles: Sequence
     return pd.DataFrame(rows)
 
 
+def measure_gpu(size: int, tiles: Sequence[int], repeats: int, seed: int) -> list[dict]:
+    """Fig 53 on the GPU at ``size``: GlobalSync's kernels (``Solver.profile``, one
+    iteration a run), and each secondary solver's whole launch beside its function P
+    alone (tv.cu's P_ONLY: the TV norms and the curvature, no LLT, fidelity, step or
+    store), each launch timed behind the delay kernel; run i pairs the i-th launch of
+    each, P's time and the rest (whole minus P)."""
+    from pfresample.backend import cuda_device
+
+    from . import tv_gpu
+    from .tv_experiments import _time_launches
+
+    case = make_case(size, seed, 12, 0.05)
+    device = f"GPU: {cuda_device()}"
+    rows = []
+    for tile in tiles:
+        solver = tv_gpu.Solver(case.L0, case.d_hat, "global_sync", tile, **SETTINGS)
+        solver.iterate(1)
+        runs = [{k: sec for k, (_, sec) in solver.profile(1).items()} for _ in range(repeats)]
+        rows += _rows(device, "global_sync", tile, size, runs)
+    for variant in ("thread_sync", "unsync"):
+        for tile in tiles:
+            solver = tv_gpu.Solver(case.L0, case.d_hat, variant, tile, **SETTINGS)
+            solver.iterate(1)  # ThreadSync's P alone reads the D a full launch left
+            whole = _launch_times(solver.launches()[0][1], repeats, _time_launches)
+            state = solver.L.copy()
+            alone = _launch_times(solver.launches(p_only=True)[0][1], repeats, _time_launches)
+            if not bool((solver.L == state).all()):
+                raise RuntimeError(f"{variant} tile {tile}: P alone changed L")
+            runs = [{**dict.fromkeys(PHASES, 0.0), "P": a, "Solver": max(w - a, 0.0)}
+                    for w, a in zip(whole, alone, strict=True)]  # fmt: skip
+            rows += _rows(device, variant, tile, size, runs)
+    return rows
+
+
+def _launch_times(launch, repeats: int, time_launches) -> list[float]:
+    """``repeats`` device seconds of one launch, each behind the delay kernel."""
+    return [time_launches(launch, 1)[0] for _ in range(repeats)]
+
+
 CAPTION = (
     "Each phase's share of an iteration from its least seconds over the runs (tv.c: "
     "runs of 3 iterations; NumPy: one gradient and step a run); above each bar the "
     "iteration's least ms. P = each channel's curvature (Curvature3D), scaled; in tv.c "
     "the TVnorm loop also writes the normalised gradient P reads."
+)
+
+
+CAPTION_GPU = (
+    "Each phase's share of an iteration from its least device seconds over the "
+    "runs, each launch behind a delay kernel: GlobalSync's five kernels; "
+    "ThreadSync's and UnSync's one kernel split into function P alone (TV norms and "
+    "curvature, tv.cu's P_ONLY) and the rest (whole launch minus P)."
 )
 
 
@@ -210,9 +257,28 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--tiles", type=int, nargs="+", default=[8, 16])
     parser.add_argument("--repeats", type=int, default=11)
     parser.add_argument("--redraw", type=Path, help="only draw the figure of this CSV")
+    parser.add_argument(
+        "--gpu-sizes",
+        type=int,
+        nargs="+",
+        help="on a CUDA device: Fig 53's split there (fig53_gpu.csv, .png)",
+    )
     args = parser.parse_args(argv)
     if args.redraw:
         draw(pd.read_csv(args.redraw), args.out / "fig53_breakdown.png")
+        return
+    if args.gpu_sizes:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+        rows = []
+        for size in args.gpu_sizes:
+            rows += measure_gpu(size, args.tiles, args.repeats, 2017)
+            LOG.info("GPU at %d^3 done", size)
+        table = pd.DataFrame(rows)
+        args.out.mkdir(parents=True, exist_ok=True)
+        table.to_csv(args.out / "fig53_gpu.csv", index=False)
+        draw(table, args.out / "fig53_gpu.png", CAPTION_GPU)
+        shares = table[table["phase"] == "P"][["variant", "tile", "size", "share"]]
+        LOG.info("P's share of an iteration on the GPU:\n%s", shares.to_string(index=False))
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     table = run(args.native_sizes, args.numpy_sizes, args.tiles, repeats=args.repeats)

@@ -46,7 +46,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from pfresample.filters import D3_OPTIONS, d3_gpu, run_filter, velocity_errors
+from pfresample.filters import D3_OPTIONS, clear_graphs, d3_gpu, run_filter, velocity_errors
 from pfresample.timing import cpu_name
 from pfresample_studies.d3_2014 import catalog, experiments, regimes
 from pfresample_studies.pipeline import artifacts
@@ -139,7 +139,7 @@ def spread(args, cfg, info, started) -> list[dict]:
                 rows.append(row)
                 print(f"spread {algorithm:>5} TPB={t:>4} run {r}: {row['ms_per_step_median']} "
                       f"ms/step, RMSE {row['rmse_x']} {row['rmse_y']}", flush=True)  # fmt: skip
-        d3_gpu._GRAPHS.clear()
+        clear_graphs("d3")
     return rows
 
 
@@ -179,7 +179,7 @@ def table7(args, cfg, info, started) -> list[dict]:
                 "seconds": f"{seconds:.4g}"})  # fmt: skip
             print(f"table7 {algorithm:>5} TPB={t:>4}: RMSE {rmse.round(5)} in {seconds:.1f} s, "
                   f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
-        d3_gpu._GRAPHS.clear()
+        clear_graphs("d3")
     return rows
 
 
@@ -206,7 +206,7 @@ def timing(args, cfg, info, started) -> list[dict]:
                         f"ms/step, {time.perf_counter() - started:.0f} s",
                         flush=True,
                     )
-                d3_gpu._GRAPHS.clear()  # the graphs of one (N, algorithm) go before the next
+                clear_graphs("d3")  # the graphs of one (N, algorithm) go before the next
     return rows
 
 

@@ -102,3 +102,36 @@ def test_a_volume_the_blocks_do_not_tile_is_refused(case):
     _, d_hat, L0 = case
     with pytest.raises(ValueError, match="whole number of blocks"):
         tv_gpu.Solver(L0[:24, :24, :24], d_hat[:24, :24, :24], "unsync", 16, **SETTINGS)
+
+
+@pytest.mark.parametrize("variant", ["thread_sync", "unsync"])
+def test_p_only_leaves_the_state_and_the_full_launch_moves_it(case, variant):
+    """Fig 53's function P alone (tv.cu's P_ONLY) stores nothing: L and ThreadSync's D
+    are as the full launch left them; the full launch (the negative control) moves L."""
+    _, d_hat, L0 = case
+    solver = tv_gpu.Solver(L0, d_hat, variant, 8, **SETTINGS)
+    solver.iterate(1)
+    L, D = solver.L.copy(), getattr(solver, "D", solver.L).copy()
+    ((_, alone),) = solver.launches(p_only=True)
+    for _ in range(3):
+        alone()
+    cupy.cuda.Device().synchronize()
+    assert bool((solver.L == L).all()) and bool((getattr(solver, "D", solver.L) == D).all())
+    ((_, whole),) = solver.launches()
+    whole()
+    assert not bool((solver.L == L).all())
+    with pytest.raises(ValueError, match="one-kernel"):
+        tv_gpu.Solver(L0, d_hat, "global_sync", 8, **SETTINGS).launches(p_only=True)
+
+
+def test_fig53_gpu_rows():
+    from pfresample_studies.moazeni2013 import tv_breakdown
+
+    rows = tv_breakdown.measure_gpu(32, [8], 3, 2017)
+    import pandas as pd
+
+    table = pd.DataFrame(rows)
+    assert set(table["variant"]) == set(tv.VARIANTS)
+    for _, part in table.groupby(["variant", "tile"]):
+        assert part["share"].sum() == pytest.approx(1)
+        assert part[part["phase"] == "P"]["seconds_min"].iloc[0] > 0

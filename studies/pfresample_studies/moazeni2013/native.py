@@ -213,7 +213,33 @@ def tv_library() -> ctypes.CDLL:
     lib.tv_solve_f32.restype = ctypes.c_int
     lib.tv_solve_f32.argtypes = (ctypes.c_void_p, ctypes.c_void_p, *(ctypes.c_int64,) * 3,
                                  *(ctypes.c_float,) * 3, ctypes.c_int)  # fmt: skip
+    lib.tv_solve_phases_f32.restype = ctypes.c_int
+    lib.tv_solve_phases_f32.argtypes = (*lib.tv_solve_f32.argtypes, ctypes.c_void_p)
     return lib
+
+
+TV_PHASES = ("LLT", "TVnorm", "P", "Reduction", "Solver")  # tv.c's phases[] order
+
+
+def tv_solve_phases(L: np.ndarray, d_hat: np.ndarray, *, lam: float, eps: float, step: float,
+                    iterations: int) -> tuple[np.ndarray, dict[str, float]]:  # fmt: skip
+    """``tv_solve`` with the seconds each of Table 10's kernels took over the
+    iterations (tv.c's loops, timed by the monotonic clock between them)."""
+    cm, dh = _channel_major(L, d_hat)
+    phases = np.zeros(len(TV_PHASES))
+    status = tv_library().tv_solve_phases_f32(
+        cm.ctypes.data,
+        dh.ctypes.data,
+        *L.shape[:3],
+        lam,
+        eps,
+        step,
+        int(iterations),
+        phases.ctypes.data,
+    )
+    if status != 0:
+        raise MemoryError("native tv_solve: could not allocate its work arrays")
+    return np.moveaxis(cm, 0, -1), dict(zip(TV_PHASES, phases.tolist(), strict=True))
 
 
 def _channel_major(L: np.ndarray, d_hat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

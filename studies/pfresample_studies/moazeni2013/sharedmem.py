@@ -181,3 +181,30 @@ def curvature2d(tile: int) -> Kernel:
         Stage("S5 update", uses=("div",)),
     )
     return Kernel(f"curvature2d_{tile}", dict.fromkeys(names, size), stages)
+
+
+def registration(rows: int = 16, cols: int = 24, halo: int = 2, reordered: bool = False) -> Kernel:
+    """The registration benchmark's shared arrays as §5.3.1 describes them (no code or
+    stencil is printed, and the benchmark is not built here): a block of rows x cols
+    threads (16 x 24 is its preferred size) holds the vertical and the horizontal
+    displacement, each with a halo of ``halo`` for the neighbours a pixel's update reads,
+    and an iteration updates the vertical displacement (S0), then the horizontal (S1),
+    each from both displacements of the previous iteration, so both are alive at both
+    stages and no colouring shares them (Table 7's 0 %). ``reordered`` is one order §5.3.2
+    alludes to ("by changing the order of computations"): the vertical displacement is
+    written back to global memory before the horizontal one is loaded (S0 loads and
+    updates u, S1 v), so u and v are never alive together and share one partition."""
+    size = 4 * (rows + 2 * halo) * (cols + 2 * halo)
+    if reordered:
+        stages = (
+            Stage("S0 load u", defines=("u",)),
+            Stage("S1 update u", uses=("u",)),
+            Stage("S2 load v", defines=("v",)),
+            Stage("S3 update v", uses=("v",)),
+        )
+        return Kernel(f"registration_reordered_{rows}x{cols}", {"u": size, "v": size}, stages)
+    stages = (
+        Stage("S0 update vertical", defines=("u",), uses=("u", "v")),
+        Stage("S1 update horizontal", defines=("v",), uses=("u", "v")),
+    )
+    return Kernel(f"registration_{rows}x{cols}", {"u": size, "v": size}, stages, cyclic=True)

@@ -41,20 +41,21 @@ def _plan(kernel: sharedmem.Kernel, reuse: bool) -> sharedmem.Plan:
 
 
 @cache
-def _module(source: str, tile: int, reuse: bool):
+def _module(source: str, tile: int, reuse: bool, p_only: bool = False):
     from pfresample.cuda import kernels
 
     shape = sharedmem.curvature3d(tile) if source == SOURCE else sharedmem.curvature2d(tile)
     options = (*kernels.COMPILE_OPTIONS, f"-DTILE={tile}", *_plan(shape, reuse).macros())
-    return kernels.Module(cuda_source(source), (), options)
+    return kernels.Module(cuda_source(source), (), (*options, *(("-DP_ONLY",) if p_only else ())))
 
 
 @cache
-def function(name: str, tile: int, reuse: bool = False):
+def function(name: str, tile: int, reuse: bool = False, p_only: bool = False):
     """A kernel of tv.cu (``tv_*``) or chanvese.cu (``cv_step``) at this tile,
-    its shared arrays in their own partitions or, with ``reuse``, chapter 5's."""
+    its shared arrays in their own partitions or, with ``reuse``, chapter 5's; with
+    ``p_only`` tv_threadsync's and tv_unsync's function P alone (tv.cu's P_ONLY)."""
     source = CV_SOURCE if name.startswith("cv_") else SOURCE
-    return _module(source, tile, reuse).get_function(name)
+    return _module(source, tile, reuse, p_only).get_function(name)
 
 
 def attributes(fn, threads: int, carveout: int | None = None) -> dict:
@@ -120,20 +121,24 @@ class Solver:
             self.D = cupy.empty_like(self.L)
             self.N = cupy.empty((18, *shape), dtype=cupy.float32)
 
-    def launches(self) -> list[tuple[str, object]]:
-        """One iteration as (kernel, launch) pairs, in order (Table 10's rows)."""
+    def launches(self, p_only: bool = False) -> list[tuple[str, object]]:
+        """One iteration as (kernel, launch) pairs, in order (Table 10's rows); with
+        ``p_only`` a secondary solver's function P alone (Fig 53: it reads, and leaves,
+        the state a full iteration left)."""
         n0, n1, n2 = (np.int32(s) for s in self.shape)
         t, V = self.tile, np.int64(self.V)
         block = (t, t)
+        if p_only and self.variant == "global_sync":
+            raise ValueError("p_only is for the one-kernel solvers (GlobalSync's P is a kernel)")
         if self.variant == "thread_sync":
             grid = (int(n2) // t, int(n1) // t, int(n0) // t)
-            fn = function("tv_threadsync", t)
+            fn = function("tv_threadsync", t, p_only=p_only)
             args = (self.L, self.d_hat, self.D, self.N, n0, n1, n2, self.lam, self.eps,
                     self.step_size)  # fmt: skip
             return [("Solver", lambda: fn(grid, block, args))]
         if self.variant == "unsync":
             grid = (int(n2) // (2 * t), int(n1) // (2 * t), int(n0) // 2)
-            fn = function("tv_unsync", t)
+            fn = function("tv_unsync", t, p_only=p_only)
             args = (self.L, self.d_hat, n0, n1, n2, self.lam, self.eps, self.step_size)
             return [("Solver", lambda: fn(grid, block, args))]
         ones = (-(-self.V // THREADS),)

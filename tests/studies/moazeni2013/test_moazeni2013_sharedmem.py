@@ -57,3 +57,19 @@ def test_bad_kernels_are_refused():
         sm.live_ranges(k)
     with pytest.raises(ValueError, match="no stage writes"):
         sm.live_ranges(sm.Kernel("k", {"a": 4}, (sm.Stage("1", uses=("a",)),), cyclic=True))
+
+
+def test_registration_as_described_saves_nothing_and_reordered_saves_half():
+    """Table 7's registration row (0 %) follows from §5.3.1's text: both displacements
+    are read by both updates, so they interfere; split into load-update pairs they do not."""
+    described = sm.registration()
+    plan = sm.plan(described)
+    assert sm.interference(described) == {"u": {"v"}, "v": {"u"}}
+    assert plan.saving == 0 and plan.bytes_before == 2 * 4 * 20 * 28
+    reordered = sm.plan(sm.registration(reordered=True))
+    assert reordered.saving == 0.5 and len(reordered.sizes) == 1
+    # negative control: the reordered kernel with its last update also reading u keeps
+    # u alive to the end, and the two interfere again
+    stages = (sm.Stage("S0", defines=("u",)), sm.Stage("S1", uses=("u",)),
+              sm.Stage("S2", defines=("v",)), sm.Stage("S3", uses=("u", "v")))  # fmt: skip
+    assert sm.plan(sm.Kernel("r", {"u": 4, "v": 4}, stages)).saving == 0

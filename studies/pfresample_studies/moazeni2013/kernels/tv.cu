@@ -19,7 +19,14 @@
 //
 // Compile-time constants: TILE (the block's side), and for tv_p each shared array's
 // partition SLOT_<NAME> and their number SLOTS (sharedmem.py: every array its own
-// partition, or chapter 5's colouring of their live ranges).
+// partition, or chapter 5's colouring of their live ranges). With P_ONLY, tv_threadsync
+// and tv_unsync do function P alone (the TV norms and the curvature, Fig 53's split):
+// no LLT (ThreadSync reads the D a full launch left; UnSync takes its loads as D), no
+// fidelity term, no step, and no store.
+
+#ifdef P_ONLY
+#define P_ONLY_NEVER (-3.0e38f)  // a sum of bounded curvatures never reaches it
+#endif
 
 #ifndef TILE
 #define TILE 16
@@ -220,6 +227,7 @@ extern "C" __global__ void tv_threadsync(float* __restrict__ L, const float* __r
     const int i2 = blockIdx.x * TILE + tx, i1 = blockIdx.y * TILE + ty, p0 = blockIdx.z * TILE;
     const long long V = (long long)n0 * n1 * n2, s0 = (long long)n1 * n2;
     const long long col = (long long)i1 * n2 + i2;
+#ifndef P_ONLY
     for (int q = 0; q < TILE; ++q) {  // stage 1: D = L L^T
         const long long v = (p0 + q) * s0 + col;
         float l[6], d[6];
@@ -228,6 +236,7 @@ extern "C" __global__ void tv_threadsync(float* __restrict__ L, const float* __r
         for (int c = 0; c < 6; ++c) D[c * V + v] = d[c];
     }
     __syncthreads();
+#endif
     float tvc[6];
     for (int c = 0; c < 6; ++c) {  // stage 2: normalised gradients and the cube's TV norms
         const float* u = D + c * V;
@@ -249,21 +258,37 @@ extern "C" __global__ void tv_threadsync(float* __restrict__ L, const float* __r
     float r = 0.f;
     for (int c = 0; c < 6; ++c) r += weight(c) * tvc[c] * tvc[c];
     r = sqrtf(r);
+#ifdef P_ONLY
+    float check = 0.f;
+#endif
     for (int q = 0; q < TILE; ++q) {  // stage 3: curvature, dG/dd and the step
         const long long v = (p0 + q) * s0 + col;
-        float l[6], dg[6];
+        float dg[6];
         for (int c = 0; c < 6; ++c) {
             const float* n = N + c * 3 * V;
             float k = -n[v] - n[V + v] - n[2 * V + v];
             if (q > 0) k += n[v - s0];
             if (ty > 0) k += n[V + v - n2];
             if (tx > 0) k += n[2 * V + v - 1];
-            l[c] = L[c * V + v];
+#ifdef P_ONLY
+            dg[c] = weight(c) * tvc[c] / r * k;
+            check += dg[c];
+#else
             dg[c] = weight(c) * tvc[c] / r * k + lam * weight(c) * (D[c * V + v] - Dhat[c * V + v]);
+#endif
         }
+#ifndef P_ONLY
+        float l[6];
+        for (int c = 0; c < 6; ++c) l[c] = L[c * V + v];
         descend(l, dg, step);
         for (int c = 0; c < 6; ++c) L[c * V + v] = l[c];
+#endif
     }
+#ifdef P_ONLY
+    // P alone (Fig 53): the curvature is summed so that none of it can be left out, and
+    // stored only on a sum no run gives, so L (and D) stay as they were.
+    if (check == P_ONLY_NEVER) L[p0 * s0 + col] = check;
+#endif
 }
 
 // GPU:UnSync (§6.4.2): one kernel an iteration; each thread regularises a 2 x 2 x 2
@@ -281,7 +306,11 @@ extern "C" __global__ void tv_unsync(float* __restrict__ L, const float* __restr
     for (int k = 0; k < 8; ++k) {
         at[k] = (p + (k >> 2)) * s0 + (long long)(i1 + ((k >> 1) & 1)) * n2 + i2 + (k & 1);
         for (int c = 0; c < 6; ++c) l[k][c] = L[c * V + at[k]];
+#ifdef P_ONLY
+        for (int c = 0; c < 6; ++c) d[k][c] = l[k][c];  // P alone: the loads stand for D
+#else
         llt(l[k], d[k]);
+#endif
     }
     float tvc[6];
     for (int c = 0; c < 6; ++c) {
@@ -314,12 +343,23 @@ extern "C" __global__ void tv_unsync(float* __restrict__ L, const float* __restr
             if (k & 4) kappa += n[k - 4][0];
             if (k & 2) kappa += n[k - 2][1];
             if (k & 1) kappa += n[k - 1][2];
+#ifdef P_ONLY
+            dg[k][c] = weight(c) * tvc[c] / r * kappa;
+#else
             dg[k][c] = weight(c) * tvc[c] / r * kappa +
                        lam * weight(c) * (d[k][c] - Dhat[c * V + at[k]]);
+#endif
         }
     }
+#ifdef P_ONLY
+    float check = 0.f;  // as in tv_threadsync: every curvature summed, never stored
+    for (int k = 0; k < 8; ++k)
+        for (int c = 0; c < 6; ++c) check += dg[k][c];
+    if (check == P_ONLY_NEVER) L[at[0]] = check;
+#else
     for (int k = 0; k < 8; ++k) {
         descend(l[k], dg[k], step);
         for (int c = 0; c < 6; ++c) L[c * V + at[k]] = l[k][c];
     }
+#endif
 }

@@ -326,6 +326,20 @@ def dedupe(ranked, m: int) -> list[tuple[int, float, tuple]]:
     return out
 
 
+def tuples_from_top(top_lists, pair_list) -> list[Match1D]:
+    """Fig 55's tuples from each pair's p best (window, distance) list, in pair order
+    (``best_windows``'s, ``native.dtw_best_search``'s or the GPU's ``mddtw_gpu.top_p``)."""
+    return [Match1D(j, i, t, d) for (j, i), top in zip(pair_list, top_lists, strict=True)
+            for t, d in top]  # fmt: skip
+
+
+def combine(matches: list[Match1D], m: int, alpha: float) -> list[tuple[int, float, tuple]]:
+    """Phases two and three (§7.4.2, §7.4.6) on Fig 55's tuples: each location's best
+    feasible set, ranked, one result a location -- ``search`` without segmentation
+    or exhausting, after its distances and selection."""
+    return dedupe(rank(best_sets(matches, m, alpha), alpha), m)
+
+
 def md_dtw(query, db, *, nr: int = 1, p: int = 10, band: int | None = None,
            alpha: float = 1.0) -> list[tuple[int, float, tuple]]:  # fmt: skip
     """MD-DTW end to end: the ranked, one-a-location results."""
@@ -451,6 +465,8 @@ def pairs(k_query: int, k_db: int, nr: int) -> list[tuple[int, int]]:
 
 
 def _tuples(dist, pair_list, p: int, m: int, offset: int = 0, scale: float = 1.0):
+    if offset == 0 and scale == 1.0:
+        return tuples_from_top([best_windows(row, p, max(1, m // 2)) for row in dist], pair_list)
     out = []
     for (j, i), row in zip(pair_list, dist, strict=True):
         for t, d in best_windows(row, p, max(1, m // 2)):

@@ -340,3 +340,27 @@ def test_the_orientations_are_rotations():
         assert np.allclose(r @ r.T, np.eye(3)) and np.linalg.det(r) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="orientation is one of"):
         E._orientation("mirrored", rng)
+
+
+def test_combine_on_the_selected_windows_is_the_search():
+    """The end-to-end path's pieces (Fig 63 timed end to end): each pair's p best
+    windows as tuples, then ``combine``, give ``search``'s ranked list (no segmentation
+    or exhausting), and the best CPU code's selection gives the same windows."""
+    from pfresample_studies.moazeni2013 import mddtw_experiments as E
+    from pfresample_studies.moazeni2013 import native
+
+    k, n, m = 4, 1500, 32
+    db, query = E.timing_inputs(k, n, m, (32,), SEED)
+    pair_list = M.pairs(k, k, 2)
+    s = M.Search(nr=2, p=6, band=2, alpha=1.0)
+    dist = M.NumpyDistances(db)(query, pair_list, 2)
+    top = [M.best_windows(row, 6, m // 2) for row in dist]
+    assert M.combine(M.tuples_from_top(top, pair_list), m, 1.0) == M.search(query, db, s)
+    stats = [M.window_stats(row, m) for row in db]
+    data = native.DtwSearchInput(np.stack([M.znorm(r) for r in query]), db,
+                                 np.stack([a for a, _ in stats]),
+                                 np.stack([b for _, b in stats]), pair_list)  # fmt: skip
+    assert native.dtw_best_search(data, 2, 6, m // 2, 1)[0] == top
+    # the negative control: the tuples of another band rank differently
+    other = [M.best_windows(row, 6, m // 2) for row in M.NumpyDistances(db)(query, pair_list, 0)]
+    assert M.combine(M.tuples_from_top(other, pair_list), m, 1.0) != M.search(query, db, s)

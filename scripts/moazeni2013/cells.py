@@ -137,7 +137,8 @@ def ch7_search_cell(snakemake, log):
                                                    **kw)  # fmt: skip
     activity, meta2 = mddtw_experiments.activity_cell(
         p.m, p.search, seed=p.seed, rare=p.rare, rare_count=p.rare_count,
-        queries_per_label=p.queries_per_label, **kw)  # fmt: skip
+        queries_per_label=p.queries_per_label, normalise=p.normalise,
+        orientations=p.orientations, orientation_queries=p.orientation_queries, **kw)  # fmt: skip
     meta["aeon"] = meta2.get("aeon")
     save_cell(snakemake, log, {**planted, **activity}, meta, CLAIM)
 

@@ -115,3 +115,33 @@ def test_the_distances_equal_dtaidistance(m, band):
     for fast in (False, True):
         got = mddtw_gpu.Recording(db, m, fast_stats=fast).distances(query, [(0, 1)], band)
         assert np.allclose(got.get()[0], want, rtol=1e-9, atol=1e-12), fast
+
+
+def test_the_raw_distances_equal_the_reference_without_normalisation():
+    rng = np.random.default_rng([SEED, 5])
+    db, query = 2.0 + np.cumsum(rng.normal(size=(2, 600)), axis=1), rng.normal(size=(2, 24))
+    got = mddtw_gpu.GpuDistances(db, raw=True)(query, mddtw.pairs(2, 2, 2), 3)
+    want = mddtw.NumpyDistances(db, raw=True)(query, mddtw.pairs(2, 2, 2), 3)
+    assert np.array_equal(got, want)
+
+
+def test_fig63_end_to_end_equals_the_best_cpu_code():
+    """``search_stages`` (the GPU's distances, the device's top-p, the host's matching)
+    gives the ranked list of the best CPU code's selection and the same matching, bit
+    for bit, on the timing cell's statistics; its stages add up to at most its total."""
+    from pfresample_studies.moazeni2013 import mddtw_experiments, native
+
+    k, n, m = 9, 4096, 32
+    db, query = mddtw_experiments.timing_inputs(k, n, m, (32, 64), 2017)
+    pair_list = mddtw.pairs(k, k, 2)
+    data = mddtw_experiments._search_input(db, query, m, pair_list)[0]
+    top, _ = native.dtw_best_search(data, 2, 10, m // 2, 2)
+    want = mddtw.combine(mddtw.tuples_from_top(top, pair_list), m, 1.0)
+    rec = mddtw_gpu.Recording(db, m, fast_stats=True)
+    got, times = mddtw_gpu.search_stages(rec, query, pair_list, mddtw.Search(2, 10, 2, 1.0))
+    assert got == want and len(got) > 0
+    parts = times["distances_s"] + times["top_p_s"] + times["matching_s"]
+    assert parts == pytest.approx(times["total_s"], rel=1e-9)
+    assert mddtw_gpu.top_p(rec, query, pair_list, 2, 10, m // 2) == top
+    # the negative control: another band selects other windows
+    assert mddtw_gpu.top_p(rec, query, pair_list, 0, 10, m // 2) != top

@@ -131,35 +131,44 @@ def znorm(q: np.ndarray) -> np.ndarray:
     return (q - q.mean()) / deviations(q.std(), q.min(), q.max())
 
 
-def dtw_windows(query: np.ndarray, series: np.ndarray, band: int) -> np.ndarray:
+def dtw_windows(query: np.ndarray, series: np.ndarray, band: int,
+                normalise: bool = True) -> np.ndarray:  # fmt: skip
     """DTW distance of the z-normalised query (m) to every z-normalised window
     of ``series``, Sakoe-Chiba band ``band`` (|i - j| <= band), squared-difference
-    cost: (n - m + 1,) float64, the square root of the cumulative cost."""
-    q = znorm(query)
+    cost: (n - m + 1,) float64, the square root of the cumulative cost.
+    ``normalise=False``: the query and windows as recorded (the GPU's ``raw``)."""
+    query = np.asarray(query, dtype=np.float64)
+    q = znorm(query) if normalise else query
     m = q.size
     if m < 1 or series.size < m:
         raise ValueError(f"need a query of length >= 1 within the series, got {m}, {series.size}")
     if band < 0:
         raise ValueError(f"band must be >= 0, got {band}")
-    w = znorm_windows(series, m)  # (W, m)
+    if normalise:
+        w = znorm_windows(series, m)
+    else:
+        w = np.lib.stride_tricks.sliding_window_view(np.asarray(series, dtype=np.float64), m)
+    # (m, W): a window position's values contiguous over windows, so that each vector
+    # step reads one row (the same operations in the same order: the same bits)
+    w = np.ascontiguousarray(w.T)
     inf = np.inf
-    prev = np.full((w.shape[0], m), inf)
+    prev = np.full((m, w.shape[1]), inf)
     for i in range(m):
         cur = np.full_like(prev, inf)
         lo, hi = max(0, i - band), min(m - 1, i + band)
         for j in range(lo, hi + 1):
-            cost = (q[i] - w[:, j]) ** 2
+            cost = (q[i] - w[j]) ** 2
             if i == 0 and j == 0:
                 best = 0.0
             else:
-                best = prev[:, j] if i > 0 else np.full(w.shape[0], inf)
+                best = prev[j] if i > 0 else np.full(w.shape[1], inf)
                 if j > 0:
-                    best = np.minimum(best, cur[:, j - 1])
+                    best = np.minimum(best, cur[j - 1])
                     if i > 0:
-                        best = np.minimum(best, prev[:, j - 1])
-            cur[:, j] = cost + best
+                        best = np.minimum(best, prev[j - 1])
+            cur[j] = cost + best
         prev = cur
-    return np.sqrt(prev[:, m - 1])
+    return np.sqrt(prev[m - 1])
 
 
 def dtw_pair(a: np.ndarray, b: np.ndarray, band: int) -> float:
@@ -317,6 +326,20 @@ def dedupe(ranked, m: int) -> list[tuple[int, float, tuple]]:
     return out
 
 
+def tuples_from_top(top_lists, pair_list) -> list[Match1D]:
+    """Fig 55's tuples from each pair's p best (window, distance) list, in pair order
+    (``best_windows``'s, ``native.dtw_best_search``'s or the GPU's ``mddtw_gpu.top_p``)."""
+    return [Match1D(j, i, t, d) for (j, i), top in zip(pair_list, top_lists, strict=True)
+            for t, d in top]  # fmt: skip
+
+
+def combine(matches: list[Match1D], m: int, alpha: float) -> list[tuple[int, float, tuple]]:
+    """Phases two and three (§7.4.2, §7.4.6) on Fig 55's tuples: each location's best
+    feasible set, ranked, one result a location -- ``search`` without segmentation
+    or exhausting, after its distances and selection."""
+    return dedupe(rank(best_sets(matches, m, alpha), alpha), m)
+
+
 def md_dtw(query, db, *, nr: int = 1, p: int = 10, band: int | None = None,
            alpha: float = 1.0) -> list[tuple[int, float, tuple]]:  # fmt: skip
     """MD-DTW end to end: the ranked, one-a-location results."""
@@ -326,24 +349,39 @@ def md_dtw(query, db, *, nr: int = 1, p: int = 10, band: int | None = None,
     return dedupe(rank(feasible_sets(single_dim_search(query, db, nr, p, band), m), alpha), m)
 
 
-def edt(query, db, p: int = 10) -> list[tuple[int, float]]:
+def edt(query, db, p: int = 10, normalise: bool = True) -> list[tuple[int, float]]:
     """§7.5.1's baseline: sum over dimensions of the Euclidean distance between
-    the z-normalised query dimension and window; the p best non-overlapping."""
+    the z-normalised query dimension and window (``normalise=False``: as
+    recorded); the p best non-overlapping."""
     query, db = np.asarray(query, float), np.asarray(db, float)
     m = query.shape[1]
-    total = sum(np.sqrt(((znorm_windows(db[i], m) - znorm(query[i])) ** 2).sum(axis=1))
-                for i in range(query.shape[0]))  # fmt: skip
+    if normalise:
+        total = sum(np.sqrt(((znorm_windows(db[i], m) - znorm(query[i])) ** 2).sum(axis=1))
+                    for i in range(query.shape[0]))  # fmt: skip
+    else:
+        windows = np.lib.stride_tricks.sliding_window_view
+        total = sum(np.sqrt(((windows(db[i], m) - query[i]) ** 2).sum(axis=1))
+                    for i in range(query.shape[0]))  # fmt: skip
     return best_windows(total, p, max(1, m // 2))
 
 
-def ndcg(relevant: list[bool], k: int) -> float:
-    """§7.5.2's nDCG_k with binary relevance (2^rel - 1 gains): DCG of the list's
-    first k over that of a list with every relevant result first."""
+def ndcg(relevant: list[bool], k: int, total: int) -> float:
+    """§7.5.2's nDCG_k with binary relevance (gains 2^rel - 1 over log2(i + 1)): the
+    DCG of the list's first k over DCG_IDEAL, "DCG_m for a perfect result (highest
+    possible DCG)": the ranking with every one of the ``total`` relevant items of the
+    collection first, min(k, total) gains of 1 at ranks 1, 2, ... -- not the returned
+    list re-sorted, which would give a list holding one relevant item at rank 1 the
+    score 1 however many relevant items it missed. A list with more relevant entries
+    than ``total`` is an error (a repeat counted twice: ``total`` counts items)."""
+    if k < 1 or total < 0:
+        raise ValueError(f"need k >= 1 and total >= 0, got k = {k}, total = {total}")
     rel = np.asarray(relevant[:k], dtype=float)
-    gains = (2.0**rel - 1) / np.log2(np.arange(2, rel.size + 2))
-    ideal = np.sort(rel)[::-1]
-    best = ((2.0**ideal - 1) / np.log2(np.arange(2, ideal.size + 2))).sum()
-    return float(gains.sum() / best) if best > 0 else 0.0
+    if rel.sum() > total:
+        raise ValueError(f"{int(rel.sum())} relevant results in the first {k}, but only "
+                         f"{total} relevant items exist")  # fmt: skip
+    discount = 1.0 / np.log2(np.arange(2, k + 2))
+    best = discount[: min(k, total)].sum()
+    return float(((2.0**rel - 1) * discount[: rel.size]).sum() / best) if best > 0 else 0.0
 
 
 def planted(k: int, n: int, m: int, positions, rng, *, noise: float = 0.1,
@@ -392,13 +430,33 @@ class Search:
 
 
 class NumpyDistances:
-    """The distances of a (query rows, pairs, band) request, in NumPy."""
+    """The distances of a (query rows, pairs, band) request, in NumPy (``raw``: no
+    z-normalisation of the query or the windows, as ``mddtw_gpu.GpuDistances``)."""
 
-    def __init__(self, db: np.ndarray):
+    def __init__(self, db: np.ndarray, raw: bool = False):
         self.db = np.asarray(db, dtype=np.float64)
+        self.raw = raw
 
     def __call__(self, rows: np.ndarray, pair_list, band: int) -> np.ndarray:
-        return np.stack([dtw_windows(rows[j], self.db[i], band) for j, i in pair_list])
+        return np.stack([dtw_windows(rows[j], self.db[i], band, normalise=not self.raw)
+                         for j, i in pair_list])  # fmt: skip
+
+
+class CachedDistances:
+    """A distances backend that keeps each (query rows, pairs, band) request's
+    result: the search's variants (alone, segmented, exhausted) ask for the same
+    whole-query and segment distances of one query, computed once here."""
+
+    def __init__(self, distances):
+        self.distances = distances
+        self.kept: dict = {}
+
+    def __call__(self, rows: np.ndarray, pair_list, band: int) -> np.ndarray:
+        rows = np.ascontiguousarray(rows, dtype=np.float64)
+        key = (rows.shape, rows.tobytes(), tuple(map(tuple, pair_list)), int(band))
+        if key not in self.kept:
+            self.kept[key] = self.distances(rows, pair_list, band)
+        return self.kept[key]
 
 
 def pairs(k_query: int, k_db: int, nr: int) -> list[tuple[int, int]]:
@@ -407,6 +465,8 @@ def pairs(k_query: int, k_db: int, nr: int) -> list[tuple[int, int]]:
 
 
 def _tuples(dist, pair_list, p: int, m: int, offset: int = 0, scale: float = 1.0):
+    if offset == 0 and scale == 1.0:
+        return tuples_from_top([best_windows(row, p, max(1, m // 2)) for row in dist], pair_list)
     out = []
     for (j, i), row in zip(pair_list, dist, strict=True):
         for t, d in best_windows(row, p, max(1, m // 2)):

@@ -10,8 +10,10 @@ metadata)`` packed as ``<table>/<column>`` (``tv_experiments.pack``).
 * ``activity_cell``: BasicMotions (a smart watch's 3-axis accelerometer and
   gyroscope, 80 labelled 10-s episodes of standing, walking, running and badminton)
   laid end to end into one recording; every episode's interior as a query, the
-  other episodes of its class the relevant answers: nDCG@20 (Tables 11 and 14),
-  recall (Table 12) and the precision and recall of a rare class (Table 13);
+  other episodes of its class the relevant answers: nDCG@20 and recall (Tables 11
+  and 12) and the precision and recall of a rare class (Table 13), with
+  z-normalisation on and off; Table 14's walking queries on the accelerometer alone,
+  each episode as recorded, its axes permuted or rotated (orientation varied);
 * ``timing_cell``: the GPU's and the compiled CPU's DTW of every dimension pair,
   against recording length, query length and width (Figs 60, 62-64).
 
@@ -78,12 +80,13 @@ def load_daphnet() -> np.ndarray | None:
     return rows.T.copy()
 
 
-def _distances(db, backend: str):
+def _distances(db, backend: str, raw: bool = False):
+    """The search's distances backend (``raw``: no z-normalisation)."""
     if backend == "gpu":
         from . import mddtw_gpu
 
-        return mddtw_gpu.GpuDistances(db)
-    return mddtw.NumpyDistances(db)
+        return mddtw_gpu.GpuDistances(db, raw=raw)
+    return mddtw.NumpyDistances(db, raw=raw)
 
 
 def _variants(s: mddtw.Search, segments: int, exhaust_band: int) -> dict[str, mddtw.Search]:
@@ -131,7 +134,7 @@ def planted_cell(widths: Sequence[int], n: int, m: int, seeds: int, search: dict
         s = mddtw.Search(**{**search, "nr": min(search["nr"], k)})
         for seed in range(seeds):
             db, motif, positions, order = planted_case(k, n, m, seed)
-            distances = _distances(db, backend)
+            distances = mddtw.CachedDistances(_distances(db, backend))  # the variants share
             results = {name: [r[0] for r in mddtw.search(motif, db, v, distances)][:TOP]
                        for name, v in _variants(s, segments, exhaust_band).items()}  # fmt: skip
             results["edt"] = [t for t, _ in mddtw.edt(motif, db, TOP)]
@@ -157,10 +160,38 @@ def planted_cell(widths: Sequence[int], n: int, m: int, seeds: int, search: dict
                     "device": cuda_device() if backend == "gpu" else "CPU"}  # fmt: skip
 
 
-def activity_recording(seed: int, rare: str | None = None, rare_count: int = 0):
+ACCELEROMETER = (0, 1, 2)  # BasicMotions' first three dimensions: the 3-axis accelerometer
+# Table 14's counterpart: each episode's accelerometer as recorded, turned by a seeded signed
+# permutation of its axes (the sensor worn turned by quarter turns: each motion on another
+# axis, which nr > 1 is for) or by a seeded uniformly random rotation (axes mixed)
+ORIENTATIONS = ("recorded", "permuted", "rotated")
+
+
+def _orientation(how: str, rng) -> np.ndarray:
+    """A 3 x 3 rotation for one episode: identity, a signed axis permutation, or a
+    uniformly random rotation (QR of a normal matrix, signs fixed, determinant 1)."""
+    if how == "recorded":
+        return np.eye(3)
+    if how == "permuted":
+        r = np.eye(3)[rng.permutation(3)] * rng.choice([-1.0, 1.0], 3)[:, None]
+    elif how == "rotated":
+        qm, tri = np.linalg.qr(rng.normal(size=(3, 3)))
+        r = qm * np.sign(np.diag(tri))
+    else:
+        raise ValueError(f"orientation is one of {ORIENTATIONS}, got {how!r}")
+    if np.linalg.det(r) < 0:  # a rotation, not a reflection: a sensor can be turned, not mirrored
+        r[:, 0] = -r[:, 0]
+    return r
+
+
+def activity_recording(seed: int, rare: str | None = None, rare_count: int = 0,
+                       dims: Sequence[int] | None = None,
+                       orientation: str = "recorded"):  # fmt: skip
     """BasicMotions' episodes end to end in a seeded order (each dimension of each
-    episode as recorded), with ``rare``'s episodes cut to ``rare_count``; returns
-    (db (6, n), episode starts, labels, episode length) or None without aeon."""
+    episode as recorded), with ``rare``'s episodes cut to ``rare_count``; ``dims``
+    keeps those dimensions, and ``orientation`` (with the accelerometer's three)
+    turns each episode by its own seeded rotation (``_orientation``); returns
+    (db (k, n), episode starts, labels, episode length) or None without aeon."""
     loaded = load_basicmotions()
     if loaded is None:
         return None
@@ -173,6 +204,13 @@ def activity_recording(seed: int, rare: str | None = None, rare_count: int = 0):
                                rng.choice(rare_idx, rare_count, replace=False)])  # fmt: skip
     order = rng.permutation(keep)
     length = episodes.shape[2]
+    if dims is not None:
+        episodes = episodes[:, list(dims)]
+    if orientation != "recorded":
+        if episodes.shape[1] != 3:
+            raise ValueError(f"an orientation turns 3 axes, got {episodes.shape[1]} dimensions")
+        turn = np.random.default_rng([seed, 14])
+        episodes = np.stack([_orientation(orientation, turn) @ ep for ep in episodes])
     db = np.concatenate([episodes[i] for i in order], axis=1)
     return db, np.arange(len(order)) * length, labels[order], length
 
@@ -183,63 +221,92 @@ def _episode(t: int, m: int, length: int, count: int) -> int:
 
 
 def _score(starts, query_at: int, m: int, labels, length: int, e: int) -> dict:
-    """One query's ranked starts judged against the episodes' labels: a result is
-    relevant if most of its window lies in another episode of the query's label
-    (the query's own window left out). nDCG@20, recall in the top 20 and precision
-    and recall in the top 10, recall counting distinct episodes."""
+    """One query's ranked starts judged against the episodes' labels: a result lies
+    in the episode holding most of its window, and is correct if that is another
+    episode of the query's label (the query's own window left out). The relevant
+    items are those other episodes: nDCG@20 gains 1 at a result that finds one first
+    (a second result in an episode already found repeats it), over the ideal of
+    min(20, their count) gains first (``mddtw.ndcg``, §7.5.2); recall in the top 20
+    and precision and recall in the top 10 count distinct episodes too, precision
+    every correct result."""
     results = [t for t in starts if abs(t - query_at) > m // 2][:TOP]
     found = [_episode(t, m, length, len(labels)) for t in results]
-    rel = [bool(labels[f] == labels[e] and f != e) for f in found]
-    others = max(1, int((labels == labels[e]).sum()) - 1)
-    hits = [f for f, r in zip(found, rel, strict=True) if r]
-    return {"ndcg": mddtw.ndcg(rel, TOP), "recall": len(set(hits)) / others,
-            "precision_at_10": sum(rel[:10]) / max(1, min(10, len(results))),
-            "recall_at_10": len({f for f, r in zip(found[:10], rel[:10], strict=True) if r})
+    correct = [bool(labels[f] == labels[e] and f != e) for f in found]
+    first, seen = [], set()
+    for f, c in zip(found, correct, strict=True):
+        first.append(c and f not in seen)
+        if c:
+            seen.add(f)
+    relevant = int((labels == labels[e]).sum()) - 1
+    others = max(1, relevant)
+    return {"ndcg": mddtw.ndcg(first, TOP, relevant), "recall": len(seen) / others,
+            "precision_at_10": sum(correct[:10]) / max(1, min(10, len(results))),
+            "recall_at_10": len({f for f, c in zip(found[:10], correct[:10], strict=True) if c})
             / others}  # fmt: skip
+
+
+def _recordings(seed: int, rare: str, rare_count: int, orientations: Sequence[str]):
+    """Tables 11-13's recordings (every class; the rare class cut) and Table 14's
+    (the accelerometer in each orientation): (recording, orientation, made)."""
+    yield "all", "recorded", activity_recording(seed)
+    yield "rare", "recorded", activity_recording(seed, rare, rare_count)
+    for how in orientations:
+        yield "orientation", how, activity_recording(seed, dims=ACCELEROMETER, orientation=how)
 
 
 def activity_cell(m: int, search: dict, *, segments: int, exhaust_band: int, seed: int,
                   rare: str, rare_count: int, queries_per_label: int | None = None,
+                  normalise: Sequence[bool] = (True,), orientations: Sequence[str] = (),
+                  orientation_label: str = "Walking", orientation_queries: int = 5,
                   backend: str = "cpu", log=LOG):  # fmt: skip
     """nDCG@20, recall and precision of each episode's query (the first
     ``queries_per_label`` episodes of each label in the recording's order; None:
-    every episode)."""
+    every episode) with z-normalisation on and off (``normalise``), on every class
+    (Tables 11 and 12), on the rare class's recording (Table 13), and of the first
+    ``orientation_queries`` episodes of ``orientation_label`` on the accelerometer
+    in each of ``orientations`` (Table 14)."""
     meta = {"study": "moazeni2013", "experiment": "ch7_activity", "backend": backend,
             "device": cuda_device() if backend == "gpu" else "CPU"}  # fmt: skip
     rows = []
-    for kind, rare_label in (("all", None), ("rare", rare)):
-        made = activity_recording(seed, rare_label, rare_count)
+    for kind, how, made in _recordings(seed, rare, rare_count, orientations):
         if made is None:
             log.warning("aeon is not installed: BasicMotions' tables are empty")
             meta["aeon"] = None
             return pack({"activity": []}), meta
         db, starts, labels, length = made
-        distances = _distances(db, backend)
         s = mddtw.Search(**{**search, "nr": min(search["nr"], db.shape[0])})
         offset = (length - m) // 2  # the query: an episode's interior
         asked: dict[str, int] = {}
+        queries = []
         for e, label in enumerate(labels):
-            if kind == "rare" and label != rare:
+            wanted = {"rare": rare, "orientation": orientation_label}.get(kind, label)
+            if label != wanted:
                 continue
             asked[label] = asked.get(label, 0) + 1
-            if queries_per_label is not None and asked[label] > queries_per_label:
-                continue
-            query = db[:, starts[e] + offset : starts[e] + offset + m]
-            found = {name: [r[0] for r in mddtw.search(query, db, v, distances)]
-                     for name, v in _variants(s, segments, exhaust_band).items()}  # fmt: skip
-            found["edt"] = [t for t, _ in mddtw.edt(query, db, 3 * TOP)]
-            for name, results in found.items():
-                rows.append(
-                    {
-                        "recording": kind,
-                        "label": label,
-                        "episode": e,
-                        "method": name,
-                        **_score(results, starts[e] + offset, m, labels, length, e),
-                    }
-                )
-        log.info("activity (%s): %d queries", kind, len({r["episode"] for r in rows
-                                                         if r["recording"] == kind}))  # fmt: skip
+            limit = orientation_queries if kind == "orientation" else queries_per_label
+            if limit is None or asked[label] <= limit:
+                queries.append(e)
+        for norm in normalise:
+            base = _distances(db, backend, raw=not norm)
+            for e in queries:
+                query = db[:, starts[e] + offset : starts[e] + offset + m]
+                distances = mddtw.CachedDistances(base)  # one query's requests, shared
+                found = {name: [r[0] for r in mddtw.search(query, db, v, distances)]
+                         for name, v in _variants(s, segments, exhaust_band).items()}  # fmt: skip
+                found["edt"] = [t for t, _ in mddtw.edt(query, db, 3 * TOP, normalise=norm)]
+                for name, results in found.items():
+                    rows.append(
+                        {
+                            "recording": kind,
+                            "orientation": how,
+                            "normalise": bool(norm),
+                            "label": labels[e],
+                            "episode": e,
+                            "method": name,
+                            **_score(results, starts[e] + offset, m, labels, length, e),
+                        }
+                    )
+            log.info("activity (%s, %s, normalise %s): %d queries", kind, how, norm, len(queries))
     meta["aeon"] = str(aeon_data())
     return pack({"activity": rows}), meta
 

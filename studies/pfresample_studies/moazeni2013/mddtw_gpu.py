@@ -5,7 +5,12 @@ means and deviations come from ``mddtw.window_stats`` (or, with ``fast_stats``,
 ``mddtw.running_stats``) and the query from ``mddtw.znorm``, so the distances equal
 ``mddtw.dtw_windows``'s bit for bit (to rounding with ``fast_stats``), constant
 windows included (``mddtw.deviations``). Launch
-parameters: THREADS a block; queries up to MAXM samples."""
+parameters: THREADS a block; queries up to MAXM samples.
+
+``top_p`` and ``search_stages`` carry the search past the distances on the GPU's
+side (Fig 63 timed end to end): each pair's p best windows selected from the device's
+distances (a stable argsort on the device, the few candidates copied to the host, the
+selection there in C), then the matching and ranking on the host (``mddtw.combine``)."""
 
 from __future__ import annotations
 
@@ -94,3 +99,64 @@ class GpuDistances:
         if m not in self.recordings:
             self.recordings[m] = Recording(self.db, m, raw=self.raw)
         return self.recordings[m].distances(rows, pair_list, band).get()
+
+
+def top_p(rec: Recording, query: np.ndarray, pair_list, band: int, p: int, exclusion: int):
+    """Each pair's p windows of least distance at least ``exclusion`` apart
+    (``mddtw.best_windows`` of every window's distance, bit for bit): the distances on
+    the device, CuPy's stable argsort of each pair's row there, the p (2 exclusion - 1)
+    smallest copied to the host (the selection takes its p among them: a window taken
+    excludes at most 2 exclusion - 1 entries, itself included) and selected in C
+    (``native.dtw_select_candidates``). Returns a [(t, d)] list a pair."""
+    import cupy
+
+    from . import native
+
+    if p < 1 or exclusion < 1:
+        raise ValueError(f"need p >= 1 and exclusion >= 1, got {p}, {exclusion}")
+    D = rec.distances(query, pair_list, band)
+    keep = min(D.shape[1], p * (2 * exclusion - 1))
+    idx = cupy.argsort(D, axis=1)[:, :keep]
+    near = cupy.take_along_axis(D, idx, axis=1)
+    return native.dtw_select_candidates(idx.get(), near.get(), p, exclusion)
+
+
+STAGES = ("distances_s", "top_p_s", "matching_s", "total_s")
+
+
+def search_stages(rec: Recording, query: np.ndarray, pair_list, s: mddtw.Search):
+    """MD-DTW end to end from the GPU's distances (``mddtw.search`` without
+    segmentation or exhausting), timed a stage at a time: ``distances_s`` the kernel
+    (CUDA events), ``top_p_s`` the device's sort, the copy and the host's selection
+    (wall, after the kernel's end), ``matching_s`` the feasible sets, ranking and one
+    result a location on the host (``mddtw.combine``, wall), ``total_s`` the wall time
+    from the query on the host to the ranked list (the window statistics are the
+    recording's, computed once in ``Recording``, outside). Returns (results, times)."""
+    import time
+
+    import cupy
+
+    from . import native
+
+    exclusion = max(1, rec.m // 2)
+    cupy.cuda.get_current_stream().synchronize()
+    begin = time.perf_counter()
+    a, b = cupy.cuda.Event(), cupy.cuda.Event()
+    a.record()
+    D = rec.distances(query, pair_list, s.band)
+    b.record()
+    keep = min(D.shape[1], s.p * (2 * exclusion - 1))
+    idx = cupy.argsort(D, axis=1)[:, :keep]
+    near = cupy.take_along_axis(D, idx, axis=1)
+    b.synchronize()
+    top = native.dtw_select_candidates(idx.get(), near.get(), s.p, exclusion)
+    selected = time.perf_counter()
+    results = mddtw.combine(mddtw.tuples_from_top(top, pair_list), rec.m, s.alpha)
+    done = time.perf_counter()
+    kernel = cupy.cuda.get_elapsed_time(a, b) / 1e3
+    # the sort runs after the kernel on the same stream: the selection's stage is the wall
+    # time to its end less the kernel's (the query's upload and the launch, the sort, the
+    # copy of the candidates, the host's selection)
+    times = {"distances_s": kernel, "top_p_s": selected - begin - kernel,
+             "matching_s": done - selected, "total_s": done - begin}  # fmt: skip
+    return results, times

@@ -58,11 +58,45 @@ def test_ranking_prefers_more_dimensions_then_less_distance():
     assert M.distance(two, alpha=3.0) == pytest.approx(2.0 + 3.0)
 
 
+def _ndcg_resorted(relevant, k):
+    """The definition §7.5.2 does not give (the returned list re-sorted as the ideal),
+    the negative control: one relevant item at rank 1 scores 1.0 with it."""
+    rel = np.asarray(relevant[:k], dtype=float)
+    disc = 1 / np.log2(np.arange(2, rel.size + 2))
+    best = (np.sort(rel)[::-1] * disc).sum()
+    return float((rel * disc).sum() / best) if best > 0 else 0.0
+
+
 def test_ndcg_by_hand():
-    dcg = 1 / math.log2(2) + 1 / math.log2(4)
-    ideal = 1 / math.log2(2) + 1 / math.log2(3)
-    assert M.ndcg([True, False, True], 3) == pytest.approx(dcg / ideal)
-    assert M.ndcg([False, False], 2) == 0.0
+    """§7.5.2: nDCG_k = DCG_k / DCG_IDEAL, gain 2^rel - 1 at rank i over log2(i + 1),
+    DCG_IDEAL the DCG of the perfect ranking of all relevant items.
+
+    * [rel, -, -], k = 3, 3 relevant items exist: DCG = 1/log2(2) = 1; the perfect
+      ranking puts all 3 first: 1/log2(2) + 1/log2(3) + 1/log2(4) = 1 + 0.6309298 + 0.5
+      = 2.1309298; nDCG = 1 / 2.1309298 = 0.4692787 (re-sorting the returned list
+      would say 1.0).
+    * [-, rel, rel, -], k = 4, 2 relevant items exist (both returned): DCG = 0.6309298
+      + 0.5 = 1.1309298; ideal 1 + 0.6309298 = 1.6309298; nDCG = 0.6934264 (here the
+      two definitions agree).
+    * [rel, rel, -, -], k = 4, 10 relevant items exist: DCG = 1.6309298; the ideal has
+      4 gains: 1.6309298 + 0.5 + 1/log2(5) = 2.5616063; nDCG = 0.6366824."""
+    assert M.ndcg([True, False, False], 3, total=3) == pytest.approx(0.4692787, abs=5e-8)
+    assert M.ndcg([False, True, True, False], 4, total=2) == pytest.approx(0.6934264, abs=5e-8)
+    assert M.ndcg([True, True, False, False], 4, total=10) == pytest.approx(0.6366824, abs=5e-8)
+    assert M.ndcg([True, True, False], 3, total=2) == 1.0  # every relevant item, first
+    assert M.ndcg([False, False], 2, total=5) == 0.0
+    assert M.ndcg([False, False], 2, total=0) == 0.0  # nothing to find: no ideal gain
+    # the negative control: the returned list re-sorted as the ideal fails the first case
+    assert _ndcg_resorted([True, False, False], 3) == 1.0
+    assert _ndcg_resorted([True, False, False], 3) != pytest.approx(0.4692787, abs=5e-8)
+    assert _ndcg_resorted([False, True, True, False], 4) == pytest.approx(0.6934264, abs=5e-8)
+
+
+def test_ndcg_refuses_more_relevant_results_than_items():
+    with pytest.raises(ValueError, match="only 1 relevant items exist"):
+        M.ndcg([True, True], 2, total=1)
+    with pytest.raises(ValueError, match="k >= 1"):
+        M.ndcg([True], 0, total=1)
 
 
 def test_mddtw_finds_the_lagged_occurrence_that_edt_misses():
@@ -254,3 +288,79 @@ def test_the_distances_equal_dtaidistance(m, band):
     want = [dtw.distance(M.znorm(q), w, window=band + 1, use_c=False)
             for w in M.znorm_windows(x, m)]  # fmt: skip
     assert np.allclose(M.dtw_windows(q, x, band), want, rtol=1e-12, atol=1e-12)
+
+
+def test_without_normalisation_the_distances_are_the_raw_windows():
+    rng = np.random.default_rng([SEED, 11])
+    series, query = 3.0 + rng.normal(size=120), rng.normal(size=16)
+    raw = np.lib.stride_tricks.sliding_window_view(series, 16)
+    want = np.array([M.dtw_pair(query, w, 2) for w in raw])
+    assert np.allclose(M.dtw_windows(query, series, 2, normalise=False), want, rtol=1e-12)
+    # the negative control: the normalised distances are not these (the level 3 is gone)
+    assert not np.allclose(M.dtw_windows(query, series, 2), want, rtol=1e-3)
+
+
+def test_cached_distances_compute_each_request_once():
+    rng = np.random.default_rng([SEED, 12])
+    db, query = rng.normal(size=(2, 200)), rng.normal(size=(2, 16))
+    calls = []
+
+    def counted(rows, pair_list, band):
+        calls.append(band)
+        return M.NumpyDistances(db)(rows, pair_list, band)
+
+    cached = M.CachedDistances(counted)
+    pairs = M.pairs(2, 2, 2)
+    a, b = cached(query, pairs, 2), cached(query.copy(), pairs, 2)
+    assert a is b and calls == [2]
+    cached(query, pairs, 3)
+    cached(query[:, :8], pairs, 2)
+    assert calls == [2, 3, 2]
+
+
+def test_a_second_result_in_a_found_episode_gains_nothing():
+    """Four episodes of 100 (labels a, a, b, a); the query is episode 0's interior at 18,
+    m = 64: relevant items are episodes 1 and 3. Results at 118 (episode 1), 160
+    (episode 1 again: its window's middle, 192, lies in it) and 300 (episode 3): gains
+    1, 0, 1 over the ideal 1 + 1/log2(3) -> (1 + 1/log2(4)) / (1 + 1/log2(3))."""
+    from pfresample_studies.moazeni2013 import mddtw_experiments as E
+
+    labels = np.array(["a", "a", "b", "a"])
+    got = E._score([118, 160, 300], 18, 64, labels, 100, 0)
+    assert got["ndcg"] == pytest.approx((1 + 0.5) / (1 + 1 / math.log2(3)))
+    assert got["recall"] == 1.0 and got["precision_at_10"] == 1.0
+
+
+def test_the_orientations_are_rotations():
+    from pfresample_studies.moazeni2013 import mddtw_experiments as E
+
+    rng = np.random.default_rng(SEED)
+    for how in E.ORIENTATIONS:
+        r = E._orientation(how, rng)
+        assert np.allclose(r @ r.T, np.eye(3)) and np.linalg.det(r) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="orientation is one of"):
+        E._orientation("mirrored", rng)
+
+
+def test_combine_on_the_selected_windows_is_the_search():
+    """The end-to-end path's pieces (Fig 63 timed end to end): each pair's p best
+    windows as tuples, then ``combine``, give ``search``'s ranked list (no segmentation
+    or exhausting), and the best CPU code's selection gives the same windows."""
+    from pfresample_studies.moazeni2013 import mddtw_experiments as E
+    from pfresample_studies.moazeni2013 import native
+
+    k, n, m = 4, 1500, 32
+    db, query = E.timing_inputs(k, n, m, (32,), SEED)
+    pair_list = M.pairs(k, k, 2)
+    s = M.Search(nr=2, p=6, band=2, alpha=1.0)
+    dist = M.NumpyDistances(db)(query, pair_list, 2)
+    top = [M.best_windows(row, 6, m // 2) for row in dist]
+    assert M.combine(M.tuples_from_top(top, pair_list), m, 1.0) == M.search(query, db, s)
+    stats = [M.window_stats(row, m) for row in db]
+    data = native.DtwSearchInput(np.stack([M.znorm(r) for r in query]), db,
+                                 np.stack([a for a, _ in stats]),
+                                 np.stack([b for _, b in stats]), pair_list)  # fmt: skip
+    assert native.dtw_best_search(data, 2, 6, m // 2, 1)[0] == top
+    # the negative control: the tuples of another band rank differently
+    other = [M.best_windows(row, 6, m // 2) for row in M.NumpyDistances(db)(query, pair_list, 0)]
+    assert M.combine(M.tuples_from_top(other, pair_list), m, 1.0) != M.search(query, db, s)

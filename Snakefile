@@ -31,7 +31,7 @@ STUDIES = {
     "dulger2017": ("common", "resampling", "filter", "profiler"),
     "guldas2015": ("common", "single_step", "filters", "checks"),
     "cpf2013": ("common", "cells", "outputs"),
-    "d3_2014": ("common", "cells", "outputs"),
+    "d3_2014": ("common", "cells", "outputs", "gpu"),
     "moazeni2013": ("common", "cells", "outputs"),
 }
 CATALOGS = {study: importlib.import_module(f"pfresample_studies.{study}.catalog") for study in STUDIES}

@@ -29,7 +29,7 @@ min_version("9.0")
 # target and its artifacts in target `all` follow from its entry.
 STUDIES = {
     "dulger2017": ("common", "resampling", "filter", "profiler"),
-    "guldas2015": ("common", "single_step", "filters", "checks"),
+    "guldas2015": ("common", "single_step", "filters", "checks", "gpu"),
     "cpf2013": ("common", "cells", "outputs"),
     "d3_2014": ("common", "cells", "outputs", "gpu"),
     "moazeni2013": ("common", "cells", "outputs"),

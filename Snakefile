@@ -30,7 +30,7 @@ min_version("9.0")
 STUDIES = {
     "dulger2017": ("common", "resampling", "filter", "profiler"),
     "guldas2015": ("common", "single_step", "filters", "checks", "gpu"),
-    "cpf2013": ("common", "cells", "outputs"),
+    "cpf2013": ("common", "cells", "outputs", "gpu"),
     "d3_2014": ("common", "cells", "outputs", "gpu"),
     "moazeni2013": ("common", "cells", "outputs"),
 }

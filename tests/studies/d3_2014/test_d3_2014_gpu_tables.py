@@ -15,6 +15,7 @@ import pytest
 
 from pfresample_studies.d3_2014 import catalog
 from pfresample_studies.d3_2014 import gpu_tables as tables
+
 THREADS = (160, 520, 556, 592, 628, 736, 772, 1024)
 
 

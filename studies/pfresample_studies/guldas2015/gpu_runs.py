@@ -142,21 +142,22 @@ def smcem(cfg, reference, out, backend: str = "cuda", log=print, started=None) -
     return cells
 
 
-def run(cfg, reference, out, log=print) -> set[str]:
-    """The sections of ``guldas2015_gpu_runs_sections`` on the GPU, into ``out`` (SMC-EM on
-    the reference cell ``reference``); returns the files (:func:`names`) written."""
+def run(cfg, reference, out, log=print, backend: str = "cuda") -> set[str]:
+    """The sections of ``guldas2015_gpu_runs_sections`` on the GPU (``backend``), into
+    ``out`` (SMC-EM on the reference cell ``reference``); returns the files (:func:`names`)
+    written."""
     out, started = Path(out), time.perf_counter()
     produced = set()
     sections = cfg["guldas2015_gpu_runs_sections"]
     if "log32" in sections:
-        frame = log32(cfg, log=log, started=started)
+        frame = log32(cfg, backend, log=log, started=started)
         if len(frame):
             (out / LOG32).parent.mkdir(parents=True, exist_ok=True)
             frame.to_csv(out / LOG32, index=False, float_format="%.6g")
             produced.add(LOG32)
     if "smcem" in sections:
         (out / "smcem_gpu").mkdir(parents=True, exist_ok=True)
-        cells = smcem(cfg, reference, out / "smcem_gpu", log=log, started=started)
+        cells = smcem(cfg, reference, out / "smcem_gpu", backend, log=log, started=started)
         if len(cells) > 1:
             produced.update(SMCEM_TABLES)
             ns = {meta["n"] for _, meta in cells[1:]}

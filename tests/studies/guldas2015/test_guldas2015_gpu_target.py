@@ -68,3 +68,28 @@ def test_drawn_from_the_committed_run(tmp_path):
     md = (tmp_path / "results" / "tables" / "guldas2015" / "gpu" / "smcem.md").read_text()
     assert md.startswith((folder / "smcem_gpu" / "tables.md").read_text())
     assert found.label in md
+
+
+def _tiny() -> dict:
+    cfg = {}
+    for name in ("config.yaml", "studies/guldas2015.yaml"):
+        cfg |= yaml.safe_load((REPO / "config" / name).read_text())
+    return cfg | {"guldas2015_gpu_log32_log2_n": [6], "guldas2015_gpu_log32_replicates": 4,
+                  "guldas2015_gpu_smcem_log2_n": [5, 6],
+                  "guldas2015_gpu_smcem_iterations": 2}  # fmt: skip
+
+
+def test_the_experiment_on_the_cpu(tmp_path):
+    """The GPU experiment's code on the CPU backend at a tiny grid: every file of both
+    sections; with a deadline already past, nothing (the rule then draws every file)."""
+    reference = evidence.find(gpu_tables.CPU_EXACT, REPO / "evidence").path.parents[1]
+    reference = reference / gpu_tables.CPU_REFERENCE.split("/", 1)[1]
+    cfg = _tiny()
+    produced = gpu_runs.run(cfg, reference, tmp_path / "all", log=lambda s: None, backend="cpu")
+    assert produced == set(gpu_runs.names(cfg))
+    assert all((tmp_path / "all" / name).is_file() for name in produced)
+    fig = pd.read_csv(tmp_path / "all" / "smcem_gpu" / "fig4_12.csv")
+    assert sorted(set(fig["n"])) == [32, 64]
+    late = cfg | {"guldas2015_gpu_runs_deadline_s": 1e-9}
+    assert gpu_runs.run(late, reference, tmp_path / "late", log=lambda s: None,
+                        backend="cpu") == set()  # fmt: skip

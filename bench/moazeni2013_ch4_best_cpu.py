@@ -71,15 +71,28 @@ def summary(times) -> dict:
 
 
 def peer_rows(path: Path) -> dict:
-    """(distribution, batch, mix) -> {structure: mean seconds} of the committed peers run."""
+    """(distribution, batch, mix) -> {structure: seconds} of a peers run (bench/
+    moazeni2013_ch4_peers.py): the thesis's working set, every operation succeeding (a run
+    with ``set`` and ``absent`` columns: those rows alone); our DEK fed LSB first is
+    "GPU_PH dek", as this bench names it."""
     out = {}
     if not path.exists():
         return out
     with open(path) as f:
         for r in csv.DictReader(f):
+            if r.get("set", "thesis") != "thesis" or float(r.get("absent") or 0) != 0:
+                continue
             key = (r["distribution"], int(r["batch"]), int(r["mix"]))
-            out.setdefault(key, {})[r["structure"]] = float(r["seconds"])
+            name = "GPU_PH dek" if r["structure"] == "GPU_PH dek lsb" else r["structure"]
+            out.setdefault(key, {})[name] = float(r["seconds"])
     return out
+
+
+def gpu_code(spec: str) -> tuple[str, str, str]:
+    """``--gpu-hashes`` entry (``dek``, ``mix``, ``dek-msb``) -> (hash, byte order, code)."""
+    hash_, _, order = spec.partition("-")
+    order = order or "lsb"
+    return hash_, order, f"GPU_PH {hash_}" + (f" {order}" if order != "lsb" else "")
 
 
 def fastest_peer(cell: dict) -> tuple[str, float] | None:
@@ -106,7 +119,12 @@ def main(argv=None) -> None:
     p.add_argument("--distributions", nargs="+", default=["normal", "uniform"])
     p.add_argument("--batches", type=int, nargs="+", default=[2**18, 2**16, 2**14, 2**12])
     p.add_argument("--mixes", type=int, nargs="+", default=list(MIXES))
-    p.add_argument("--gpu-hashes", nargs="+", default=["dek", "mix"])
+    p.add_argument(
+        "--gpu-hashes",
+        nargs="+",
+        default=["dek", "mix"],
+        help="GPU_PH's hashes; dek-msb: DEK fed the key's bytes MSB first",
+    )
     p.add_argument("--load", type=float, default=0.5, help="the best table's, after the batch")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--seed", type=int, default=2017, help="the pipeline's (config.yaml)")
@@ -216,24 +234,25 @@ def main(argv=None) -> None:
                 # the GPU, through the pipeline's code
                 gpu_s = {}
                 if cupy is not None:
-                    for hash_ in args.gpu_hashes:
-                        if ("gpu", hash_) not in warmed:
-                            warmed.add(("gpu", hash_))
-                            w.run_gpu(args.tables, w.BUCKETS, pre, ops, keys, hash_)
-                        measured = [w.run_gpu(args.tables, w.BUCKETS, pre, ops, keys, hash_)
+                    for spec in args.gpu_hashes:
+                        hash_, order, code = gpu_code(spec)
+                        if ("gpu", spec) not in warmed:
+                            warmed.add(("gpu", spec))
+                            w.run_gpu(args.tables, w.BUCKETS, pre, ops, keys, hash_, order)
+                        measured = [w.run_gpu(args.tables, w.BUCKETS, pre, ops, keys, hash_, order)
                                     for _ in range(args.repeats)]  # fmt: skip
                         t = summary([m["seconds"] for m in measured])
                         ok = all(m["ok"] for m in measured)
-                        record("gpu", f"GPU_PH {hash_}", 0, cell, t, ok=ok, device=device)
+                        record("gpu", code, 0, cell, t, ok=ok, device=device)
                         if not ok:
-                            raise AssertionError(f"{cell}: GPU_PH {hash_}'s results are wrong")
-                        gpu_s[f"GPU_PH {hash_}"] = (t["seconds"], "this run")
+                            raise AssertionError(f"{cell}: {code}'s results are wrong")
+                        gpu_s[code] = (t["seconds"], "this run")
                 evidence = peers.get(cell, {})
-                if not gpu_s:  # no GPU here: the committed run's GPU_PH, said so
-                    for name in (f"GPU_PH {x}" for x in args.gpu_hashes):
+                if not gpu_s:  # no GPU here: the peers run's GPU_PH, said so
+                    for name in (gpu_code(x)[2] for x in args.gpu_hashes):
                         if name in evidence:
-                            gpu_s[name] = (evidence[name], f"{args.peers.parent.parent.name} "
-                                           "(committed; not this host)")  # fmt: skip
+                            gpu_s[name] = (evidence[name], f"{args.peers} (the peers' run; "
+                                           "not this host)")  # fmt: skip
                 peer = fastest_peer(evidence)
                 for code, (g, source) in gpu_s.items():
                     overs = [(f"document's CPU_PH ({th} threads, dek)", out[f"doc{th}"])
@@ -248,7 +267,7 @@ def main(argv=None) -> None:
                     if peer and code in evidence:  # ratio 3 within the peers' own run
                         ratios.add({"distribution": dist, "batch": batch, "mix": mix,
                                     "gpu_code": code,
-                                    "gpu_source": f"{args.peers.parent.parent.name} (committed)",
+                                    "gpu_source": f"{args.peers} (the peers' run)",
                                     "gpu_s": evidence[code], "over": f"fastest peer: {peer[0]}",
                                     "cpu_s": peer[1], "speedup": peer[1] / evidence[code],
                                     "device": "the peers' run", **h})  # fmt: skip
@@ -266,7 +285,7 @@ def _print_cell(out: dict, doc_threads, threads) -> None:
             f"{out['best'] * 1e6:9.1f} us {batch / out['best'] / 1e6:7.0f} Mops/s "
             f"({out['pct']:4.0f} % of bound) | {docs}")  # fmt: skip
     print(line, flush=True)
-    for code in ("GPU_PH dek", "GPU_PH mix"):
+    for code in ("GPU_PH dek", "GPU_PH dek msb", "GPU_PH mix"):
         if code in out:
             g, source, peer = out[code]
             doc = out[f"doc{doc_threads[0]}"]

@@ -1,32 +1,47 @@
 #!/usr/bin/env python3
-"""Moazeni (2013) chapter 4 beside a GPU hash table people use today, in one run on one
-device: NVIDIA cuCollections' ``cuco::static_map`` (bench/peers/cuco_hash.cu, built by
+"""Moazeni (2013) chapter 4 beside the GPU hash tables people use today, in one run on
+one device, on the same batches at the same load factor: NVIDIA cuCollections'
+``static_set``, ``static_map`` and ``dynamic_map`` (bench/peers/cuco_hash.cu, built by
 bench/device/cuco_build.sh from the user's checkout) and, with ``--slab``, SlabHash's
-concurrent map (bench/peers/slab_hash.cu, bench/device/slab_build.sh) on the same batches
-as GPU_PH.
+concurrent map (bench/peers/slab_hash.cu, bench/device/slab_build.sh).
 
-For each key distribution (normal, variance 0.05; uniform), batch size and mix (insert
-only, the five combined mixes, search only), the batch's keys come from
-``hashtable_workloads.batch_keys`` (the pipeline's keys for the same seed), and these run
-on them, each the mean of ``--repeats`` batches on a freshly preloaded table:
+Cells: for each working set (``--sets``: ``thesis``, the thesis's 262,144 preloaded keys,
+normal of variance 0.05 and uniform, batches ``--batches``; ``large``, ``--large-preload``
+uniform keys, batches ``--large-batches``, a table larger than the H100's 50 MB of L2),
+each mix (``--mixes``: insert only, 33 and 90 % search, search only, all operations
+succeeding; ``--absent-mixes``: 33 and 90 % search with half the searches and deletes on
+absent keys and half the inserts on present ones, ``hashtable_workloads.absent_batch``).
+The keys come from ``hashtable_workloads.batch_keys`` (the pipeline's seed) or, with
+absent keys, from a generator seeded by (seed, set, distribution, batch, mix).
 
-* GPU_PH at ``--tables`` tables with DEK (the thesis's hash) and with ``mix`` (ours),
-  and GPU_BASIC (one table) with ``mix``, every batch checked;
-* cuco's static_map at load factor ``--load-factor`` after the preload, the batch as
-  three bulk calls (find, insert, erase), checked by the driver;
-* SlabHash at ``--slab-keys-per-bucket`` keys a bucket (slabs of 15 pairs), the whole
-  mixed batch in one launch (its batched_operations), checked by the driver.
+Every structure is sized by one rule, the load factor ``--load-factor`` (keys / key
+slots with the preload and every insert in): our GPU_PH gets ceil(keys / (load x 1,024))
+tables of 1,024 buckets (a chained table's load: keys a bucket head), cuco keys / load
+slots, SlabHash keys / (load x 15) buckets (a slab holds 15 pairs). Ours is a set; so is
+cuco's ``static_set``, the like-for-like peer; ``static_map``, ``dynamic_map`` and
+SlabHash store a 4-byte value a key beside it (SlabHash has no set with deletes).
 
-Neither has float keys: a key is its float's bits. cuco has no mixed-kind launch: its
-three calls stand for the one launch. Writes ``--out``/peers.csv (one row a structure and batch,
-with Mops/s).
+Timing: each structure's batch is timed whole between CUDA events, the batch already on
+the device (as §4.6 times ours), behind a delay kernel; cuco's includes its device
+partition of the batch by kind and the read of the parts' counts (bench/peers/cuco_hash.cu).
+Each is ``--repeats`` (>= 10) batches, each on a freshly built and preloaded table: the
+median, min, max and a distribution-free 95 % interval of the median (order statistics).
+Every batch's results are checked against the expected ones; our table's key set is
+checked whole once a cell, the peers' by their drivers.
 
-    python bench/moazeni2013_ch4_peers.py --cuco peers/cuCollections/target/cuco_hash --out OUT
+Ours: GPU_PH with DEK fed the key's bytes least significant first (``lsb``, the
+pipeline's default) and most significant first (``msb``), and with ``mix``.
+
+Writes ``--out``/peers.csv (a row a structure and cell: seconds = the median).
+
+    python bench/moazeni2013_ch4_peers.py --cuco peers/cuCollections/target/cuco_hash \\
+        --slab peers/SlabHash/target/slab_hash --out OUT
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import subprocess
 import sys
 import tempfile
@@ -35,15 +50,44 @@ from pathlib import Path
 
 import numpy as np
 
+from pfresample_studies.moazeni2013 import hashtable as ht
 from pfresample_studies.moazeni2013 import hashtable_workloads as w
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_rows  # noqa: E402 -- sibling module
+from _common import host, write_rows  # noqa: E402 -- sibling module
 
-MIXES = (0, 33, 50, 60, 80, 90, 100)
+OURS = (("GPU_PH dek lsb", "dek", "lsb"), ("GPU_PH dek msb", "dek", "msb"),
+        ("GPU_PH mix", "mix", "lsb"))  # fmt: skip
+CUCO = ("static_set", "static_map", "dynamic_map")
+SLAB_PAIRS = 15  # key-value pairs a SlabHash slab holds
+MIN_REPEATS = 10
 
 
-def write_batch(f, preload, ops, keys) -> None:
+def median_interval(times, level: float = 0.95) -> tuple[float, float]:
+    """The distribution-free interval of the median: order statistics (k, n + 1 - k), k the
+    largest with P(Binomial(n, 1/2) < k) <= (1 - level) / 2 (the whole range where n is
+    too small for the level)."""
+    x = np.sort(np.asarray(times, dtype=float))
+    n = x.size
+
+    def below(k):  # P(Binomial(n, 1/2) < k)
+        return sum(math.comb(n, i) for i in range(k)) / 2**n
+
+    k = 1
+    while k + 1 <= n // 2 and below(k + 1) <= (1 - level) / 2:
+        k += 1
+    return float(x[k - 1]), float(x[n - k])
+
+
+def summary(times) -> dict:
+    lo, hi = median_interval(times)
+    t = np.asarray(times, dtype=float)
+    return {"seconds": float(np.median(t)), "seconds_lo": lo, "seconds_hi": hi,
+            "seconds_min": float(t.min()), "seconds_max": float(t.max()),
+            "repeats": int(t.size)}  # fmt: skip
+
+
+def write_batch(f, preload, ops, keys, expected, size_after: int) -> None:
     """The batch file the peer drivers read (bench/peers/batch_file.cuh), in ``f``."""
     f.seek(0)
     f.truncate()
@@ -51,71 +95,138 @@ def write_batch(f, preload, ops, keys) -> None:
     f.write(preload.astype(np.float32).tobytes())
     f.write(ops.astype(np.uint8).tobytes())
     f.write(keys.astype(np.float32).tobytes())
+    f.write(np.asarray(expected, dtype=np.uint8).tobytes())
+    f.write(np.array([size_after], dtype=np.uint64).tobytes())
     f.flush()
 
 
-def peer(binary: Path, batch_file: str, load: float, repeats: int) -> dict:
-    """A peer's driver on one batch file: its mean and minimum seconds and its check."""
-    out = subprocess.run([str(binary), batch_file, str(load), str(repeats)],
-                         capture_output=True, text=True, check=True)  # fmt: skip
-    _, mean, best, ok = out.stdout.strip().split(",")
-    return {"seconds": float(mean), "seconds_min": float(best), "ok": ok == "1"}
+def peer(command: list[str]) -> list[dict]:
+    """A peer driver's lines: name, check, every repeat's seconds."""
+    out = subprocess.run(command, capture_output=True, text=True, check=True)
+    rows = []
+    for line in out.stdout.strip().splitlines():
+        name, ok, *times = line.split(",")
+        rows.append({"name": name, "ok": ok == "1", "times": [float(t) for t in times]})
+    return rows
+
+
+def ours(pre, ops, keys, expected, after, load: float, repeats: int, hash_: str, order: str):
+    """GPU_PH at the load factor on one batch, ``repeats`` times, each checked."""
+    from pfresample_studies.moazeni2013.hashtable_gpu import GpuHashTable
+
+    n_keys = pre.size + int((ops == ht.INSERT).sum())
+    tables = math.ceil(n_keys / (load * w.BUCKETS))
+    times, ok = [], True
+    inserts = np.full(pre.size, ht.INSERT, dtype=np.uint8)
+    for r in range(repeats + 1):  # the first, a warm-up, untimed
+        table = GpuHashTable(tables, w.BUCKETS, n_keys, hash_, order)
+        table.batch(inserts, pre)
+        res, seconds = table.batch(ops, keys)
+        ok &= bool(np.array_equal(res.results, expected))
+        if r == 1:  # the key set whole, once a cell
+            ok &= bool(np.array_equal(table.check(), after))
+        if r:
+            times.append(seconds)
+    return times, ok, tables
+
+
+def cells(args):
+    """(set, distribution, preload size, batch, mix, absent share), the most telling first:
+    the thesis's set at its largest batch, then the large set (largest batch first), then
+    the rest (a deadline cuts from the end)."""
+    out = []
+    for name in args.sets:
+        if name not in ("thesis", "large"):
+            raise ValueError(f"unknown set {name!r}: thesis or large")
+        dists = ("normal", "uniform") if name == "thesis" else ("uniform",)
+        n_pre = args.preload if name == "thesis" else args.large_preload
+        for batch in args.batches if name == "thesis" else args.large_batches:
+            for dist in dists:
+                out += [(name, dist, n_pre, batch, m, 0.0) for m in args.mixes]
+                out += [(name, dist, n_pre, batch, m, 0.5) for m in args.absent_mixes]
+
+    def rank(cell):
+        name, _, _, batch, _, _ = cell
+        if name == "thesis":
+            return 0 if batch == max(args.batches) else 3
+        return 1 if batch == max(args.large_batches) else 2
+
+    return sorted(out, key=rank)
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cuco", type=Path, required=True, help="the built cuco_hash driver")
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--tables", type=int, default=320)
-    p.add_argument("--batches", type=int, nargs="+", default=[2**12, 2**14, 2**16, 2**18])
-    p.add_argument("--preload", type=int, default=w.PRELOAD)
-    p.add_argument("--load-factor", type=float, default=0.5, help="cuco's, after the preload")
     p.add_argument("--slab", type=Path, help="the built slab_hash driver")
-    p.add_argument(
-        "--slab-keys-per-bucket",
-        type=float,
-        default=10.0,
-        help="SlabHash's keys a bucket after the batch (15 fill one slab)",
-    )
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--sets", nargs="+", default=["thesis", "large"])
+    p.add_argument("--batches", type=int, nargs="+", default=[2**12, 2**18])
+    p.add_argument("--preload", type=int, default=w.PRELOAD)
+    p.add_argument("--large-preload", type=int, default=2**23)
+    p.add_argument("--large-batches", type=int, nargs="+", default=[2**18, 2**20])
+    p.add_argument("--mixes", type=int, nargs="+", default=[0, 33, 90, 100])
+    p.add_argument("--absent-mixes", type=int, nargs="+", default=[33, 90])
+    p.add_argument("--load-factor", type=float, default=0.5, help="every structure's")
+    p.add_argument("--repeats", type=int, default=11)
     p.add_argument("--seed", type=int, default=2017, help="the pipeline's seed (config.yaml)")
+    p.add_argument("--deadline", type=float, default=330.0, help="seconds; no cell starts later")
     args = p.parse_args(argv)
+    if args.repeats < MIN_REPEATS:
+        raise SystemExit(f"--repeats must be at least {MIN_REPEATS}")
+    if not 0 < args.load_factor < 1:
+        raise SystemExit("--load-factor must lie in (0, 1)")
     args.out.mkdir(parents=True, exist_ok=True)
+    from pfresample.backend import cuda_device
+
+    machine, device = host(), cuda_device()
     rows, cache, started = [], {}, time.perf_counter()
     batch_file = tempfile.NamedTemporaryFile(suffix=".bin")
-    for dist in ("normal", "uniform"):
-        for batch in args.batches:
-            for mix in MIXES:
-                run = w.Run("gpu", 0, dist, 0.05 if dist == "normal" else 0.0, "dek", "ph",
-                            args.tables, batch, mix)  # fmt: skip
-                pre, ops, keys = w.batch_keys(run, preload=args.preload, seed=args.seed,
-                                              cache=cache)  # fmt: skip
-                ours = (("GPU_PH dek", args.tables, "dek"), ("GPU_PH mix", args.tables, "mix"),
-                        ("GPU_BASIC mix", 1, "mix"))  # fmt: skip
-                for name, tables, hash_ in ours:
-                    runs = [w.run_gpu(tables, w.BUCKETS, pre, ops, keys, hash_)
-                            for _ in range(args.repeats)]  # fmt: skip
-                    seconds = float(np.mean([r["seconds"] for r in runs]))
-                    rows.append({"structure": name, "seconds": seconds,
-                                 "seconds_min": min(r["seconds"] for r in runs),
-                                 "ok": all(r["ok"] for r in runs)})  # fmt: skip
-                first = len(rows) - 3
-                write_batch(batch_file, pre, ops, keys)  # one file for every peer
-                rows.append({"structure": f"cuco static_map (load {args.load_factor})",
-                             **peer(args.cuco, batch_file.name, args.load_factor,
-                                    args.repeats)})  # fmt: skip
-                if args.slab:
-                    rows.append({"structure": f"SlabHash ({args.slab_keys_per_bucket:g} a bucket)",
-                                 **peer(args.slab, batch_file.name, args.slab_keys_per_bucket,
-                                        args.repeats)})  # fmt: skip
-                for row in rows[first:]:
-                    row.update(distribution=dist, batch=batch, mix=mix,
-                               mops=batch / row["seconds"] / 1e6)  # fmt: skip
-                    print(
-                        f"{dist} {batch} {mix:3d} {row['structure']:28s} "
-                        f"{row['mops']:9.1f} Mops/s ok={row['ok']}",
-                        flush=True,
-                    )
+    for wset, dist, n_pre, batch, mix, absent in cells(args):
+        if time.perf_counter() - started > args.deadline:
+            print("deadline: no more cells", flush=True)
+            break
+        var = 0.05 if dist == "normal" else 0.0
+        run = w.Run("gpu", 0, dist, var, "dek", "ph", 0, batch, mix)
+        if absent:
+            pre = w.batch_keys(run, preload=n_pre, seed=args.seed, cache=cache)[0]
+            rng = np.random.default_rng([args.seed, n_pre, batch, mix, int(absent * 100)])
+            ops, keys, expected = w.absent_batch(pre, batch, mix, rng, absent, dist, var or 0.05)
+        else:
+            pre, ops, keys = w.batch_keys(run, preload=n_pre, seed=args.seed, cache=cache)
+            expected = np.ones(ops.size, dtype=np.uint8)
+        after = w.after_batch(pre, ops, keys)
+        cell = {"set": wset, "distribution": dist, "preload": n_pre, "batch": batch, "mix": mix,
+                "absent": absent, "load_factor": args.load_factor}  # fmt: skip
+        found = []
+        for name, hash_, order in OURS:
+            times, ok, tables = ours(pre, ops, keys, expected, after, args.load_factor,
+                                     args.repeats, hash_, order)  # fmt: skip
+            found.append({"structure": name, "kind": "set", "ok": ok, **summary(times),
+                          "sizing": f"{tables} tables x {w.BUCKETS} buckets"})  # fmt: skip
+        write_batch(batch_file, pre, ops, keys, expected, after.size)
+        n_keys = pre.size + int((ops == ht.INSERT).sum())
+        for r in peer([str(args.cuco), batch_file.name, str(args.load_factor), str(args.repeats),
+                       *CUCO]):  # fmt: skip
+            found.append({"structure": f"cuco {r['name']}", "ok": r["ok"], **summary(r["times"]),
+                          "kind": "set" if r["name"] == "static_set" else "map",
+                          "sizing": f"{int(n_keys / args.load_factor) + 1} slots"})  # fmt: skip
+        if args.slab:
+            per_bucket = args.load_factor * SLAB_PAIRS
+            for r in peer([str(args.slab), batch_file.name, str(per_bucket), str(args.repeats)]):
+                found.append({"structure": "SlabHash", "kind": "map", "ok": r["ok"],
+                              **summary(r["times"]),
+                              "sizing": f"{int(n_keys / per_bucket) + 1} buckets"})  # fmt: skip
+        for row in found:
+            row.update(cell, mops=batch / row["seconds"] / 1e6, device=device,
+                       cpu=machine["cpu"], commit=machine["commit"], seed=args.seed)  # fmt: skip
+            rows.append(row)
+            print(
+                f"{wset} {dist} {batch} {mix:3d}% absent {absent:.1f} {row['structure']:16s} "
+                f"{row['seconds'] * 1e6:9.1f} us [{row['seconds_lo'] * 1e6:.1f}, "
+                f"{row['seconds_hi'] * 1e6:.1f}] ok={row['ok']}",
+                flush=True,
+            )
+        write_rows(args.out / "peers.csv", rows, announce=False)  # as it goes
     batch_file.close()
     write_rows(args.out / "peers.csv", rows)
     print(f"done in {time.perf_counter() - started:.0f} s", flush=True)

@@ -240,9 +240,10 @@ __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
 // 2.34, computed on the host as the graph's driver does). Workspace: parts
 // (2 * parts doubles: the weight sums', then the estimate's), the scan's
 // tile sums and ends (tiles entries each, tiles <= FUSED_MAX_TILES), bar (1
-// word, zero at the launch), top (steps words). Out: estimates (steps
-// doubles) and, unless null, marks (1 + 4 steps nanosecond times: the start,
-// then the end of each phase of each step).
+// word, zero at the launch), top (steps words). Out: estimates (2 steps
+// doubles: each step's estimate, then each step's s = SUM(w~)) and, unless
+// null, marks (1 + 4 steps nanosecond times: the start, then the end of each
+// phase of each step).
 template <int SLICE_ITEMS>
 __global__ void __launch_bounds__(pfr::FUSED_THREADS, 2)
 growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned int n,
@@ -373,7 +374,10 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
         // fewest slices) and the ancestors (ancestors_by_slices).
         if (b == G - 1) {
             const double e = sum_of_parts(estimate_parts, parts, shared);
-            if (t == 0) estimates[k] = e / s;
+            if (t == 0) {
+                estimates[k] = e / s;
+                estimates[steps + k] = s;  // the log-likelihood's sum of w~ (sir_fused.py)
+            }
         }
         const PhiloxKey key{inputs[2 + 2 * k], inputs[3 + 2 * k]};
         ancestors_by_slices<SLICE_ITEMS>(local_scan, tile_sum, tile_end, tiles, n, key, prefix,

@@ -30,7 +30,7 @@ for step in "${steps[@]}"; do
         ch7) cmd=(python3 bench/moazeni2013_ch7_best_cpu.py --out "$out" --ch7-cases 99:65536:64 3:262144:64 --wait-policy PASSIVE) ;;
         cpf2013) cmd=(python3 bench/cpf2013_best_cpu.py --out "$out") ;;
         d3_2014) cmd=(python3 bench/d3_best_cpu.py --out "$out") ;;
-        dulger2017) cmd=(python3 bench/dulger2017_best_cpu.py --out "$out") ;;
+        dulger2017) cmd=(python3 bench/dulger2017_best_cpu.py --out "$out" --wait-policy PASSIVE) ;;
         *) echo "unknown step $step" >> "$WORK/progress.txt"; continue ;;
     esac
     timeout 330 "${cmd[@]}" > "$out/log.txt" 2>&1

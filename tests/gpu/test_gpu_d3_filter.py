@@ -33,7 +33,7 @@ import pytest
 cupy = pytest.importorskip("cupy")
 
 from pfresample.backend import cuda_device  # noqa: E402
-from pfresample.filters import D3_OPTIONS, d3_gpu, run_filter  # noqa: E402
+from pfresample.filters import D3_OPTIONS, clear_graphs, d3_gpu, run_filter  # noqa: E402
 from pfresample.models import UuvModel, kalman_filter  # noqa: E402
 
 
@@ -102,13 +102,13 @@ def test_graph_replays_equal_the_eager_steps(data, monkeypatch):
     chunked = run_d3(MODEL, y, 2000, 7, backend="cuda", snapshot_step=150)
     again = run_d3(MODEL, y, 2000, 7, backend="cuda", snapshot_step=150)
     monkeypatch.setattr(d3_gpu, "CHUNK", 10**9)  # every step eager
-    d3_gpu._GRAPHS.clear()
+    clear_graphs("d3")
     eager = run_d3(MODEL, y, 2000, 7, backend="cuda", snapshot_step=150)
     assert np.array_equal(chunked.estimates, again.estimates)
     assert np.array_equal(chunked.estimates, eager.estimates)
     assert np.array_equal(chunked.snapshot, eager.snapshot)
     assert chunked.snapshot.shape == (2000, 2)
-    d3_gpu._GRAPHS.clear()
+    clear_graphs("d3")
 
 
 def test_the_gpu_filter_refuses_what_it_does_not_run(data):
@@ -207,11 +207,11 @@ def test_the_papers_step_replays_its_eager_steps(data, monkeypatch):
     kw = dict(method="d3", cdf="paper", threads=736, threads_scope="step", backend="cuda")
     chunked = run_d3(MODEL, y, 2000, 7, snapshot_step=150, **kw)
     monkeypatch.setattr(d3_gpu, "CHUNK", 10**9)
-    d3_gpu._GRAPHS.clear()
+    clear_graphs("d3")
     eager = run_d3(MODEL, y, 2000, 7, snapshot_step=150, **kw)
     assert np.array_equal(chunked.estimates, eager.estimates)
     assert np.array_equal(chunked.snapshot, eager.snapshot)
-    d3_gpu._GRAPHS.clear()
+    clear_graphs("d3")
 
 
 def test_zero_process_noise_keeps_copies_identical_on_the_gpu(data):

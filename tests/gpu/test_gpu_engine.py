@@ -17,8 +17,10 @@ alarm below 0.3 %. The negative control, a GPU run of the wrong model
 * The fused GPU filters the engine chooses (``filters.gpu``): Dülger's SIR
   graph on the growth model -- its log-likelihood estimate (from each step's
   kept maximum and sum) against the CPU's, and the fused one-kernel run the
-  same estimates as the graph; the cellular, D3 and Güldaş filters run
-  through ``run_filter`` and report ``backend="cuda"``.
+  same estimates and log Z_k as the graph; the cellular, D3 and Güldaş
+  filters run through ``run_filter`` and report ``backend="cuda"``, and the
+  D3 graph's and the Güldaş graphs' log-likelihood estimates agree with the
+  CPU's in mean (no GPU filter gives NaN).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import pytest
 
 import pfresample as pr
 from pfresample.filters import (
+    ADAPTIVE_OPTIONS,
     BOOTSTRAP_OPTIONS,
     CPF_OPTIONS,
     D3_OPTIONS,
@@ -156,6 +159,32 @@ def test_the_sir_graph_log_likelihood_agrees_with_the_cpu():
     fused = run_filter(model, y, 4096, "systematic", seed=3, backend="cuda", stage_times=False,
                        **SIR_OPTIONS)  # fmt: skip
     np.testing.assert_array_equal(graph.estimates, fused.estimates)
+    # the fused run keeps each step's maximum and sum of w~ as the graph does
+    assert np.isfinite(fused.log_likelihood_steps).all()
+    np.testing.assert_allclose(fused.log_likelihood_steps, graph.log_likelihood_steps, rtol=1e-9)
+
+
+@pytest.mark.parametrize("method", ["d3", "systematic"])
+def test_the_d3_graph_log_likelihood_agrees_with_the_cpu(method):
+    """Das et al.'s filter on the UUV model (200 steps: two eager steps, one
+    replayed chunk of 100 and eager steps after it): log Z_k from the
+    step's record that step_advance copies (its maximum's key and the sum of
+    w~); its mean over 32 seeds agrees with the CPU filter's."""
+    model = UuvModel(duration=2.0)
+    _, y = model.simulate(1)
+    _assert_same_mean_log_z(model, y, method, **D3_OPTIONS)
+
+
+def test_the_guldas_graphs_log_likelihood_agrees_with_the_cpu():
+    """Güldaş's bootstrap filter (every step) and adaptive filter (the
+    weights carried, the stages the device decides): the mean of the
+    log-likelihood estimate over 32 seeds agrees with the CPU filter's."""
+    model = BimodalModel()
+    _, y = model.simulate(30)
+    _assert_same_mean_log_z(model, y, "multinomial", **BOOTSTRAP_OPTIONS)
+    _assert_same_mean_log_z(model, y, "butterfly-multinomial", ess_threshold=0.5,
+                            **ADAPTIVE_OPTIONS)  # fmt: skip
+    _assert_same_mean_log_z(model, y, "stratified", ess_threshold=0.5, **ADAPTIVE_OPTIONS)
 
 
 @pytest.mark.parametrize("model", [GrowthModel(), BearingsOnlyModel()], ids=["growth", "bot"])

@@ -26,7 +26,9 @@ import pfresample as pr
 from pfresample.constants import EPSILON_FILTER
 from pfresample.cuda.kernels import NULL
 from pfresample.filters import SIR_OPTIONS, STAGES, rmse, run_filter, sir_gpu
+from pfresample.filters.graph import GRAPHS
 from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
+from pfresample.models.growth import GrowthTwin
 
 cupy = pytest.importorskip("cupy")
 
@@ -202,7 +204,7 @@ def test_device_B_of_a_step_is_the_B_of_its_weights(method):
     # step's weights; the last step's w~ are still in the graph's buffer.
     x, y = GROWTH.simulate(20, np.random.default_rng(5))
     r = run_sir(GROWTH, y, 2**12, method, 3, backend="cuda")
-    graph = next(reversed(sir_gpu._GRAPHS.values()))
+    graph = next(reversed(GRAPHS.entries("sir")))
     assert graph.m.name == method and graph.n == 2**12
     params = {"epsilon": EPSILON_FILTER} if method == "metropolis" else {}
     assert r.B[-1] == pr.choose_B(graph.w_tilde.get(), method, **params)
@@ -285,7 +287,7 @@ def test_predict_through_the_ancestors_is_gather_then_predict_bit_for_bit(n):
     src = cupy.asarray(rng.normal(0.0, 10.0, n).astype(np.float32))
     ancestors = cupy.asarray(np.sort(rng.integers(0, n, n)).astype(np.int32))
     key, z = cupy.asarray([7, 9], dtype=np.uint32), cupy.asarray([3.5], dtype=np.float32)
-    twin, k = sir_gpu._GrowthTwin(GROWTH), 6
+    twin, k = GrowthTwin(GROWTH), 6
     outs = []
     for through in (False, True):
         x = cupy.full(n, np.nan, np.float32)

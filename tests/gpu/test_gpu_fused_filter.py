@@ -19,6 +19,7 @@ import pytest
 
 from pfresample.cuda import geometry
 from pfresample.filters import SIR_OPTIONS, rmse, run_filter, sir_fused
+from pfresample.filters.graph import GRAPHS, clear_graphs
 from pfresample.filters.sir_gpu import run_sir_gpu
 from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
 from pfresample.resampling.registry import get_method
@@ -94,14 +95,14 @@ def test_long_runs_repeat_and_count_every_barrier():
 def test_run_sir_without_stage_times_takes_the_fused_run():
     _, y = GROWTH.simulate(30, np.random.default_rng(5))
     n = 2**12 + 1
-    sir_fused._RUNS.clear()
+    clear_graphs("fused")
     fast = run_sir(GROWTH, y, n, "systematic", 4, backend="cuda", stage_times=False)
-    assert len(sir_fused._RUNS) == 1 and next(iter(sir_fused._RUNS.values())).n == n
+    assert len(GRAPHS.entries("fused")) == 1 and GRAPHS.entries("fused")[0].n == n
     timed = run_sir(GROWTH, y, n, "systematic", 4, backend="cuda")
     np.testing.assert_array_equal(fast.estimates, timed.estimates)
     assert np.all(timed.stage_seconds > 0)
     run_sir(GROWTH, y, n, "metropolis", 4, backend="cuda", stage_times=False)
-    assert len(sir_fused._RUNS) == 1  # metropolis took the graph
+    assert len(GRAPHS.entries("fused")) == 1  # metropolis took the graph
 
 
 def test_rmse_agrees_with_the_cpu_filter():

@@ -181,3 +181,21 @@ def test_the_chapter4_gpu_cell_checks_every_run():
     arrays, meta = wl.run_cell(runs, preload=1024, repeats=2, seed=5)
     assert arrays["ok"].all() and len(arrays["ok"]) == len(runs)
     assert (arrays["upload_s"] > 0).all() and meta["backend"] == "cuda"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("hash_", list(ht.HASHES))
+@pytest.mark.parametrize("byte_order", list(ht.BYTE_ORDERS))
+def test_the_cuda_hash_equals_the_cpus_in_each_byte_order(hash_, byte_order):
+    pytest.importorskip("cupy")
+    rng = np.random.default_rng([SEED, 58])
+    keys = np.unique(np.concatenate([_keys(20000, rng), rng.random(20000).astype(np.float32)]))
+    keys = keys[(keys > 0) & (keys < 1)]  # distinct: every insert must succeed
+    want = ht.native_hash_keys(keys, hash_, byte_order)
+    assert np.array_equal(hashtable_gpu.gpu_hash_keys(keys, hash_, byte_order), want)
+    assert np.array_equal(ht.hash_keys(keys, hash_, byte_order), want)
+    # a GPU table built in this order passes the CPU's checker in this order
+    table = hashtable_gpu.GpuHashTable(4, 256, keys.size, hash_, byte_order)
+    res, _ = table.batch(np.full(keys.size, ht.INSERT), keys)
+    assert (res.results == ht.TRUE).all()
+    assert np.array_equal(table.check(), np.sort(keys))

@@ -64,6 +64,8 @@ def test_filter_constants_are_the_ones_sir_gpu_launches():
     """reduce.cuh and models.cuh repeat constants of pfresample.cuda.geometry and sir_gpu.py:
     the reduction blocks' threads, and the particles a Philox block serves."""
     from pfresample.filters import sir_gpu
+    from pfresample.models.growth import GrowthTwin
+    from pfresample.models.radar import RadarTwin
 
     def constant(header, name):
         found = re.search(
@@ -73,8 +75,8 @@ def test_filter_constants_are_the_ones_sir_gpu_launches():
         return int(found.group(1))
 
     assert constant("reduce.cuh", "REDUCE_THREADS") == geometry.REDUCE_THREADS == sir_gpu.THREADS
-    assert constant("models.cuh", "GROWTH_PER_BLOCK") == sir_gpu._GrowthTwin.per_block
-    assert constant("models.cuh", "RADAR_PER_BLOCK") == sir_gpu._RadarTwin.per_block
+    assert constant("models.cuh", "GROWTH_PER_BLOCK") == GrowthTwin.per_block
+    assert constant("models.cuh", "RADAR_PER_BLOCK") == RadarTwin.per_block
 
 
 def test_fused_constants_are_the_ones_sir_fused_launches():

@@ -5,13 +5,15 @@ Dülger's SIR filter (``sir.SIR_OPTIONS``), Güldaş's bootstrap and adaptive
 filters (``adaptive``), the cellular particle filter of Gelencsér-Horváth et
 al. (``cellular.CPF_OPTIONS``), the filters of Das et al. (``d3.D3_OPTIONS``)
 -- and SMC-EM (``smcem``) runs its E-step through it. On the GPU the engine
-picks the CUDA graph that implements a call (``gpu``)."""
+picks the CUDA graph that implements a call (``gpu``), kept in one cache
+that ``clear_graphs`` empties."""
 
 from .adaptive import ADAPTIVE_OPTIONS, BOOTSTRAP_OPTIONS, amse, interaction_level
 from .cellular import CPF_OPTIONS
 from .common import STAGES
 from .d3 import D3_OPTIONS, velocity_errors
 from .engine import FilterResult, run_filter, run_filters
+from .graph import clear_graphs
 from .sir import SIR_OPTIONS, rmse
 from .smcem import run_smcem
 
@@ -24,6 +26,7 @@ __all__ = [
     "STAGES",
     "FilterResult",
     "amse",
+    "clear_graphs",
     "interaction_level",
     "rmse",
     "run_filter",

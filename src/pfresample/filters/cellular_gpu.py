@@ -34,13 +34,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict
 
 import numpy as np
 
 from ..cuda import geometry, kernels
 from .common import FilterResult, check_kernel, gpu_result, graph_inputs
-from .graph import GraphRunner, check_finite, kept
+from .graph import GraphRunner, check_finite, cuda_twin, kept
 
 GRAPHS_KEPT = 8  # a timing cell interleaves 2 kernels x 2 builds at one (N, r)
 # cellular.cu's modes of cpf_step (CPF_SEARCH, CPF_SCAN, CPF_DIVIDE) and the
@@ -49,59 +48,10 @@ NEIGHBOURHOOD_MODES = {"search": 0, "scan": 1, "divide": 2}
 REAL_TYPES = {"float64": ("double", 8), "float32": ("float", 4)}
 
 
-class _GrowthCpf:
-    """The growth model (eqs. 2.34-2.35): one state row."""
-
-    rows, prefix = 1, "cpf_growth"
-
-    def __init__(self, model):
-        self.model = model
-
-    def drift(self, k: int) -> np.float32:
-        """The drift of the step from x_k to x_{k+1}: eq. 2.34's 8 cos(1.2 k)
-        (0 at k = 0 with the paper's start: ``GrowthModel.filter_drift``)."""
-        return np.float32(self.model.filter_drift(k))
-
-    def init_args(self) -> tuple:
-        m = self.model
-        f = np.float32
-        return (f(m.sigma_v2**0.5), f(m.start_mean), f(m.start_sd), self.drift(0))
-
-    def step_args(self) -> tuple:
-        m = self.model
-        return (np.float32(m.sigma_v2**0.5), np.float32(1.0 / m.sigma_n2))
-
-
-class _BotCpf:
-    """Bearings-only tracking: rows x, vx, y, vy."""
-
-    rows, prefix = 4, "cpf_bot"
-
-    def __init__(self, model):
-        self.model = model
-
-    def drift(self, k: int) -> np.float32:
-        return np.float32(0.0)  # time-invariant
-
-    def init_args(self) -> tuple:
-        m = self.model
-        f = np.float32
-        return (f(m.q_sd), *(f(v) for v in m.prior_mean), *(f(v) for v in m.prior_sd))
-
-    def step_args(self) -> tuple:
-        m = self.model
-        return (np.float32(m.q_sd), np.float32(1.0 / m.r_sd**2))
-
-
 def cpf_twin(model):
-    """The device code of ``model`` for the CPF, or None."""
-    from ..models import BearingsOnlyModel, GrowthModel
-
-    if isinstance(model, GrowthModel):
-        return _GrowthCpf(model)
-    if isinstance(model, BearingsOnlyModel):
-        return _BotCpf(model)
-    return None
+    """The CPF's device code of ``model`` (its ``cuda_twins["cpf"]``,
+    ``cuda.twin``), or None."""
+    return cuda_twin(model, "cpf")
 
 
 class CpfGraph(GraphRunner):
@@ -240,9 +190,6 @@ class CpfGraph(GraphRunner):
         return log_sums - math.log(self.n) + constant
 
 
-_GRAPHS: OrderedDict = OrderedDict()
-
-
 def cpf_graph(
     model, n: int, radius: int, steps: int, fast_math: bool = False,
     neighbourhood: str = "search", precision: str = "float64", weighted: bool = False,
@@ -259,7 +206,7 @@ def cpf_graph(
     options = (bool(fast_math), neighbourhood, precision, bool(weighted))
     key = (cupy.cuda.Device().id, model, n, radius, steps, *options)
     make = lambda: CpfGraph(model, n, radius, steps, *options)  # noqa: E731
-    return kept(_GRAPHS, key, make, GRAPHS_KEPT)
+    return kept("cpf", key, make, GRAPHS_KEPT)
 
 
 def run_cpf_gpu(

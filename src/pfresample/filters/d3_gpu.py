@@ -39,7 +39,6 @@ sums then depend on the block size in their last bits.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 
 import numpy as np
 
@@ -49,7 +48,7 @@ from ..cuda import geometry, kernels, stats, workspace
 from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
 from .common import GPU_STATE_DTYPE, FilterResult, gpu_result, graph_inputs
-from .graph import GraphRunner, check_finite, kept
+from .graph import GraphRunner, check_finite, cuda_twin, kept, log_z_steps
 from .sir_gpu import THREADS, enqueue_resampler
 
 CHUNK = 100  # steps a replayed graph holds (even: the two state buffers alternate)
@@ -58,6 +57,8 @@ GRAPHS_KEPT = 2
 
 THREADS_SCOPES = ("d3", "step")
 STEP_MIN_THREADS = 32  # the *_any reductions need one whole warp (reduce.cuh)
+# doubles a step keeps: the estimate (2), the statistics record of w~, the maximum's key
+RECORD = 2 + workspace.STAT_COUNT + 1
 
 
 def _launch(module: str, name: str, n: int, args: tuple, grid: int | None = None,
@@ -85,19 +86,26 @@ class D3FilterGraph(GraphRunner):
         self.log_w = cupy.empty(n, dtype=np.float32)
         self.w_tilde = cupy.empty(n, dtype=np.float32)
         self.log_pw = cupy.empty(n, dtype=np.float64)
-        self.top = cupy.zeros(1, dtype=np.uint32)
         self.step = cupy.zeros(1, dtype=np.uint32)
         self.key = cupy.zeros(2, dtype=np.uint32)  # the current step's resampling key
         self.sums = cupy.empty(2 * parts, dtype=np.float64)
         self.tickets = cupy.zeros(3, dtype=np.uint32)
-        self.estimate = cupy.zeros(2, dtype=np.float64)
-        self.previous = cupy.zeros(2, dtype=np.float64)
+        # The step's record, which step_advance copies to row k of `estimates`:
+        # the estimate (2), the statistics record of w~ the resampler reads
+        # (its sum the float64 SUM w~ exp_total writes) and, in the low word of
+        # the last double (its high word stays 0), the maximum log-weight as
+        # reduce.cuh's to_ordered key: what the log-likelihood estimate needs
+        # of the step (graph.log_z_steps), kept by no kernel or copy of its own.
+        self.estimate = cupy.zeros(RECORD, dtype=np.float64)
+        record = self.estimate[2 : 2 + workspace.STAT_COUNT]
+        record[...] = stats.known_statistics(n)
+        self.top = self.estimate[RECORD - 1 :].view(np.uint32)[:1]
+        self.previous = cupy.zeros(RECORD, dtype=np.float64)  # the prior reads rows 0-1
         self.prior = cupy.zeros(4, dtype=np.float64)
-        self.estimates = cupy.zeros((steps, 2), dtype=np.float64)
+        self.estimates = cupy.zeros((steps, RECORD), dtype=np.float64)
         self.snapshot = cupy.empty((2, n), dtype=GPU_STATE_DTYPE)
-        f, b = model._transitions
-        table = np.stack([f[:, 0, 1], f[:, 1, 0], b[:, 0], b[:, 1]], axis=1)
-        self.table = cupy.asarray(table.astype(np.float32).ravel())
+        self.twin = cuda_twin(model, "d3")
+        self.table = cupy.asarray(self.twin.table())
         # The run's inputs (common.graph_inputs): noise key, a key a step, measurements.
         self.open(2 + 2 * steps + 2 * steps)
         self.noise_key = self.inputs[:2]
@@ -106,7 +114,7 @@ class D3FilterGraph(GraphRunner):
         # The statistics record of w~ that the resampler reads: the sum is the
         # filter's (weight_total), the maximum 1 (w~ = exp(0) at the maximum),
         # no scaling (w~ <= 1), no bad entry.
-        ws = stats.with_known_statistics(workspace.Workspace(n), stats.known_statistics(n))
+        ws = stats.with_known_statistics(workspace.Workspace(n), record)
         self.ancestors = cupy.empty((1, n), dtype=np.int32)
         self.strides = cupy.empty(n, dtype=np.int32)
         self.l_ = cupy.empty(n, dtype=np.int32)
@@ -124,12 +132,11 @@ class D3FilterGraph(GraphRunner):
     def _step(self, k: int) -> None:
         """Enqueue one step (the device's counter says which); ``k`` only
         picks the state buffers (its parity)."""
-        n, m, model = self.n, self.m, self.model
+        n, m = self.n, self.m
         x, x_next = self.x[k % 2], self.x[(k + 1) % 2]
-        f = np.float32
         tpb = self.step_threads  # None: ours, the kernels' own sizes
         args = (x, self.log_w, np.uint32(n), self.noise_key, self.step, self.table, self.z)
-        args += (f(model.obs_mean), f(model.particle_sd), f(1.0 / model.obs_var), self.top)
+        args += (*self.twin.predict_args(), self.top)
         total = stats.sum_slot(self.call.ws.stats)
         weights = (self.log_w, self.top, self.w_tilde, np.int64(n), self.sums, self.tickets[0:1])
         estimate = (self.w_tilde, x, np.int64(n), total)
@@ -164,7 +171,7 @@ class D3FilterGraph(GraphRunner):
             args = (self.step, np.uint32(self.snapshot_step - 1), x_next, np.int64(2 * n))
             _launch("filter.cu", "snapshot_rows", 2 * n, (*args, self.snapshot),
                     threads=tpb or THREADS)  # fmt: skip
-        args = (self.step, np.int32(2), self.estimate, self.previous, self.estimates)
+        args = (self.step, np.int32(RECORD), self.estimate, self.previous, self.estimates)
         args += (self.keys, self.key, self.top, np.uint32(self.steps))
         kernels.kernel("filter.cu", "step_advance")((1,), (1,), args)
 
@@ -173,14 +180,14 @@ class D3FilterGraph(GraphRunner):
         and x^_0, their mean (the prior mean of step 1)."""
         import cupy
 
-        model, n = self.model, self.n
+        n = self.n
         self.step.fill(0)
         self.top.fill(0)
         self.key[:] = self.keys[:2]
         args = (self.x[0], np.uint32(n), self.noise_key)
-        args += (np.float32(model.x0[0]), np.float32(model.x0[1]), np.float32(model.init_sd))
+        args += self.twin.init_args()
         _launch("models.cu", "uuv_init", n, args)
-        cupy.mean(self.x[0], axis=1, dtype=np.float64, out=self.previous)
+        cupy.mean(self.x[0], axis=1, dtype=np.float64, out=self.previous[:2])
 
     def _capture(self, first: int) -> None:
         """Capture CHUNK steps from step ``first`` (even) as the graph."""
@@ -233,17 +240,19 @@ class D3FilterGraph(GraphRunner):
         chunks = tuple(
             1e-3 * cupy.cuda.get_elapsed_time(a, b) for a, b in zip(marks, marks[1:], strict=False)
         ) if chunked else ()  # fmt: skip
-        estimates = self.estimates.get()
+        record = self.estimates.get()
+        estimates = np.ascontiguousarray(record[:, :2])
         check_finite(estimates, "the GPU D3 filter's estimate is not finite from step {step} on")
+        top = np.ascontiguousarray(record[:, -1]).view(np.uint32)[0::2]  # the low words
+        constant = self.twin.log_likelihood_constant()
+        log_z = log_z_steps(top, record[:, 2 + workspace.STAT_SUM], self.n, constant)
         snapshot = None if snapshot_step is None else self.snapshot.get().T.astype(np.float64)
         # no marks between the stages: the run is timed whole (NaN stage times)
         return gpu_result(
             self.m.name, self.n, seed, estimates, wall_seconds=wall, total_seconds=device,
             snapshot=snapshot, device_seconds=device, chunk_seconds=chunks,
+            log_likelihood_steps=log_z,
         )  # fmt: skip
-
-
-_GRAPHS: OrderedDict = OrderedDict()
 
 
 def run_d3_gpu(
@@ -263,9 +272,7 @@ def run_d3_gpu(
     """run_filter's D3 filter (``D3_OPTIONS``) on the GPU (``backend="cuda"``)."""
     import cupy
 
-    from ..models import UuvModel
-
-    if not isinstance(model, UuvModel):
+    if cuda_twin(model, "d3") is None:
         raise NotImplementedError(f"{type(model).__name__} has no GPU D3 filter; use backend='cpu'")
     if ess_threshold is not None:
         raise NotImplementedError("the GPU filter resamples every step (ess_threshold=None)")
@@ -290,5 +297,5 @@ def run_d3_gpu(
         )
     key = (cupy.cuda.Device().id, model, m.name, n, steps, noise, cdf, threads, threads_scope)
     make = lambda: D3FilterGraph(model, m, n, steps, noise, cdf, threads, threads_scope)  # noqa: E731
-    graph = kept(_GRAPHS, key, make, GRAPHS_KEPT)
+    graph = kept("d3", key, make, GRAPHS_KEPT)
     return graph.run(y, seed, snapshot_step)

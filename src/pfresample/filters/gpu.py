@@ -20,17 +20,22 @@ and the options are the ones it implements.
 
 Each runs another draw of the same algorithm (float32 states, Philox process
 noise), so a GPU run agrees with the CPU's in distribution, not bit for bit
-(tests/gpu/test_gpu_engine.py). The SIR graph and the cellular filter give
-the log-likelihood estimate from what their steps keep (each step's largest
-log-weight and its sum of w~); the D3 and Güldaş filters give NaN.
+(tests/gpu/test_gpu_engine.py). Each gives the log-likelihood estimate
+from what its steps keep on the device -- each step's largest log-weight
+and its float64 sum of w~, and the adaptive filter the sum of the weights
+it carries on (``graph.log_z_steps``) -- copied back once after the run.
 """
 
 from __future__ import annotations
 
-from ..models.bimodal import BimodalModel
-from ..models.uuv import UuvModel
+from .graph import cuda_twin
 
 THREADS_SCOPES = ("d3", "step")
+
+
+def _has(model, graph: str) -> bool:
+    """Whether ``model`` has device code for the GPU graph ``graph`` (``cuda.twin``)."""
+    return cuda_twin(model, graph) is not None
 
 
 def _cpf_ok(model, own: dict, options: dict) -> bool:
@@ -47,7 +52,7 @@ def _cpf_ok(model, own: dict, options: dict) -> bool:
 
 def _d3_ok(model, m, own: dict, options: dict) -> bool:
     return (
-        isinstance(model, UuvModel) and options["ess_threshold"] is None
+        _has(model, "d3") and options["ess_threshold"] is None
         and own.get("components", "joint") == "joint" and own.get("impl", "table") == "table"
         and (m.output == "particles"
              or (m.gpu is not None and options["arithmetic"] == "float32-w64"))
@@ -56,7 +61,7 @@ def _d3_ok(model, m, own: dict, options: dict) -> bool:
 
 
 def _guldas_ok(model, m, options: dict) -> bool:
-    if not isinstance(model, BimodalModel) or options["stage4_weights"] != "unnormalised":
+    if not _has(model, "guldas") or options["stage4_weights"] != "unnormalised":
         return False
     if options["gate"] == "stages":
         return m.gated and options["ess_threshold"] is not None
@@ -82,9 +87,9 @@ def fused_filter(model, m, n: int, kw: dict, own: dict, options: dict):
     returns a ``FilterResult``) that runs these arguments, or None."""
     if m.name == "cellular":
         return _cellular if _cpf_ok(model, own, options) else None
-    if isinstance(model, UuvModel):
+    if _has(model, "d3"):
         return _d3(options) if _d3_ok(model, m, own, options) else None
-    if isinstance(model, BimodalModel):
+    if _has(model, "guldas"):
         return _guldas(options) if _guldas_ok(model, m, options) else None
     return _sir(options) if _sir_ok(model, m, options) else None
 
@@ -92,7 +97,7 @@ def fused_filter(model, m, n: int, kw: dict, own: dict, options: dict):
 def sir_graph(model, m, options: dict) -> bool:
     """Whether ``fused_filter`` runs these arguments on the SIR graph with
     stage times: the graph whose runs ``sir_batch`` puts side by side."""
-    plain = m.name != "cellular" and not isinstance(model, (UuvModel, BimodalModel))
+    plain = m.name != "cellular" and not (_has(model, "d3") or _has(model, "guldas"))
     return plain and options["stage_times"] and _sir_ok(model, m, options)
 
 
@@ -149,9 +154,9 @@ def _guldas(options):
 
         if staged:
             params = {k: v for k, v in kw.items() if k != "radix"}
-            return run_adaptive_gpu(model, y, n, m.name, seed, tau=options["ess_threshold"],
+            return run_adaptive_gpu(model, y, n, m, seed, tau=options["ess_threshold"],
                                     radix=kw.get("radix"), **params)  # fmt: skip
-        return run_bootstrap_gpu(model, y, n, m.name, seed, **kw)
+        return run_bootstrap_gpu(model, y, n, m, seed, **kw)
 
     return run
 

@@ -31,15 +31,13 @@ for bit.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 
 import numpy as np
 
-from ..cuda import geometry
+from ..cuda import geometry, workspace
 from ..cuda.butterfly import Gates, ess_gate
 from ..cuda.kernels import NULL
 from ..cuda.stats import sum_slot
-from ..models.bimodal import BimodalModel
 from ..models.volatility import BETA
 from ..radix import default_radix
 from ..resampling.registry import get_method
@@ -55,36 +53,10 @@ from .common import (
     resampling_period,
     stop_iteration,
 )
-from .graph import check_finite, kept
+from .graph import check_finite, cuda_twin, kept, log_z_steps
 from .sir_gpu import WEIGHT_DTYPE, FilterGraph, _launch
 
 GRAPHS_KEPT = 4
-
-
-class BimodalTwin:
-    """Eqs. 4.7-4.8 on the device (``models.cu``): one state row; the
-    "measurement" of step t is the mode offset 0.5 t. ``carry``: add log g_t
-    to the carried log-weights (the adaptive filter) rather than start from
-    even ones."""
-
-    rows, measurement_size = 1, 1
-    per_block = 4  # models.cuh, SCALAR_PER_BLOCK
-
-    def __init__(self, model: BimodalModel, carry: bool = False):
-        self.model, self.carry = model, carry
-
-    def init(self, x, key) -> None:
-        """x_0 ~ N(0, init_sd^2) (growth_init draws N(mean, sd^2), four a Philox block)."""
-        n = x.shape[-1]
-        args = (x, np.uint32(n), key, np.float32(0.0), np.float32(self.model.init_sd))
-        _launch("models.cu", "growth_init", geometry.blocks(n, self.per_block), args)
-
-    def predict(self, x, log_w, k: int, z, key, top) -> None:
-        m = self.model
-        n = x.shape[-1]
-        args = (x, log_w, np.uint32(n), key, np.uint64(k + 1), np.float32(m.sigma_1), z)
-        args += (np.float32(0.5 / m.sigma_2**2), np.int32(self.carry), top)
-        _launch("models.cu", "bimodal_predict", geometry.blocks(n, self.per_block), args)
 
 
 class _GuldasGraph(FilterGraph):
@@ -148,6 +120,7 @@ class _GuldasGraph(FilterGraph):
         return gpu_result(
             self.m.name, self.n, seed, estimates, wall_seconds=wall, total_seconds=seconds,
             ess=ess, stages=stages, resampled=stages > 0, resampled_estimates=estimates,
+            log_likelihood_steps=self.log_likelihood_steps(),
         )  # fmt: skip
 
     def results(self) -> tuple[np.ndarray, np.ndarray]:
@@ -160,7 +133,7 @@ class BootstrapGraph(_GuldasGraph):
     """The bootstrap filter (Fig 1.2) with any registry method that has CUDA kernels."""
 
     def __init__(self, model, m, n, steps, kw, params):
-        super().__init__(model, m, n, steps, kw, params, BimodalTwin(model, carry=False))
+        super().__init__(model, m, n, steps, kw, params, _twin(model, carry=False))
 
     def _step(self, k: int, x, x_next) -> None:
         n = self.n
@@ -193,20 +166,35 @@ class AdaptiveGraph(_GuldasGraph):
     def __init__(self, model, m, n, steps, kw, params, tau: float):
         import cupy
 
-        super().__init__(model, m, n, steps, kw, params, BimodalTwin(model, carry=True))
+        super().__init__(model, m, n, steps, kw, params, _twin(model, carry=True))
         self.radix = tuple(kw.get("radix", (n,)))  # a standard method: one stage of N
         self.tau = tau
         self.go = cupy.zeros((steps, max(1, len(self.radix))), dtype=np.int32)
+        # SUM of the weights each step carries on (float64): the log-likelihood's
+        # denominator of the next step (graph.log_z_steps)
+        self.carried = cupy.empty(steps, dtype=np.float64)
 
     def _step(self, k: int, x, x_next) -> None:
         n = self.n
         gates = Gates(self.go[k], self.tau * n, self.gate_parts, self.gate_ticket,
-                      ess=self.ess[k : k + 1], w_out=self.w_post, log_w=self.log_w)  # fmt: skip
+                      ess=self.ess[k : k + 1], total=sum_slot(self.stats[k]),
+                      w_out=self.w_post, log_w=self.log_w)  # fmt: skip
         self._resample(k, gates=gates)
         args = (self.go[k, 0:1], self.w_tilde, np.uint32(n), self.w_post, self.log_w)
         _launch("filter.cu", "carry_weights", n, args)
+        # SUM of the carried weights (the scratch of the SIR graph's sums, unused here)
+        args = (self.w_post, np.int64(n), self.sums, self.tickets[0:1], self.carried[k : k + 1])
+        _launch("filter.cu", "weight_total", n, args, grid=self.parts)
         self._gather(x, x_next, go=self.go[k, 0:1])
         self._mean(self.w_post, x_next, k)
+
+    def log_likelihood_steps(self) -> np.ndarray:
+        """log Z_k of the last replay: the step's maximum and sum of w~ over
+        the sum of the weights the step before carried on."""
+        top = self.top.get(stream=self.stream)
+        sums = self.stats[:, workspace.STAT_SUM].get(stream=self.stream)
+        carried = self.carried.get(stream=self.stream)
+        return log_z_steps(top, sums, self.n, self.twin.log_likelihood_constant(), carried)
 
     def run(self, y, seed: int) -> FilterResult:
         start = time.perf_counter()
@@ -214,9 +202,6 @@ class AdaptiveGraph(_GuldasGraph):
         estimates, ess = self.results()
         stages = self.go.get(stream=self.stream).sum(axis=1).astype(np.int64)
         return self.result(seed, estimates, ess, stages, seconds, time.perf_counter() - start)
-
-
-_GRAPHS: OrderedDict = OrderedDict()
 
 
 def _graph(kind, model, m, n: int, steps: int, kw: dict, params: dict, *extra):
@@ -230,7 +215,7 @@ def _graph(kind, model, m, n: int, steps: int, kw: dict, params: dict, *extra):
         make = lambda: kind(m, n, steps, kw, params, *extra)  # noqa: E731
     else:
         make = lambda: kind(model, m, n, steps, kw, params, *extra)  # noqa: E731
-    return kept(_GRAPHS, key, make, GRAPHS_KEPT)
+    return kept("guldas", key, make, GRAPHS_KEPT)
 
 
 def _arguments(m, n: int, params: dict) -> tuple[dict, dict]:
@@ -239,18 +224,28 @@ def _arguments(m, n: int, params: dict) -> tuple[dict, dict]:
     return kw, params
 
 
-def _bimodal(model):
-    if not isinstance(model, BimodalModel):
+def _record(method):
+    """The registry's record of ``method``: a name looked up, a record (the
+    engine's, looked up once a run_filter call) taken as it is."""
+    return get_method(method) if isinstance(method, str) else method
+
+
+def _twin(model, carry: bool = False):
+    """The Güldaş graphs' device code of ``model`` (``cuda.twin``), or a
+    NotImplementedError naming the model."""
+    twin = cuda_twin(model, "guldas", carry=carry)
+    if twin is None:
         raise NotImplementedError(
             f"{type(model).__name__} has no GPU code for Güldaş's filters; use backend='cpu'"
         )
+    return twin
 
 
-def run_bootstrap_gpu(model, y, n: int, method: str, seed: int, **params) -> FilterResult:
+def run_bootstrap_gpu(model, y, n: int, method, seed: int, **params) -> FilterResult:
     """run_filter's bootstrap filter (``BOOTSTRAP_OPTIONS``) on the GPU (``seconds``: the
     run's device time)."""
-    _bimodal(model)
-    m = get_method(method)
+    _twin(model)
+    m = _record(method)
     if m.gpu is None:
         raise NotImplementedError(f"method {m.name!r} has no CUDA kernel; use backend='cpu'")
     kw, params = _arguments(m, n, params)
@@ -258,11 +253,11 @@ def run_bootstrap_gpu(model, y, n: int, method: str, seed: int, **params) -> Fil
     return _graph(BootstrapGraph, model, m, n, y.shape[0], kw, params).run(y, seed)
 
 
-def run_adaptive_gpu(model, y, n: int, method: str, seed: int, *, tau: float, radix=None,
+def run_adaptive_gpu(model, y, n: int, method, seed: int, *, tau: float, radix=None,
                      **params) -> FilterResult:  # fmt: skip
     """:func:`pfresample.filters.run_adaptive` on the GPU."""
-    _bimodal(model)
-    m = get_method(method)
+    _twin(model)
+    m = _record(method)
     if not m.gated:
         raise TypeError(f"method {m.name!r} cannot be gated on the GPU (Method.gated)")
     if "radix" in m.params:

@@ -31,7 +31,6 @@ segmented form to keep equal to the first.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 
 import numpy as np
 
@@ -110,15 +109,12 @@ class FilterBatch(GraphRunner):
         ]
 
 
-_BATCHES: OrderedDict = OrderedDict()
-
-
 def filter_batch(model, m, n: int, steps: int, kw: dict, params: dict, width: int):
     """The :class:`FilterBatch` of these arguments, built on first use and
     kept (the last BATCHES_KEPT)."""
     key = (*graph_key(model, m, n, steps, kw, params, True), width)
     make = lambda: FilterBatch(model, m, n, steps, kw, params, width)  # noqa: E731
-    return kept(_BATCHES, key, make, BATCHES_KEPT)
+    return kept("batch", key, make, BATCHES_KEPT)
 
 
 def run_sir_batch(model, ys, n: int, m, seeds, *, width: int | None = None, **keywords) -> list:

@@ -21,13 +21,12 @@ applies (:func:`applies`): the growth model, Systematic, and N up to
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 
 import numpy as np
 
 from ..cuda import geometry, kernels
 from .common import GPU_STATE_DTYPE, STAGES, FilterResult, gpu_result, graph_inputs
-from .graph import GraphRunner, check_finite, kept
+from .graph import GraphRunner, check_finite, cuda_twin, kept, log_z_steps
 
 FAMILY = "fused.cu"
 RUNS_KEPT = 4  # FusedRun objects kept per process (each holds a few N-sized buffers)
@@ -41,11 +40,15 @@ def function(slice_items: int) -> str:
 def applies(model, method_name: str, n: int) -> bool:
     """Whether the fused run covers this filter: the growth model,
     Systematic, and N at most ``geometry.FUSED_MAX_N``."""
-    from ..models import GrowthModel
-
+    twin = cuda_twin(model, "sir")
     return (
-        isinstance(model, GrowthModel) and method_name == "systematic" and n <= geometry.FUSED_MAX_N
+        getattr(twin, "fused", False) and method_name == "systematic" and n <= geometry.FUSED_MAX_N
     )
+
+
+def _growth_constant(model) -> float:
+    """What the growth kernels leave out of the model's log g (its SIR twin's)."""
+    return cuda_twin(model, "sir").log_likelihood_constant()
 
 
 def resident_blocks() -> int:
@@ -85,6 +88,7 @@ class FusedRun(GraphRunner):
                 f"got {blocks}"
             )
         self.model, self.n, self.steps, self.blocks = model, n, steps, grid
+        self.constant = _growth_constant(model)  # what fused.cu drops from log g
         self.function = function(geometry.fused_slice_items(n, grid))
         self.parts, self.tiles = geometry.sum_parts(n), geometry.scan_tiles(n)
         self.x = cupy.empty((2, n), dtype=GPU_STATE_DTYPE)
@@ -96,12 +100,15 @@ class FusedRun(GraphRunner):
         self.tile_end = cupy.empty(self.tiles, dtype=np.int64)
         self.local_scan = cupy.empty(self.tiles * geometry.SCAN_TILE, dtype=np.float32)
         self.bar = cupy.zeros(1, dtype=np.uint32)  # the grid barrier's count, zeroed a run
-        self.top = cupy.empty(steps, dtype=np.uint32)  # zeroed by the kernel
         # What a run brings back, one buffer (one copy to the host): the T
-        # estimates (float64), then the phase marks (1 + 4T nanosecond times).
-        self.out = cupy.empty(steps + 1 + len(STAGES) * steps, dtype=np.uint64)
-        self.estimates = self.out[:steps].view(np.float64)
-        self.marks = self.out[steps:]
+        # estimates and the T sums of w~ (float64), each step's maximum
+        # log-weight (T to_ordered words, zeroed by the kernel), then the phase
+        # marks (1 + 4T nanosecond times).
+        top_words = (steps + 1) // 2
+        self.out = cupy.empty(2 * steps + top_words + 1 + len(STAGES) * steps, dtype=np.uint64)
+        self.estimates = self.out[: 2 * steps].view(np.float64)
+        self.top = self.out[2 * steps : 2 * steps + top_words].view(np.uint32)[:steps]
+        self.marks = self.out[2 * steps + top_words :]
         # Eq. 2.34's drift as the graph's driver passes it: the model's
         # filter_drift(k) (8 cos(1.2 k)) in float64 on the host, rounded to float32.
         drift = np.array([model.filter_drift(k) for k in range(steps)], dtype=np.float64)
@@ -138,8 +145,11 @@ class FusedRun(GraphRunner):
         self.stream.synchronize()
         wall = time.perf_counter() - start  # as FilterGraph.replay: upload, run, wait
         out = self.out.get(stream=self.stream)
-        estimates = out[: self.steps].view(np.float64)
-        marks = out[self.steps :].astype(np.int64)
+        steps, top_words = self.steps, (self.steps + 1) // 2
+        estimates = out[:steps].view(np.float64)
+        sums = out[steps : 2 * steps].view(np.float64)
+        top = out[2 * steps : 2 * steps + top_words].view(np.uint32)[:steps]
+        marks = out[2 * steps + top_words :].astype(np.int64)
         stage_seconds = 1e-9 * np.diff(marks).reshape(self.steps, len(STAGES))
         check_finite(
             estimates,
@@ -149,10 +159,8 @@ class FusedRun(GraphRunner):
         return gpu_result(
             "systematic", self.n, seed, estimates, wall_seconds=wall,
             total_seconds=float(stage_seconds.sum()), stage_seconds=stage_seconds,
+            log_likelihood_steps=log_z_steps(top, sums, self.n, self.constant),
         )  # fmt: skip
-
-
-_RUNS: OrderedDict = OrderedDict()
 
 
 def fused_run(model, n: int, steps: int, blocks: int | None = None) -> FusedRun:
@@ -162,4 +170,4 @@ def fused_run(model, n: int, steps: int, blocks: int | None = None) -> FusedRun:
 
     key = (cupy.cuda.Device().id, model, n, steps, blocks)
     make = lambda: FusedRun(model, n, steps, blocks)  # noqa: E731
-    return kept(_RUNS, key, make, RUNS_KEPT)
+    return kept("fused", key, make, RUNS_KEPT)

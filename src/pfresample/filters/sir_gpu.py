@@ -45,150 +45,32 @@ filter, and their RMSEs agree within the spread of runs
 from __future__ import annotations
 
 import hashlib
-import math
 import time
-from collections import OrderedDict
 
 import numpy as np
 
 from ..constants import EPSILON_FILTER
-from ..cuda import geometry, kernels, run, stats, workspace
+from ..cuda import geometry, run, stats, workspace
+from ..cuda import twin as twin_launch
 from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
 from . import sir_fused
 from .common import GPU_STATE_DTYPE, NO_B, STAGES, FilterResult, gpu_result, graph_inputs
-from .graph import GraphRunner, check_finite, kept
+from .graph import GraphRunner, check_finite, cuda_twin, kept, log_z_steps
 
 WEIGHT_DTYPE = np.float32  # the resamplers' default (api.resample)
-THREADS = geometry.REDUCE_THREADS  # every kernel of models.cu and filter.cu (block reductions)
+THREADS = twin_launch.THREADS  # every kernel of models.cu and filter.cu (block reductions)
 CU_EVENT_RECORD_EXTERNAL = 0x1  # cuda.h: an event record node that keeps its time
 GRAPHS_KEPT = 4  # graphs kept per process (one holds a few N-sized buffers)
 
 
-def _launch(module: str, name: str, lanes: int, args: tuple, grid: int | None = None) -> None:
-    """``module``'s kernel ``name`` with THREADS a block: one thread per
-    lane, or ``grid`` blocks."""
-    grid = geometry.blocks(lanes, THREADS) if grid is None else grid
-    kernels.kernel(module, name)((grid,), (THREADS,), args)
-
-
-class _GrowthTwin:
-    """The growth model (eqs. 2.34-2.35) on the device: one state row."""
-
-    rows, measurement_size = 1, 1
-    per_block = 4  # particles a Philox block serves (models.cuh, GROWTH_PER_BLOCK)
-
-    def __init__(self, model):
-        self.model = model
-
-    def log_likelihood_constant(self) -> float:
-        """What the kernel's log g(z | x) leaves out of the model's: -1/2 log(2 pi sigma_n^2)."""
-        return -0.5 * math.log(2.0 * math.pi * self.model.sigma_n2)
-
-    def init(self, x, key) -> None:
-        """x_0 ~ N(start_mean, start_sd^2) (models/growth.py: N(init_mean,
-        init_var), or the point mass 0 of ``particles_from_noise``); ``key``:
-        the device's noise key (2 uint32)."""
-        m = self.model
-        n = x.shape[-1]
-        args = (x, np.uint32(n), key, np.float32(m.start_mean), np.float32(m.start_sd))
-        _launch("models.cu", "growth_init", geometry.blocks(n, self.per_block), args)
-
-    def _step_args(self, k: int, z, top) -> tuple:
-        """The arguments of step k that follow the noise key in both
-        prediction kernels: the Philox block, eq. 2.34's drift (with the
-        index of the state propagated), sigma_v, z, 1 / sigma_n^2, top."""
-        m = self.model
-        drift = m.filter_drift(k)
-        return (np.uint64(k + 1), np.float32(drift), np.float32(m.sigma_v2**0.5), z,
-                np.float32(1.0 / m.sigma_n2), top)  # fmt: skip
-
-    def predict(self, x, log_w, k: int, z, key, top) -> None:
-        """Step k of eq. 2.34 in place, log p(z | x) into ``log_w``, and
-        ``top`` (uint32, on the device) raised to their maximum."""
-        n = x.shape[-1]
-        args = (x, log_w, np.uint32(n), key, *self._step_args(k, z, top))
-        _launch("models.cu", "growth_predict", geometry.blocks(n, self.per_block), args)
-
-    def predict_through(self, src, ancestors, x, log_w, k: int, z, key, top) -> None:
-        """:meth:`predict` of the states ``src[ancestors]`` into ``x`` (the
-        gather fused into the prediction; ``ancestors`` None: ``src`` itself)."""
-        n = x.shape[-1]
-        anc = NULL if ancestors is None else ancestors
-        args = (src, anc, x, log_w, np.uint32(n), key, *self._step_args(k, z, top))
-        _launch("models.cu", "growth_predict_through", geometry.blocks(n, self.per_block), args)
-
-
-def _rows4_init(x, key, means, sds) -> None:
-    """The four state rows of ``x`` (4, N) from N(means, diag(sds^2))
-    (models.cu, rows4_init): the radar and bearings-only priors."""
-    n = x.shape[-1]
-    f32 = [np.float32(v) for v in (*means, *sds)]
-    _launch("models.cu", "rows4_init", n, (x, np.uint32(n), key, *f32))
-
-
-class _RadarTwin:
-    """The radar model (eqs. 7.1-7.2) on the device: rows p_x, p_y, v_x, v_y
-    of a (4, N) array, so that each row is read and written coalesced."""
-
-    rows, measurement_size = 4, 2
-    per_block = 2  # models.cuh, RADAR_PER_BLOCK
-
-    def __init__(self, model):
-        self.model = model
-
-    def log_likelihood_constant(self) -> float:
-        """What the kernel's log g(z | x) leaves out of the model's: -1/2 SUM log(2 pi R_jj)."""
-        return -0.5 * sum(math.log(2.0 * math.pi * v) for v in self.model.r_diag)
-
-    def init(self, x, key) -> None:
-        _rows4_init(x, key, self.model.x0, [v**0.5 for v in self.model.p0_diag])
-
-    def predict(self, x, log_w, k: int, z, key, top) -> None:
-        m = self.model
-        n = x.shape[-1]
-        f = np.float32
-        args = (x, log_w, np.uint32(n), key, np.uint64(k + 1), f(m.dt))
-        args += (f(m.q_diag[0] ** 0.5), f(m.q_diag[1] ** 0.5), f(m.sensor[0]), f(m.sensor[1]))
-        args += (z, f(1.0 / m.r_diag[0]), f(1.0 / m.r_diag[1]), top)
-        _launch("models.cu", "radar_predict", geometry.blocks(n, self.per_block), args)
-
-
-class _BotTwin:
-    """Bearings-only tracking (models/bearings.py) on the device: rows x,
-    xdot, y, ydot of a (4, N) array; one particle a thread."""
-
-    rows, measurement_size = 4, 1
-
-    def __init__(self, model):
-        self.model = model
-
-    def log_likelihood_constant(self) -> float:
-        """What the kernel's log g(z | x) leaves out of the model's: -1/2 log(2 pi r_sd^2)."""
-        return -0.5 * math.log(2.0 * math.pi * self.model.r_sd**2)
-
-    def init(self, x, key) -> None:
-        _rows4_init(x, key, self.model.prior_mean, self.model.prior_sd)
-
-    def predict(self, x, log_w, k: int, z, key, top) -> None:
-        m = self.model
-        n = x.shape[-1]
-        args = (x, log_w, np.uint32(n), key, np.uint64(k + 1), np.float32(m.q_sd), z)
-        _launch("models.cu", "bot_predict", n, (*args, np.float32(1.0 / m.r_sd**2), top))
+_launch = twin_launch.launch  # module's kernel with THREADS a block (cuda.twin.launch)
 
 
 def device_twin(model):
-    """The device code of ``model`` (a GrowthModel, RadarModel or
-    BearingsOnlyModel), or None."""
-    from ..models import BearingsOnlyModel, GrowthModel, RadarModel
-
-    if isinstance(model, GrowthModel):
-        return _GrowthTwin(model)
-    if isinstance(model, RadarModel):
-        return _RadarTwin(model)
-    if isinstance(model, BearingsOnlyModel):
-        return _BotTwin(model)
-    return None
+    """The SIR graph's device code of ``model`` (its ``cuda_twins["sir"]``,
+    ``cuda.twin``), or None."""
+    return cuda_twin(model, "sir")
 
 
 # A filter step's resampling by the registry method on the filter's w~: a
@@ -459,22 +341,9 @@ class FilterGraph(GraphRunner):
         log Z_k = m_k + log SUM w~ - log N, plus the constant the kernels drop
         from the model's log-likelihood (the CPU filter's estimate is of the
         density ``model.log_likelihood`` returns, constant included)."""
-        top = from_ordered(self.top.get(stream=self.stream))
+        top = self.top.get(stream=self.stream)
         sums = self.stats[:, workspace.STAT_SUM].get(stream=self.stream)
-        constant = self.twin.log_likelihood_constant()
-        with np.errstate(divide="ignore"):
-            return top.astype(np.float64) + np.log(sums) - math.log(self.n) + constant
-
-
-def from_ordered(keys: np.ndarray) -> np.ndarray:
-    """float32 values of ``reduce.cuh``'s to_ordered keys (its from_ordered on
-    the host): the sign bit set marks a non-negative float."""
-    keys = np.asarray(keys, dtype=np.uint32)
-    bits = np.where(keys & np.uint32(0x80000000), keys & np.uint32(0x7FFFFFFF), ~keys)
-    return bits.astype(np.uint32).view(np.float32)
-
-
-_GRAPHS: OrderedDict = OrderedDict()
+        return log_z_steps(top, sums, self.n, self.twin.log_likelihood_constant())
 
 
 def graph_key(model, m, n: int, steps: int, kw: dict, params: dict, timed: bool) -> tuple:
@@ -499,7 +368,7 @@ def filter_graph(
     kept (the last GRAPHS_KEPT) under :func:`graph_key`."""
     key = graph_key(model, m, n, steps, kw, params, timed)
     make = lambda: FilterGraph(model, m, n, steps, kw, params, timed)  # noqa: E731
-    return kept(_GRAPHS, key, make, GRAPHS_KEPT)
+    return kept("sir", key, make, GRAPHS_KEPT)
 
 
 def sir_arguments(m, n: int, *, B=None, epsilon=EPSILON_FILTER, segment_bytes=None,

@@ -63,6 +63,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backend import array_module
+from ..cuda.twin import launch, rows4_init
 from .radar import wrap_angle
 
 # Gordon, Salmond & Smith (1993); see the module docstring for the sources.
@@ -131,6 +132,12 @@ class BearingsOnlyModel:
         xp = array_module(x)
         return wrap_angle(xp.asarray(y, dtype=np.float64) - self.observe(x))
 
+    def cuda_twin(self, graph: str, **options):
+        """This model's device code for the GPU graph ``graph`` (the SIR graph's, the CPF's;
+        ``cuda.twin``), or None for a graph it has none for."""
+        twin = {"sir": BotTwin, "cpf": BotCpf}.get(graph)
+        return None if twin is None else twin(self, **options)
+
     def log_likelihood(self, y, x) -> np.ndarray:
         """log p(z_k = y | x_k = x): the Gaussian density of v_k (B2) at the
         wrapped residual, constant included, one value per state."""
@@ -157,3 +164,47 @@ class BearingsOnlyModel:
             x[k + 1] = self.transition(x[k], k, rng)
             y[k] = wrap_bearing(self.observe(x[k + 1]) + self.r_sd * rng.standard_normal())
         return x, y
+
+
+class BotTwin:
+    """Bearings-only tracking (models/bearings.py) on the device: rows x,
+    xdot, y, ydot of a (4, N) array; one particle a thread."""
+
+    rows, measurement_size = 4, 1
+
+    def __init__(self, model):
+        self.model = model
+
+    def log_likelihood_constant(self) -> float:
+        """What the kernel's log g(z | x) leaves out of the model's: -1/2 log(2 pi r_sd^2)."""
+        return -0.5 * math.log(2.0 * math.pi * self.model.r_sd**2)
+
+    def init(self, x, key) -> None:
+        rows4_init(x, key, self.model.prior_mean, self.model.prior_sd)
+
+    def predict(self, x, log_w, k: int, z, key, top) -> None:
+        m = self.model
+        n = x.shape[-1]
+        args = (x, log_w, np.uint32(n), key, np.uint64(k + 1), np.float32(m.q_sd), z)
+        launch("models.cu", "bot_predict", n, (*args, np.float32(1.0 / m.r_sd**2), top))
+
+
+class BotCpf:
+    """Bearings-only tracking: rows x, vx, y, vy."""
+
+    rows, prefix = 4, "cpf_bot"
+
+    def __init__(self, model):
+        self.model = model
+
+    def drift(self, k: int) -> np.float32:
+        return np.float32(0.0)  # time-invariant
+
+    def init_args(self) -> tuple:
+        m = self.model
+        f = np.float32
+        return (f(m.q_sd), *(f(v) for v in m.prior_mean), *(f(v) for v in m.prior_sd))
+
+    def step_args(self) -> tuple:
+        m = self.model
+        return (np.float32(m.q_sd), np.float32(1.0 / m.r_sd**2))

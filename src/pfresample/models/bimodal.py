@@ -31,6 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..cuda import geometry
+from ..cuda.twin import launch
+
 SIGMA_1 = 1.0  # standard deviation of the random-walk step (eq. 4.7)
 SIGMA_2 = 1.0  # width of each mode of the potential (eq. 4.8)
 INIT_SD = 1.0  # x_0 ~ N(0, INIT_SD^2)
@@ -51,6 +54,13 @@ class BimodalModel:
         """x_{k+1} ~ N(x_k, sigma_1^2), one draw per particle (eq. 4.7)."""
         x = np.asarray(x, dtype=np.float64)
         return x + self.sigma_1 * rng.standard_normal(x.shape)
+
+    def cuda_twin(self, graph: str, **options):
+        """This model's device code for the GPU graph ``graph`` (Güldaş's
+        bootstrap and adaptive graphs', ``carry`` the adaptive filter's;
+        ``cuda.twin``), or None for a graph it has none for."""
+        twin = {"guldas": BimodalTwin}.get(graph)
+        return None if twin is None else twin(self, **options)
 
     def log_likelihood(self, y: float, x) -> np.ndarray:
         """log g_t(x) of eq. 4.8 with 0.5 t = ``y``: log 0.5 plus the
@@ -73,3 +83,33 @@ class BimodalModel:
         random observations); it is accepted for the common interface."""
         t = np.arange(1, steps + 1, dtype=np.float64)
         return self.filtering_mean(steps), MODE_SPEED * t
+
+
+class BimodalTwin:
+    """Eqs. 4.7-4.8 on the device (``models.cu``): one state row; the
+    "measurement" of step t is the mode offset 0.5 t. ``carry``: add log g_t
+    to the carried log-weights (the adaptive filter) rather than start from
+    even ones."""
+
+    rows, measurement_size = 1, 1
+    per_block = 4  # models.cuh, SCALAR_PER_BLOCK
+
+    def __init__(self, model, carry: bool = False):
+        self.model, self.carry = model, carry
+
+    def log_likelihood_constant(self) -> float:
+        """What the kernel's log g_t leaves out of the model's: nothing (both keep log 0.5)."""
+        return 0.0
+
+    def init(self, x, key) -> None:
+        """x_0 ~ N(0, init_sd^2) (growth_init draws N(mean, sd^2), four a Philox block)."""
+        n = x.shape[-1]
+        args = (x, np.uint32(n), key, np.float32(0.0), np.float32(self.model.init_sd))
+        launch("models.cu", "growth_init", geometry.blocks(n, self.per_block), args)
+
+    def predict(self, x, log_w, k: int, z, key, top) -> None:
+        m = self.model
+        n = x.shape[-1]
+        args = (x, log_w, np.uint32(n), key, np.uint64(k + 1), np.float32(m.sigma_1), z)
+        args += (np.float32(0.5 / m.sigma_2**2), np.int32(self.carry), top)
+        launch("models.cu", "bimodal_predict", geometry.blocks(n, self.per_block), args)

@@ -35,6 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backend import array_module
+from ..cuda import geometry
+from ..cuda.kernels import NULL
+from ..cuda.twin import launch
 
 # Thesis §2.6 (below eq. 2.35) and §5.4 / §6.9.
 SIGMA_V2 = 10.0  # variance of the process noise v_k
@@ -101,6 +104,12 @@ class GrowthModel:
         x = array_module(x).asarray(x, dtype=np.float64)
         return x * x / 20.0
 
+    def cuda_twin(self, graph: str, **options):
+        """This model's device code for the GPU graph ``graph`` (the SIR graph's, the CPF's;
+        ``cuda.twin``), or None for a graph it has none for."""
+        twin = {"sir": GrowthTwin, "cpf": GrowthCpf}.get(graph)
+        return None if twin is None else twin(self, **options)
+
     def log_likelihood(self, y: float, x) -> np.ndarray:
         """log p(z_k = y | x_k = x): the Gaussian density of n_k (eq. 2.35)."""
         r = y - self.observe(x)
@@ -125,3 +134,74 @@ class GrowthModel:
             x[k + 1] = self._f(x[k]) + self.drift(k) + sd_v * rng.standard_normal()
             y[k] = self.observe(x[k + 1]) + math.sqrt(self.sigma_n2) * rng.standard_normal()
         return x, y
+
+
+class GrowthTwin:
+    """The growth model (eqs. 2.34-2.35) on the device: one state row."""
+
+    rows, measurement_size = 1, 1
+    fused = True  # filters.sir_fused runs it with Systematic resampling
+    per_block = 4  # particles a Philox block serves (models.cuh, GROWTH_PER_BLOCK)
+
+    def __init__(self, model):
+        self.model = model
+
+    def log_likelihood_constant(self) -> float:
+        """What the kernel's log g(z | x) leaves out of the model's: -1/2 log(2 pi sigma_n^2)."""
+        return -0.5 * math.log(2.0 * math.pi * self.model.sigma_n2)
+
+    def init(self, x, key) -> None:
+        """x_0 ~ N(start_mean, start_sd^2) (models/growth.py: N(init_mean,
+        init_var), or the point mass 0 of ``particles_from_noise``); ``key``:
+        the device's noise key (2 uint32)."""
+        m = self.model
+        n = x.shape[-1]
+        args = (x, np.uint32(n), key, np.float32(m.start_mean), np.float32(m.start_sd))
+        launch("models.cu", "growth_init", geometry.blocks(n, self.per_block), args)
+
+    def _step_args(self, k: int, z, top) -> tuple:
+        """The arguments of step k that follow the noise key in both
+        prediction kernels: the Philox block, eq. 2.34's drift (with the
+        index of the state propagated), sigma_v, z, 1 / sigma_n^2, top."""
+        m = self.model
+        drift = m.filter_drift(k)
+        return (np.uint64(k + 1), np.float32(drift), np.float32(m.sigma_v2**0.5), z,
+                np.float32(1.0 / m.sigma_n2), top)  # fmt: skip
+
+    def predict(self, x, log_w, k: int, z, key, top) -> None:
+        """Step k of eq. 2.34 in place, log p(z | x) into ``log_w``, and
+        ``top`` (uint32, on the device) raised to their maximum."""
+        n = x.shape[-1]
+        args = (x, log_w, np.uint32(n), key, *self._step_args(k, z, top))
+        launch("models.cu", "growth_predict", geometry.blocks(n, self.per_block), args)
+
+    def predict_through(self, src, ancestors, x, log_w, k: int, z, key, top) -> None:
+        """:meth:`predict` of the states ``src[ancestors]`` into ``x`` (the
+        gather fused into the prediction; ``ancestors`` None: ``src`` itself)."""
+        n = x.shape[-1]
+        anc = NULL if ancestors is None else ancestors
+        args = (src, anc, x, log_w, np.uint32(n), key, *self._step_args(k, z, top))
+        launch("models.cu", "growth_predict_through", geometry.blocks(n, self.per_block), args)
+
+
+class GrowthCpf:
+    """The growth model (eqs. 2.34-2.35): one state row."""
+
+    rows, prefix = 1, "cpf_growth"
+
+    def __init__(self, model):
+        self.model = model
+
+    def drift(self, k: int) -> np.float32:
+        """The drift of the step from x_k to x_{k+1}: eq. 2.34's 8 cos(1.2 k)
+        (0 at k = 0 with the paper's start: ``GrowthModel.filter_drift``)."""
+        return np.float32(self.model.filter_drift(k))
+
+    def init_args(self) -> tuple:
+        m = self.model
+        f = np.float32
+        return (f(m.sigma_v2**0.5), f(m.start_mean), f(m.start_sd), self.drift(0))
+
+    def step_args(self) -> tuple:
+        m = self.model
+        return (np.float32(m.sigma_v2**0.5), np.float32(1.0 / m.sigma_n2))

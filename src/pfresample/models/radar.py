@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backend import array_module
+from ..cuda import geometry
+from ..cuda.twin import launch, rows4_init
 
 # Tables 7.1 and 7.4 (identical for both scenarios).
 SAMPLING_TIME = 1.0  # T, seconds
@@ -99,6 +101,12 @@ class RadarModel:
         r[..., 1] = wrap_angle(r[..., 1])
         return r
 
+    def cuda_twin(self, graph: str, **options):
+        """This model's device code for the GPU graph ``graph`` (the SIR graph's;
+        ``cuda.twin``), or None for a graph it has none for."""
+        twin = {"sir": RadarTwin}.get(graph)
+        return None if twin is None else twin(self, **options)
+
     def log_likelihood(self, y, x) -> np.ndarray:
         """log p(y_k = y | x_k = x): the Gaussian density of v_k (eq. 7.2, R
         diagonal) at the wrapped residual, one value per state."""
@@ -121,3 +129,30 @@ class RadarModel:
         y = self.observe(truth) + rng.standard_normal(truth.shape[:1] + (2,)) * np.sqrt(self.r_diag)
         y[:, 1] = wrap_angle(y[:, 1])
         return y
+
+
+class RadarTwin:
+    """The radar model (eqs. 7.1-7.2) on the device: rows p_x, p_y, v_x, v_y
+    of a (4, N) array, so that each row is read and written coalesced."""
+
+    rows, measurement_size = 4, 2
+    per_block = 2  # models.cuh, RADAR_PER_BLOCK
+
+    def __init__(self, model):
+        self.model = model
+
+    def log_likelihood_constant(self) -> float:
+        """What the kernel's log g(z | x) leaves out of the model's: -1/2 SUM log(2 pi R_jj)."""
+        return -0.5 * sum(math.log(2.0 * math.pi * v) for v in self.model.r_diag)
+
+    def init(self, x, key) -> None:
+        rows4_init(x, key, self.model.x0, [v**0.5 for v in self.model.p0_diag])
+
+    def predict(self, x, log_w, k: int, z, key, top) -> None:
+        m = self.model
+        n = x.shape[-1]
+        f = np.float32
+        args = (x, log_w, np.uint32(n), key, np.uint64(k + 1), f(m.dt))
+        args += (f(m.q_diag[0] ** 0.5), f(m.q_diag[1] ** 0.5), f(m.sensor[0]), f(m.sensor[1]))
+        args += (z, f(1.0 / m.r_diag[0]), f(1.0 / m.r_diag[1]), top)
+        launch("models.cu", "radar_predict", geometry.blocks(n, self.per_block), args)

@@ -156,6 +156,11 @@ class UuvModel:
         """The noise-free DVL reading of x (the bias is noise: see log_likelihood)."""
         return np.asarray(x, dtype=np.float64)
 
+    def cuda_twin(self, graph: str, **options):
+        """This model's device code for the GPU graph ``graph`` (Das et al.'s
+        filter's, "d3"; ``cuda.twin``), or None for a graph it has none for."""
+        return UuvTwin(self, **options) if graph == "d3" else None
+
     def log_likelihood(self, y, x) -> np.ndarray:
         """log p(y | x) up to a constant: y = x + v, v ~ N(obs_mean, obs_var I)."""
         return self.log_likelihood_components(y, x).sum(axis=-1)
@@ -206,3 +211,34 @@ def kalman_filter(model: UuvModel, y) -> np.ndarray:
         cov = (np.eye(2) - gain) @ cov
         out[k] = mean
     return out
+
+
+class UuvTwin:
+    """The UUV model on the device (``models.cu``'s uuv_* kernels, which
+    ``filters.d3_gpu`` launches): rows Xdot, Ydot of a (2, N) array, and the
+    model's numbers as the kernels take them."""
+
+    rows, measurement_size = 2, 2
+
+    def __init__(self, model):
+        self.model = model
+
+    def log_likelihood_constant(self) -> float:
+        """What the kernels' log g leaves out of the model's: nothing (both drop the Gaussian's)."""
+        return 0.0
+
+    def table(self) -> np.ndarray:
+        """Each step's (F_01, F_10, b_0, b_1) as float32, flat: what uuv_predict reads."""
+        f, b = self.model._transitions
+        table = np.stack([f[:, 0, 1], f[:, 1, 0], b[:, 0], b[:, 1]], axis=1)
+        return table.astype(np.float32).ravel()
+
+    def predict_args(self) -> tuple:
+        """obs_mean, the particles' process sd and 1 / obs_var (float32)."""
+        m, f = self.model, np.float32
+        return (f(m.obs_mean), f(m.particle_sd), f(1.0 / m.obs_var))
+
+    def init_args(self) -> tuple:
+        """x0 and init_sd (float32): uuv_init's N(x0, init_sd^2 I)."""
+        m, f = self.model, np.float32
+        return (f(m.x0[0]), f(m.x0[1]), f(m.init_sd))

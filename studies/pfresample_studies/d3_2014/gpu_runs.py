@@ -53,7 +53,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
-from pfresample.filters import D3_OPTIONS, d3_gpu, run_filter, velocity_errors
+from pfresample.filters import D3_OPTIONS, clear_graphs, d3_gpu, run_filter, velocity_errors
 from pfresample.timing import cpu_name
 from pfresample_studies.d3_2014 import catalog, experiments, regimes
 from pfresample_studies.pipeline import artifacts
@@ -139,7 +139,7 @@ def spread(args, cfg, info, started) -> list[dict]:
                 rows.append(row)
                 print(f"spread {algorithm:>5} TPB={t:>4} run {r}: {row['ms_per_step_median']} "
                       f"ms/step, RMSE {row['rmse_x']} {row['rmse_y']}", flush=True)  # fmt: skip
-        d3_gpu._GRAPHS.clear()
+        clear_graphs("d3")
     return rows
 
 
@@ -179,7 +179,7 @@ def table7(args, cfg, info, started) -> list[dict]:
                 "seconds": f"{seconds:.4g}"})  # fmt: skip
             print(f"table7 {algorithm:>5} TPB={t:>4}: RMSE {rmse.round(5)} in {seconds:.1f} s, "
                   f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
-        d3_gpu._GRAPHS.clear()
+        clear_graphs("d3")
     return rows
 
 
@@ -206,7 +206,7 @@ def timing(args, cfg, info, started) -> list[dict]:
                         f"ms/step, {time.perf_counter() - started:.0f} s",
                         flush=True,
                     )
-                d3_gpu._GRAPHS.clear()  # the graphs of one (N, algorithm) go before the next
+                clear_graphs("d3")  # the graphs of one (N, algorithm) go before the next
     return rows
 
 
@@ -260,10 +260,11 @@ def settings(cfg) -> SimpleNamespace:
 
     return SimpleNamespace(
         sections=tuple(cfg["d3_2014_gpu_runs_sections"]), sizes=list(catalog.TABLE6_N),
-        threads=list(THREADS), algorithms=list(ALGORITHMS),
+        threads=list(THREADS), algorithms=list(cfg["d3_2014_gpu_runs_algorithms"]),
         repeats=cfg["d3_2014_gpu_runs_repeats"],
         trajectories=cfg["d3_2014_gpu_runs_trajectories"], regime_n=cfg["d3_2014_gpu_runs_n"],
-        spread_runs=cfg["d3_2014_gpu_runs_spread_runs"], filters=list(GPU_FILTERS),
+        spread_runs=cfg["d3_2014_gpu_runs_spread_runs"],
+        filters=list(cfg["d3_2014_gpu_runs_filters"]),
         deadline=deadline, timing_deadline=own("d3_2014_gpu_runs_timing_deadline_s"),
         spread_deadline=own("d3_2014_gpu_runs_spread_deadline_s"),
     )  # fmt: skip

@@ -11,7 +11,8 @@ difference to float64 on the same sets, and the median time of a call (CUDA even
 after a warm-up), at N = 2^``guldas2015_gpu_log32_log2_n``.
 
 **smcem** (``smcem_gpu/``): the study's SMC-EM cells (``filter_experiments.smcem_cell``, the
-bootstrap filter: the adaptive filter has no GPU code; from each sequence's ML point) at N =
+bootstrap filter: the adaptive filter has no GPU code; from each start of
+``guldas2015_gpu_smcem_starts``, the ML point by default) at N =
 2^``guldas2015_gpu_smcem_log2_n`` on a reference cell (the committed CPU run's
 ``smcem_cpu/reference_smcem.npz``: ML points and exact EM, so that the device spends no time
 on the ML search), ``guldas2015_gpu_smcem_iterations`` EM iterations; then Fig 4.12's table of
@@ -40,7 +41,6 @@ SECTIONS = ("log32", "smcem")
 LOG32 = "log32_gpu/runs.csv"
 SMCEM_TABLES = ("smcem_gpu/fig4_12.csv", "smcem_gpu/mc_trace.csv")
 SMCEM_FILTERS = ("bootstrap",)  # the GPU's SMC-EM filter
-SMCEM_STARTS = ("ml",)
 
 
 def smcem_cell_name(log2_n: int) -> str:
@@ -117,7 +117,8 @@ def smcem(cfg, reference, out, backend: str = "cuda", log=print, started=None) -
             begun = time.perf_counter()
             cell = filter_experiments.smcem_cell(
                 2**e, ref, iterations=iterations, seed=ref[1]["seed"],
-                filters=list(SMCEM_FILTERS), starts=list(SMCEM_STARTS), backend=backend,
+                filters=list(SMCEM_FILTERS), starts=list(cfg["guldas2015_gpu_smcem_starts"]),
+                backend=backend,
             )  # fmt: skip
             artifacts.save_npz(path, *cell)
             log(f"smcem N = 2^{e}: {time.perf_counter() - begun:.0f} s on {cell[1]['device']}")

@@ -203,6 +203,13 @@ def ch4_hashes(cfg: Mapping) -> list[str]:
     return [str(h) for h in cfg["moazeni2013_ch4_hashes"]]
 
 
+def ch4_byte_orders(cfg: Mapping) -> list[str]:
+    """Fig 34's byte orders of the byte-wise hashes (absent: the default's alone)."""
+    from .hashtable import DEFAULT_BYTE_ORDER
+
+    return [str(o) for o in cfg.get("moazeni2013_ch4_byte_orders", [DEFAULT_BYTE_ORDER])]
+
+
 def ch4_cpu_threads(cfg: Mapping) -> int:
     """Threads of the CPU runs (null: every CPU of the host; the thesis's 8)."""
     value = cfg.get("moazeni2013_ch4_cpu_threads")
@@ -216,7 +223,7 @@ def ch4_thread_sweep(cfg: Mapping) -> list[int]:
 
 def check_ch4(cfg: Mapping) -> None:
     """Chapter 4's checks across keys, a ValueError naming the keys."""
-    from .hashtable import HASHES
+    from .hashtable import BYTE_ORDERS, HASHES
 
     if ch4_top_tables(cfg) not in ch4_tables(cfg):
         raise ValueError(f"moazeni2013_ch4_top_tables {ch4_top_tables(cfg)} must be one of "
@@ -233,6 +240,9 @@ def check_ch4(cfg: Mapping) -> None:
         raise ValueError(f"moazeni2013_ch4_hashes: {bad} not in {tuple(HASHES)}")
     if "dek" not in ch4_hashes(cfg):
         raise ValueError("moazeni2013_ch4_hashes must hold dek (the thesis's default)")
+    bad = [o for o in ch4_byte_orders(cfg) if o not in BYTE_ORDERS]
+    if bad:
+        raise ValueError(f"moazeni2013_ch4_byte_orders: {bad} not in {tuple(BYTE_ORDERS)}")
     odd = [v for v in ch4_variances(cfg) if not 0 < v <= 1]
     if odd:
         raise ValueError(f"moazeni2013_ch4_variances must lie in (0, 1], got {odd}")

@@ -332,10 +332,10 @@ def gpu_cell(sizes, block_sizes, dtypes, *, seed: int, repeats: int, log=None) -
                     # the median of the repeats, as the CPU cells', the minimum beside it
                     best = float(np.median(times))
                     upload_s = float(np.median(uploads)) if strips else 0.0
-                    host = cupy.asnumpy(result)
+                    on_host = cupy.asnumpy(result)
                     where = f"GPU {order} n={n} s={s} {dtype}"
                     if reference is not None:
-                        _check(host, reference, a, where, checker)
+                        _check(on_host, reference, a, where, checker)
                     if hard_reference is not None:
                         _check_on_the_gpu(
                             order, hard, s, hard_reference, f"{where}, initial values"
@@ -362,14 +362,22 @@ def gpu_cell(sizes, block_sizes, dtypes, *, seed: int, repeats: int, log=None) -
     return arrays, metadata
 
 
-def _event_median(call, repeats: int) -> float:
-    """The median device time of ``call`` in seconds (CUDA events), after one untimed call."""
+FIG12_DELAY_NS = 200_000  # delay_ns before each timed launch: longer than the host's enqueue
+
+
+def _event_median(call, repeats: int, delay=None) -> float:
+    """The median device time of ``call`` in seconds (CUDA events), after one untimed call.
+    ``delay``: launched before the start event, so that the host enqueues the events and
+    ``call``'s launch while the device waits, and the events time the launch's work, not
+    the host's launch latency (CuPy's, tens of microseconds: a floor under small launches)."""
     import cupy
 
     call()
     times = []
     for _ in range(repeats):
         start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        if delay is not None:
+            delay()
         start.record()
         call()
         end.record()
@@ -382,10 +390,15 @@ def fig12_cell(sizes, *, repeats: int, log=None) -> tuple[dict, dict]:
     """Fig 12: one rectangular launch (a p x p min-plus product into C, float32,
     ``dp_gpu.launch_minplus``) against cuBLAS's dense p x p product
     (``cupy.matmul``, float32) of the same shape, the median of ``repeats``
-    CUDA-event times each after one untimed call."""
+    CUDA-event times each after one untimed call, each launch enqueued behind
+    ``delay_ns`` (kernels/delay.cuh), so that no launch latency sets a floor under
+    the small p."""
     import cupy
 
     from . import dp_gpu
+
+    delay = partial(dp_gpu._module().get_function("delay_ns"), (1,), (1,),
+                    (np.int64(FIG12_DELAY_NS),))  # fmt: skip
 
     rows = {k: [] for k in ("p", "minplus_s", "matmul_s")}
     rng = np.random.default_rng(12)
@@ -394,15 +407,15 @@ def fig12_cell(sizes, *, repeats: int, log=None) -> tuple[dict, dict]:
         jobs = cupy.asarray([[0, 2 * p, 0, p, p, 2 * p]], dtype=cupy.int32)  # C, A, B corners
         x, y = m[:p, p : 2 * p].copy(), m[p : 2 * p, 2 * p :].copy()
         rows["p"].append(p)
-        rows["minplus_s"].append(_event_median(
-            partial(dp_gpu.launch_minplus, m, np.int64(3 * p), p, jobs, 1), repeats))  # fmt: skip
-        rows["matmul_s"].append(_event_median(partial(cupy.matmul, x, y), repeats))
+        product = partial(dp_gpu.launch_minplus, m, np.int64(3 * p), p, jobs, 1)
+        rows["minplus_s"].append(_event_median(product, repeats, delay))
+        rows["matmul_s"].append(_event_median(partial(cupy.matmul, x, y), repeats, delay))
         if log:
             log.info("Fig 12 p=%d: min-plus %.6f s, cuBLAS %.6f s", p, rows["minplus_s"][-1],
                      rows["matmul_s"][-1])  # fmt: skip
     device = cuda_device()
     arrays = {k: np.asarray(v) for k, v in rows.items()}
     metadata = {"study": "moazeni2013", "experiment": "ch3_fig12", "backend": "cuda",
-                "device": device, "repeats": int(repeats),
+                "device": device, "repeats": int(repeats), "delay_ns": FIG12_DELAY_NS,
                 "implementation": f"dp_minplus(_rb), cuBLAS (cupy.matmul), {device}"}  # fmt: skip
     return arrays, metadata

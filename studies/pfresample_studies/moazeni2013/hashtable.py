@@ -8,8 +8,15 @@ replaces bit parity where concurrent outcomes depend on scheduling.
   goes to table TA(k) = floor(k 10^6) mod n (§4.6.1) and bucket h(k) mod m. CPU_BASIC
   is n = 1; CPU_PH n > 1; "BIG" is n = 1 with n m buckets (the same memory as PH[n]).
 * **Hashes**: the thesis names DEK, SDBM and PJW (string hashes) but not how a float
-  key in (0, 1) is hashed: we hash the 4 bytes of its float32 bit pattern, least
-  significant first; ``mix`` (murmur3's finaliser) is a well-mixing control.
+  key in (0, 1) is hashed: we hash the 4 bytes of its float32 bit pattern, in the
+  order ``byte_order`` names (BYTE_ORDERS: ``lsb``, least significant first, the
+  default; ``msb``, most significant first); ``mix`` (murmur3's finaliser of the whole
+  word, no bytes, so no order) is a well-mixing control. The order matters: keys of
+  one distribution share their high bytes (sign, exponent, leading mantissa bits), and
+  a string hash's last bytes move its low bits most, so fed LSB first DEK's bucket
+  (its low bits) depends on little but those shared bytes (``bucket_stats``).
+  ``hash_keys`` is the NumPy reference of all four, which the C++ and CUDA codes must
+  equal bit for bit.
 * **Bulk execution** (§4.4.2): a batch of operations, each thread a contiguous share.
   A batch whose inserts outnumber the pool's free nodes is refused before it runs
   (``reserve``: every insert takes a node, so the count is exact).
@@ -36,6 +43,9 @@ from . import native
 SEARCH, INSERT, DELETE = 0, 1, 2
 FALSE, TRUE, POOL_FULL = 0, 1, 2
 HASHES = {"dek": 0, "sdbm": 1, "pjw": 2, "mix": 3}
+BYTE_WISE = ("dek", "sdbm", "pjw")  # the hashes that read the key a byte at a time
+BYTE_ORDERS = {"lsb": 0, "msb": 1}  # the key's bytes least or most significant first
+DEFAULT_BYTE_ORDER = "lsb"
 STATS = ("restarts", "cas_failures", "steps", "wasted")
 NIL = 0x7FFFFFFF
 CHECK_ERRORS = {
@@ -54,12 +64,77 @@ def library() -> ctypes.CDLL:
     lib = ctypes.CDLL(str(native.build(native.NATIVE / "hashtable.cpp", cxx=True)))
     lib.ht_batch.restype = ctypes.c_int
     integer = ctypes.c_int
-    lib.ht_batch.argtypes = (_P, _P, _P, _P, ctypes.c_uint32, integer, integer, integer, _P, _P,
-                             ctypes.c_int64, _P, integer, _P)  # fmt: skip
+    lib.ht_batch.argtypes = (_P, _P, _P, _P, ctypes.c_uint32, integer, integer, integer, integer,
+                             _P, _P, ctypes.c_int64, _P, integer, _P)  # fmt: skip
     lib.ht_collect.restype = ctypes.c_int64
     lib.ht_collect.argtypes = (_P, _P, _P, ctypes.c_uint32, ctypes.c_int, ctypes.c_int,
-                               ctypes.c_int, _P, ctypes.c_int64, _P)  # fmt: skip
+                               ctypes.c_int, ctypes.c_int, _P, ctypes.c_int64, _P)  # fmt: skip
+    lib.ht_hash_keys.restype = None
+    lib.ht_hash_keys.argtypes = (_P, ctypes.c_int64, integer, integer, _P)
     return lib
+
+
+def check_hash(hash: str, byte_order: str) -> None:
+    """A ValueError naming a hash or byte order that is not one of ours."""
+    if hash not in HASHES:
+        raise ValueError(f"hash must be one of {tuple(HASHES)}, got {hash!r}")
+    if byte_order not in BYTE_ORDERS:
+        raise ValueError(f"byte_order must be one of {tuple(BYTE_ORDERS)}, got {byte_order!r}")
+
+
+def hash_keys(keys, hash: str = "dek", byte_order: str = DEFAULT_BYTE_ORDER) -> np.ndarray:
+    """The NumPy reference of the table's hashes: each float32 key's 32-bit hash, its 4
+    bytes fed in ``byte_order`` (``mix`` reads the word whole and ignores the order).
+    native/hashtable.cpp (``native_hash_keys``) and kernels/hashtable.cu must equal it."""
+    check_hash(hash, byte_order)
+    bits = np.ascontiguousarray(keys, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    m32 = np.uint64(0xFFFFFFFF)
+    if hash == "mix":
+        h = bits.copy()
+        h ^= h >> np.uint64(16)
+        h = (h * np.uint64(0x85EBCA6B)) & m32
+        h ^= h >> np.uint64(13)
+        h = (h * np.uint64(0xC2B2AE35)) & m32
+        h ^= h >> np.uint64(16)
+        return h.astype(np.uint32)
+    shifts = (0, 8, 16, 24) if byte_order == "lsb" else (24, 16, 8, 0)
+    h = np.full(bits.shape, 4 if hash == "dek" else 0, dtype=np.uint64)
+    for shift in shifts:
+        byte = (bits >> np.uint64(shift)) & np.uint64(0xFF)
+        if hash == "dek":
+            h = (((h << np.uint64(5)) & m32) ^ (h >> np.uint64(27))) ^ byte
+        elif hash == "sdbm":
+            h = (byte + (h << np.uint64(6)) + (h << np.uint64(16)) - h) & m32
+        else:  # pjw
+            h = ((h << np.uint64(4)) & m32) + byte
+            g = h & np.uint64(0xF0000000)
+            h = np.where(g != 0, (h ^ (g >> np.uint64(24))) & ~g & m32, h)
+    return h.astype(np.uint32)
+
+
+def native_hash_keys(keys, hash: str = "dek", byte_order: str = DEFAULT_BYTE_ORDER) -> np.ndarray:
+    """The hashes as native/hashtable.cpp computes them (``hash_keys``'s twin)."""
+    check_hash(hash, byte_order)
+    keys = np.ascontiguousarray(keys, dtype=np.float32)
+    out = np.empty(keys.size, dtype=np.uint32)
+    library().ht_hash_keys(keys.ctypes.data, keys.size, HASHES[hash], BYTE_ORDERS[byte_order],
+                           out.ctypes.data)  # fmt: skip
+    return out
+
+
+def bucket_stats(keys, buckets: int, hash: str = "dek",
+                 byte_order: str = DEFAULT_BYTE_ORDER) -> dict:  # fmt: skip
+    """How ``keys`` fill one table of ``buckets`` buckets (NumPy, ``hash_keys``): the
+    buckets holding a key, the largest chain, and the mean walk of a search for a
+    present key, the nodes it visits in its sorted chain ((c + 1) / 2 averaged over
+    the c keys of a chain, weighted by keys: sum c (c + 1) / 2 / keys)."""
+    if buckets < 1:
+        raise ValueError(f"buckets must be >= 1, got {buckets}")
+    keys = np.ascontiguousarray(keys, dtype=np.float32)
+    counts = np.bincount(hash_keys(keys, hash, byte_order) % np.uint32(buckets),
+                         minlength=buckets).astype(np.float64)  # fmt: skip
+    return {"occupied": int(np.count_nonzero(counts)), "largest": int(counts.max()),
+            "mean_walk": float((counts * (counts + 1) / 2).sum() / max(keys.size, 1))}  # fmt: skip
 
 
 class PoolFull(RuntimeError):
@@ -118,14 +193,15 @@ def raise_if_full(results: np.ndarray, capacity: int) -> None:
 class HashTable:
     """n tables x m buckets with a pool of ``capacity`` nodes, on CPU threads."""
 
-    def __init__(self, tables: int, buckets: int, capacity: int, hash: str = "dek"):
+    def __init__(self, tables: int, buckets: int, capacity: int, hash: str = "dek",
+                 byte_order: str = DEFAULT_BYTE_ORDER):  # fmt: skip
         if tables < 1 or buckets < 1:
             raise ValueError(f"tables and buckets must be >= 1, got {tables}, {buckets}")
         if not 1 <= capacity < NIL:
             raise ValueError(f"capacity must be in 1 ... {NIL - 1}, got {capacity}")
-        if hash not in HASHES:
-            raise ValueError(f"hash must be one of {tuple(HASHES)}, got {hash!r}")
+        check_hash(hash, byte_order)
         self.tables, self.buckets, self.capacity, self.hash = tables, buckets, capacity, hash
+        self.byte_order = byte_order
         self.heads = np.full(tables * buckets, NIL, dtype=np.uint32)
         self.keys = np.zeros(capacity, dtype=np.float32)
         self.next = np.full(capacity, NIL, dtype=np.uint32)
@@ -149,8 +225,8 @@ class HashTable:
         library().ht_batch(
             self.heads.ctypes.data, self.keys.ctypes.data, self.next.ctypes.data,
             self.pool.ctypes.data, self.capacity, self.tables, self.buckets, HASHES[self.hash],
-            ops.ctypes.data, keys.ctypes.data, ops.size, results.ctypes.data, threads,
-            stats.ctypes.data,
+            BYTE_ORDERS[self.byte_order], ops.ctypes.data, keys.ctypes.data, ops.size,
+            results.ctypes.data, threads, stats.ctypes.data,
         )  # fmt: skip
         raise_if_full(results, self.capacity)
         return BatchResult(results, dict(zip(STATS, stats.sum(axis=0).tolist(), strict=True)))
@@ -159,7 +235,7 @@ class HashTable:
         """The checker (module docstring): the sorted keys present, or an
         AssertionError naming the broken invariant."""
         return check_arrays(self.heads, self.keys, self.next, self.used, self.tables,
-                            self.buckets, self.hash)  # fmt: skip
+                            self.buckets, self.hash, self.byte_order)  # fmt: skip
 
 
 def check_outcomes(before, ops, keys, results, after) -> None:
@@ -208,14 +284,16 @@ def check_outcomes(before, ops, keys, results, after) -> None:
         )
 
 
-def check_arrays(heads, keys, next_, used: int, tables: int, buckets: int, hash: str):
+def check_arrays(heads, keys, next_, used: int, tables: int, buckets: int, hash: str,
+                 byte_order: str = DEFAULT_BYTE_ORDER):  # fmt: skip
     """The checker on a table's host arrays (the GPU table's, copied back, too)."""
+    check_hash(hash, byte_order)
     heads, keys, next_ = (np.ascontiguousarray(a) for a in (heads, keys, next_))
     out = np.empty(used, dtype=np.float32)
     seen = np.empty(max(used, 1), dtype=np.uint8)
     n = library().ht_collect(heads.ctypes.data, keys.ctypes.data, next_.ctypes.data, used,
-                             tables, buckets, HASHES[hash], out.ctypes.data, out.size,
-                             seen.ctypes.data)  # fmt: skip
+                             tables, buckets, HASHES[hash], BYTE_ORDERS[byte_order],
+                             out.ctypes.data, out.size, seen.ctypes.data)  # fmt: skip
     if n < 0:
         raise AssertionError(f"hash table broken: {CHECK_ERRORS[int(n)]}")
     return np.sort(out[:n])

@@ -46,13 +46,18 @@ def frame(cells) -> pd.DataFrame:
     frames = [f for f in frames if len(f)]
     if not frames:
         return pd.DataFrame(columns=["backend", "tables", "batch", "mix", "seconds", "mops"])
-    return pd.concat(frames, ignore_index=True)
+    out = pd.concat(frames, ignore_index=True)
+    if "byte_order" not in out:  # runs made before the order was a key: the default's
+        out["byte_order"] = w.ht.DEFAULT_BYTE_ORDER
+    out["byte_order"] = out["byte_order"].fillna(w.ht.DEFAULT_BYTE_ORDER)
+    return out
 
 
 def _pick(runs, backend="gpu", layout="ph", distribution="normal", variance=None, hash="dek",
-          **equal) -> pd.DataFrame:  # fmt: skip
+          byte_order="lsb", **equal) -> pd.DataFrame:  # fmt: skip
     """The runs of one backend and layout, normal keys of the base variance and
-    DEK unless named, and ``equal`` column values."""
+    DEK fed the key's bytes least significant first unless named, and ``equal``
+    column values."""
     if runs.empty:
         return runs
     keep = (runs["backend"] == backend) & (runs["layout"] == layout)
@@ -61,6 +66,8 @@ def _pick(runs, backend="gpu", layout="ph", distribution="normal", variance=None
         keep &= np.isclose(runs["variance"], catalog.CH4_VARIANCE if variance is None
                            else variance)  # fmt: skip
     keep &= runs["hash"] == hash
+    if "byte_order" in runs:
+        keep &= runs["byte_order"] == byte_order
     for key, value in equal.items():
         keep &= runs[key] == value
     return runs[keep]
@@ -148,8 +155,12 @@ def tables(runs: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
     out["fig33"] = _variance_sweep(runs, {**variance_kw, "tables": top, "mix": 33, "batch": big},
                                    {**variance_kw, "tables": 1, "mix": 33, "batch": big},
                                    variances)  # fmt: skip
-    out["fig34"] = pd.concat([pick(hash=h, mix=33, batch=big)[["tables", "hash", "mops"]]
-                              for h in catalog.ch4_hashes(cfg)], ignore_index=True)  # fmt: skip
+    out["fig34"] = pd.concat([
+        pick(hash=h, byte_order=o, mix=33, batch=big)[["tables", "hash", "byte_order", "mops"]]
+        .assign(series=h if h not in w.ht.BYTE_WISE else f"{h} {o}")
+        for h in catalog.ch4_hashes(cfg)
+        for o in (catalog.ch4_byte_orders(cfg) if h in w.ht.BYTE_WISE else ["lsb"])],
+        ignore_index=True)  # fmt: skip
     out["fig35"] = pd.concat([_ratio(pick(distribution=d, tables=top, mix=0),
                                      pick(distribution=d, tables=1, mix=0),
                                      ["batch"]).assign(distribution=d)
@@ -190,7 +201,7 @@ AXES = {
     "fig31": ("batch", "speedup", "mix", False),
     "fig32": ("batch", "speedup", "mix", False),
     "fig33": ("variance", "speedup", "distribution", False),
-    "fig34": ("tables", "mops", "hash", False),
+    "fig34": ("tables", "mops", "series", False),
     "fig35": ("batch", "speedup", "distribution", False),
     "fig36": ("tables", "speedup", "batch", False),
     "fig37": ("tables", "mops", "structure", False),
@@ -311,6 +322,8 @@ def gpu_rows(runs: pd.DataFrame, top: int, preload: int) -> pd.DataFrame:
         return pd.DataFrame(columns=_GPU)
     keep = (runs["backend"] == "gpu") & (runs["layout"] == "ph") & (runs["tables"] == top)
     keep &= runs["hash"].isin(list(GPU_CODES))
+    if "byte_order" in runs:  # the speed-ups' DEK is the default order's
+        keep &= runs["byte_order"] == w.ht.DEFAULT_BYTE_ORDER
     keep &= (runs["distribution"] == "uniform") | (
         (runs["distribution"] == "normal") & np.isclose(runs["variance"], catalog.CH4_VARIANCE)
     )
@@ -334,6 +347,8 @@ def doc_rows(runs: pd.DataFrame, top: int, threads: int) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     keep = (runs["backend"] == "cpu") & (runs["layout"] == "ph") & (runs["tables"] == top)
     keep &= (runs["hash"] == "dek") & (runs["threads"] == threads)
+    if "byte_order" in runs:
+        keep &= runs["byte_order"] == w.ht.DEFAULT_BYTE_ORDER
     keep &= (runs["distribution"] == "uniform") | (
         (runs["distribution"] == "normal") & np.isclose(runs["variance"], catalog.CH4_VARIANCE)
     )

@@ -36,11 +36,13 @@ def _function(name: str):
 class GpuHashTable:
     """``hashtable.HashTable`` with its arrays on the GPU."""
 
-    def __init__(self, tables: int, buckets: int, capacity: int, hash: str = "dek"):
+    def __init__(self, tables: int, buckets: int, capacity: int, hash: str = "dek",
+                 byte_order: str = ht.DEFAULT_BYTE_ORDER):  # fmt: skip
         import cupy
 
-        host = ht.HashTable(tables, buckets, capacity, hash)  # the same checks and layout
+        host = ht.HashTable(tables, buckets, capacity, hash, byte_order)  # the same checks
         self.tables, self.buckets, self.capacity, self.hash = tables, buckets, capacity, hash
+        self.byte_order = byte_order
         self.heads, self.keys = cupy.asarray(host.heads), cupy.asarray(host.keys)
         self.next, self.pool = cupy.asarray(host.next), cupy.asarray(host.pool)
 
@@ -75,7 +77,8 @@ class GpuHashTable:
                 (blocks,), (THREADS,),
                 (self.heads, self.keys, self.next, self.pool, np.uint32(self.capacity),
                  np.int32(self.tables), np.int32(self.buckets), np.int32(ht.HASHES[self.hash]),
-                 d_ops, d_keys, np.int64(ops.size), results, stats),
+                 np.int32(ht.BYTE_ORDERS[self.byte_order]), d_ops, d_keys, np.int64(ops.size),
+                 results, stats),
             )  # fmt: skip
         end.record()
         end.synchronize()
@@ -86,4 +89,19 @@ class GpuHashTable:
 
     def check(self) -> np.ndarray:
         return ht.check_arrays(self.heads.get(), self.keys.get(), self.next.get(), self.used,
-                               self.tables, self.buckets, self.hash)  # fmt: skip
+                               self.tables, self.buckets, self.hash,
+                               self.byte_order)  # fmt: skip
+
+
+def gpu_hash_keys(keys, hash: str = "dek", byte_order: str = ht.DEFAULT_BYTE_ORDER) -> np.ndarray:
+    """The hashes as kernels/hashtable.cu computes them (``hashtable.hash_keys``'s twin)."""
+    import cupy
+
+    ht.check_hash(hash, byte_order)
+    d_keys = cupy.asarray(np.ascontiguousarray(keys, dtype=np.float32))
+    out = cupy.empty(d_keys.size, dtype=cupy.uint32)
+    if d_keys.size:
+        _function("ht_hash_keys")((-(-d_keys.size // THREADS),), (THREADS,),
+                                  (d_keys, np.int64(d_keys.size), np.int32(ht.HASHES[hash]),
+                                   np.int32(ht.BYTE_ORDERS[byte_order]), out))  # fmt: skip
+    return out.get()

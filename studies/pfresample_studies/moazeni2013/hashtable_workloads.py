@@ -90,11 +90,58 @@ def mix_batch(preload: np.ndarray, size: int, search_pct: int, rng, distribution
     return ops[order], keys[order]
 
 
+def absent_batch(
+    preload: np.ndarray,
+    size: int,
+    search_pct: int,
+    rng,
+    absent: float = 0.5,
+    distribution="normal",
+    variance=0.05,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ops, keys, expected) of a random batch of ``size`` operations in the proportions of
+    MIXES[search_pct] where a share ``absent`` of the searches and deletes name keys not in
+    the table and that share of the inserts keys already in it (each fails: ``expected``
+    0), the rest succeed (1). No key appears twice in the batch, so each operation's result
+    is ``expected`` whatever the schedule; the keys are otherwise drawn at random."""
+    if not 0 <= absent <= 1:
+        raise ValueError(f"absent must lie in [0, 1], got {absent}")
+    searches, inserts, _ = MIXES[search_pct]
+    n_search, n_insert = int(round(size * searches)), int(round(size * inserts))
+    n_delete = size - n_search - n_insert
+    miss = [int(round(n * absent)) for n in (n_search, n_insert, n_delete)]
+    n_present = (n_search - miss[0]) + miss[1] + (n_delete - miss[2])
+    n_fresh = miss[0] + (n_insert - miss[1]) + miss[2]
+    if n_present > preload.size:
+        raise ValueError(f"a batch of {size} needs {n_present} preloaded keys")
+    fresh = np.setdiff1d(draw_keys(2 * n_fresh + 16, rng, distribution, variance), preload)
+    fresh = fresh[rng.permutation(fresh.size)[:n_fresh]]
+    if fresh.size < n_fresh:
+        raise ValueError("could not draw enough fresh keys; widen the distribution")
+    present = preload[rng.permutation(preload.size)[:n_present]]
+    p, f = np.split(present, np.cumsum([n_search - miss[0], miss[1]])), \
+        np.split(fresh, np.cumsum([miss[0], n_insert - miss[1]]))  # fmt: skip
+    parts = (p[0], f[0], p[1], f[1], p[2], f[2])  # each kind's present, then absent keys
+    keys = np.concatenate(parts)
+    sizes = [a.size for a in parts]
+    ops = np.repeat(np.array([ht.SEARCH, ht.SEARCH, ht.INSERT, ht.INSERT, ht.DELETE, ht.DELETE],
+                             dtype=np.uint8), sizes)  # fmt: skip
+    expected = np.repeat(np.array([1, 0, 0, 1, 1, 0], dtype=np.uint8), sizes)
+    order = rng.permutation(size)
+    return ops[order], keys[order], expected[order]
+
+
+def after_batch(preload: np.ndarray, ops, keys) -> np.ndarray:
+    """The sorted keys a batch of distinct keys leaves: the preload, less its deleted
+    keys, with its inserted keys."""
+    return np.union1d(np.setdiff1d(preload, keys[ops == ht.DELETE]), keys[ops == ht.INSERT])
+
+
 def run_cpu(tables: int, buckets: int, preload: np.ndarray, ops, keys, threads: int,
-            hash: str = "dek") -> dict:  # fmt: skip
+            hash: str = "dek", byte_order: str = ht.DEFAULT_BYTE_ORDER) -> dict:  # fmt: skip
     """One CPU batch on a freshly preloaded table: its seconds, counters and
     the checker's verdict (every operation true, the key set as it must be)."""
-    table = ht.HashTable(tables, buckets, preload.size + ops.size, hash)
+    table = ht.HashTable(tables, buckets, preload.size + ops.size, hash, byte_order)
     table.batch(np.full(preload.size, ht.INSERT), preload, threads)
     start = time.perf_counter()
     res = table.batch(ops, keys, threads)
@@ -102,10 +149,11 @@ def run_cpu(tables: int, buckets: int, preload: np.ndarray, ops, keys, threads: 
     return {"seconds": seconds, **res.stats, "ok": _verdict(table, preload, ops, keys, res)}
 
 
-def run_gpu(tables: int, buckets: int, preload: np.ndarray, ops, keys, hash: str = "dek") -> dict:
+def run_gpu(tables: int, buckets: int, preload: np.ndarray, ops, keys, hash: str = "dek",
+            byte_order: str = ht.DEFAULT_BYTE_ORDER) -> dict:  # fmt: skip
     from .hashtable_gpu import GpuHashTable
 
-    table = GpuHashTable(tables, buckets, preload.size + ops.size, hash)
+    table = GpuHashTable(tables, buckets, preload.size + ops.size, hash, byte_order)
     table.batch(np.full(preload.size, ht.INSERT), preload)
     res, seconds = table.batch(ops, keys)
     return {"seconds": seconds, "upload_s": table.last_upload_s, **res.stats,
@@ -132,6 +180,7 @@ class Run:
     tables: int
     batch: int
     mix: int  # search % of MIXES (0: insert only, 100: search only)
+    byte_order: str = ht.DEFAULT_BYTE_ORDER  # the byte-wise hashes' (mix: always the default)
 
 
 def plan(cfg, gpu: bool = True) -> list[Run]:
@@ -150,11 +199,11 @@ def plan(cfg, gpu: bool = True) -> list[Run]:
     runs = set()
 
     def add(backend, tables, batch, mix, dist="normal", var=base, hash="dek", layout="ph",
-            th=None):  # fmt: skip
+            th=None, order=ht.DEFAULT_BYTE_ORDER):  # fmt: skip
         var = var if dist == "normal" else 0.0
         backend = backend if gpu else "cpu"
         th = (threads if th is None else th) if backend == "cpu" else 0
-        runs.add(Run(backend, th, dist, var, hash, layout, tables, batch, mix))
+        runs.add(Run(backend, th, dist, var, hash, layout, tables, batch, mix, order))
 
     for b in batches:
         for t in ph:
@@ -175,7 +224,8 @@ def plan(cfg, gpu: bool = True) -> list[Run]:
         for mix in catalog.CH4_MIXES:
             add("gpu", t, big_b, mix)  # Fig 30
         for h in catalog.ch4_hashes(cfg):
-            add("gpu", t, big_b, 33, hash=h)  # Fig 34
+            for order in catalog.ch4_byte_orders(cfg) if h in ht.BYTE_WISE else ["lsb"]:
+                add("gpu", t, big_b, 33, hash=h, order=order)  # Fig 34
         if t > 1:
             add("gpu", t, big_b, 33, layout="big")  # Figs 36-37
     for th in catalog.ch4_thread_sweep(cfg):
@@ -199,8 +249,8 @@ def plan(cfg, gpu: bool = True) -> list[Run]:
 def _one_batch(run, tables, buckets, keys0, ops, keys) -> dict:
     """One timed, checked batch of ``run`` on its backend (run_cpu or run_gpu)."""
     if run.backend == "cpu":
-        return run_cpu(tables, buckets, keys0, ops, keys, run.threads, run.hash)
-    return run_gpu(tables, buckets, keys0, ops, keys, run.hash)
+        return run_cpu(tables, buckets, keys0, ops, keys, run.threads, run.hash, run.byte_order)
+    return run_gpu(tables, buckets, keys0, ops, keys, run.hash, run.byte_order)
 
 
 def run_cell(runs, *, preload: int, repeats: int, seed: int, log=None) -> tuple[dict, dict]:
@@ -267,7 +317,8 @@ def doc_runs(cfg, gpu: bool = True) -> list[Run]:
 
     return [r for r in plan(cfg, gpu)
             if r.backend == "cpu" and r.threads == threads and r.tables == top
-            and r.layout == "ph" and r.hash == "dek" and keys(r)]  # fmt: skip
+            and r.layout == "ph" and r.hash == "dek" and r.byte_order == ht.DEFAULT_BYTE_ORDER
+            and keys(r)]  # fmt: skip
 
 
 BEST_CPU_MIN_REPEATS = 5  # a run can stall (~3 ms, docs/moazeni2013.md): the median of >= 5
@@ -332,13 +383,14 @@ def batch_keys(run: Run, *, preload: int, seed: int, cache: dict | None = None):
     cache = {} if cache is None else cache
     kid = _key_id(run.distribution, run.variance)
     var = run.variance or 0.05
-    if kid not in cache:
-        cache[kid] = draw_keys(preload, np.random.default_rng([seed, kid]), run.distribution, var)
-    if (kid, run.batch, run.mix) not in cache:
+    # keyed by the preload's size too: two working sets of one distribution share a cache
+    pid, bid = (kid, preload), (kid, preload, run.batch, run.mix)
+    if pid not in cache:
+        cache[pid] = draw_keys(preload, np.random.default_rng([seed, kid]), run.distribution, var)
+    if bid not in cache:
         rng = np.random.default_rng([seed, kid, run.batch, run.mix])
-        cache[kid, run.batch, run.mix] = mix_batch(cache[kid], run.batch, run.mix, rng,
-                                                   run.distribution, var)  # fmt: skip
-    return (cache[kid], *cache[kid, run.batch, run.mix])
+        cache[bid] = mix_batch(cache[pid], run.batch, run.mix, rng, run.distribution, var)
+    return (cache[pid], *cache[bid])
 
 
 def _key_id(distribution: str, variance: float) -> int:

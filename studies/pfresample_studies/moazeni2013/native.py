@@ -112,6 +112,45 @@ def solve_blocked(m: np.ndarray, threads: int | None = None, *, flaw: str = "non
     return m
 
 
+@cache
+def weighted_library() -> ctypes.CDLL:
+    """Chapter 3's real instances (native/dp_weighted.c: the recurrence with w(i, k, j),
+    blocked, OpenMP), built with BEST_FLAGS and loaded once a process."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    lib = ctypes.CDLL(str(build(NATIVE / "dp_weighted.c", flags=BEST_FLAGS)))
+    for family in ("chain", "perimeter"):
+        fn = getattr(lib, f"solve_weighted_{family}")
+        fn.restype = ctypes.c_int
+        fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int,
+                       ctypes.c_int, ctypes.c_int)  # fmt: skip
+    return lib
+
+
+# The deliberate flaws of dp_weighted.c, the tests' negative controls (0: none)
+WEIGHTED_FLAWS = {"none": 0, "drop_last_product": 1, "drop_eq5_down": 2, "drop_eq5_left": 3,
+                  "drop_weight": 4}  # fmt: skip
+
+
+def solve_weighted(inst, threads: int | None = None, *, flaw: str = "none") -> np.ndarray:
+    """``dp_weighted.Instance`` ``inst`` solved by the best CPU code on ``threads``
+    threads (default every CPU): the n x n matrix, equal bit for bit to
+    ``dp_weighted.solve_diagonals``'s. ``flaw`` (tests only) builds a wrong answer on
+    purpose (WEIGHTED_FLAWS)."""
+    from . import dp_weighted
+
+    threads = (os.cpu_count() or 1) if threads is None else int(threads)
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    m = dp_weighted.matrix(inst)
+    data = np.ascontiguousarray(inst.data, dtype=inst.dtype)
+    fn = getattr(weighted_library(), f"solve_weighted_{inst.family}")
+    status = fn(m.ctypes.data, data.ctypes.data, inst.n, threads, WEIGHTED_FLAWS[flaw],
+                int(data.ndim == 2))  # fmt: skip
+    if status != 0:
+        raise MemoryError("native solve_weighted: could not allocate the blocked copy")
+    return m
+
+
 # float64 is chapter 7's (dtw_best.c's cells); float32 and int32 chapter 3's
 PEAK_FUNCTIONS = {"float32": "minplus_peak_f32", "int32": "minplus_peak_i32",
                   "float64": "minplus_peak_f64"}  # fmt: skip

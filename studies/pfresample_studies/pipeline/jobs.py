@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
+import os
 import platform
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,8 +28,19 @@ def library_version() -> str | None:
     return version
 
 
+COMMIT_ENV = "PFRESAMPLE_COMMIT"  # the commit a copied tree is, named by whoever copied it
+
+
 def git_revision(path) -> str | None:
-    """The commit of the checkout that holds ``path`` (None outside git)."""
+    """The commit a result ran: ``$PFRESAMPLE_COMMIT`` where set (a copy of the tree on
+    another machine may carry a stale ``.git``, whose HEAD would name an older commit
+    for every run), else the commit of the checkout that holds ``path`` (None outside
+    git). A set value that is not 7-40 hexadecimal digits is an error, not a record."""
+    named = os.environ.get(COMMIT_ENV, "").strip()
+    if named:
+        if not re.fullmatch(r"[0-9a-fA-F]{7,40}", named):
+            raise ValueError(f"{COMMIT_ENV} must be a commit hash (7-40 hex digits), got {named!r}")
+        return named.lower()
     try:
         out = subprocess.run(
             ["git", "-C", str(path), "rev-parse", "HEAD"],
@@ -49,6 +62,7 @@ def provenance(snakemake) -> dict:
         "numpy_version": np.__version__,
         "python_version": platform.python_version(),
         "git_revision": git_revision(scriptdir),
+        "git_revision_from": "environment" if os.environ.get(COMMIT_ENV, "").strip() else "git",
         "rule": snakemake.rule,
     }
 

@@ -238,12 +238,13 @@ def test_the_plan_feeds_every_figure(monkeypatch):
     cfg = {"moazeni2013_ch4_tables": [1, 2, 50], "moazeni2013_ch4_top_tables": 2,
            "moazeni2013_ch4_batches": [256, 512], "moazeni2013_ch4_variances": [0.01, 0.05],
            "moazeni2013_ch4_hashes": ["dek", "mix"], "moazeni2013_ch4_cpu_threads": 2,
-           "moazeni2013_ch4_thread_sweep": [1, 2], "moazeni2013_ch4_preload": 1024}  # fmt: skip
+           "moazeni2013_ch4_thread_sweep": [1, 2], "moazeni2013_ch4_preload": 1024,
+           "moazeni2013_ch4_byte_orders": ["lsb", "msb"]}  # fmt: skip
     catalog.check_ch4(cfg)
     runs = wl.plan(cfg)
     assert len(runs) == len(set(runs))
-    monkeypatch.setattr(wl, "run_gpu", lambda t, m, pre, ops, keys, h: {
-        **wl.run_cpu(t, m, pre, ops, keys, 2, h), "upload_s": 1e-6})  # fmt: skip
+    monkeypatch.setattr(wl, "run_gpu", lambda t, m, pre, ops, keys, h, o: {
+        **wl.run_cpu(t, m, pre, ops, keys, 2, h, o), "upload_s": 1e-6})  # fmt: skip
     monkeypatch.setattr(wl, "cuda_device", lambda: "CPU threads standing in for a GPU")
     cells = [wl.run_cell([r for r in runs if r.backend == b], preload=1024, repeats=1, seed=3)
              for b in ("cpu", "gpu")]  # fmt: skip
@@ -252,6 +253,9 @@ def test_the_plan_feeds_every_figure(monkeypatch):
     empty = [name for name in hashtable_figures.TITLES if frames[name].empty]
     assert not empty, f"figures without rows: {empty}"
     assert sorted(frames["cpu_threads"]["threads"]) == [1, 1, 2, 2]  # PH = 1 and the top PH
+    # Fig 34 runs DEK in both byte orders and mix (no bytes) once; no other figure has MSB
+    assert set(frames["fig34"]["series"]) == {"dek lsb", "dek msb", "mix"}
+    assert {r.byte_order for r in runs if r.hash == "dek" and r.mix != 33} == {"lsb"}
     assert len(frames["fig32"]) == len(frames["fig31"])  # the CPU at its configured threads only
     assert set(frames["applications"]["distribution"]) == {"app1", "app2", "normal", "uniform"}
     f31 = frames["fig31"]
@@ -365,3 +369,96 @@ def test_the_outcome_checker_catches_a_dropped_result():
         flipped[i] ^= 1
         with pytest.raises(AssertionError, match="no order"):
             ht.check_outcomes(preload, ops, keys, flipped, after)
+
+
+def _scalar_hash(bits: int, hash_: str, byte_order: str) -> int:
+    """The byte-wise hashes one key at a time in plain Python (the tests' own reference)."""
+    order = range(4) if byte_order == "lsb" else range(3, -1, -1)
+    data = [(bits >> (8 * i)) & 0xFF for i in order]
+    h = 4 if hash_ == "dek" else 0
+    for byte in data:
+        if hash_ == "dek":
+            h = (((h << 5) & 0xFFFFFFFF) ^ (h >> 27)) ^ byte
+        elif hash_ == "sdbm":
+            h = (byte + (h << 6) + (h << 16) - h) & 0xFFFFFFFF
+        else:
+            h = ((h << 4) & 0xFFFFFFFF) + byte
+            g = h & 0xF0000000
+            if g:
+                h = (h ^ (g >> 24)) & ~g & 0xFFFFFFFF
+    return h
+
+
+@pytest.mark.parametrize("hash_", ht.BYTE_WISE)
+def test_the_byte_orders_differ_on_a_planted_key_and_agree_on_a_palindrome(hash_):
+    # 0x3F000001 (0.5 and one ulp): bytes 01 00 00 3F fed LSB first, 3F 00 00 01 MSB first
+    planted = np.array([0x3F000001], dtype=np.uint32).view(np.float32)
+    lsb, msb = (int(ht.hash_keys(planted, hash_, o)[0]) for o in ("lsb", "msb"))
+    assert lsb == _scalar_hash(0x3F000001, hash_, "lsb")
+    assert msb == _scalar_hash(0x3F000001, hash_, "msb")
+    assert lsb != msb
+    # the negative control: a key whose bytes read the same either way hashes the same
+    palindrome = np.array([0x3F00003F], dtype=np.uint32).view(np.float32)
+    assert ht.hash_keys(palindrome, hash_, "lsb") == ht.hash_keys(palindrome, hash_, "msb")
+
+
+@pytest.mark.parametrize("hash_", list(ht.HASHES))
+@pytest.mark.parametrize("byte_order", list(ht.BYTE_ORDERS))
+def test_numpy_and_the_cpp_table_hash_alike_in_each_order(hash_, byte_order):
+    rng = np.random.default_rng([SEED, 58])
+    keys = np.concatenate([_keys(4000, rng, normal=True), _keys(4000, rng)])
+    want = ht.hash_keys(keys, hash_, byte_order)
+    assert np.array_equal(ht.native_hash_keys(keys, hash_, byte_order), want)
+    if hash_ in ht.BYTE_WISE:  # the order reaches the hash: most keys' hashes change
+        other = ht.hash_keys(keys, hash_, "msb" if byte_order == "lsb" else "lsb")
+        assert (other != want).mean() > 0.9
+    else:  # mix reads the word whole
+        assert np.array_equal(ht.hash_keys(keys, hash_, "msb"), want)
+
+
+def test_the_table_uses_its_byte_order_and_its_checker_catches_the_wrong_one():
+    rng = np.random.default_rng([SEED, 59])
+    keys = _keys(3000, rng, normal=True)
+    table = ht.HashTable(4, 64, keys.size, "dek", byte_order="msb")
+    res = table.batch(np.full(keys.size, ht.INSERT), keys, THREADS)
+    assert (res.results == ht.TRUE).all()
+    assert np.array_equal(table.check(), np.sort(keys))
+    # each node's list is the one its key hashes to MSB first: read LSB first, it is not
+    with pytest.raises(AssertionError, match="does not hash to"):
+        ht.check_arrays(table.heads, table.keys, table.next, table.used, 4, 64, "dek", "lsb")
+    with pytest.raises(ValueError, match="byte_order"):
+        ht.HashTable(1, 8, 16, "dek", byte_order="big")
+
+
+def test_dek_fed_lsb_first_fills_few_buckets_where_msb_first_fills_them_all():
+    rng = np.random.default_rng([SEED, 60])
+    keys = _keys(32768, rng, normal=True)
+    lsb, msb = (ht.bucket_stats(keys, 1024, "dek", o) for o in ("lsb", "msb"))
+    assert lsb["occupied"] < 400 and msb["occupied"] == 1024
+    assert lsb["mean_walk"] > 5 * msb["mean_walk"]
+    # the walk is what the table's search counts: a search-only batch's steps an operation
+    table = ht.HashTable(1, 1024, keys.size, "dek", byte_order="msb")
+    table.batch(np.full(keys.size, ht.INSERT), keys, 1)
+    stats = table.batch(np.full(keys.size, ht.SEARCH), keys, 1).stats
+    assert stats["steps"] / keys.size == pytest.approx(msb["mean_walk"])
+    with pytest.raises(ValueError, match="buckets"):
+        ht.bucket_stats(keys, 0)
+
+
+@pytest.mark.parametrize("mix", [33, 90])
+def test_a_batch_with_absent_keys_gives_its_expected_results_on_cpu_threads(mix):
+    from pfresample_studies.moazeni2013 import hashtable_workloads as wl
+
+    rng = np.random.default_rng([SEED, 61, mix])
+    preload = _keys(4000, rng, normal=True)
+    ops, keys, expected = wl.absent_batch(preload, 1200, mix, rng, absent=0.5)
+    assert np.unique(keys).size == keys.size and 0 < expected.mean() < 1
+    present = np.isin(keys, preload)
+    assert np.array_equal(expected.astype(bool), np.where(ops == ht.INSERT, ~present, present))
+    table = ht.HashTable(8, 64, preload.size + ops.size)
+    table.batch(np.full(preload.size, ht.INSERT), preload, THREADS)
+    res = table.batch(ops, keys, THREADS)
+    assert np.array_equal(res.results, expected)
+    assert np.array_equal(table.check(), wl.after_batch(preload, ops, keys))
+    # the negative control: the schedule-free batch's all-true answer is not this one's
+    assert not (res.results == ht.TRUE).all()

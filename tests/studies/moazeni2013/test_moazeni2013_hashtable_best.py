@@ -154,3 +154,17 @@ def test_bounds_read_every_home_slot(kind):
     if kind == "gather":
         assert total == int(table[hb.homes(keys, 12)].astype(np.uint64).sum())
     assert hb.mix_bound_seconds(np.array([0, 1, 2, 0]), 1.0, 3.0) == pytest.approx(2.0)
+
+
+def test_one_cache_serves_two_working_sets_of_one_distribution():
+    """The peers bench draws the thesis's set and a larger one of the same distribution
+    through one cache: each gets a preload of its own size (a cache keyed by the
+    distribution alone handed the larger set the smaller's keys)."""
+    cache: dict = {}
+    small = w.Run("cpu", 0, "uniform", 0.05, "dek", "ph", 320, 2**10, 33)
+    large = w.Run("cpu", 0, "uniform", 0.05, "dek", "ph", 320, 2**13, 33)
+    pre_small, _, _ = w.batch_keys(small, preload=2**11, seed=SEED, cache=cache)
+    pre_large, ops, _ = w.batch_keys(large, preload=2**14, seed=SEED, cache=cache)
+    assert pre_small.size == 2**11 and pre_large.size == 2**14 and ops.size == 2**13
+    again, _, _ = w.batch_keys(small, preload=2**11, seed=SEED, cache={})
+    assert np.array_equal(pre_small, again)  # the draw is the cache's, not the order's

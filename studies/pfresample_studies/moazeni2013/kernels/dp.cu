@@ -7,6 +7,9 @@
 // zero where -0.0 and +0.0 tie (equal as floats: which one a minimum keeps depends on its
 // order, in NumPy as here).
 
+// delay_ns: Fig 12's launches are enqueued behind it (experiments.fig12_cell)
+#include "delay.cuh"
+
 #define DP_TILE 16
 
 template <typename T> struct Inf;

@@ -16,21 +16,27 @@ enum { HT_RESTARTS = 0, HT_CAS_FAILURES = 1, HT_STEPS = 2, HT_WASTED = 3, HT_STA
 
 __device__ __forceinline__ unsigned ht_load(const unsigned* p) { return *(const volatile unsigned*)p; }
 
-__device__ unsigned ht_hash(float key, int kind) {
+// The key's 4 float bytes, least significant first (order 0, LSB) or most significant
+// first (order 1, MSB), as native/hashtable.cpp feeds them to the byte-wise hashes.
+__device__ __forceinline__ unsigned ht_byte(unsigned bits, int i, int order) {
+    return (bits >> (order ? 8 * (3 - i) : 8 * i)) & 0xFF;
+}
+
+__device__ unsigned ht_hash(float key, int kind, int order) {
     const unsigned bits = __float_as_uint(key);
     unsigned h = 0;
     if (kind == 0) {  // DEK
         h = 4;
-        for (int i = 0; i < 4; ++i) h = ((h << 5) ^ (h >> 27)) ^ ((bits >> (8 * i)) & 0xFF);
+        for (int i = 0; i < 4; ++i) h = ((h << 5) ^ (h >> 27)) ^ ht_byte(bits, i, order);
     } else if (kind == 1) {  // SDBM
-        for (int i = 0; i < 4; ++i) h = ((bits >> (8 * i)) & 0xFF) + (h << 6) + (h << 16) - h;
+        for (int i = 0; i < 4; ++i) h = ht_byte(bits, i, order) + (h << 6) + (h << 16) - h;
     } else if (kind == 2) {  // PJW
         for (int i = 0; i < 4; ++i) {
-            h = (h << 4) + ((bits >> (8 * i)) & 0xFF);
+            h = (h << 4) + ht_byte(bits, i, order);
             const unsigned g = h & 0xF0000000u;
             if (g) h = (h ^ (g >> 24)) & ~g;
         }
-    } else {  // murmur3 fmix32
+    } else {  // murmur3 fmix32 of the whole word (no bytes, so no order)
         h = bits;
         h ^= h >> 16; h *= 0x85ebca6bu; h ^= h >> 13; h *= 0xc2b2ae35u; h ^= h >> 16;
     }
@@ -43,12 +49,12 @@ struct HtTable {
     unsigned* next;
     unsigned* pool;
     unsigned capacity;
-    int tables, buckets, hash;
+    int tables, buckets, hash, order;
 
     __device__ unsigned* head_of(float key) const {
         const unsigned long long scaled = (unsigned long long)((double)key * 1e6);
         const unsigned t = (unsigned)(scaled % (unsigned long long)tables);
-        return heads + (unsigned long long)t * buckets + ht_hash(key, hash) % (unsigned)buckets;
+        return heads + (unsigned long long)t * buckets + ht_hash(key, hash, order) % (unsigned)buckets;
     }
 
     __device__ bool find(unsigned* head, float key, unsigned*& prev, unsigned& cur,
@@ -81,10 +87,10 @@ struct HtTable {
 
 // One operation of the batch (its result into *result, its counters into st).
 __device__ void ht_operation(unsigned* heads, float* keys, unsigned* next, unsigned* pool,
-                             unsigned capacity, int tables, int buckets, int hash,
+                             unsigned capacity, int tables, int buckets, int hash, int order,
                              unsigned char op, float key, unsigned char* result_out,
                              unsigned* st) {
-    HtTable t{heads, keys, next, pool, capacity, tables, buckets, hash};
+    HtTable t{heads, keys, next, pool, capacity, tables, buckets, hash, order};
     unsigned* head = t.head_of(key);
     unsigned *prev, cur, nxt;
     unsigned char result = HT_FALSE;
@@ -130,13 +136,13 @@ __device__ void ht_operation(unsigned* heads, float* keys, unsigned* next, unsig
 
 extern "C" __global__ void ht_batch(unsigned* heads, float* keys, unsigned* next, unsigned* pool,
                                     unsigned capacity, int tables, int buckets, int hash,
-                                    const unsigned char* ops, const float* op_keys,
+                                    int order, const unsigned char* ops, const float* op_keys,
                                     long long count, unsigned char* results,
                                     unsigned long long* stats) {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     unsigned st[HT_STATS] = {0, 0, 0, 0};
     if (i < count) ht_operation(heads, keys, next, pool, capacity, tables, buckets, hash,
-                                ops[i], op_keys[i], results + i, st);
+                                order, ops[i], op_keys[i], results + i, st);
     // The counters summed over the warp first: one atomic a warp, not one a thread (a
     // batch's 2^18 threads adding to the same four words serialise on them). Every
     // thread of the warp takes part (blockDim is a multiple of 32).
@@ -145,6 +151,13 @@ extern "C" __global__ void ht_batch(unsigned* heads, float* keys, unsigned* next
         for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
         if ((threadIdx.x & 31) == 0 && v) atomicAdd(stats + k, v);
     }
+}
+
+// The hash of each key (kind, byte order): the tests set it beside the CPU's.
+extern "C" __global__ void ht_hash_keys(const float* keys, long long n, int kind, int order,
+                                        unsigned* out) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = ht_hash(keys[i], kind, order);
 }
 
 // delay_ns, launched before a timed batch's start event (hashtable_gpu.py)

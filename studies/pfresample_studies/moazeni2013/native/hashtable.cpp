@@ -34,22 +34,29 @@ inline bool cas(uint32_t* p, uint32_t expected, uint32_t desired) {
 }
 
 // The string hashes of the thesis's benchmarks on the key's 4 bytes (the float's bit
-// pattern, least significant byte first), and a well-mixing control (murmur3's fmix32).
-uint32_t hash_key(float key, int kind) {
+// pattern), fed least significant byte first (order 0, LSB) or most significant first
+// (order 1, MSB): the thesis does not say how a float key becomes bytes, and the order
+// decides how well DEK, SDBM and PJW spread keys that share their high bytes; and a
+// well-mixing control (murmur3's fmix32 of the whole word: no bytes, so no order).
+inline uint32_t key_byte(uint32_t bits, int i, int order) {
+    return (bits >> (order ? 8 * (3 - i) : 8 * i)) & 0xFF;
+}
+
+uint32_t hash_key(float key, int kind, int order) {
     uint32_t bits;
     std::memcpy(&bits, &key, 4);
     uint32_t h = 0;
     switch (kind) {
         case DEK:  // Knuth, TAOCP vol. 3 §6.4
             h = 4;
-            for (int i = 0; i < 4; ++i) h = ((h << 5) ^ (h >> 27)) ^ ((bits >> (8 * i)) & 0xFF);
+            for (int i = 0; i < 4; ++i) h = ((h << 5) ^ (h >> 27)) ^ key_byte(bits, i, order);
             return h;
         case SDBM:
-            for (int i = 0; i < 4; ++i) h = ((bits >> (8 * i)) & 0xFF) + (h << 6) + (h << 16) - h;
+            for (int i = 0; i < 4; ++i) h = key_byte(bits, i, order) + (h << 6) + (h << 16) - h;
             return h;
         case PJW:
             for (int i = 0; i < 4; ++i) {
-                h = (h << 4) + ((bits >> (8 * i)) & 0xFF);
+                h = (h << 4) + key_byte(bits, i, order);
                 uint32_t g = h & 0xF0000000u;
                 if (g) h = (h ^ (g >> 24)) & ~g;
             }
@@ -67,13 +74,13 @@ struct Table {
     uint32_t* next;
     uint32_t* pool;  // the next free node (atomic counter)
     uint32_t capacity;
-    int tables, buckets, hash;
+    int tables, buckets, hash, order;
 
     // TA(k) = (k * 10^6) mod n (§4.6.1), the key scaled to an integer first.
     uint32_t* head_of(float key) const {
         uint64_t scaled = (uint64_t)((double)key * 1e6);
         uint32_t t = (uint32_t)(scaled % (uint64_t)tables);
-        uint32_t b = hash_key(key, hash) % (uint32_t)buckets;
+        uint32_t b = hash_key(key, hash, order) % (uint32_t)buckets;
         return heads + (uint64_t)t * buckets + b;
     }
 
@@ -154,9 +161,10 @@ extern "C" {
 // contiguous share (bulk execution); results[i] is 0/1, or 2 where the pool was full.
 // stats: threads x 4 counters (restarts, CAS failures, nodes visited, nodes wasted).
 int ht_batch(uint32_t* heads, float* keys, uint32_t* next, uint32_t* pool, uint32_t capacity,
-             int tables, int buckets, int hash, const uint8_t* ops, const float* op_keys,
-             int64_t count, uint8_t* results, int threads, uint64_t* stats) {
-    Table t{heads, keys, next, pool, capacity, tables, buckets, hash};
+             int tables, int buckets, int hash, int order, const uint8_t* ops,
+             const float* op_keys, int64_t count, uint8_t* results, int threads,
+             uint64_t* stats) {
+    Table t{heads, keys, next, pool, capacity, tables, buckets, hash, order};
     auto work = [&](int id) {
         uint64_t* st = stats + (int64_t)id * STATS;
         int64_t lo = count * id / threads, hi = count * (id + 1) / threads;
@@ -184,10 +192,10 @@ int ht_batch(uint32_t* heads, float* keys, uint32_t* next, uint32_t* pool, uint3
 // strictly increasing in a list, -3 a node in a list its key does not hash to, -4 an
 // index past the pool, -5 out too small.
 int64_t ht_collect(const uint32_t* heads, const float* keys, const uint32_t* next,
-                   uint32_t used, int tables, int buckets, int hash, float* out,
+                   uint32_t used, int tables, int buckets, int hash, int order, float* out,
                    int64_t out_size, uint8_t* seen) {
     Table t{const_cast<uint32_t*>(heads), const_cast<float*>(keys),
-            const_cast<uint32_t*>(next), nullptr, used, tables, buckets, hash};
+            const_cast<uint32_t*>(next), nullptr, used, tables, buckets, hash, order};
     std::memset(seen, 0, used);
     int64_t n = 0;
     for (int64_t h = 0; h < (int64_t)tables * buckets; ++h) {
@@ -210,6 +218,12 @@ int64_t ht_collect(const uint32_t* heads, const float* keys, const uint32_t* nex
         }
     }
     return n;
+}
+
+// The hash of each key (kind, byte order) as the table computes it: the tests set it
+// beside the NumPy reference (hashtable.hash_keys) and the CUDA kernel's.
+void ht_hash_keys(const float* keys, int64_t n, int kind, int order, uint32_t* out) {
+    for (int64_t i = 0; i < n; ++i) out[i] = hash_key(keys[i], kind, order);
 }
 
 }  // extern "C"

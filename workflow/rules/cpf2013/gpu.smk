@@ -12,33 +12,6 @@ cpf2013_gpu, not in `all`. Glue scripts/cpf2013/gpu.py.
   study's figures.draw, their source in the caption and the PNG's Source chunk.
 """
 
-from pfresample_studies.cpf2013 import gpu_runs as cpf2013_gpu_runs
-from pfresample_studies.cpf2013 import gpu_tables as cpf2013_gpu_tables
-
-CPF2013_GPU_SCRIPT = "../../../scripts/cpf2013/gpu.py"
-CPF2013_GPU_RUNS = "results/cpf2013/gpu_runs"
-
-
-def cpf2013_gpu_run_files() -> list[str]:
-    return [f"{CPF2013_GPU_RUNS}/{name}" for name in cpf2013_gpu_runs.NAMES]
-
-
-def cpf2013_gpu_committed() -> list[str]:
-    """The newest committed GPU run's marker (a list of one path; none where evidence/
-    holds none, and the job says so)."""
-    found = newest_evidence(cpf2013_gpu_tables.GPU_RUN)
-    return [str(found.path)] if found is not None else []
-
-
-def cpf2013_gpu_outputs() -> list[str]:
-    out = [f"results/tables/cpf2013/gpu/{t}.csv" for t in cpf2013_gpu_tables.TABLES]
-    return out + [
-        f"results/figures/cpf2013/gpu/{f}.{ext}"
-        for f in cpf2013_catalog.FIGURES
-        for ext in ("png", "pdf")
-    ]
-
-
 rule cpf2013_gpu_runs:
     """The GPU experiment here where the cells have a GPU, its missing files (all of them
     without one) from the newest committed run, labelled in sources.csv."""

@@ -9,28 +9,6 @@ derived tables (.gpu_tables), target d3_2014_gpu; not in `all`. Glue scripts/d3_
   the per-component D3 at N = 1,000, each with its gpu_source (and cpu_source).
 """
 
-from pfresample_studies.d3_2014 import gpu_runs as d3_2014_gpu_runs
-from pfresample_studies.d3_2014 import gpu_tables as d3_2014_gpu_tables
-
-D3_2014_GPU_SCRIPT = "../../../scripts/d3_2014/gpu.py"
-D3_2014_GPU_RUNS = "results/d3_2014/gpu_runs"
-
-
-def d3_2014_gpu_run_files() -> list[str]:
-    return [f"{D3_2014_GPU_RUNS}/{name}" for name in d3_2014_gpu_runs.NAMES]
-
-
-def d3_2014_gpu_committed(relative) -> list[str]:
-    """The newest committed table ``relative`` (a list of one path; none where evidence/
-    holds none, and the job says so)."""
-    found = newest_evidence(relative)
-    return [str(found.path)] if found is not None else []
-
-
-def d3_2014_gpu_tables_outputs() -> list[str]:
-    return [f"results/tables/d3_2014/gpu/{t}.csv" for t in d3_2014_gpu_tables.TABLES]
-
-
 rule d3_2014_gpu_runs:
     """The GPU experiment here where the cells have a GPU, its missing files (all of them
     without one) from the newest committed run, labelled in sources.csv."""

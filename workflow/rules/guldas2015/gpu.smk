@@ -10,42 +10,6 @@ tables (.gpu_tables), target guldas2015_gpu; not in `all`. Glue scripts/guldas20
   {log32,smcem}.md, each with its gpu_source and cpu_source.
 """
 
-import os
-
-from pfresample_studies.guldas2015 import gpu_runs as guldas2015_gpu_runs
-from pfresample_studies.guldas2015 import gpu_tables as guldas2015_gpu_tables
-
-GULDAS2015_GPU_SCRIPT = "../../../scripts/guldas2015/gpu.py"
-GULDAS2015_GPU_RUNS = "results/guldas2015/gpu_runs"
-
-
-def guldas2015_gpu_run_files() -> list[str]:
-    return [f"{GULDAS2015_GPU_RUNS}/{name}" for name in guldas2015_gpu_runs.names(config)]
-
-
-def guldas2015_gpu_committed(relative) -> list[str]:
-    """The newest committed file ``relative`` (a list of one path; none where evidence/
-    holds none, and the job says so)."""
-    found = newest_evidence(relative)
-    return [str(found.path)] if found is not None else []
-
-
-def guldas2015_gpu_cpu_files() -> dict[str, list[str]]:
-    """The committed CPU run's exact ratios and, in the same folder, its SMC-EM reference
-    cell (the GPU's SMC-EM runs on it)."""
-    exact = guldas2015_gpu_committed(guldas2015_gpu_tables.CPU_EXACT)
-    if not exact:
-        return {"exact": [], "reference": []}
-    folder = exact[0][: -len(guldas2015_gpu_tables.CPU_EXACT)]
-    reference = os.path.join(folder, guldas2015_gpu_tables.CPU_REFERENCE)
-    return {"exact": exact, "reference": [reference] if os.path.isfile(reference) else []}
-
-
-def guldas2015_gpu_tables_outputs() -> list[str]:
-    out = [f"results/tables/guldas2015/gpu/{t}.csv" for t in guldas2015_gpu_tables.TABLES]
-    return out + [f"results/tables/guldas2015/gpu/{t}.md" for t in ("log32", "smcem")]
-
-
 rule guldas2015_gpu_runs:
     """The GPU experiment here where the cells have a GPU, its missing files (all of them
     without one) from the newest committed run, labelled in sources.csv."""

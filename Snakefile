@@ -7,6 +7,8 @@
     snakemake --cores all cpf2013                          # Gelencsér-Horváth (2013) Figs 7-12
     snakemake --cores all d3_2014                          # Das et al. (2014) Tables 5-7, Figs 3-11
     snakemake --cores all moazeni2013_ch3                  # Moazeni (2013) ch. 3: Tables 1, 3, Figs 13-17
+    snakemake --cores all d3_2014_gpu                      # a study's GPU experiment (also cpf2013_gpu,
+                                                           # guldas2015_gpu): no GPU, the committed run's
     snakemake --cores 1 dulger2017_profiler                # Dülger Tables 5.3-5.5, Figs 6.24-6.26 (needs ncu)
     snakemake --cores all results/figures/dulger2017/fig2_3.png   # one figure
     snakemake --cores all --config log2_n_max=18 sequences=4      # another grid
@@ -29,9 +31,9 @@ min_version("9.0")
 # target and its artifacts in target `all` follow from its entry.
 STUDIES = {
     "dulger2017": ("common", "resampling", "filter", "profiler"),
-    "guldas2015": ("common", "single_step", "filters", "checks"),
-    "cpf2013": ("common", "cells", "outputs"),
-    "d3_2014": ("common", "cells", "outputs"),
+    "guldas2015": ("common", "single_step", "filters", "checks", "gpu"),
+    "cpf2013": ("common", "cells", "outputs", "gpu"),
+    "d3_2014": ("common", "cells", "outputs", "gpu"),
     "moazeni2013": ("common", "cells", "outputs"),
 }
 CATALOGS = {study: importlib.import_module(f"pfresample_studies.{study}.catalog") for study in STUDIES}

@@ -16,8 +16,8 @@ shares a core with the GPU's host side or with NumPy):
    time a step.
 2. **The document's kind of baseline**: the library's NumPy CPF (``run_filter`` with
    ``CPF_OPTIONS`` on the CPU: float64, the contract's scan in array operations, one
-   process), the whole run's ``wall_seconds``, as ``bench/cpf2013_runs.py
-   cpu-reference`` times it; at ``--numpy-n`` only (it takes 0.1-0.5 s a run at 4,096).
+   process), the whole run's ``wall_seconds``, as ``pfresample_studies.cpf2013.gpu_runs
+   .cpu_reference`` times it; at ``--numpy-n`` only (it takes 0.1-0.5 s a run at 4,096).
 3. **The best CPU code** (``native/cpf_best.c``, ``studies.cpf2013.native.run``): the
    same filter in C, OpenMP on ``--threads`` threads (every CPU), created before the
    clock starts (a warm-up run first), the host's clock around the whole call; at
@@ -130,7 +130,7 @@ def phase_numpy(args, data, h, out) -> dict:
         if n not in args.numpy_n:
             continue
         m, y = targets.model(model), data[model]["y"][0]
-        # seed 1 warms up; seeds 2 ... repeats + 1 are timed (cpf2013_runs.py cpu-reference)
+        # seed 1 warms up; seeds 2 ... repeats + 1 are timed (gpu_runs.cpu_reference)
         runs = [run_filter(m, y, n, "cellular", seed=s, radius=r, backend="cpu", **CPF_OPTIONS)
                 for s in range(1, 2 + args.numpy_repeats)]  # fmt: skip
         walls = [run.wall_seconds for run in runs[1:]]

@@ -2,7 +2,7 @@
 "Pre-registered"), and the same statistics on the committed GPU runs.
 
 * **The TPB effect on the time a step** (at each N of ``spread.csv``: runs of
-  ``bench/d3_2014_gpu_runs.py``'s spread, each run its own filter seed, the same seed at
+  the GPU experiment's spread (:mod:`.gpu_runs`), each run its own filter seed, the same seed at
   every TPB): per algorithm and N, the log of each run's median ms a step at TPB t over the same
   run's at 160, for t in ``TPB`` (3 comparisons, one family: Holm, simultaneous 99 %
   intervals, ``pipeline.multiplicity``); reported as the geometric-mean ratio
@@ -79,7 +79,7 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     tab = sub.add_parser("tables")
-    tab.add_argument("--spread", type=Path, help="spread.csv of bench/d3_2014_gpu_runs.py")
+    tab.add_argument("--spread", type=Path, help="spread.csv of the GPU experiment (gpu_runs)")
     tab.add_argument("--cells", type=Path, help="regimes/cells.csv of the same")
     tab.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)

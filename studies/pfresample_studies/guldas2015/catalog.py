@@ -12,6 +12,8 @@ NUMBER_LIST_KEYS = (
     "guldas2015_histogram_log2_n",
     "guldas2015_sweep_log2_radix",
     "guldas2015_smcem_log2_n",
+    "guldas2015_gpu_log32_log2_n",
+    "guldas2015_gpu_smcem_log2_n",
 )
 
 # Figs 4.5-4.8: (particle-weight set, method family); panels a / b are float32 / float64.

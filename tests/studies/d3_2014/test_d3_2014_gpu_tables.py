@@ -1,4 +1,4 @@
-"""bench/d3_2014_gpu_tables.py on a synthetic timing.csv whose answers are
+"""pfresample_studies.d3_2014.gpu_tables on a synthetic timing.csv whose answers are
 known: the window-paired ratio against 160 TPB, Table 5's speed-up over the
 same steps (the windows' mean, not their median), the TPB-independence flag,
 §4.3's CPM, and Spearman's rho with its permutation p-value (a monotone
@@ -7,29 +7,15 @@ must not)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from pfresample_studies.d3_2014 import catalog
+from pfresample_studies.d3_2014 import gpu_tables as tables
 
-BENCH = Path(__file__).resolve().parents[3] / "bench"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location(
-        "d3_2014_gpu_tables", BENCH / "d3_2014_gpu_tables.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-tables = _load()
 THREADS = (160, 520, 556, 592, 628, 736, 772, 1024)
 
 

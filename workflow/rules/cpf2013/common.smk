@@ -6,6 +6,8 @@ import math
 
 from pfresample_studies.cpf2013 import campaign as cpf2013_campaign
 from pfresample_studies.cpf2013 import catalog as cpf2013_catalog
+from pfresample_studies.cpf2013 import gpu_runs as cpf2013_gpu_runs
+from pfresample_studies.cpf2013 import gpu_tables as cpf2013_gpu_tables
 from pfresample_studies.cpf2013 import targets as cpf2013_targets
 
 CPF2013_MODELS = tuple(cpf2013_targets.MODELS)
@@ -131,3 +133,28 @@ def cpf2013_mem_mb(n, model) -> int:
 def cpf2013_cell_params() -> dict:
     return {"seed": config["seed"], "backend": config["backend"],
             "setup": cpf2013_catalog.setup(config)}  # fmt: skip
+
+
+# The GPU experiment (gpu.smk): its files, the committed run it draws from.
+CPF2013_GPU_SCRIPT = "../../../scripts/cpf2013/gpu.py"
+CPF2013_GPU_RUNS = "results/cpf2013/gpu_runs"
+
+
+def cpf2013_gpu_run_files() -> list[str]:
+    return [f"{CPF2013_GPU_RUNS}/{name}" for name in cpf2013_gpu_runs.NAMES]
+
+
+def cpf2013_gpu_committed() -> list[str]:
+    """The newest committed GPU run's marker (a list of one path; none where evidence/
+    holds none, and the job says so)."""
+    found = newest_evidence(cpf2013_gpu_tables.GPU_RUN)
+    return [str(found.path)] if found is not None else []
+
+
+def cpf2013_gpu_outputs() -> list[str]:
+    out = [f"results/tables/cpf2013/gpu/{t}.csv" for t in cpf2013_gpu_tables.TABLES]
+    return out + [
+        f"results/figures/cpf2013/gpu/{f}.{ext}"
+        for f in cpf2013_catalog.FIGURES
+        for ext in ("png", "pdf")
+    ]

@@ -20,3 +20,12 @@ rule cpf2013_campaign:
             lambda: set(cpf2013_campaign_cells())
             | {cpf2013_campaign_trajectories(m) for m in cpf2013_campaign.models(config)},
         ),
+
+
+rule cpf2013_gpu:
+    """The GPU experiment (target cpf2013's cells on the GPU in one process with the
+    device's extras, the CPU filter alone on the same host), its derived tables
+    (results/tables/cpf2013/gpu/) and figures (results/figures/cpf2013/gpu/); run here where
+    the cells have a GPU, else drawn from the newest committed run, labelled; not in `all`."""
+    input:
+        cpf2013_gpu_outputs(),

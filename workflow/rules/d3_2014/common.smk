@@ -5,6 +5,8 @@ grid and its checks are Python (pfresample_studies.d3_2014.catalog)."""
 import math
 
 from pfresample_studies.d3_2014 import catalog as d3_2014_catalog
+from pfresample_studies.d3_2014 import gpu_runs as d3_2014_gpu_runs
+from pfresample_studies.d3_2014 import gpu_tables as d3_2014_gpu_tables
 from pfresample_studies.d3_2014 import thresholds as d3_2014_thresholds
 
 D3_2014_FILTERS = tuple(d3_2014_catalog.filters(config))
@@ -180,3 +182,23 @@ def d3_2014_cell_params() -> dict:
         "seed": config["seed"],
         "ess_threshold": config["d3_2014_ess_threshold"],
     }
+
+
+# The GPU experiment (gpu.smk): its files, the committed run it draws from.
+D3_2014_GPU_SCRIPT = "../../../scripts/d3_2014/gpu.py"
+D3_2014_GPU_RUNS = "results/d3_2014/gpu_runs"
+
+
+def d3_2014_gpu_run_files() -> list[str]:
+    return [f"{D3_2014_GPU_RUNS}/{name}" for name in d3_2014_gpu_runs.NAMES]
+
+
+def d3_2014_gpu_committed(relative) -> list[str]:
+    """The newest committed table ``relative`` (a list of one path; none where evidence/
+    holds none, and the job says so)."""
+    found = newest_evidence(relative)
+    return [str(found.path)] if found is not None else []
+
+
+def d3_2014_gpu_tables_outputs() -> list[str]:
+    return [f"results/tables/d3_2014/gpu/{t}.csv" for t in d3_2014_gpu_tables.TABLES]

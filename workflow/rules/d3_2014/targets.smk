@@ -25,3 +25,11 @@ rule d3_2014_thresholds:
     input:
         d3_2014_threshold_tables(),
         regenerate(DISCARDED, lambda: set(d3_2014_threshold_cells())),
+
+
+rule d3_2014_gpu:
+    """The GPU experiment (timing at every N and TPB, spread, regimes and Table 7 over 360 s
+    at N = 50,000) and its derived tables (results/tables/d3_2014/gpu/); run here where the
+    cells have a GPU, else drawn from the newest committed run, labelled; not in `all`."""
+    input:
+        d3_2014_gpu_tables_outputs(),

@@ -2,7 +2,11 @@
 the cells each figure reads, the memory of each job. No rules live here; the
 grids and their checks are Python (pfresample_studies.guldas2015.catalog)."""
 
+import os
+
 from pfresample_studies.guldas2015 import catalog as guldas2015_catalog
+from pfresample_studies.guldas2015 import gpu_runs as guldas2015_gpu_runs
+from pfresample_studies.guldas2015 import gpu_tables as guldas2015_gpu_tables
 
 
 def guldas2015_radix2_cell(n) -> str:
@@ -159,3 +163,35 @@ def guldas2015_mem_mb(n, arrays=16) -> int:
 
 def guldas2015_cell_params() -> dict:
     return {"seed": config["seed"], "backend": config["backend"]}
+
+
+# The GPU experiment (gpu.smk): its files, the committed run it draws from.
+GULDAS2015_GPU_SCRIPT = "../../../scripts/guldas2015/gpu.py"
+GULDAS2015_GPU_RUNS = "results/guldas2015/gpu_runs"
+
+
+def guldas2015_gpu_run_files() -> list[str]:
+    return [f"{GULDAS2015_GPU_RUNS}/{name}" for name in guldas2015_gpu_runs.names(config)]
+
+
+def guldas2015_gpu_committed(relative) -> list[str]:
+    """The newest committed file ``relative`` (a list of one path; none where evidence/
+    holds none, and the job says so)."""
+    found = newest_evidence(relative)
+    return [str(found.path)] if found is not None else []
+
+
+def guldas2015_gpu_cpu_files() -> dict[str, list[str]]:
+    """The committed CPU run's exact ratios and, in the same folder, its SMC-EM reference
+    cell (the GPU's SMC-EM runs on it)."""
+    exact = guldas2015_gpu_committed(guldas2015_gpu_tables.CPU_EXACT)
+    if not exact:
+        return {"exact": [], "reference": []}
+    folder = exact[0][: -len(guldas2015_gpu_tables.CPU_EXACT)]
+    reference = os.path.join(folder, guldas2015_gpu_tables.CPU_REFERENCE)
+    return {"exact": exact, "reference": [reference] if os.path.isfile(reference) else []}
+
+
+def guldas2015_gpu_tables_outputs() -> list[str]:
+    out = [f"results/tables/guldas2015/gpu/{t}.csv" for t in guldas2015_gpu_tables.TABLES]
+    return out + [f"results/tables/guldas2015/gpu/{t}.md" for t in ("log32", "smcem")]

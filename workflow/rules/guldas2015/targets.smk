@@ -33,3 +33,11 @@ rule guldas2015_exact_em:
     input:
         guldas2015_exact_em_tables(),
         regenerate(DISCARDED, guldas2015_exact_em_artifacts),
+
+
+rule guldas2015_gpu:
+    """The GPU experiment (float32 stability of the log-domain scan and Fig 4.12's SMC-EM at
+    the thesis's N) and its derived tables (results/tables/guldas2015/gpu/); run here where
+    the cells have a GPU, else drawn from the newest committed run, labelled; not in `all`."""
+    input:
+        guldas2015_gpu_tables_outputs(),

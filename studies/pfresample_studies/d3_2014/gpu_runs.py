@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Das et al. (2014) on one GPU: the paper's GPU algorithm and ours
-side by side (Tables 5-7, Fig 10), and the two regimes at the paper's scale.
+"""Das et al. (2014) on one GPU: the paper's GPU algorithm and ours side by side
+(Tables 5-7, Fig 10), and the two regimes at the paper's scale. The pipeline's rule
+``d3_2014_gpu_runs`` runs it (:func:`run`) where the cells have a GPU; without one the
+rule draws the same files from the committed run (``pipeline.gpu_runs``).
 
 **Timing** (``timing.csv``): for each algorithm, each N of the paper's Table
-6 and each threads per block (TPB) of ``--threads`` (160 ... 1024, step 36:
+6 and each threads per block (TPB) of THREADS (160 ... 1024, step 36:
 the paper's 160 ... 736 and on to the block limit, to test its "lower above
 800"), one GPU filter run of trajectory 0 of the d3_2014 model over its
 first ``2 + CHUNK * repeats`` steps (``filters.d3_gpu``: two eager steps,
@@ -24,27 +26,32 @@ Each row also has the run's RMSE over its steps (one run: Table 7's
 quantity over the window, not over 360 s) and the theoretical occupancy of
 the algorithm's dominant kernel at that TPB.
 
-**Regimes** (``regimes/``): the pipeline's regime cells (``d3_2014_regimes``) on the GPU at the
+**Spread** (``spread.csv``): ``spread_runs`` runs a cell of both algorithms at N =
+``regime_n`` and TPB 160, 556, 736, 1024 over the timing window.
+
+**Regimes** (``regimes/``): the regime cells of ``d3_2014_regimes`` on the GPU at the
 paper's N = 50,000 over the whole 360 s, the GPU-able filters (systematic,
-d3 eq. 5, d3-between, d3-fig9, d3-fig9neg: prefix stride, the study's GPU
-filter), both regimes, ``--trajectories`` trajectories, and their summary.
+d3 eq. 5, d3-between, d3-fig9, d3-fig9neg, d3-paper: prefix stride, the study's GPU
+filter), both regimes, ``trajectories`` trajectories, and their summary.
 
-The timing stops starting new runs ``--timing-deadline`` seconds after the
-start, the regimes ``--deadline`` seconds after it (what was measured is
-kept and written). The timing runs ours first, then the paper's (its runs
-cost 10-30x ours), N by N, so a cut leaves whole N of ours.
+**Table 7 over 360 s** (``table7_360s.csv``): one run a TPB at N = ``regime_n``.
 
-    python bench/d3_2014_gpu_runs.py --out OUT --deadline 200
+The timing stops starting new runs ``timing_deadline`` seconds after the
+start, the spread ``spread_deadline`` and the rest ``deadline`` seconds after it (what was
+measured is kept and written). The timing runs ours first, then the paper's (its runs
+cost 10-30x ours), N by N, so a cut leaves whole N of ours. Every parameter is a key
+``d3_2014_gpu_runs_*`` of config/studies/d3_2014.yaml (:func:`settings`).
 """
 
 from __future__ import annotations
 
-import argparse
+import csv
+import datetime
 import statistics
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 from pfresample.filters import D3_OPTIONS, clear_graphs, d3_gpu, run_filter, velocity_errors
 from pfresample.timing import cpu_name
@@ -52,19 +59,12 @@ from pfresample_studies.d3_2014 import catalog, experiments, regimes
 from pfresample_studies.pipeline import artifacts
 from pfresample_studies.pipeline.tables import write_csv
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import cuda_device_info, write_rows  # noqa: E402 -- sibling module
-from _common import d3_2014_config as config  # noqa: E402
-
-REGIMES = catalog.regimes(config())  # the filter's process noise (None: the truth's)
-FILTERS = catalog.all_filters(config())
-
 ALGORITHMS = {
     "ours": {"method": "d3", "noise": "eq5", "cdf": "prefix", "threads_scope": "d3"},
     "paper": {"method": "d3", "noise": "fig9", "cdf": "paper", "threads_scope": "step"},
 }
 THREADS = tuple(range(160, 1025, 36))  # 160 ... 1024
-SECTIONS = ("timing", "spread", "regimes", "table7")
+SECTIONS = ("timing", "spread", "regimes", "table7")  # in the order they run
 FIRST_PASS = (160, 520, 556, 628, 736, 808, 1024)  # Table 5's, CPM's 520-628, the ends
 # cheapest first: a deadline cuts the paper's O(N^2) search (~100 s a run at N = 50,000);
 # d3-each is not here: the GPU filter runs the joint D3 only (the pipeline's target
@@ -113,7 +113,7 @@ def timed_run(model, y, truth, n, t, algorithm, spec, cfg, info, r: int = 0) -> 
 def window_inputs(cfg, repeats: int):
     """The paper's regime over the timing window (2 eager steps and ``repeats``
     graph replays of CHUNK steps) of trajectory 0: (model, y, truth)."""
-    model = replace(catalog.model(cfg), filter_process_sd=REGIMES["paper"])
+    model = replace(catalog.model(cfg), filter_process_sd=catalog.regimes(cfg)["paper"])
     window = 2 + d3_gpu.CHUNK * repeats
     model = catalog.truncated(model, window * model.dt)
     traj, _ = experiments.trajectory(catalog.model(cfg), cfg["seed"], 0)
@@ -155,7 +155,7 @@ def table7(args, cfg, info, started) -> list[dict]:
     its RMSE and bias over all steps; ``ms_per_step_median`` is the median of
     its replays' times (other work may share the GPU: the timing tables come
     from ``timing.csv``)."""
-    model = replace(catalog.model(cfg), filter_process_sd=REGIMES["paper"])
+    model = replace(catalog.model(cfg), filter_process_sd=catalog.regimes(cfg)["paper"])
     traj, _ = experiments.trajectory(catalog.model(cfg), cfg["seed"], 0)
     y, truth = traj["y"], traj["truth"]
     n = args.regime_n
@@ -214,9 +214,10 @@ def regime_runs(args, cfg, started) -> list:
     model = catalog.model(cfg)
     step = catalog.snapshot_step(cfg)
     out = args.out / "regimes" / "cells"
+    noise, filters = catalog.regimes(cfg), catalog.all_filters(cfg)
     cells = []
     for label in args.filters:
-        for regime in REGIMES:
+        for regime in noise:
             for j in range(args.trajectories):
                 if time.perf_counter() - started > args.deadline:
                     print(f"deadline: regimes stop before {label} {regime} t{j}", flush=True)
@@ -227,7 +228,7 @@ def regime_runs(args, cfg, started) -> list:
                     continue
                 traj, _ = experiments.trajectory(model, cfg["seed"], j)
                 cell = regimes.regime_cell(
-                    model, traj, regime, REGIMES[regime], label, FILTERS[label], args.regime_n,
+                    model, traj, regime, noise[regime], label, filters[label], args.regime_n,
                     j, seed=cfg["seed"], snapshot_step=step, bin_seconds=10.0, backend="cuda",
                 )  # fmt: skip
                 artifacts.save_npz(path, *cell)
@@ -237,54 +238,94 @@ def regime_runs(args, cfg, started) -> list:
     return cells
 
 
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--sizes", type=int, nargs="+", default=list(catalog.TABLE6_N))
-    p.add_argument("--threads", type=int, nargs="+", default=list(THREADS))
-    p.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
-    p.add_argument("--repeats", type=int, default=5, help="windows of 100 steps timed")
-    p.add_argument("--trajectories", type=int, default=4, help="regime runs per filter")
-    p.add_argument("--regime-n", type=int, default=50000)
-    p.add_argument("--deadline", type=float, default=200.0, help="seconds: no new work after")
-    p.add_argument(
-        "--timing-deadline",
-        type=float,
-        default=None,
-        help="seconds: no new timing run after (default: --deadline)",
-    )
-    p.add_argument("--spread-runs", type=int, default=8, help="runs a TPB of the spread")
-    p.add_argument("--spread-deadline", type=float, default=None,
-                   help="seconds: no new spread run after (default: --deadline)")  # fmt: skip
-    p.add_argument("--filters", nargs="+", default=list(GPU_FILTERS), choices=GPU_FILTERS,
-                   help="the regime runs' filters")  # fmt: skip
-    p.add_argument("--skip", nargs="*", default=[], choices=SECTIONS)
-    args = p.parse_args(argv)
-    if args.timing_deadline is None:
-        args.timing_deadline = args.deadline
-    if args.spread_deadline is None:
-        args.spread_deadline = args.deadline
+# What the experiment writes (paths under its folder), section by section.
+FILES = {
+    "timing": ("timing.csv",),
+    "spread": ("spread.csv",),
+    "regimes": tuple(f"regimes/{t}.csv" for t in catalog.REGIME_TABLES),
+    "table7": ("table7_360s.csv",),
+}
+NAMES = tuple(name for section in SECTIONS for name in FILES[section])
+
+
+def settings(cfg) -> SimpleNamespace:
+    """The run's parameters from the configuration's ``d3_2014_gpu_runs_*`` keys (a
+    deadline of null: none; the timing's and the spread's default to the run's)."""
+    deadline = cfg["d3_2014_gpu_runs_deadline_s"]
+    deadline = float("inf") if deadline is None else float(deadline)
+
+    def own(key):
+        value = cfg[key]
+        return deadline if value is None else float(value)
+
+    return SimpleNamespace(
+        sections=tuple(cfg["d3_2014_gpu_runs_sections"]), sizes=list(catalog.TABLE6_N),
+        threads=list(THREADS), algorithms=list(cfg["d3_2014_gpu_runs_algorithms"]),
+        repeats=cfg["d3_2014_gpu_runs_repeats"],
+        trajectories=cfg["d3_2014_gpu_runs_trajectories"], regime_n=cfg["d3_2014_gpu_runs_n"],
+        spread_runs=cfg["d3_2014_gpu_runs_spread_runs"],
+        filters=list(cfg["d3_2014_gpu_runs_filters"]),
+        deadline=deadline, timing_deadline=own("d3_2014_gpu_runs_timing_deadline_s"),
+        spread_deadline=own("d3_2014_gpu_runs_spread_deadline_s"),
+    )  # fmt: skip
+
+
+def _device_info() -> dict:
+    """Today's date, CUDA device 0's name, the CUDA runtime's and CuPy's versions."""
+    import cupy
+
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    version = cupy.cuda.runtime.runtimeGetVersion()
+    cuda = f"{version // 1000}.{version % 1000 // 10}"
+    return {"date": datetime.date.today().isoformat(), "device": name, "cuda": cuda,
+            "cupy": cupy.__version__}  # fmt: skip
+
+
+def _write_rows(path: Path, rows: list[dict], fields) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    tmp.replace(path)
+
+
+def run(cfg, out, log=print) -> set[str]:
+    """The sections of ``d3_2014_gpu_runs_sections`` on the GPU, into ``out``; returns the
+    files (NAMES) written with at least one row. Regime cells already under
+    ``out/regimes/cells`` are kept and not rerun."""
+    args = settings(cfg)
+    args.out = Path(out)
     started = time.perf_counter()
-    cfg = config()
-    info = {**cuda_device_info(), "cpu": cpu_name()}
+    info = {**_device_info(), "cpu": cpu_name()}
     args.out.mkdir(parents=True, exist_ok=True)
-    if "timing" not in args.skip:
+    produced = set()
+    if "timing" in args.sections:
         rows = timing(args, cfg, info, started)
-        write_rows(args.out / "timing.csv", rows, FIELDS)
-    if "spread" not in args.skip:
-        write_rows(args.out / "spread.csv", spread(args, cfg, info, started), FIELDS)
-    if "regimes" not in args.skip:
+        if rows:
+            _write_rows(args.out / "timing.csv", rows, FIELDS)
+            produced.add("timing.csv")
+    if "spread" in args.sections:
+        rows = spread(args, cfg, info, started)
+        if rows:
+            _write_rows(args.out / "spread.csv", rows, FIELDS)
+            produced.add("spread.csv")
+    if "regimes" in args.sections:
         cells = regime_runs(args, cfg, started)
         if cells:
             order = [f for f in GPU_FILTERS if any(c[1]["filter"] == f for c in cells)]
-            write_csv(regimes.cell_frame(cells), args.out / "regimes" / "cells.csv")
-            write_csv(regimes.summary(cells, order=order), args.out / "regimes" / "summary.csv")
-            write_csv(regimes.regime_pairs(cells), args.out / "regimes" / "regime_pairs.csv")
-            write_csv(regimes.error_vs_time(cells), args.out / "regimes" / "error_vs_time.csv")
-    if "table7" not in args.skip:
-        write_rows(args.out / "table7_360s.csv", table7(args, cfg, info, started), TABLE7_FIELDS)
-    print(f"done in {time.perf_counter() - started:.0f} s", flush=True)
-
-
-if __name__ == "__main__":
-    main()
+            folder = args.out / "regimes"
+            write_csv(regimes.cell_frame(cells), folder / "cells.csv")
+            write_csv(regimes.summary(cells, order=order), folder / "summary.csv")
+            write_csv(regimes.regime_pairs(cells), folder / "regime_pairs.csv")
+            write_csv(regimes.error_vs_time(cells), folder / "error_vs_time.csv")
+            produced.update(FILES["regimes"])
+    if "table7" in args.sections:
+        rows = table7(args, cfg, info, started)
+        if rows:
+            _write_rows(args.out / "table7_360s.csv", rows, TABLE7_FIELDS)
+            produced.add("table7_360s.csv")
+    log(f"done in {time.perf_counter() - started:.0f} s: {sorted(produced)}")
+    return produced

@@ -1,13 +1,10 @@
 #!/usr/bin/env python3
-"""Derived tables of the cpf2013 GPU run: the speed-ups, fast-math
-ratios and scaling that docs/cpf2013.md quotes, computed from the run's own
-tables so that no number in the doc is worked out by hand.
-
-    python bench/cpf2013_gpu_tables.py evidence/2026-11-26-h100-804d6d3/cpf2013
-
-reads ``RUN/tables/{fig10,fig11,fig12,table1,cpu_reference}.csv`` (written by
-``bench/cpf2013_runs.py study`` and ``cpu-reference`` on the device) and writes
-``RUN/derived/``:
+"""Derived tables of the cpf2013 GPU run: the speed-ups, fast-math ratios and scaling that
+docs/cpf2013.md quotes, computed from the run's own tables (:mod:`.gpu_runs`' files, this
+run's or the committed run's) so that no number in the doc is worked out by hand; the
+pipeline's rule ``cpf2013_gpu_tables`` (target ``cpf2013_gpu``) writes them into
+results/tables/cpf2013/gpu/, each with its ``gpu_source`` (``pipeline.gpu_runs``), from the
+run's ``tables/{fig10,fig11,fig12,table1,cpu_reference}.csv``:
 
 * ``cpu_speedup.csv``: the paper's 164x (its ref. [21]'s CPU code, 16.417 s
   at N = 4,096, over its 100 ms GPU run) beside ours: the CPU reference's
@@ -32,16 +29,19 @@ reads ``RUN/tables/{fig10,fig11,fig12,table1,cpu_reference}.csv`` (written by
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pandas as pd
+
+from pfresample_studies.pipeline import gpu_runs
 
 # The paper's CPU reference and its GPU run at N = 4,096 (the text after Fig 12).
 PAPER_CPU_S = 16.417
 PAPER_GPU_S = 0.100
 PAPER_N = (2048, 4096, 8192, 16384)
 REFERENCE_N = 4096
+GPU_RUN = "cpf2013/tables/fig11.csv"  # marks the committed GPU run
+TABLES = ("cpu_speedup", "fast_math", "scaling", "sir_ratio", "published")
 
 
 def cpu_speedup(cpu: pd.DataFrame, timing: pd.DataFrame) -> pd.DataFrame:
@@ -133,28 +133,23 @@ def published(timing: pd.DataFrame, fig10: pd.DataFrame, table1: pd.DataFrame) -
     return out.assign(published_over_measured=out["published"] / out["measured"])
 
 
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("run", type=Path, help="the GPU run's folder (tables/ inside)")
-    args = p.parse_args(argv)
-    tables = args.run / "tables"
-    timing = pd.read_csv(tables / "fig11.csv")
-    wall = pd.read_csv(tables / "fig12.csv")
-    out = args.run / "derived"
-    out.mkdir(exist_ok=True)
-    results = {
-        "cpu_speedup": cpu_speedup(pd.read_csv(tables / "cpu_reference.csv"), timing),
-        "fast_math": fast_math(timing),
-        "scaling": scaling(timing),
-        "sir_ratio": sir_ratio(timing, wall),
-        "published": published(
-            timing, pd.read_csv(tables / "fig10.csv"), pd.read_csv(tables / "table1.csv")
-        ),  # fmt: skip
-    }
-    for name, frame in results.items():
-        frame.to_csv(out / f"{name}.csv", index=False, float_format="%.6g")
-        print(out / f"{name}.csv", len(frame))
+def tables(runs: Path) -> dict[str, pd.DataFrame]:
+    """The derived tables (TABLES) from the GPU run's files under ``runs`` (with their
+    ``sources.csv``), each labelled with the sources of the tables it read."""
+    runs = Path(runs)
+    sources = gpu_runs.read_sources(runs / gpu_runs.SOURCES)
 
+    def read(name):
+        return pd.read_csv(runs / "tables" / f"{name}.csv")
 
-if __name__ == "__main__":
-    main()
+    timing, wall = read("fig11"), read("fig12")
+    out = {
+        "cpu_speedup": (cpu_speedup(read("cpu_reference"), timing), ["cpu_reference", "fig11"]),
+        "fast_math": (fast_math(timing), ["fig11"]),
+        "scaling": (scaling(timing), ["fig11"]),
+        "sir_ratio": (sir_ratio(timing, wall), ["fig11", "fig12"]),
+        "published": (published(timing, read("fig10"), read("table1")),
+                      ["fig11", "fig10", "table1"]),
+    }  # fmt: skip
+    return {name: gpu_runs.labelled(frame, sources, [f"tables/{t}.csv" for t in names])
+            for name, (frame, names) in out.items()}  # fmt: skip

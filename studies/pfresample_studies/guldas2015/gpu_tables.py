@@ -1,7 +1,10 @@
-"""Güldaş (2015) on the GPU: the H100 run's results as the tables docs/guldas2015.md quotes (no new
-measurement: derived from the files bench/device/guldas2015_gpu.sh returned).
+"""Güldaş (2015) on the GPU: the GPU run's derived tables (:mod:`.gpu_runs`' files, this
+run's or the committed run's) as docs/guldas2015.md quotes them, computed by the pipeline's
+rule ``guldas2015_gpu_tables`` (target ``guldas2015_gpu``) into
+results/tables/guldas2015/gpu/, each with its ``gpu_source`` (``pipeline.gpu_runs``) and the
+committed CPU run it read (``cpu_source``):
 
-* ``log32_gpu/summary.csv`` from ``log32_gpu/runs.csv``: per
+* ``log32_summary.csv`` from ``log32_gpu/runs.csv``: per
   particle-weight set, N and standard method, the LMSE (eq. 4.6) on the
   float32 log-domain scan (Appendix A, at the raw log g's level) over
   float64's, the paired difference with its 99 % interval over the 300 sets
@@ -11,32 +14,37 @@ measurement: derived from the files bench/device/guldas2015_gpu.sh returned).
   scan, the time of a call on the log scan over our float32 scan's (medians
   of 21 calls), and float32 butterfly multinomial's LMSE over log-scan
   multinomial's with ``separated``: their 99 % intervals do not overlap.
-* ``smcem_gpu/summary.csv`` from ``smcem_gpu/fig4_12.csv`` and the cells:
+* ``smcem_summary.csv`` from ``smcem_gpu/fig4_12.csv`` and the cells:
   per N, the wall time per EM iteration of each scheme (median over the 10
   sequences of each run's mean) and multinomial's over the butterfly's per
   sequence (median, min, max); the Monte Carlo part of each parameter's MSE
   (SMC-EM_100 - exact EM_100)^2 with the paired ratio and sign-flip p-value
   of ``tables.smcem_table``, and the largest single sequence's share of it;
-  and ``smcem_gpu/slopes.csv``: the least-squares slope of log(Monte Carlo
+  and ``smcem_slopes.csv``: the least-squares slope of log(Monte Carlo
   MSE) on log N over the six N, with its standard error (1/N Monte Carlo
   variance gives -1; descriptive, six points).
 
-Prints both as Markdown and writes them to ``tables.md`` beside each CSV.
-
-    python bench/guldas2015_gpu_tables.py [--results GPU_FOLDER] [--cpu CPU_FOLDER]
+Both as Markdown too (``log32.md``, ``smcem.md``), their sources last.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from pfresample_studies.pipeline import artifacts
+from pfresample_studies.pipeline import artifacts, gpu_runs
 
 METHODS = ("multinomial", "systematic")
+# The committed CPU run the tables read beside the GPU run (paths inside an evidence
+# folder): float32 stability's exact ratios, and the SMC-EM reference cell (ML points and
+# exact EM) the GPU's SMC-EM ran on, in the same folder.
+CPU_EXACT = "guldas2015/log32_cpu/exact.csv"
+CPU_REFERENCE = "guldas2015/smcem_cpu/reference_smcem.npz"
+GPU_RUN = "guldas2015/log32_gpu/runs.csv"  # marks the committed GPU run
+TABLES = ("log32_summary", "smcem_summary", "smcem_slopes")
+FORMATS = {"smcem_slopes": "%.4g"}  # the rest at 6 digits
 
 
 def log32_summary(folder: Path, exact: pd.DataFrame) -> pd.DataFrame:
@@ -210,34 +218,25 @@ def smcem_markdown(s: pd.DataFrame, slopes: pd.DataFrame) -> str:
     return "\n".join(out) + "\n"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--results",
-        default="evidence/2026-11-26-h100-804d6d3/guldas2015",
-        help="the GPU run's folder (log32_gpu/, smcem_gpu/); the tables are written there",
-    )
-    parser.add_argument(
-        "--cpu",
-        default="evidence/2026-11-26-xeon2-bc8d0b2/guldas2015",
-        help="the CPU run's folder (log32_cpu/exact.csv, smcem_cpu/reference_smcem.npz)",
-    )
-    args = parser.parse_args()
-    root = Path(args.results)
-    cpu = Path(args.cpu)
-    exact = pd.read_csv(cpu / "log32_cpu" / "exact.csv")
-    s = log32_summary(root / "log32_gpu", exact)
-    s.to_csv(root / "log32_gpu" / "summary.csv", index=False, float_format="%.6g")
-    md = log32_markdown(s)
-    (root / "log32_gpu" / "tables.md").write_text(md)
-    print(md)
-    s, slopes = smcem_summary(root / "smcem_gpu", cpu / "smcem_cpu" / "reference_smcem.npz")
-    s.to_csv(root / "smcem_gpu" / "summary.csv", index=False, float_format="%.6g")
-    slopes.to_csv(root / "smcem_gpu" / "slopes.csv", index=False, float_format="%.4g")
-    md = smcem_markdown(s, slopes)
-    (root / "smcem_gpu" / "tables.md").write_text(md)
-    print(md)
+def tables(runs: Path, exact: pd.DataFrame, reference: Path, cpu_source: str):
+    """The derived tables (TABLES) and their Markdown (``log32``, ``smcem``) from the GPU
+    run's files under ``runs`` (with their ``sources.csv``), the CPU's exact ratios and the
+    reference cell, labelled."""
+    runs = Path(runs)
+    sources = gpu_runs.read_sources(runs / gpu_runs.SOURCES)
+    log32 = log32_summary(runs / "log32_gpu", exact)
+    smcem, slopes = smcem_summary(runs / "smcem_gpu", reference)
+    cells = sorted(n for n in sources if n.startswith("smcem_gpu/") and n.endswith(".npz"))
+    read = {"log32_summary": ["log32_gpu/runs.csv"],
+            "smcem_summary": ["smcem_gpu/fig4_12.csv", *cells],
+            "smcem_slopes": ["smcem_gpu/fig4_12.csv"]}  # fmt: skip
+    frames = {name: gpu_runs.labelled(frame, sources, read[name]).assign(cpu_source=cpu_source)
+              for name, frame in zip(TABLES, (log32, smcem, slopes), strict=True)}  # fmt: skip
 
+    def note(names):
+        return (f"\nGPU: {gpu_runs.label(sources, names)}. CPU (exact ratios, reference): "
+                f"{cpu_source}.\n")  # fmt: skip
 
-if __name__ == "__main__":
-    main()
+    markdown = {"log32": log32_markdown(log32) + note(read["log32_summary"]),
+                "smcem": smcem_markdown(smcem, slopes) + note(read["smcem_summary"])}  # fmt: skip
+    return frames, markdown

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Das et al. (2014): the derived tables of the GPU run
-(``bench/d3_2014_gpu_runs.py``'s ``timing.csv`` and ``regimes/``) beside the CPU
-baselines (the committed ``cpu_baselines.csv`` of the former bench script, whose
-experiment is now the pipeline's Table 5 CPU timing cells), so that every
-speed-up, ratio and CPM that docs/d3_2014.md quotes is recomputed from the
-committed measurements.
+"""Das et al. (2014): the derived tables of the GPU run (:mod:`.gpu_runs`' ``timing.csv``,
+``spread.csv``, ``table7_360s.csv`` and ``regimes/``, this run's or the committed run's)
+beside the committed CPU baselines (``cpu_baselines.csv`` of the one-thread runs at N up
+to 50,000, whose experiment is now the pipeline's Table 5 CPU timing cells), so that every
+speed-up, ratio and CPM that docs/d3_2014.md quotes is recomputed by the pipeline's rule
+``d3_2014_gpu_tables`` (target ``d3_2014_gpu``). Every table carries ``gpu_source``, the
+sources of the GPU files it read (``pipeline.gpu_runs``); the two that read a committed
+CPU table carry ``cpu_source`` too.
 
-Writes into ``--out``:
+The tables (:func:`tables`, results/tables/d3_2014/gpu/):
 
 * ``table5_speedups.csv``: Table 5 over the same steps (3 ... 502 of
   trajectory 0, the paper's regime). GPU: the run's five windows of 100
@@ -47,16 +49,14 @@ Writes into ``--out``:
   the GPU run, trajectory 0, one run a cell): the RMSE per component and its
   norm, the paper's printed RMSE, and §4.3's CPM against 160 TPB with the
   time a step of the clean timing windows (``timing.csv``, N = 50,000).
-* ``components_n1000.csv`` (from ``../regimes_n1000/cells.csv``): per regime,
+* ``components_n1000.csv`` (from the committed ``regimes_n1000/cells.csv``, the
+  regime experiment on the CPU at N = 1,000 with 8 trajectories): per regime,
   per-component D3 (``d3-each``) against the joint one (``d3``), the paired
   difference of the RMSE's norm over the trajectories with its 99 % interval.
-
-    python bench/d3_2014_gpu_tables.py   # defaults: the committed runs in evidence/
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 from pathlib import Path
 
@@ -64,10 +64,17 @@ import numpy as np
 import pandas as pd
 
 from pfresample_studies.d3_2014 import catalog, regimes
+from pfresample_studies.pipeline import gpu_runs
 
-EVIDENCE = Path(__file__).resolve().parent.parent / "evidence"
-GPU_RESULTS = EVIDENCE / "2026-11-26-h100-804d6d3" / "d3_2014"  # the H100 run
-CPU_RESULTS = EVIDENCE / "2026-11-26-xeon2-ba6cc49" / "d3_2014"  # the CPU baselines, N = 1,000
+# The committed tables the derived ones read beside the GPU run (paths inside an evidence
+# folder; pipeline.evidence finds the newest): the GPU run (its timing table marks it), the
+# one-thread CPU baselines, and the regime experiment on the CPU at N = 1,000.
+GPU_RUN = "d3_2014/timing.csv"
+CPU_BASELINES = "d3_2014/cpu_baselines.csv"
+COMPONENT_CELLS = "d3_2014/regimes_n1000/cells.csv"
+TABLES = ("table5_speedups", "table6_tpb", "table6_summary", "table7_cpm", "table7_summary",
+          "fig10", "fig10_summary", "regimes_n50000_bins", "table7_360s", "components_n1000",
+          "spread", "spread_summary")  # fmt: skip
 REFERENCE_TPB = catalog.TABLE5_THREADS  # Table 5's 160, and the CPM's reference
 PAPER_TPB_MAX = 736  # the last row of the paper's Tables 6-7
 ABOVE_800_FROM = 772  # our first TPB past the paper's range (Fig 10's "above 800")
@@ -338,35 +345,37 @@ def regime_bins(path: Path, ends=(10.0, 200.0, 350.0)) -> pd.DataFrame:
     return e.sort_values(["regime", "filter", "t"]).reset_index(drop=True)
 
 
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--gpu", type=Path, default=GPU_RESULTS)
-    p.add_argument("--cpu", type=Path, default=CPU_RESULTS / "cpu_baselines.csv")
-    p.add_argument("--out", type=Path, default=GPU_RESULTS / "tables")
-    p.add_argument("--n", type=int, default=catalog.CPM_N, help="Table 7 / Fig 10's N")
-    p.add_argument("--n1000", type=Path, default=CPU_RESULTS / "regimes_n1000" / "cells.csv")
-    args = p.parse_args(argv)
-    timing = pd.read_csv(args.gpu / "timing.csv")
-    cpu = pd.read_csv(args.cpu)
-    args.out.mkdir(parents=True, exist_ok=True)
+def tables(
+    runs: Path, cpu: pd.DataFrame, n1000: pd.DataFrame, cpu_source: str, n: int = catalog.CPM_N
+) -> dict[str, pd.DataFrame]:
+    """Every derived table (TABLES), from the GPU run's files under ``runs`` (with their
+    ``sources.csv``), the CPU baselines ``cpu`` and the regime cells at N = 1,000
+    ``n1000`` (both from the committed table ``cpu_source`` labels)."""
+    runs = Path(runs)
+    sources = gpu_runs.read_sources(runs / gpu_runs.SOURCES)
+    timing = pd.read_csv(runs / "timing.csv")
     t6 = table6(timing)
-    t7, t7s = table7(timing, args.n)
-    f10, f10s = fig10(t6, args.n)
-    outputs = {
-        "table5_speedups": table5(timing, cpu), "table6_tpb": t6,
-        "table6_summary": table6_summary(t6), "table7_cpm": t7, "table7_summary": t7s,
-        "fig10": f10, "fig10_summary": f10s,
-        "regimes_n50000_bins": regime_bins(args.gpu / "regimes" / "error_vs_time.csv"),
-        "table7_360s": table7_full(pd.read_csv(args.gpu / "table7_360s.csv"), timing),
-        "components_n1000": components(pd.read_csv(args.n1000)),
+    t7, t7s = table7(timing, n)
+    f10, f10s = fig10(t6, n)
+    spread, spread_summary = spread_tables(pd.read_csv(runs / "spread.csv"))
+    bins = "regimes/error_vs_time.csv"
+    out = {
+        "table5_speedups": (table5(timing, cpu), ["timing.csv"]),
+        "table6_tpb": (t6, ["timing.csv"]), "table6_summary": (table6_summary(t6), ["timing.csv"]),
+        "table7_cpm": (t7, ["timing.csv"]), "table7_summary": (t7s, ["timing.csv"]),
+        "fig10": (f10, ["timing.csv"]), "fig10_summary": (f10s, ["timing.csv"]),
+        "regimes_n50000_bins": (regime_bins(runs / bins), [bins]),
+        "table7_360s": (table7_full(pd.read_csv(runs / "table7_360s.csv"), timing),
+                        ["table7_360s.csv", "timing.csv"]),
+        "components_n1000": (components(n1000), []),
+        "spread": (spread, ["spread.csv"]), "spread_summary": (spread_summary, ["spread.csv"]),
     }  # fmt: skip
-    outputs["spread"], outputs["spread_summary"] = spread_tables(
-        pd.read_csv(args.gpu / "spread.csv")
-    )
-    for name, frame in outputs.items():
-        frame.to_csv(args.out / f"{name}.csv", index=False, float_format="%.6g")
-        print(f"# wrote {args.out / name}.csv")
-
-
-if __name__ == "__main__":
-    main()
+    frames = {}
+    for name in TABLES:
+        frame, read = out[name]
+        if read:
+            frame = gpu_runs.labelled(frame, sources, read)
+        if name in ("table5_speedups", "components_n1000"):
+            frame = frame.assign(cpu_source=cpu_source)
+        frames[name] = frame
+    return frames

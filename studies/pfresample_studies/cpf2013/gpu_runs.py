@@ -1,40 +1,33 @@
 #!/usr/bin/env python3
-"""The cpf2013 study on one GPU in one process (Gelencsér-Horváth et al. 2013, issue 41):
-a device-side convenience, kept because through Snakemake the target at the paper's scale
-is start-up bound on a GPU (89 jobs in 174.6 s on the H200); everything it computes is a
-pipeline target.
+"""The cpf2013 study on one GPU in one process (Gelencsér-Horváth et al. 2013), and the CPU
+filter alone on the same host. The pipeline's rule ``cpf2013_gpu_runs`` runs it (:func:`run`)
+where the cells have a GPU; without one the rule draws the same files from the committed run
+(``pipeline.gpu_runs``). Through Snakemake target cpf2013 at the paper's scale is start-up
+bound on a GPU (89 jobs in 174.6 s on the H200), hence one process here.
 
-    python bench/cpf2013_runs.py study --backend cuda --out OUT       # the device
-    python bench/cpf2013_runs.py cpu-reference --out DIR
+``study`` (section of ``cpf2013_gpu_runs_sections``) runs target cpf2013's cells at the
+paper's scale in one process (Figs 7-12's tables, Table 1, the baselines; the same study
+functions the pipeline's jobs call), then the extras of the device (the former start, the
+paper's kernels, the N trend with ``cpf2013_gpu_runs_n_trajectories``: cells of the kind of
+target cpf2013_campaign) while ``cpf2013_gpu_runs_deadline_s`` allows, and the campaign's
+paired tables of all of them (``campaign.campaign_tables``): tables/*.csv, study.json.
 
-``study`` runs target cpf2013 at the paper's scale in one process (its cells, Figs 7-12's
-tables and figures, Table 1, the baselines; the same study functions the pipeline's jobs
-call, without a job's start-up each), then the extras of the device (the former start,
-the paper's kernels, the N trend with ``--n-trajectories``: cells of the kind of target
-cpf2013_campaign, ``config/studies/cpf2013.yaml``) while ``--deadline`` allows, and the
-campaign's paired tables of all of them (``campaign.campaign_tables``): OUT/tables,
-OUT/figures, OUT/study.json.
+``cpu_reference`` times the CPU filter alone (``tables/cpu_reference.csv``): the library's
+NumPy CPF (``run_filter`` with ``CPF_OPTIONS`` on the CPU, float64, one process) at N = 4,096,
+every radius, the whole 100-step run, median of ``cpf2013_gpu_runs_cpu_reference_repeats`` --
+the counterpart of the paper's CPU reference (its ref. [21]'s code, 16.417 s at 4,096
+particles on an Intel T6570), on the GPU's own host.
 
-The paired CPU runs (the former ``quality --plan cpu``) are the pipeline's target
-``cpf2013_campaign``: ``snakemake --cores 2 cpf2013_campaign``
-(``--config cpf2013_campaign_bot_trajectories=100`` etc. for other counts).
-
-``cpu-reference`` times the CPU filter alone (``cpu_reference.csv``): the library's NumPy
-CPF (``run_filter`` with ``CPF_OPTIONS`` on the CPU, float64, one process) at N = 4,096,
-every radius, the whole 100-step run, median of ``--repeats`` -- the counterpart of the
-paper's CPU reference (its ref. [21]'s code, 16.417 s at 4,096 particles on an Intel
-T6570).
+The paired CPU runs are the pipeline's target ``cpf2013_campaign``.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
 import platform
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -44,9 +37,9 @@ import pandas as pd
 from pfresample.filters import CPF_OPTIONS, run_filter
 from pfresample.timing import cpu_name
 from pfresample_studies.cpf2013 import campaign, experiments, tables, targets
-from pfresample_studies.cpf2013.campaign import key
+from pfresample_studies.cpf2013.catalog import campaign_key as key
 
-SEED = 2017  # config/config.yaml's seed
+SEED = 2017  # config/config.yaml's seed (the cells' trajectories and filter seeds)
 STEPS = {"growth": 100, "bot": 24}
 PAPER_N = (2048, 4096, 8192, 16384)
 PAPER_R = (32, 64, 128, 256)
@@ -157,8 +150,8 @@ def commit() -> str:
         return "unknown"
 
 
-def cpu_reference(args) -> None:
-    """The CPU filter alone at N = 4,096, every radius: median whole run of ``--repeats``."""
+def cpu_reference(repeats: int) -> pd.DataFrame:
+    """The CPU filter alone at N = 4,096, every radius: median whole run of ``repeats``."""
     model = targets.model("growth")
     data = trajectory_rows("growth", 0, 1)
     rows = []
@@ -166,39 +159,19 @@ def cpu_reference(args) -> None:
         y = data["y"][0]
         # seed 1 warms up; seeds 2 ... repeats + 1 are timed
         runs = [run_filter(model, y, 4096, "cellular", seed=seed, radius=radius, backend="cpu",
-                           **CPF_OPTIONS) for seed in range(1, 2 + args.repeats)]  # fmt: skip
+                           **CPF_OPTIONS) for seed in range(1, 2 + repeats)]  # fmt: skip
         walls = [run.wall_seconds for run in runs[1:]]
         rows.append({"model": "growth", "filter": "CPF", "code": "pfresample CPF (run_filter), "
                      "CPU (NumPy, float64 scan, one process)", "n": 4096, "radius": radius,
-                     "steps": STEPS["growth"], "repeats": args.repeats,
+                     "steps": STEPS["growth"], "repeats": repeats,
                      "wall_s_median": float(np.median(walls)), "wall_s_min": float(min(walls)),
                      "wall_s_max": float(max(walls)), "device": cpu_name(),
                      "machine": machine(), "commit": commit(),
                      "date": datetime.date.today().isoformat()})  # fmt: skip
-        print(rows[-1], flush=True)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(rows).to_csv(out / "cpu_reference.csv", index=False, float_format="%.6g")
+    return pd.DataFrame(rows)
 
 
 # ------------------------------------------------------------- the study on the device
-
-
-def study_config(quick: bool = False, cap: int | None = None) -> dict:
-    """config/config.yaml with config/studies/cpf2013.yaml: the paper's scale;
-    ``quick``: config/quick.yaml on top; ``cap``: at most that many
-    trajectories a model (a smoke test)."""
-    import yaml
-
-    root = Path(__file__).resolve().parents[1] / "config"
-    cfg = yaml.safe_load((root / "config.yaml").read_text())
-    cfg |= yaml.safe_load((root / "studies" / "cpf2013.yaml").read_text())
-    if quick:
-        cfg |= yaml.safe_load((root / "quick.yaml").read_text())
-    if cap:
-        for m in targets.MODELS:
-            cfg[f"cpf2013_{m}_trajectories"] = min(cap, cfg[f"cpf2013_{m}_trajectories"])
-    return cfg
 
 
 def _study_plan(cfg) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
@@ -219,39 +192,37 @@ def _study_plan(cfg) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
     return paper, large, extras, _gpu_n_plan()
 
 
-def study(args) -> None:
-    """Target cpf2013 at the paper's scale on one device in one process (the
-    pipeline's cells, tables and figures, without a job's start-up each):
-    the cells at the paper's N (Figs 7, 8, 10, Table 1), the timing cells
-    (Figs 11-12), Fig 9's cells at the large N while ``--deadline`` allows
-    (each skipped where the timing cells say it would pass it), Fig 9 and
-    the baselines, then the extras of ``_study_plan`` while the deadline
-    allows, and the paired tables of every cell that ran."""
-    from pfresample_studies.cpf2013 import catalog, figures
-    from pfresample_studies.pipeline import plots
+def study(cfg, out, cache, scale: str, backend: str = "cuda", say=print) -> None:
+    """Target cpf2013 at the configured scale on one device in one process (the
+    pipeline's cells and tables, without a job's start-up each): the cells at the paper's
+    N (Figs 7, 8, 10, Table 1), the timing cells (Figs 11-12), Fig 9's cells at the large N
+    while ``cpf2013_gpu_runs_deadline_s`` allows (each skipped where the timing cells say
+    it would pass it), Fig 9 and the baselines, then the extras of ``_study_plan`` while
+    the deadline allows, and the paired tables of every cell that ran; under ``out``:
+    tables/ and study.json. Cells are kept in ``cache``, and a cell found there is not
+    rerun."""
+    from pfresample_studies.cpf2013 import catalog
 
     start = time.perf_counter()
-    cfg = study_config(args.quick, args.cap)
-    if args.large_n is not None:
-        cfg["cpf2013_large_n"] = args.large_n
+    deadline = cfg["cpf2013_gpu_runs_deadline_s"]
+    deadline = float("inf") if deadline is None else float(deadline)
+    part, n_trajectories = cfg["cpf2013_gpu_runs_part"], cfg["cpf2013_gpu_runs_n_trajectories"]
     catalog.check_config(cfg)
     counts = {m: catalog.trajectories(cfg, m) for m in targets.MODELS}
-    out, cache = Path(args.out), Path(args.cache) / "study"
+    out, cache = Path(out), Path(cache)
     (out / "tables").mkdir(parents=True, exist_ok=True)
-    (out / "figures").mkdir(parents=True, exist_ok=True)
     cache.mkdir(parents=True, exist_ok=True)
     paper_cells, large_cells, extras, n_cells = _study_plan(cfg)
-    scale = "quick" if args.quick else "thesis"
     setup = catalog.setup(cfg)
     log = []
 
     def note(text):
         line = f"[{time.perf_counter() - start:7.1f} s] {text}"
         log.append(line)
-        print(line, flush=True)
+        say(line)
 
     def left() -> float:
-        return args.deadline - (time.perf_counter() - start)
+        return deadline - (time.perf_counter() - start)
 
     def run_cells(cell_list, total: dict, part: int) -> dict:
         done = {}
@@ -261,19 +232,17 @@ def study(args) -> None:
                 count = min(part, total[cell["model"]] - first)
                 path = cache / f"{key(cell)}-j{first}-{count}.npz"
                 if not path.exists():
-                    run_part(cell, first, count, args.backend, str(path))
+                    run_part(cell, first, count, backend, str(path))
                 paths.append(str(path))
             done[key(cell)] = load_cell(paths)
             note(f"{key(cell)}: {total[cell['model']]} trajectories")
         return done
 
-    def write_figure(figure, frame):
+    def write_figure(figure, frame):  # the figure's table: rule cpf2013_gpu_figure draws it
         frame = frame.assign(scale=scale)
         frame.to_csv(out / "tables" / f"{figure}.csv", index=False)
-        fig = figures.draw(figure, frame, f"{scale} (bench/cpf2013_runs.py study)")
-        plots.save(fig, [out / "figures" / f"{figure}.png"], title=catalog.TITLES[figure])
 
-    ran = run_cells(paper_cells, counts, args.part)
+    ran = run_cells(paper_cells, counts, part)
     cells = list(ran.values())
     cpf_cells = [c for c in cells if c[1]["filter"] == "CPF"]
     sets = {m: trajectory_rows(m, 0, counts[m]) for m in targets.MODELS}
@@ -294,7 +263,7 @@ def study(args) -> None:
     timing = []
     for n in catalog.timing_n_grid(cfg):
         timing.append(experiments.timing_cell(
-            catalog.TIMING_MODEL, data, n, catalog.radii(cfg), seed=SEED, backend=args.backend,
+            catalog.TIMING_MODEL, data, n, catalog.radii(cfg), seed=SEED, backend=backend,
             repeats=int(cfg["cpf2013_timing_repeats"]), kernels=catalog.timing_kernels(cfg),
             baselines=cfg["cpf2013_timing_baselines"], setup=setup,
         ))  # fmt: skip
@@ -317,7 +286,7 @@ def study(args) -> None:
         if estimate > left():
             note(f"deadline: {key(cell)} left out (about {estimate:.0f} s, {left():.0f} s left)")
             continue
-        ran |= run_cells([cell], counts, args.part)
+        ran |= run_cells([cell], counts, part)
     growth = [c for c in ran.values() if c[1]["model"] == "growth"]
     fig9 = tables.figure_table("fig9", cpf=[c for c in growth if c[1]["filter"] == "CPF"],
                                sir=[c for c in growth if c[1]["filter"] == "SIR"])  # fmt: skip
@@ -332,47 +301,47 @@ def study(args) -> None:
         if left() < 0:
             note(f"deadline: {key(cell)} and the rest of the extras left out")
             break
-        ran |= run_cells([cell], counts, args.part)
+        ran |= run_cells([cell], counts, part)
     trend = {}
     for cell in n_cells:
         if left() < 0:
             note(f"deadline: the N trend's {key(cell)} and after left out")
             break
-        trend |= run_cells([cell], {"growth": args.n_trajectories}, args.part)
+        trend |= run_cells([cell], {"growth": n_trajectories}, part)
     ran |= trend  # the N trend's cells replace their 1,000-trajectory selves
     frames = campaign.campaign_tables(list(ran.values()))
     for name in ("paired", "claims", "errors"):
         frames[name].to_csv(out / "tables" / f"{name}.csv", index=False, float_format="%.6g")
-    info = {"command": " ".join(sys.argv), "backend": args.backend, "machine": machine(),
+    info = {"command": "snakemake cpf2013_gpu", "backend": backend, "machine": machine(),
             "commit": commit(), "seconds": round(time.perf_counter() - start, 1),
             "date": datetime.date.today().isoformat(), "log": log}  # fmt: skip
     (out / "study.json").write_text(json.dumps(info, indent=1) + "\n")
     note("done")
 
 
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    sub = p.add_subparsers(dest="what", required=True)
-    st = sub.add_parser("study")
-    st.add_argument("--backend", default="cuda", choices=("cpu", "cuda"))
-    st.add_argument("--part", type=int, default=1000, help="trajectories a part")
-    st.add_argument("--n-trajectories", type=int, default=10000,
-                    help="trajectories of the N trend's cells")  # fmt: skip
-    st.add_argument("--deadline", type=float, default=200.0,
-                    help="seconds after which the extras are left out")  # fmt: skip
-    st.add_argument("--quick", action="store_true", help="config/quick.yaml's grid")
-    st.add_argument("--cap", type=int, help="at most this many trajectories a model")
-    st.add_argument(
-        "--large-n", type=int, nargs="*", help="cpf2013_large_n instead of the config's"
-    )
-    st.add_argument("--cache", default="results/cpf2013_runs_cache")
-    st.add_argument("--out", required=True)
-    c = sub.add_parser("cpu-reference")
-    c.add_argument("--repeats", type=int, default=5)
-    c.add_argument("--out", required=True)
-    args = p.parse_args(argv)
-    {"study": study, "cpu-reference": cpu_reference}[args.what](args)
+SECTIONS = ("study", "cpu_reference")
+STUDY_TABLES = ("fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "table1", "baselines",
+                "paired", "claims", "errors")  # fmt: skip
+FILES = {
+    "study": (*(f"tables/{t}.csv" for t in STUDY_TABLES), "tables/table1.md", "study.json"),
+    "cpu_reference": ("tables/cpu_reference.csv",),
+}
+NAMES = tuple(name for section in SECTIONS for name in FILES[section])
 
 
-if __name__ == "__main__":
-    main()
+def run(cfg, out, scale: str, say=print) -> set[str]:
+    """The sections of ``cpf2013_gpu_runs_sections`` on the GPU (and its host's CPU), into
+    ``out`` (cells kept under ``out/cache``); returns the files (NAMES) written."""
+    if cfg["seed"] != SEED:  # the cells' trajectories and seeds are the study's (SEED)
+        raise ValueError(f"the cpf2013 GPU experiment runs on seed {SEED}, not {cfg['seed']}")
+    out = Path(out)
+    produced = set()
+    if "study" in cfg["cpf2013_gpu_runs_sections"]:
+        study(cfg, out, out / "cache", scale, say=say)
+        produced.update(FILES["study"])
+    if "cpu_reference" in cfg["cpf2013_gpu_runs_sections"]:
+        frame = cpu_reference(int(cfg["cpf2013_gpu_runs_cpu_reference_repeats"]))
+        (out / "tables").mkdir(parents=True, exist_ok=True)
+        frame.to_csv(out / "tables" / "cpu_reference.csv", index=False, float_format="%.6g")
+        produced.update(FILES["cpu_reference"])
+    return produced

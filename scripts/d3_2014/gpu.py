@@ -1,0 +1,59 @@
+"""Snakemake glue of the Das et al. (2014) GPU experiment (workflow/rules/d3_2014/gpu.smk):
+one function per rule, chosen by the rule's name.
+
+* d3_2014_gpu_runs: results/d3_2014/gpu_runs/ (pfresample_studies.d3_2014.gpu_runs.run on
+  the GPU where the cells have one; the files it did not write from the committed run);
+* d3_2014_gpu_tables: results/tables/d3_2014/gpu/*.csv (.gpu_tables.tables).
+"""
+
+from pathlib import Path
+
+import pandas as pd
+
+from pfresample_studies.d3_2014 import gpu_runs, gpu_tables
+from pfresample_studies.pipeline import devices, evidence
+from pfresample_studies.pipeline import gpu_runs as committed_runs
+from pfresample_studies.pipeline.artifacts import write_atomically
+from pfresample_studies.pipeline.jobs import run
+
+CSV = {"index": False, "float_format": "%.6g"}
+
+
+def runs(snakemake, log):
+    p = snakemake.params
+    out = Path(snakemake.output.sources).parent
+    if not snakemake.input.committed:
+        raise FileNotFoundError(f"evidence/ holds no {gpu_tables.GPU_RUN} to draw from")
+    found = evidence.describe(snakemake.input.committed[0])
+    produced = set()
+    if p.gpu:
+        claim = devices.pin_job(p.devices)  # before CUDA starts: one GPU for this job
+        if claim is not None:
+            log.info("GPU: device %s (waited %.1f s)", claim.device, claim.waited_s)
+        produced = gpu_runs.run(p.cfg, out, log=log.info)
+    sources = committed_runs.fill(out, gpu_runs.NAMES, produced, found, p.base)
+    for name, source in sources.items():
+        log.info("%s: %s", name, source)
+
+
+def tables(snakemake, log):
+    i = snakemake.input
+    for key in ("cpu", "n1000"):
+        if not i[key]:
+            raise FileNotFoundError(f"evidence/ holds no committed {key} table")
+    labels = (evidence.describe(i[k][0]).label for k in ("cpu", "n1000"))
+    cpu_source = "; ".join(dict.fromkeys(labels))
+    frames = gpu_tables.tables(
+        Path(i.sources).parent, pd.read_csv(i.cpu[0]), pd.read_csv(i.n1000[0]), cpu_source
+    )
+    for name, frame in frames.items():
+        # printed at 6 digits: the committed run's derived tables
+        write_atomically(snakemake.output[name], lambda tmp, f=frame: f.to_csv(tmp, **CSV))
+        log.info("gpu/%s: %d rows", name, len(frame))
+
+
+def job(rule: str):
+    return {"d3_2014_gpu_runs": runs, "d3_2014_gpu_tables": tables}[rule]
+
+
+run(job(snakemake.rule), snakemake)  # noqa: F821 -- `snakemake` is injected by Snakemake

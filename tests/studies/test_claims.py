@@ -112,3 +112,7 @@ def shift(match) -> str:
     """A quoted number moved by 7 units of its last decimal: stale at the digits quoted."""
     q = claims.parse_quoted(match.group(0))[0]
     return f"{q.value + 7 * 10.0**-q.decimals:.{q.decimals}f}"
+
+
+def test_every_study_has_its_claims_table():
+    assert PRESENT == list(claims.STUDIES)

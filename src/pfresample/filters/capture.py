@@ -352,6 +352,7 @@ class CapturedFilter(GraphRunner):
             with cupy.cuda.using_allocator(measure), self.stream:
                 self._enqueue()  # the capture's allocations and frees, in its order
                 self.stream.synchronize()
+            self.x = None  # the eager pass's last particles, freed before the capture
             self.served = Arena(arena_bytes(self.planned.peak))
             self.arena = cupy.cuda.alloc(self.served.capacity)
             serve = self.served.allocator(wrap, base=self.arena.ptr, keep=self.arena)

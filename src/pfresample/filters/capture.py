@@ -29,20 +29,22 @@ Memory: CUDA forbids ``cudaMalloc`` while a stream is captured, and the
 graph replays the addresses its kernels were captured with. A CuPy
 ``MemoryPool`` warmed by an eager pass does not make this safe: its free
 blocks are split and merged as they are asked for, so the capture's
-sequence of sizes can miss the cached blocks and call ``cudaMalloc``, which
-ends the capture. So every array the model
-and the loop make while captured comes from an :class:`Arena`: one device
-allocation of the filter's own, kept as long as the graph, in which a
-deterministic first-fit allocator (512-byte aligned, as CuPy's pool) hands
-out offsets. An eager pass with the same allocator over virtual offsets
-(the memory itself from CuPy's pool) measures the arena's size: the same
-Python code makes the same sequence of allocations and frees, so the
-capture finds every block where the eager pass put it; the arena is that
-size and a quarter more (:func:`arena_bytes`), and a capture that asks for
-more ends with a :class:`CaptureError` that says so. A block freed during the capture is
-handed out again later in the same capture: the capture of one stream is a
-chain of nodes, so every kernel that reads the freed block runs before any
-kernel that writes its next tenant, as in CuPy's stream-ordered pool.
+sequence of sizes can miss the cached blocks and call ``cudaMalloc``,
+which ends the capture. So every array the model and the loop make while
+captured comes from an :class:`Arena`: one device allocation of the
+filter's own, kept as long as the graph, in which a deterministic
+first-fit allocator (512-byte aligned, as CuPy's pool) hands out offsets
+and calls no CUDA function. An eager pass with the same allocator over
+virtual offsets (the memory itself from CuPy's pool) measures the arena's
+size: the same Python code makes the same sequence of allocations and
+frees, so the capture finds every block where the eager pass put it; the
+arena is that size and a quarter more (:func:`arena_bytes`), and a capture
+that asks for more ends with a :class:`CaptureError` that says so. A block
+freed during the capture is handed out again later in the same capture:
+the capture of one stream is a chain of nodes, so every kernel that reads
+the freed block runs before any kernel that writes its next tenant, as in
+CuPy's stream-ordered pool; the arena then holds the step's peak, not the
+T steps' sum.
 
 Why not CuPy's ``MemoryAsyncPool`` (``cudaMallocAsync`` becomes a graph
 memory node): every block allocated in the capture must then be freed in

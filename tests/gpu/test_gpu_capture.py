@@ -7,6 +7,7 @@
   kernels on the same numbers, so the estimates, ESS and log Z_k agree to
   rounding (CUDA's log against the host's in log Z_k) -- and for other
   measurements of the same shape, which the graph reads from its inputs.
+* The capture allocates only in its arena, at the eager pass's offsets.
 * A replay is a function of the seed; the captured run agrees in
   distribution with the loop on CuPy's generator (the mean log-likelihood
   and the error against the Kalman mean, within 4 standard errors).
@@ -78,6 +79,20 @@ def test_a_replay_is_a_function_of_the_seed():
     np.testing.assert_array_equal(a.estimates, b.estimates)
     assert a.log_likelihood == b.log_likelihood
     assert not np.array_equal(a.estimates, c.estimates)
+
+
+def test_the_capture_allocates_only_in_its_arena():
+    """The capture puts its blocks where the eager pass put them (the same
+    peak and count), inside the arena; a replay allocates nothing in it."""
+    clear_graphs()
+    captured(Y, 1)
+    (f,) = GRAPHS.entries("capture")
+    assert f.served.peak == f.planned.peak and f.served.blocks == f.planned.blocks
+    assert 0 < f.served.peak <= f.served.capacity == capture.arena_bytes(f.planned.peak)
+    assert f.arena.ptr <= f.x.data.ptr < f.arena.ptr + f.served.capacity
+    live = dict(f.served.live)
+    captured(Y, 2)
+    assert f.served.live == live
 
 
 def _z(a, b):

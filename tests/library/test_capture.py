@@ -1,7 +1,8 @@
 """The captured CuPy loop (filters/capture.py) on the CPU side: its Philox
 kernel source against the NumPy reference (compiled as C), what it runs,
-and the engine's choice between the graph and the loop (capture=), with
-fakes for the GPU."""
+the engine's choice between the graph and the loop (capture=), and the
+arena the capture allocates in (its bookkeeping with fake pointers, the
+constructor's passes over a fake CuPy), with fakes for the GPU."""
 
 from __future__ import annotations
 
@@ -141,3 +142,238 @@ def test_run_filter_checks_capture():
     with pytest.raises(ValueError, match="capture must be one of"):
         pr.run_filter(LinearGaussianModel(), np.zeros(3), 8, "systematic", seed=1,
                       backend="auto", capture="yes")  # fmt: skip
+
+
+# ---------------------------------------------------------------- the capture's arena
+# capture.Arena's bookkeeping with fake pointers: CuPy's allocator protocol
+# (bytes -> a pointer object that frees its block when the last array on it
+# goes) played by FakePointer, arrays by FakeArray, whose arithmetic makes
+# temporaries as CuPy's does.
+
+
+class FakePointer:
+    def __init__(self, ptr, size, owner):
+        self.ptr, self.size, self.owner = ptr, size, owner
+
+
+class FakeArray:
+    """An array of n float64 on an allocator: each operation a new array."""
+
+    malloc = None  # the allocator in use (as cupy.cuda.using_allocator sets it)
+
+    def __init__(self, n):
+        self.n, self.mem = n, FakeArray.malloc(8 * n)
+
+    def __add__(self, other):
+        return FakeArray(self.n)
+
+    __mul__ = __sub__ = __add__
+
+    def total(self):
+        return FakeArray(1)
+
+
+def fake_pass(n, steps, record):
+    """The captured loop's shape of allocations: particles, a transition of
+    three temporaries, weights, a reduction, the resampled particles."""
+    x = FakeArray(n)
+    record.append(x.mem.ptr)
+    for _ in range(steps):
+        x = x * FakeArray(n) + FakeArray(n)  # mean, noise, their sum
+        w = (x - FakeArray(1)) * x
+        t = w.total()
+        record.extend([x.mem.ptr, w.mem.ptr, t.mem.ptr])
+        x = x + w  # the resampled particles, a new array
+    return x
+
+
+def live_blocks_overlap(arena):
+    spans = sorted(arena.live.items())
+    return any(a + size > b for (a, size), (b, _) in zip(spans, spans[1:], strict=False))
+
+
+def test_blocks_are_aligned_as_cupys_pool():
+    assert capture.ALIGN == 512
+    assert [capture.aligned(s) for s in (0, 1, 511, 512, 513, 4096)] == [512] * 4 + [1024, 4096]
+    with pytest.raises(ValueError, match="-1 bytes"):
+        capture.aligned(-1)
+    with pytest.raises(ValueError, match="multiple of 512"):
+        capture.Arena(1000)
+
+
+def test_first_fit_reuses_the_lowest_gap_and_never_overlaps():
+    arena = capture.Arena()
+    a, b, c = arena.place(1000), arena.place(100), arena.place(3000)
+    assert (a, b, c) == (0, 1024, 1536)
+    arena.release(a)
+    assert arena.place(512) == 0  # the lowest gap that holds it
+    assert arena.place(512) == 512
+    assert arena.place(10) == 1536 + 3072  # no gap left: past the last block
+    assert arena.peak == 1536 + 3072 + 512 and arena.blocks == 6
+    with pytest.raises(KeyError, match="no live block at offset 7"):
+        arena.release(7)
+    # many random blocks and frees: every offset aligned, no two live blocks overlap
+    arena, rng = capture.Arena(), np.random.default_rng(4)
+    live = []
+    for _ in range(2000):
+        if live and rng.random() < 0.45:
+            arena.release(live.pop(rng.integers(len(live))))
+        else:
+            live.append(arena.place(int(rng.integers(0, 40_000))))
+        assert all(offset % 512 == 0 for offset in arena.live)
+        assert not live_blocks_overlap(arena)
+    assert sorted(live) == sorted(arena.live)
+
+
+def test_the_overlap_check_catches_a_planted_flaw():
+    """Negative control: an arena that puts blocks 8 bytes apart, whatever their size."""
+
+    class Flawed(capture.Arena):
+        def place(self, size):
+            offset = 8 * len(self.live)
+            self.live[offset] = capture.aligned(size)
+            return offset
+
+    arena = Flawed()
+    arena.place(1000), arena.place(1000)
+    assert live_blocks_overlap(arena)
+
+
+def test_the_capture_finds_every_block_where_the_eager_pass_put_it():
+    """The eager pass (unbounded arena, memory from a backing allocator)
+    measures the peak; the same pass through an arena of that capacity puts
+    every block at the same offset; one block less and it is exhausted."""
+    backed = []
+
+    def backing(size):
+        backed.append(size)
+        return FakePointer(10**9 + 4096 * len(backed), size, None)
+
+    n, steps = 1000, 30
+    planned = capture.Arena()
+    FakeArray.malloc = planned.allocator(FakePointer, backing=backing)
+    eager_ptrs = []
+    x = fake_pass(n, steps, eager_ptrs)
+    assert x.mem.owner.memory.ptr == x.mem.ptr  # the eager pass's memory is the backing's
+    del x
+    assert planned.live == {}  # every block freed with its last array
+    assert backed == [capture.aligned(s) for s in backed]
+    # the arena of the capture: fixed addresses from base, the same offsets
+    size = capture.arena_bytes(planned.peak)
+    assert planned.peak < size <= planned.peak * 5 // 4 + (1 << 20) + 512
+    base, keep = 1 << 40, object()
+    served = capture.Arena(size)
+    FakeArray.malloc = served.allocator(FakePointer, base=base, keep=keep)
+    captured_ptrs = []
+    x = fake_pass(n, steps, captured_ptrs)
+    assert served.peak == planned.peak and served.blocks == planned.blocks
+    offsets = [p - base for p in captured_ptrs]
+    assert all(0 <= o < size and o % 512 == 0 for o in offsets)
+    assert x.mem.owner.memory is keep  # a survivor keeps the arena's memory alive
+    # blocks are reused: the peak is a few arrays, not every temporary of T steps
+    per_array = capture.aligned(8 * n)
+    assert served.peak <= 6 * per_array < served.blocks * per_array // 10
+    # the same sequence again gives the same addresses (the graph's are fixed)
+    again = capture.Arena(size)
+    FakeArray.malloc = again.allocator(FakePointer, base=base, keep=keep)
+    replayed = []
+    fake_pass(n, steps, replayed)
+    assert replayed == captured_ptrs
+    # negative control: an arena one block short of the peak is exhausted
+    short = capture.Arena(planned.peak - 512)
+    FakeArray.malloc = short.allocator(FakePointer, base=base, keep=keep)
+    with pytest.raises(capture.ArenaExhausted, match="more memory than the eager pass"):
+        fake_pass(n, steps, [])
+    FakeArray.malloc = None
+
+
+class FakeStream:
+    """A stream whose capture an error invalidates, as the driver's."""
+
+    def __init__(self):
+        self.capturing, self.broken, self.modes = False, False, []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def synchronize(self):
+        assert not self.capturing, "a wait while capturing"
+
+    def begin_capture(self, mode):
+        self.capturing = True
+        self.modes.append(mode)
+
+    def end_capture(self):
+        self.capturing = False
+        if self.broken:
+            raise RuntimeError("cudaErrorStreamCaptureInvalidated")
+        return type("Graph", (), {"upload": lambda self, stream: None})()
+
+
+def _fake_cupy(monkeypatch, fail_in_capture: bool):
+    """capture.CapturedFilter over fakes: FakeArray's allocations, FakeStream,
+    and a cupy module of the calls the constructor makes; the passes' block
+    addresses recorded."""
+    import contextlib
+    import sys
+    import types
+
+    def backing(size):
+        return FakePointer(10**9, size, None)
+
+    @contextlib.contextmanager
+    def using_allocator(malloc):
+        old, FakeArray.malloc = FakeArray.malloc, malloc
+        yield
+        FakeArray.malloc = old
+
+    cuda = types.SimpleNamespace(
+        Device=lambda: types.SimpleNamespace(id=0), get_allocator=lambda: backing,
+        using_allocator=using_allocator, alloc=lambda size: FakePointer(1 << 40, size, None),
+        UnownedMemory=lambda ptr, size, owner, device: FakePointer(ptr, size, owner),
+        MemoryPointer=lambda mem, offset: FakePointer(mem.ptr + offset, mem.size, mem.owner),
+    )  # fmt: skip
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=cuda, empty=np.empty))
+    passes, streams = [], []
+
+    def open_(self, words):
+        self.stream, self.inputs = FakeStream(), np.zeros(words, dtype=np.uint32)
+        streams.append(self.stream)
+
+    def enqueue(self):
+        passes.append([])
+        self.x = fake_pass(self.n, self.steps, passes[-1])
+        if self.stream.capturing and fail_in_capture:
+            self.stream.broken = True
+            raise RuntimeError("cudaErrorStreamCaptureUnsupported: a read back")
+
+    monkeypatch.setattr(FakeArray, "malloc", backing)
+    monkeypatch.setattr(capture.CapturedFilter, "open", open_)
+    monkeypatch.setattr(capture.CapturedFilter, "_enqueue", enqueue)
+    monkeypatch.setattr(capture.workspace, "workspace", lambda n: None)
+    monkeypatch.setattr(capture, "kernel_arguments", lambda *a: {})
+    return passes, streams
+
+
+def test_the_capture_allocates_in_the_arena_the_eager_pass_sized(monkeypatch):
+    passes, _ = _fake_cupy(monkeypatch, fail_in_capture=False)
+    f = capture.CapturedFilter(None, get_method("systematic"), 500, 20, (20,), {}, {}, False)
+    first, eager, captured = passes
+    assert f.stream.modes == [capture.THREAD_LOCAL] and f.graph is not None
+    assert len(first) == len(eager) == len(captured)
+    assert f.served.capacity == capture.arena_bytes(f.planned.peak) == f.arena.size
+    assert f.served.peak == f.planned.peak and f.served.blocks == f.planned.blocks
+    base = f.arena.ptr
+    assert all(base <= p < base + f.planned.peak for p in captured)  # every block in the arena
+    assert all(p == 10**9 for p in eager)  # the eager pass's memory is the backing's
+    assert f.x.mem.owner.memory is f.arena  # the last particles keep the arena alive
+
+
+def test_a_failed_capture_says_what_broke_it_and_ends_the_capture(monkeypatch):
+    _, streams = _fake_cupy(monkeypatch, fail_in_capture=True)
+    with pytest.raises(capture.CaptureError, match="StreamCaptureUnsupported") as info:
+        capture.CapturedFilter(None, get_method("systematic"), 500, 20, (20,), {}, {}, False)
+    assert "Invalidated" not in str(info.value) and not streams[0].capturing

@@ -25,14 +25,40 @@ GPU filter's), so that ``seed`` fixes every draw of a replay. Where the
 capture fails the engine runs the loop instead and says why (``capture``
 "auto"), or raises (``capture=True``).
 
-Memory: every array the model makes while captured comes from a memory
-pool of the graph's own (:class:`CapturedFilter`), kept as long as the
-graph, so that no address the graph replays is handed to anything else; an
-eager pass through the same pool before the capture makes its blocks.
+Memory: CUDA forbids ``cudaMalloc`` while a stream is captured, and the
+graph replays the addresses its kernels were captured with. A CuPy
+``MemoryPool`` warmed by an eager pass does not make this safe: its free
+blocks are split and merged as they are asked for, so the capture's
+sequence of sizes can miss the cached blocks and call ``cudaMalloc``,
+which ends the capture. So every array the model and the loop make while
+captured comes from an :class:`Arena`: one device allocation of the
+filter's own, kept as long as the graph, in which a deterministic
+first-fit allocator (512-byte aligned, as CuPy's pool) hands out offsets
+and calls no CUDA function. An eager pass with the same allocator over
+virtual offsets (the memory itself from CuPy's pool) measures the arena's
+size: the same Python code makes the same sequence of allocations and
+frees, so the capture finds every block where the eager pass put it; the
+arena is that size and a quarter more (:func:`arena_bytes`), and a capture
+that asks for more ends with a :class:`CaptureError` that says so. A block
+freed during the capture is handed out again later in the same capture:
+the capture of one stream is a chain of nodes, so every kernel that reads
+the freed block runs before any kernel that writes its next tenant, as in
+CuPy's stream-ordered pool; the arena then holds the step's peak, not the
+T steps' sum.
+
+Why not CuPy's ``MemoryAsyncPool`` (``cudaMallocAsync`` becomes a graph
+memory node): every block allocated in the capture must then be freed in
+it, or the graph's next launch fails, so the particles and every statistic
+would have to be copied out of the step into preallocated buffers, and the
+driver's support for memory nodes becomes part of the contract. The arena
+needs neither: its addresses are fixed, any survivor (the last particles)
+stays in the arena, and the allocator is plain bookkeeping that the CPU
+tests check (tests/library/test_capture.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 
@@ -45,7 +71,7 @@ from ..validation import check_params, kernel_arguments
 from .common import NO_B, STAGES, FilterResult, derive_seeds
 from .graph import GraphRunner, check_finite, kept
 
-GRAPHS_KEPT = 4  # captured filters kept per process (each holds its pool)
+GRAPHS_KEPT = 4  # captured filters kept per process (each holds its arena)
 THREAD_LOCAL = 1  # cudaStreamCaptureModeThreadLocal (driver_types.h)
 
 # Philox4x32-10 (rng.py's contract: Random123's constants, ten rounds) in an
@@ -167,6 +193,118 @@ class CaptureError(RuntimeError):
     """The model's step could not be captured as a CUDA graph."""
 
 
+ALIGN = 512  # bytes: CuPy's pool rounds every block so; the arena's blocks are aligned alike
+SLACK = 4  # the arena is the eager pass's peak plus a SLACK-th of it ...
+SLACK_BYTES = 1 << 20  # ... plus this, in case the capture's sequence differs a little
+
+
+class ArenaExhausted(MemoryError):
+    """A block does not fit in the arena: the capture asked for more than the eager pass."""
+
+
+def aligned(size: int) -> int:
+    """``size`` bytes rounded up to a multiple of ALIGN; a block of 0 bytes
+    takes ALIGN too, so that every block has an address of its own."""
+    size = int(size)
+    if size < 0:
+        raise ValueError(f"a block of {size} bytes")
+    return max(ALIGN, -(-size // ALIGN) * ALIGN)
+
+
+def arena_bytes(peak: int) -> int:
+    """The arena's size for an eager pass whose blocks reached ``peak`` bytes."""
+    return aligned(peak + peak // SLACK + SLACK_BYTES)
+
+
+class Arena:
+    """Deterministic first-fit placement of blocks at offsets in
+    ``[0, capacity)`` (``capacity`` None: unbounded, the eager pass that
+    measures the size): bookkeeping only, no memory. The same sequence of
+    :meth:`place` and :meth:`release` calls puts every block at the same
+    offset, whatever the capacity, as long as it fits."""
+
+    def __init__(self, capacity: int | None = None):
+        if capacity is not None and (capacity <= 0 or capacity % ALIGN):
+            raise ValueError(f"an arena of {capacity} bytes (a positive multiple of {ALIGN})")
+        self.capacity = capacity
+        self.live: dict[int, int] = {}  # offset -> aligned size, each block not yet freed
+        self.peak = 0  # the largest end of a block handed out: the size this pass needs
+        self.blocks = 0  # blocks handed out
+
+    def place(self, size: int) -> int:
+        """The offset of a new block of ``size`` bytes: the lowest gap between
+        live blocks that holds it, else just past the last live block."""
+        need, offset = aligned(size), 0
+        # a snapshot: a collection run here may free a block (its gap then unused)
+        for start, length in sorted(self.live.items()):
+            if start - offset >= need:
+                break
+            offset = start + length
+        if self.capacity is not None and offset + need > self.capacity:
+            raise ArenaExhausted(
+                f"a block of {need} bytes does not fit in the arena of {self.capacity} bytes "
+                f"({len(self.live)} blocks, {sum(self.live.values())} bytes live): the capture "
+                "asked for more memory than the eager pass before it"
+            )
+        self.live[offset] = need
+        self.peak = max(self.peak, offset + need)
+        self.blocks += 1
+        return offset
+
+    def release(self, offset: int) -> None:
+        """Free the block at ``offset`` (its last array is gone)."""
+        if self.live.pop(offset, None) is None:
+            raise KeyError(f"no live block at offset {offset}")
+
+    def allocator(self, wrap, *, base: int = 0, keep=None, backing=None):
+        """A CuPy allocator (bytes -> pointer) placing its blocks here: at
+        ``base + offset`` in the arena's memory ``keep``, or, where ``backing``
+        is given (the eager pass, before the arena exists), in the memory
+        ``backing(bytes)`` returns. ``wrap(ptr, bytes, owner)`` makes the
+        pointer; it holds ``owner``, whose deletion frees the block."""
+
+        def malloc(size):
+            offset = self.place(size)
+            need = self.live[offset]
+            if backing is None:
+                return wrap(base + offset, need, _Block(self, offset, keep))
+            memory = backing(need)
+            return wrap(memory.ptr, need, _Block(self, offset, memory))
+
+        return malloc
+
+
+class _Block:
+    """One block's owner: it keeps the block's memory alive, and its
+    deletion (the last array on the block gone) frees the block."""
+
+    __slots__ = ("arena", "offset", "memory")
+
+    def __init__(self, arena: Arena, offset: int, memory):
+        self.arena, self.offset, self.memory = arena, offset, memory
+
+    def __del__(self):
+        self.arena.release(self.offset)
+
+
+def _cupy_pointer(device_id: int):
+    """``Arena.allocator``'s ``wrap`` for CuPy: a pointer to unowned memory
+    (its device named, so that CuPy asks the driver nothing while captured)."""
+    import cupy
+
+    def wrap(ptr: int, size: int, owner):
+        return cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(ptr, size, owner, device_id), 0)
+
+    return wrap
+
+
+def _end_failed_capture(stream) -> None:
+    """End a capture that an error broke off; the driver then reports the
+    capture invalidated, which says less than the error that broke it."""
+    with contextlib.suppress(Exception):
+        stream.end_capture()
+
+
 def capturable(m, options: dict) -> str | None:
     """Why the captured loop does not run these arguments (None: it does):
     it resamples every step with a method that returns ancestors and keeps
@@ -196,7 +334,6 @@ class CapturedFilter(GraphRunner):
         self.params = params
         self.kw = kernel_arguments(m, n, 8, kw.get("B"), kw.get("segment_bytes"), params)
         self.ws = workspace.workspace(n)
-        self.pool = cupy.cuda.MemoryPool()
         z_words = 2 * int(np.prod(y_shape, dtype=np.int64))
         self.open(2 + 2 * steps + z_words)  # noise key, a key a step, y as float64
         self.y = self.inputs[2 + 2 * steps :].view(np.float64).reshape(y_shape)
@@ -204,23 +341,35 @@ class CapturedFilter(GraphRunner):
         self.increments = cupy.empty(steps, dtype=np.float64)
         self.ess = cupy.empty(steps, dtype=np.float64)
         self.estimates = None  # (T,) + the state's shape, made by the first pass
-        self.x = None  # the last step's particles, after its resampling
+        self.x = None  # the last step's particles, after its resampling (in the arena)
+        self.planned = self.served = None  # the eager pass's Arena, the capture's
+        self.arena = None  # the device memory of every block the graph replays
         try:
             with self.stream:
                 self._enqueue()  # compiles every kernel, makes the workspace's buffers
                 self.stream.synchronize()
-            with cupy.cuda.using_allocator(self.pool.malloc), self.stream:
-                self._enqueue()  # the pool's blocks made, in the order the capture asks
+            wrap = _cupy_pointer(cupy.cuda.Device().id)
+            self.planned = Arena()
+            measure = self.planned.allocator(wrap, backing=cupy.cuda.get_allocator())
+            with cupy.cuda.using_allocator(measure), self.stream:
+                self._enqueue()  # the capture's allocations and frees, in its order
                 self.stream.synchronize()
+            self.x = None  # the eager pass's last particles, freed before the capture
+            self.served = Arena(arena_bytes(self.planned.peak))
+            self.arena = cupy.cuda.alloc(self.served.capacity)
+            serve = self.served.allocator(wrap, base=self.arena.ptr, keep=self.arena)
+            with cupy.cuda.using_allocator(serve), self.stream:
                 # Thread-local mode, not CuPy's relaxed default: a read back to the
-                # host or an allocation outside the pool is then an error that ends
+                # host or an allocation outside the arena is then an error that ends
                 # the capture, never a value or an address baked into the graph.
                 self.stream.begin_capture(THREAD_LOCAL)
                 try:
                     self._enqueue()
-                finally:
-                    graph = self.stream.end_capture()
-                graph.upload(self.stream)
+                except BaseException:
+                    _end_failed_capture(self.stream)
+                    raise
+                graph = self.stream.end_capture()
+            graph.upload(self.stream)
             self.graph = graph
         except Exception as error:  # a host read, a data-dependent shape, a driver refusal
             self.graph = None

@@ -4,17 +4,19 @@
 
 Prints each table that differs (or is missing on one side) and a summary
 line; exits 1 when anything differs. The rules (which columns are
-measurements) come from each study.
+measurements, which rows or values a measurement picks) come from each
+study's catalog (``compare_rules``).
 """
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 
-import yaml
+from pfresample_studies.pipeline.claims import STUDIES
+from pfresample_studies.pipeline.compare import compare_trees, study_rules
 
-from pfresample_studies.dulger2017 import catalog
-from pfresample_studies.pipeline.compare import TableRules, compare_trees
+CONFIG = Path(__file__).resolve().parents[1] / "config" / "studies"
 
 
 def main(argv=None) -> int:
@@ -22,10 +24,8 @@ def main(argv=None) -> int:
     parser.add_argument("before", help="a results/ folder")
     parser.add_argument("after", help="another results/ folder")
     args = parser.parse_args(argv)
-    study = Path(__file__).resolve().parents[1] / "config" / "studies" / "dulger2017.yaml"
-    figures = yaml.safe_load(study.read_text())["dulger2017_figures"]
-    rules = TableRules(catalog.MEASURED_COLUMNS, catalog.time_matched_rows(figures))
-    problems = compare_trees(args.before, args.after, rules)
+    catalogs = {s: importlib.import_module(f"pfresample_studies.{s}.catalog") for s in STUDIES}
+    problems = compare_trees(args.before, args.after, study_rules(catalogs, CONFIG))
     for line in problems:
         print(line)
     count = len(list((Path(args.before) / "tables").rglob("*.csv")))

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from pfresample.cuda.geometry import CPF_MAX_RADIUS
 from pfresample.resampling.registry import ancestor_methods
 
+from ..pipeline.compare import TableRules
+
 NUMBER_LIST_KEYS = ("cpf2013_n", "cpf2013_radii", "cpf2013_large_n", "cpf2013_timing_n")
 
 # The growth model's start (cpf2013_growth_setup; models/growth.py):
@@ -320,3 +322,27 @@ def _check_campaign(cfg: Mapping) -> None:
         if not 1 <= c["radius"] <= c["n"] - 1:
             raise ValueError(f"cpf2013_campaign: {name} needs 1 <= radius <= N - 1")
         parse_kernel(f"{c['precision']}-{c['neighbourhood']}")
+
+
+# --- what scripts/compare_results.py leaves out (pipeline.compare) ---
+# The columns of the study's tables that are measurements: kernel and whole-run
+# times, their quantiles and ratios, and the speed-ups built from them.
+MEASURED_COLUMNS = (
+    "sir_step_us", "sir_wall_ms", "cpf_step_us", "cpf_wall_ms", "step_ratio", "wall_ratio",
+    "step_us", "step_us_median", "step_us_q25", "step_us_q75",
+    "wall_ms", "wall_ms_q25", "wall_ms_q75",
+    "fast_math_ratio", "fast_math_ratio_low", "fast_math_ratio_high",
+    "gpu_s", "gpu_s_min", "gpu_s_max", "doc_cpu_s", "doc_cpu_s_min", "doc_cpu_s_max",
+    "best_cpu_s", "best_cpu_s_min", "best_cpu_s_max",
+    "over_document", "over_document_low", "over_document_high",
+    "over_best_cpu", "over_best_cpu_low", "over_best_cpu_high",
+    "time_ms", "kernel_us",
+    "cpu_wall_s", "cpu_wall_s_min", "cpu_wall_s_max", "cpu_speedup",
+    "gpu_wall_ms", "gpu_wall_ms_q25", "gpu_wall_ms_q75", "speedup", "median_ratio", "sir_ratio",
+)  # fmt: skip
+
+
+def compare_rules(cfg: Mapping) -> TableRules:
+    """The study's rules for comparing two results trees: no row or value of
+    its tables is picked by a measurement, so its measured columns alone."""
+    return TableRules(measured=MEASURED_COLUMNS)

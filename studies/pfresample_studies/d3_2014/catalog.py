@@ -15,6 +15,8 @@ from pfresample.models.uuv import UuvModel
 from pfresample.resampling.d3 import CDFS, NOISES
 from pfresample.resampling.registry import REGISTRY
 
+from ..pipeline.compare import TableRules
+
 NUMBER_LIST_KEYS = ("d3_2014_table5_n", "d3_2014_table6_n", "d3_2014_threads", "d3_2014_regime_n",
                     "d3_2014_timing_loop_n")  # fmt: skip
 
@@ -518,3 +520,29 @@ def check_regimes(cfg: Mapping, m: UuvModel) -> None:
             f"d3_2014_regime_bin_seconds = {width} s must be one step of {m.dt} s ... "
             f"d3_2014_regime_duration = {duration} s (at least one bin a run)"
         )
+
+
+# --- what scripts/compare_results.py leaves out (pipeline.compare) ---
+# The columns of the study's tables that are measurements: times per step and per
+# run, their spreads and ratios, the speed-ups, the profiler's occupancy, and the
+# fastest threads per block with the CPM against it (Table 7; picked by a time).
+MEASURED_COLUMNS = (
+    "seconds", "seconds_ci", "run_seconds",
+    "cpu_systematic_ms_per_step", "cpu_d3_ms_per_step", "cpu_d3_loop_ms_per_step",
+    "cpu_systematic_cpu_ms_per_step", "cpu_d3_cpu_ms_per_step", "cpu_d3_loop_cpu_ms_per_step",
+    "cpu_d3_loop_over_systematic", "cpu_d3_over_systematic",
+    "gpu_d3_ms_per_step", "gpu_d3_wall_ms_per_step", "gpu_paper_ms_per_step",
+    "speedup_gpu_d3_vs_cpu_systematic", "speedup_gpu_d3_vs_cpu_d3",
+    "speedup_gpu_paper_vs_cpu_systematic", "speedup_gpu_paper_vs_cpu_d3",
+    "gpu_s", "gpu_s_min", "gpu_s_max", "doc_cpu_s", "best_cpu_s", "best_cpu_s_min",
+    "best_cpu_s_max", "over_document", "over_best_cpu", "over_best_cpu_low",
+    "over_best_cpu_high", "best_cpu_own_algorithm_s", "over_best_cpu_own_algorithm",
+    "ms_per_step", "wall_ms_per_step", "ms_median", "ms_min", "ms_max", "occupancy",
+    "fastest_threads", "cpm_vs_fastest",
+)  # fmt: skip
+
+
+def compare_rules(cfg: Mapping) -> TableRules:
+    """The study's rules for comparing two results trees: its measured
+    columns; no table's rows are picked by a measurement."""
+    return TableRules(measured=MEASURED_COLUMNS)

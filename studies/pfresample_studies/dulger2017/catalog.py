@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from pfresample.models.scenarios import validate_spec
 
+from ..pipeline.compare import TableRules
 from .experiments import Variant, expand_variants
 from .filter_tables import TIME_COLUMNS as FILTER_TIME_COLUMNS
 from .tables import TIME_COLUMNS
@@ -18,8 +19,11 @@ from .weights import parse_distribution
 # Config keys that hold lists of weight distributions; a figure names them.
 DISTRIBUTION_LISTS = ("gamma_distributions", "eq233_distributions", "eq233_sweep_distributions")
 
-# The columns of the study's tables that are measurements (times, speed-ups).
-MEASURED_COLUMNS = (*TIME_COLUMNS, *FILTER_TIME_COLUMNS)
+# The columns of the study's tables that are measurements (times, speed-ups);
+# the last: Fig 6.23's speed-ups over the document's and the best CPU code.
+SPEEDUP_TIME_COLUMNS = ("gpu_s", "doc_cpu_s", "best_cpu_s", "over_document", "over_best_cpu",
+                        "uphill_cpu_s", "over_uphill_cpu")  # fmt: skip
+MEASURED_COLUMNS = (*TIME_COLUMNS, *FILTER_TIME_COLUMNS, *SPEEDUP_TIME_COLUMNS)
 
 # Lists that `--config key=[a,b]` passes as strings; converted before validation.
 NUMBER_LIST_KEYS = (
@@ -292,3 +296,10 @@ THESIS_FIG6_24_CONVERGED = {
 }
 # §6.12: at large N the SMX efficiency "approaches to 99%" (Fig 6.25).
 THESIS_FIG6_25_LARGE_N = 99.0
+
+
+def compare_rules(cfg: Mapping) -> TableRules:
+    """The study's rules for comparing two results trees: its measured columns
+    (MEASURED_COLUMNS) and the time-matched rows of Figs 5.13-5.14
+    (:func:`time_matched_rows`)."""
+    return TableRules(measured=MEASURED_COLUMNS, rows=time_matched_rows(cfg["dulger2017_figures"]))

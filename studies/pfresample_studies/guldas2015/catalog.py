@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..pipeline.compare import Picked, TableRules
 from .targets import Target, gaussian, poisson
 
 NUMBER_LIST_KEYS = (
@@ -174,3 +175,36 @@ def check_config(cfg: Mapping) -> None:
             raise ValueError(
                 f"guldas2015_{grid}_log2_n_min = {lo} exceeds guldas2015_{grid}_log2_n_max = {hi}"
             )
+
+
+# --- what scripts/compare_results.py leaves out (pipeline.compare) ---
+# The columns of the study's tables that are measurements: times, error x time,
+# the fastest radix's margin and near-ties, and which candidate was fastest.
+MEASURED_COLUMNS = (
+    "time_ms", "lmse_x_time", "mse_x_time", "radix_margin", "radix_tie_factors",
+    "time_per_iteration_ms", "chosen",
+    "butterfly_time_ms", "ms_butterfly", "ms_multinomial", "time_float32_ms", "time_log32_ms",
+    "time_ratio_log32_float32", "butterfly_speed_over_float32", "butterfly_speed_over_log32",
+    "butterfly_lmse_time_over_log32", "speed_butterfly_min", "speed_butterfly_median",
+    "speed_butterfly_max",
+)  # fmt: skip
+# Figs 4.5-4.8 (tables.speed_table): the butterfly's radix is the fastest candidate
+# of radix_timings, a timing; its depth, first-order factor and errors follow it.
+RADIX_DEPENDENT_COLUMNS = (
+    "depth", "first_order_factor",
+    "lmse", "lmse_ci", "lmse_q10", "lmse_q90", "mse", "mse_ci", "mse_q10", "mse_q90",
+)  # fmt: skip
+# radix_timings (tables.candidates_table) lists the candidates fastest first.
+RADIX_TIMINGS_KEYS = ("target", "n", "method", "precision", "radix")
+
+
+def compare_rules(cfg: Mapping) -> TableRules:
+    """The study's rules for comparing two results trees: its measured columns;
+    in Figs 4.5-4.8 a row's errors are compared where both trees picked the
+    same radix; radix_timings' rows compared in the order of their keys."""
+    picked = Picked("radix", RADIX_DEPENDENT_COLUMNS)
+    return TableRules(
+        measured=MEASURED_COLUMNS,
+        order={"radix_timings": RADIX_TIMINGS_KEYS},
+        picked=dict.fromkeys(SPEED_FIGURES, picked),
+    )

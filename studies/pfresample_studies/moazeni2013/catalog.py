@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from ..pipeline.compare import TableRules
 from .dp import DTYPES
 
 NUMBER_LIST_KEYS = ("moazeni2013_ch3_numpy_n", "moazeni2013_ch3_native_n",
@@ -351,3 +352,24 @@ def check_config(cfg: Mapping) -> None:
     if long:
         raise ValueError(f"moazeni2013_ch7_best_cpu_cases {long}: a query (M) longer than its "
                          "recording (N)")  # fmt: skip
+
+
+# --- what scripts/compare_results.py leaves out (pipeline.compare) ---
+# The columns of the study's tables that are measurements: times, rates (Mops,
+# GOP/s), the shares of a time, and the speed-ups and reductions built from them.
+MEASURED_COLUMNS = (
+    "seconds", "seconds_baseline", "speedup", "total_s", "upload_s", "seconds_with_upload",
+    "gpu_s", "gpu_upload_s", "doc_cpu_s", "best_cpu_s", "best_cpu_s_min", "best_cpu_s_max",
+    "over_document", "over_best_cpu", "dtw_best_search_s", "dtw_best_all_s",
+    "mops", "gop_per_s", "diagonal_share", "triangular_share", "rectangular_share",
+    "one_thread_s", "speedup_over_one_thread", "all_threads_s", "speedup_over_all_threads",
+    "triangular_s", "rectangular_s", "bottom_up_s", "divide_and_conquer_s",
+    "minplus_s", "matmul_s", "minplus_over_matmul",
+    "us_plain", "us_reuse", "reduction", "ms", "gpu_time_share",
+)  # fmt: skip
+
+
+def compare_rules(cfg: Mapping) -> TableRules:
+    """The study's rules for comparing two results trees: its measured
+    columns; no table's rows are picked by a measurement."""
+    return TableRules(measured=MEASURED_COLUMNS)

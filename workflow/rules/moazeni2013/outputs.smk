@@ -134,3 +134,28 @@ rule moazeni2013_ch7_outputs:
         CONDA_ENV
     script:
         "../../../scripts/moazeni2013/outputs.py"
+
+
+rule moazeni2013_ch4_byte_orders_table:
+    """Chapter 4's hashes in each byte order on the configured preload (moazeni2013_ch4_preload
+    keys, normal and uniform, seed `seed`): buckets used, largest chain and the mean walk of
+    a search, NumPy's and the C++ table's (byte_orders.py), CPU, no cell; glue
+    scripts/moazeni2013/byte_orders.py. Target moazeni2013_ch4_byte_orders, not in `all`."""
+    output:
+        "results/tables/moazeni2013/ch4_byte_orders.csv",
+    params:
+        preload=config["moazeni2013_ch4_preload"],
+        buckets=moazeni2013_workloads.BUCKETS,
+        seed=config["seed"],
+        scale=SCALE,
+    log:
+        "results/logs/tables/moazeni2013/ch4_byte_orders.log",
+    benchmark:
+        "results/benchmarks/tables/moazeni2013/ch4_byte_orders.tsv"
+    threads: 2
+    resources:
+        mem_mb=1024,
+    conda:
+        CONDA_ENV
+    script:
+        "../../../scripts/moazeni2013/byte_orders.py"

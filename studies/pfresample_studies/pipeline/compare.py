@@ -109,12 +109,11 @@ def compare_table(before: Path, after: Path, rules: TableRules, table: str = "")
     if picked is not None:
         same = _equal_cells(old[picked.column], new[picked.column])
         loose = {picked.column, *picked.dependent} | measured
-        problem = _frame_problem(old[same], new[same], measured) or _frame_problem(
-            old[~same], new[~same], loose
-        )
+        problem = _frame_problem(old[same], new[same], measured)
         if problem:
-            return problem
-        return None
+            return f"rows of the same {picked.column}: {problem}"
+        problem = _frame_problem(old[~same], new[~same], loose)
+        return f"rows of another {picked.column}: {problem}" if problem else None
     return _frame_problem(old, new, measured)
 
 

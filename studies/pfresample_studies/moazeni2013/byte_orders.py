@@ -1,5 +1,5 @@
 """Moazeni (2013) chapter 4: how each hash spreads the thesis's keys over one table of
-1,024 buckets in each byte order, on the CPU (target ``moazeni2013_ch4_byte_orders``;
+1,024 buckets in each byte order, on the CPU (target ``moazeni2013_ch4_byte_order_spread``;
 docs/moazeni2013.md, "Byte order").
 
 For the pipeline's preload (``hashtable_workloads.PRELOAD`` keys, normal of variance 0.05

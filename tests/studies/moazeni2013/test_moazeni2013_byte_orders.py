@@ -1,5 +1,5 @@
 """Moazeni (2013) chapter 4's byte-order table as a pipeline target
-(`moazeni2013_ch4_byte_orders`, outside `all`): its dry run, a run on a small preload
+(`moazeni2013_ch4_byte_order_spread`, outside `all`): its dry run, a run on a small preload
 against the study's function called directly (pfresample_studies.moazeni2013.byte_orders),
 and the check that the C++ table walks as NumPy says."""
 
@@ -14,11 +14,11 @@ from snake_tools import job_counts, snakemake
 
 # a preload of 4,096 keys (the batches at most that many: catalog's check)
 SMALL = ["scale=quick", "moazeni2013_ch4_preload=4096", "moazeni2013_ch4_batches=[4096]"]
-JOBS = {"moazeni2013_ch4_byte_orders_table": 1, "moazeni2013_ch4_byte_orders": 1}
+JOBS = {"moazeni2013_ch4_byte_order_spread_table": 1, "moazeni2013_ch4_byte_order_spread": 1}
 
 
 def test_the_target_runs_one_cpu_job_and_is_not_in_all(tmp_path):
-    proc = snakemake(tmp_path, "-n", "moazeni2013_ch4_byte_orders", config=["scale=quick"])
+    proc = snakemake(tmp_path, "-n", "moazeni2013_ch4_byte_order_spread", config=["scale=quick"])
     assert proc.returncode == 0, proc.output
     assert job_counts(proc.output) == JOBS
     proc = snakemake(tmp_path, "-n", "all", config=["scale=quick"])
@@ -27,7 +27,7 @@ def test_the_target_runs_one_cpu_job_and_is_not_in_all(tmp_path):
 
 
 def test_the_target_writes_the_study_s_table(tmp_path):
-    proc = snakemake(tmp_path, "moazeni2013_ch4_byte_orders", config=SMALL)
+    proc = snakemake(tmp_path, "moazeni2013_ch4_byte_order_spread", config=SMALL)
     assert proc.returncode == 0, proc.output
     got = pd.read_csv(tmp_path / "results" / "tables" / "moazeni2013" / "ch4_byte_orders.csv")
     want = byte_orders.byte_order_table(preload=4096, seed=got["seed"].iloc[0])

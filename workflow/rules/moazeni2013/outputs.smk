@@ -136,11 +136,11 @@ rule moazeni2013_ch7_outputs:
         "../../../scripts/moazeni2013/outputs.py"
 
 
-rule moazeni2013_ch4_byte_orders_table:
+rule moazeni2013_ch4_byte_order_spread_table:
     """Chapter 4's hashes in each byte order on the configured preload (moazeni2013_ch4_preload
     keys, normal and uniform, seed `seed`): buckets used, largest chain and the mean walk of
     a search, NumPy's and the C++ table's (byte_orders.py), CPU, no cell; glue
-    scripts/moazeni2013/byte_orders.py. Target moazeni2013_ch4_byte_orders, not in `all`."""
+    scripts/moazeni2013/byte_orders.py. Target moazeni2013_ch4_byte_order_spread, not in `all`."""
     output:
         "results/tables/moazeni2013/ch4_byte_orders.csv",
     params:

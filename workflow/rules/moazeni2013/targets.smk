@@ -38,11 +38,11 @@ rule moazeni2013_ch7:
         moazeni2013_outputs(moazeni2013_catalog.CH7_TABLES, moazeni2013_catalog.CH7_FIGURES),
 
 
-rule moazeni2013_ch4_byte_orders:
+rule moazeni2013_ch4_byte_order_spread:
     """Moazeni (2013) chapter 4: each hash's spread of the preloaded keys in each byte order
     (results/tables/moazeni2013/ch4_byte_orders.csv), CPU; not in `all`."""
     input:
-        rules.moazeni2013_ch4_byte_orders_table.output,
+        rules.moazeni2013_ch4_byte_order_spread_table.output,
 
 
 rule moazeni2013:

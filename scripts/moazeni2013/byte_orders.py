@@ -1,6 +1,7 @@
 """Snakemake glue of Moazeni (2013)'s byte-order table (rule
 moazeni2013_ch4_byte_order_spread_table, workflow/rules/moazeni2013/outputs.smk):
-pfresample_studies.moazeni2013.byte_orders' table, written atomically to results/tables/moazeni2013/ch4_byte_orders.csv."""
+pfresample_studies.moazeni2013.byte_orders' table, written atomically to
+results/tables/moazeni2013/ch4_byte_orders.csv."""
 
 from pfresample_studies.moazeni2013 import byte_orders
 from pfresample_studies.pipeline import tables as pipeline_tables

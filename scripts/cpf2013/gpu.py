@@ -12,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 
 from pfresample_studies.cpf2013 import catalog, figures, gpu_runs, gpu_tables
-from pfresample_studies.pipeline import devices, evidence, plots
 from pfresample_studies.pipeline import gpu_runs as committed_runs
+from pfresample_studies.pipeline import plots
 from pfresample_studies.pipeline.artifacts import write_atomically
 from pfresample_studies.pipeline.jobs import run
 from pfresample_studies.pipeline.speedups import THIS_RUN
@@ -22,20 +22,11 @@ CSV = {"index": False, "float_format": "%.6g"}  # the committed run's printed di
 
 
 def runs(snakemake, log):
-    i, p = snakemake.input, snakemake.params
-    out = Path(snakemake.output.sources).parent
-    if not i.committed:
-        raise FileNotFoundError(f"evidence/ holds no {gpu_tables.GPU_RUN} to draw from")
-    found = evidence.describe(i.committed[0])
-    produced = set()
-    if p.gpu:
-        claim = devices.pin_job(p.devices)  # before CUDA starts: one GPU for this job
-        if claim is not None:
-            log.info("GPU: device %s (waited %.1f s)", claim.device, claim.waited_s)
-        produced = gpu_runs.run(p.cfg, out, p.scale, say=log.info)
-    sources = committed_runs.fill(out, gpu_runs.NAMES, produced, found, p.base)
-    for name, source in sources.items():
-        log.info("%s: %s", name, source)
+    p = snakemake.params
+    committed_runs.run_or_draw(
+        snakemake, log, gpu_runs.NAMES,
+        lambda out: gpu_runs.run(p.cfg, out, p.scale, say=log.info), gpu_tables.GPU_RUN,
+    )  # fmt: skip
 
 
 def tables(snakemake, log):

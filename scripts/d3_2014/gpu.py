@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from pfresample_studies.d3_2014 import gpu_runs, gpu_tables
-from pfresample_studies.pipeline import devices, evidence
+from pfresample_studies.pipeline import evidence
 from pfresample_studies.pipeline import gpu_runs as committed_runs
 from pfresample_studies.pipeline.artifacts import write_atomically
 from pfresample_studies.pipeline.jobs import run
@@ -21,19 +21,10 @@ CSV = {"index": False, "float_format": "%.6g"}
 
 def runs(snakemake, log):
     p = snakemake.params
-    out = Path(snakemake.output.sources).parent
-    if not snakemake.input.committed:
-        raise FileNotFoundError(f"evidence/ holds no {gpu_tables.GPU_RUN} to draw from")
-    found = evidence.describe(snakemake.input.committed[0])
-    produced = set()
-    if p.gpu:
-        claim = devices.pin_job(p.devices)  # before CUDA starts: one GPU for this job
-        if claim is not None:
-            log.info("GPU: device %s (waited %.1f s)", claim.device, claim.waited_s)
-        produced = gpu_runs.run(p.cfg, out, log=log.info)
-    sources = committed_runs.fill(out, gpu_runs.NAMES, produced, found, p.base)
-    for name, source in sources.items():
-        log.info("%s: %s", name, source)
+    committed_runs.run_or_draw(
+        snakemake, log, gpu_runs.NAMES,
+        lambda out: gpu_runs.run(p.cfg, out, log=log.info), gpu_tables.GPU_RUN,
+    )  # fmt: skip
 
 
 def tables(snakemake, log):

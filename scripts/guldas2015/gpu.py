@@ -12,29 +12,23 @@ from pathlib import Path
 import pandas as pd
 
 from pfresample_studies.guldas2015 import gpu_runs, gpu_tables
-from pfresample_studies.pipeline import devices, evidence
+from pfresample_studies.pipeline import evidence
 from pfresample_studies.pipeline import gpu_runs as committed_runs
 from pfresample_studies.pipeline.artifacts import write_atomically
 from pfresample_studies.pipeline.jobs import run
 
 
 def runs(snakemake, log):
-    i, p = snakemake.input, snakemake.params
-    out = Path(snakemake.output.sources).parent
-    if not i.committed:
-        raise FileNotFoundError(f"evidence/ holds no {gpu_tables.GPU_RUN} to draw from")
-    found = evidence.describe(i.committed[0])
-    produced = set()
-    if p.gpu:
-        if not i.reference:
+    p, reference = snakemake.params, snakemake.input.reference
+
+    def experiment(out):
+        if not reference:
             raise FileNotFoundError(f"evidence/ holds no {gpu_tables.CPU_REFERENCE}")
-        claim = devices.pin_job(p.devices)  # before CUDA starts: one GPU for this job
-        if claim is not None:
-            log.info("GPU: device %s (waited %.1f s)", claim.device, claim.waited_s)
-        produced = gpu_runs.run(p.cfg, i.reference[0], out, log=log.info)
-    sources = committed_runs.fill(out, gpu_runs.names(p.cfg), produced, found, p.base)
-    for name, source in sources.items():
-        log.info("%s: %s", name, source)
+        return gpu_runs.run(p.cfg, reference[0], out, log=log.info)
+
+    committed_runs.run_or_draw(
+        snakemake, log, gpu_runs.names(p.cfg), experiment, gpu_tables.GPU_RUN
+    )
 
 
 def _csv(frame, path, float_format):

@@ -20,7 +20,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from pfresample_studies.pipeline import evidence
+from pfresample_studies.pipeline import devices, evidence
 from pfresample_studies.pipeline.speedups import THIS_RUN
 
 SOURCES = "sources.csv"
@@ -73,6 +73,28 @@ def fill(out, names, produced, found: evidence.Evidence, base: str) -> dict[str,
         _copy(committed_file, out / name)
         sources[name] = found.label
     write_sources(out, sources)
+    return sources
+
+
+def run_or_draw(snakemake, log, names, experiment, marker: str) -> dict[str, str]:
+    """The ``<study>_gpu_runs`` rule's job: where the cells have a GPU (``params.gpu``),
+    claim one and call ``experiment(out)`` (the set of ``names`` it wrote); then
+    :func:`fill` the rest from the committed run (``input.committed``, which holds
+    ``marker``) and log each file's source."""
+    p = snakemake.params
+    out = Path(snakemake.output.sources).parent
+    if not snakemake.input.committed:
+        raise FileNotFoundError(f"evidence/ holds no {marker} to draw from")
+    found = evidence.describe(snakemake.input.committed[0])
+    produced = set()
+    if p.gpu:
+        claim = devices.pin_job(p.devices)  # before CUDA starts: one GPU for this job
+        if claim is not None:
+            log.info("GPU: device %s (waited %.1f s)", claim.device, claim.waited_s)
+        produced = experiment(out)
+    sources = fill(out, names, produced, found, p.base)
+    for name, source in sources.items():
+        log.info("%s: %s", name, source)
     return sources
 
 

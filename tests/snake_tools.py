@@ -1,7 +1,8 @@
 """Running the pipeline from the tests: ``snakemake(workdir, *args)`` runs this
 checkout's Snakefile in ``workdir`` on 2 cores and returns the finished process
 with its stdout and stderr joined as ``.output``; ``job_counts`` reads the
-"Job stats" table of a run or a dry run."""
+"Job stats" table of a run or a dry run; ``gpu_target_dry_run`` dry-runs a study's GPU
+target."""
 
 from __future__ import annotations
 
@@ -27,3 +28,13 @@ def job_counts(output: str) -> dict[str, int]:
     """The 'Job stats' table of a run or dry run as {rule: count}."""
     table = output.split("Job stats:", 1)[1].split("total", 1)[0]
     return {m[1]: int(m[2]) for m in re.finditer(r"^([\w-]+)\s+(\d+)\s*$", table, re.M)}
+
+
+def gpu_target_dry_run(workdir: Path, target: str, backend: str) -> tuple[dict[str, int], str]:
+    """A dry run of the GPU target ``target`` (``<study>_gpu``) with cells on ``backend``:
+    its job counts and the text of its ``<target>_runs`` job (which asks for a GPU where
+    the cells have one)."""
+    proc = snakemake(workdir, "-n", target, config=["scale=quick", f"backend={backend}"])
+    assert proc.returncode == 0, proc.output
+    job = proc.output.split(f"rule {target}_runs:", 1)[1].split("\n\n", 1)[0]
+    return job_counts(proc.output), job

@@ -9,6 +9,7 @@ import pytest
 
 from pfresample_studies.pipeline import gpu_runs
 from pfresample_studies.pipeline.speedups import THIS_RUN
+from snake_tools import job_counts, snakemake
 
 
 def _evidence(root, folder, files):
@@ -60,3 +61,15 @@ def test_label_joins_each_source_once():
     assert set(frame[gpu_runs.SOURCE_COLUMN]) == {"H100, evidence/x"}
     with pytest.raises(KeyError):
         gpu_runs.label(sources, ["d.csv"])
+
+
+# the GPU targets' rules (tests/studies/<study>/test_<study>_gpu_target.py)
+GPU_TARGET_RULES = {f"{study}_gpu{part}" for study in ("cpf2013", "d3_2014", "guldas2015")
+                    for part in ("", "_runs", "_tables")} | {"cpf2013_gpu_figure"}  # fmt: skip
+
+
+def test_no_gpu_target_is_in_all(tmp_path):
+    """The quick grid runs none of the GPU experiments' rules (its budget holds)."""
+    proc = snakemake(tmp_path, "-n", config=["scale=quick", "backend=cpu"])
+    assert proc.returncode == 0, proc.output
+    assert not set(job_counts(proc.output)) & GPU_TARGET_RULES

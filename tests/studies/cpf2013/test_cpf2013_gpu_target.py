@@ -16,7 +16,7 @@ import yaml
 from pfresample_studies.cpf2013 import gpu_runs, gpu_tables
 from pfresample_studies.pipeline import evidence
 from pfresample_studies.pipeline.gpu_runs import SOURCE_COLUMN, read_sources
-from snake_tools import job_counts, snakemake
+from snake_tools import gpu_target_dry_run, snakemake
 
 REPO = Path(__file__).resolve().parents[3]
 JOBS = {"cpf2013_gpu_runs": 1, "cpf2013_gpu_tables": 1, "cpf2013_gpu_figure": 6, "cpf2013_gpu": 1}
@@ -26,17 +26,9 @@ JOBS = {"cpf2013_gpu_runs": 1, "cpf2013_gpu_tables": 1, "cpf2013_gpu_figure": 6,
 def test_dry_run(tmp_path, backend):
     """The runs, the tables, six figures and the target; with cells on a GPU
     (backend=cuda) the runs' job asks for one, without none."""
-    proc = snakemake(tmp_path, "-n", "cpf2013_gpu", config=["scale=quick", f"backend={backend}"])
-    assert proc.returncode == 0, proc.output
-    assert job_counts(proc.output) == JOBS
-    job = proc.output.split("rule cpf2013_gpu_runs:", 1)[1].split("\n\n", 1)[0]
+    counts, job = gpu_target_dry_run(tmp_path, "cpf2013_gpu", backend)
+    assert counts == JOBS
     assert ("gpu=1" in job) == (backend == "cuda"), job
-
-
-def test_not_in_all(tmp_path):
-    proc = snakemake(tmp_path, "-n", config=["scale=quick", "backend=cpu"])
-    assert proc.returncode == 0, proc.output
-    assert not set(job_counts(proc.output)) & set(JOBS)
 
 
 @pytest.mark.slow

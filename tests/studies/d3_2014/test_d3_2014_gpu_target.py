@@ -13,7 +13,7 @@ import pytest
 from pfresample_studies.d3_2014 import gpu_runs, gpu_tables
 from pfresample_studies.pipeline import evidence
 from pfresample_studies.pipeline.gpu_runs import SOURCE_COLUMN, read_sources
-from snake_tools import job_counts, snakemake
+from snake_tools import gpu_target_dry_run, snakemake
 
 REPO = Path(__file__).resolve().parents[3]
 JOBS = {"d3_2014_gpu_runs": 1, "d3_2014_gpu_tables": 1, "d3_2014_gpu": 1}
@@ -23,18 +23,9 @@ JOBS = {"d3_2014_gpu_runs": 1, "d3_2014_gpu_tables": 1, "d3_2014_gpu": 1}
 def test_dry_run(tmp_path, backend):
     """Two jobs and the target; with cells on a GPU (backend=cuda) the runs' job asks
     for one, without none."""
-    proc = snakemake(tmp_path, "-n", "d3_2014_gpu", config=["scale=quick", f"backend={backend}"])
-    assert proc.returncode == 0, proc.output
-    assert job_counts(proc.output) == JOBS
-    job = proc.output.split("rule d3_2014_gpu_runs:", 1)[1].split("\n\n", 1)[0]
+    counts, job = gpu_target_dry_run(tmp_path, "d3_2014_gpu", backend)
+    assert counts == JOBS
     assert ("gpu=1" in job) == (backend == "cuda"), job
-
-
-def test_not_in_all(tmp_path):
-    """The quick grid runs none of it (its budget holds)."""
-    proc = snakemake(tmp_path, "-n", config=["scale=quick", "backend=cpu"])
-    assert proc.returncode == 0, proc.output
-    assert not set(job_counts(proc.output)) & set(JOBS)
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ import yaml
 from pfresample_studies.guldas2015 import gpu_runs, gpu_tables
 from pfresample_studies.pipeline import evidence
 from pfresample_studies.pipeline.gpu_runs import SOURCE_COLUMN, read_sources
-from snake_tools import job_counts, snakemake
+from snake_tools import gpu_target_dry_run, snakemake
 
 REPO = Path(__file__).resolve().parents[3]
 JOBS = {"guldas2015_gpu_runs": 1, "guldas2015_gpu_tables": 1, "guldas2015_gpu": 1}
@@ -28,10 +28,8 @@ COMMITTED = {"log32_summary": ("log32_gpu/summary.csv", "%.6g"),
 def test_dry_run(tmp_path, backend):
     """Two jobs and the target; with cells on a GPU (backend=cuda) the runs' job asks
     for one, without none."""
-    proc = snakemake(tmp_path, "-n", "guldas2015_gpu", config=["scale=quick", f"backend={backend}"])
-    assert proc.returncode == 0, proc.output
-    assert job_counts(proc.output) == JOBS
-    job = proc.output.split("rule guldas2015_gpu_runs:", 1)[1].split("\n\n", 1)[0]
+    counts, job = gpu_target_dry_run(tmp_path, "guldas2015_gpu", backend)
+    assert counts == JOBS
     assert ("gpu=1" in job) == (backend == "cuda"), job
 
 

@@ -39,7 +39,7 @@ import pandas as pd
 from scipy import stats
 
 from pfresample.filters.common import stop_iteration
-from pfresample_studies.pipeline import artifacts
+from pfresample_studies.pipeline import artifacts, multiplicity
 
 from .experiments import parse_radix
 from .tables import first_order_factor, sign_flip_p
@@ -179,14 +179,8 @@ def smcem(reference: Path = CPU / "smcem_cpu/reference_smcem.npz"):
                                "butterfly_above": int((d > 0).sum())})  # fmt: skip
                 scaled.setdefault((filt, start, p), []).append(n * d)
         tests = len(family)
-        ps = np.array([r["p"] for r in family])
-        order = np.argsort(ps)
-        holm = np.empty(tests)
-        running = 0.0
-        for rank, i in enumerate(order):
-            running = max(running, min(1.0, (tests - rank) * ps[i]))
-            holm[i] = running
-        for r, h in zip(family, holm, strict=True):
+        adjusted = multiplicity.holm([r["p"] for r in family])
+        for r, h in zip(family, adjusted, strict=True):
             d_level = 1 - (1 - LEVEL) / tests
             r |= {"tests": tests, "p_holm": h, "corrected_level": d_level}
             paired.append(r)

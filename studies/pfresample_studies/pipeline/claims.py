@@ -27,6 +27,7 @@ and every problem found.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from dataclasses import dataclass
@@ -103,6 +104,13 @@ def parse_quoted(text: str) -> list[Quoted]:
     return found
 
 
+@functools.lru_cache(maxsize=64)
+def _evidence(path: str, mtime_ns: int) -> pd.DataFrame:
+    """A committed CSV, read once for all the claims that cite it (keyed by its
+    modification time too, so a rewritten file is read again); callers only query it."""
+    return pd.read_csv(path)
+
+
 def derive(row: pd.Series, repo: Path = REPO) -> list[float]:
     """The number(s) a claim's evidence gives, by its ``rows``, ``column`` and ``reduce``."""
     path = repo / row["evidence"]
@@ -110,7 +118,7 @@ def derive(row: pd.Series, repo: Path = REPO) -> list[float]:
         raise FileNotFoundError(
             f"{row['id']}: evidence file {row['evidence']!r} is not in the repository"
         )
-    frame = pd.read_csv(path)
+    frame = _evidence(str(path), path.stat().st_mtime_ns)
     if row["rows"].strip():
         frame = frame.query(row["rows"], engine="python")
     if frame.empty:

@@ -139,10 +139,6 @@ def _z_half(x) -> float:
     return float(Z * x.std(ddof=1) / np.sqrt(x.size))
 
 
-def _t_half(d, level) -> float:
-    return float(stats.t.ppf(0.5 + level / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size))
-
-
 def smcem(reference: Path = CPU / "smcem_cpu/reference_smcem.npz"):
     ref, ref_meta = artifacts.load_npz(reference)
     cells = {"cpu": [CPU / "smcem_cpu/smcem_n512.npz", CPU / "smcem_cpu_2048/smcem_n2048.npz"],
@@ -174,7 +170,7 @@ def smcem(reference: Path = CPU / "smcem_cpu/reference_smcem.npz"):
                                "sequences": d.size, "mc_multinomial": base.mean(),
                                "mc_butterfly": own.mean(), "mc_multinomial_ci": _z_half(base),
                                "mc_butterfly_ci": _z_half(own), "ratio": own.mean() / base.mean(),
-                               "diff": d.mean(), "diff_ci": _t_half(d, LEVEL),
+                               "diff": d.mean(), "diff_ci": multiplicity.t_half(d, LEVEL),
                                "p": sign_flip_p(d),
                                "butterfly_above": int((d > 0).sum())})  # fmt: skip
                 scaled.setdefault((filt, start, p), []).append(n * d)

@@ -108,13 +108,10 @@ def choose(tuning: pd.DataFrame) -> dict[str, dict]:
 
 def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
     """The mean and its two-sided t interval (needs two values at least)."""
-    from scipy import stats
+    from ..pipeline.multiplicity import t_half
 
-    x = np.asarray(values, dtype=float)
-    if x.size < 2:
-        raise ValueError(f"an interval needs two values at least, got {x.size}")
-    mean = float(x.mean())
-    half = float(stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+    half = t_half(values, level)  # first: it refuses fewer than two values
+    mean = float(np.mean(values))
     return mean, mean - half, mean + half
 
 

@@ -27,6 +27,15 @@ COLUMNS = ["comparison", "pairs", "mean", "sd", "ci_low", "ci_high", "p", "p_hol
            "resolved", "mde", "level", "family_size"]  # fmt: skip
 
 
+def t_half(values, level: float) -> float:
+    """The half width of the two-sided Student-t interval of the mean of ``values`` at
+    ``level`` (two values at least)."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.size < 2:
+        raise ValueError(f"an interval needs two values at least, got {x.size}")
+    return float(stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+
+
 def holm(p) -> np.ndarray:
     """Holm's step-down adjusted p-values, in the order given."""
     p = np.asarray(p, dtype=np.float64)

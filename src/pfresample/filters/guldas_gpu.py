@@ -45,13 +45,9 @@ from ..validation import check_params, kernel_arguments
 from .common import (
     MAX_RADIX,
     SCHEMES,
-    EmRun,
     FilterResult,
     gpu_result,
-    iteration_seed,
-    m_step,
     resampling_period,
-    stop_iteration,
 )
 from .graph import check_finite, cuda_twin, kept, log_z_steps
 from .sir_gpu import WEIGHT_DTYPE, FilterGraph, _launch
@@ -340,13 +336,10 @@ class SmcemGraph(FilterGraph):
         return stats, self.stage_seconds()[1]
 
 
-def run_smcem_gpu(y, n: int, scheme: str, seed: int, *, iterations: int, alpha0: float,
-                  sigma0: float, beta: float = BETA, tolerance: float | None = None,
-                  window: int = 20):  # fmt: skip
-    """:func:`pfresample.filters.run_smcem` on the GPU: each E-step one
-    replay of the filter's graph, the M-step (eq. 4.10) on the host.
-    ``seconds``: the wall time of each iteration (replay, copy back, M-step);
-    ``tolerance``: stop at ``common.stop_iteration``'s iteration."""
+def smcem_e_step(y, n: int, scheme: str, beta: float = BETA):
+    """SMC-EM's E-step on the GPU as ``smcem.em_loop`` takes it:
+    ``e_step(alpha, sigma, seed)`` -> the four statistics, each one replay
+    of the filter's graph (:class:`SmcemGraph`, built on first use and kept)."""
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
     y = np.asarray(y, dtype=np.float64)
@@ -360,15 +353,8 @@ def run_smcem_gpu(y, n: int, scheme: str, seed: int, *, iterations: int, alpha0:
         m = get_method("multinomial")
         kw, params = _arguments(m, n, {})
     graph = _graph(SmcemGraph, None, m, n, y.size, kw, params, scheme, r1, period)
-    alpha, sigma = np.empty(iterations + 1), np.empty(iterations + 1)
-    seconds = np.empty(iterations)
-    alpha[0], sigma[0] = alpha0, sigma0
-    for i in range(iterations):
-        start = time.perf_counter()
-        stats, _ = graph.expected_statistics(y, iteration_seed(seed, i), alpha[i], sigma[i], beta)
-        alpha[i + 1], sigma[i + 1] = m_step(stats, y.size - 1)
-        seconds[i] = time.perf_counter() - start
-        if tolerance is not None and i + 1 >= 2 * window:
-            if stop_iteration(alpha[: i + 2], sigma[: i + 2], window, tolerance) is not None:
-                return EmRun(scheme, n, alpha[: i + 2], sigma[: i + 2], seconds[: i + 1])
-    return EmRun(scheme, n, alpha, sigma, seconds)
+
+    def e_step(alpha: float, sigma: float, seed) -> np.ndarray:
+        return graph.expected_statistics(y, seed, alpha, sigma, beta)[0]
+
+    return e_step

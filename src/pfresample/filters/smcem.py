@@ -181,23 +181,44 @@ def run_smcem(
     if resolve_backend(backend, filter == "bootstrap") == "cuda":
         if filter != "bootstrap":
             raise NotImplementedError("SMC-EM's adaptive filter has no GPU code; use backend='cpu'")
-        from .guldas_gpu import run_smcem_gpu
+        from .guldas_gpu import smcem_e_step
 
-        run = run_smcem_gpu(
-            y, n, scheme, seed, iterations=iterations, alpha0=alpha0, sigma0=sigma0, beta=beta,
-            tolerance=tolerance, window=window,
-        )  # fmt: skip
-        return run
+        e_step = smcem_e_step(y, n, scheme, beta)
+    else:
+        e_step = cpu_e_step(y, n, scheme, beta, filter=filter, tau=tau)
+    return em_loop(e_step, np.asarray(y).size - 1, n, scheme, seed, iterations=iterations,
+                   alpha0=alpha0, sigma0=sigma0, tolerance=tolerance, window=window)  # fmt: skip
+
+
+def cpu_e_step(y, n: int, scheme: str, beta: float, *, filter: str = "bootstrap",
+               tau: float = TAU):  # fmt: skip
+    """SMC-EM's E-step on the CPU as :func:`em_loop` takes it:
+    ``e_step(alpha, sigma, seed)`` -> the four statistics of
+    :func:`expected_statistics` under (alpha, sigma) and ``beta``."""
+
+    def e_step(alpha: float, sigma: float, seed) -> np.ndarray:
+        model = VolatilityModel(alpha=alpha, beta=beta, sigma=sigma)
+        return expected_statistics(model, y, n, scheme, seed, filter=filter, tau=tau)
+
+    return e_step
+
+
+def em_loop(
+    e_step, length: int, n: int, scheme: str, seed: int, *, iterations: int, alpha0: float,
+    sigma0: float, tolerance: float | None, window: int,
+) -> EmRun:  # fmt: skip
+    """SMC-EM's iterations, whatever runs the E-step: ``e_step(alpha, sigma,
+    seed)`` -> the four statistics (:func:`cpu_e_step`, or the GPU graph's,
+    ``guldas_gpu.smcem_e_step``), iteration i's seed ``iteration_seed(seed,
+    i)``, then the M-step (eq. 4.10) over ``length`` (n, the last time index).
+    ``seconds``: each iteration's wall time (E-step, copy back, M-step);
+    ``tolerance``: stop at :func:`stop_iteration`'s iteration."""
     alpha, sigma = np.empty(iterations + 1), np.empty(iterations + 1)
     seconds = np.empty(iterations)
     alpha[0], sigma[0] = alpha0, sigma0
-    length = np.asarray(y).size - 1
     for i in range(iterations):
         start = time.perf_counter()
-        model = VolatilityModel(alpha=alpha[i], beta=beta, sigma=sigma[i])
-        stats = expected_statistics(
-            model, y, n, scheme, iteration_seed(seed, i), filter=filter, tau=tau
-        )
+        stats = e_step(alpha[i], sigma[i], iteration_seed(seed, i))
         alpha[i + 1], sigma[i + 1] = m_step(stats, length)
         seconds[i] = time.perf_counter() - start
         if tolerance is not None and i + 1 >= 2 * window:

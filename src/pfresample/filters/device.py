@@ -24,16 +24,14 @@ not a fast path.
 
 from __future__ import annotations
 
-import math
-import time
 import warnings
 
 import numpy as np
 
 from ..api import resample, resample_d3
 from ..backend import cuda_device
-from ..logweights import check_log_weights
-from .common import NO_B, STAGES, FilterResult, derive_seeds
+from . import engine
+from .common import FilterResult
 
 GENERIC = {"arithmetic": "float64", "estimator": "normalised", "gate": "filter",
            "resample_at": None, "permutation": None, "seed_offset": 0,
@@ -68,90 +66,53 @@ def prior_log_weights(x, mu):
 def run(
     model, y, n: int, m, seed: int, kw: dict, own: dict, options: dict, noise: str = "cupy"
 ) -> FilterResult:
-    """The engine's loop on the device (module docstring). ``noise``
+    """The engine's loop on the device (module docstring): ``engine.run_loop``
+    over CuPy with the CUDA resamplers (:func:`device_plan`). ``noise``
     "philox": the model draws from the captured run's generator
     (``capture.CaptureRng``) under the same key as a captured run of this
     seed, so that the loop and the graph draw the same numbers (the check
     of the capture, tests/gpu/test_gpu_capture.py); "cupy": CuPy's."""
     import cupy
 
-    steps = y.shape[0]
-    rng_host, draw_seeds = derive_seeds(seed, steps)
-    if noise == "philox":
-        from .capture import CaptureRng
+    def generator(rng_host):
+        if noise == "philox":
+            from .capture import CaptureRng
 
-        key = rng_host.integers(0, 2**32, size=2, dtype=np.uint64).astype(np.uint32)
-        rng = CaptureRng(cupy.asarray(key))
-    else:
-        rng = cupy.random.default_rng(int(rng_host.integers(0, 2**63)))
-    ess_threshold = options["ess_threshold"]
-    unnormalised = {None: m.comparison_based, "normalised": False, "unnormalised": True}[
-        options["stage4_weights"]
-    ]  # fmt: skip
+            key = rng_host.integers(0, 2**32, size=2, dtype=np.uint64).astype(np.uint32)
+            return CaptureRng(cupy.asarray(key))
+        return cupy.random.default_rng(int(rng_host.integers(0, 2**63)))
+
+    # The sum of w~ comes back as a Python float (one read a step): w = w~ / sum
+    # then stays a CuPy float64 array.
+    on = engine.ArrayBackend(cupy, "cuda", _device_name, cupy.asnumpy, float, generator)
+    # the loop's options, run_filter's defaults for those not given
+    loop = {name: options.get(name, engine._OPTION_DEFAULTS[name]) for name in engine.LOOP_OPTIONS}
+    return engine.run_loop(model, y, n, m, int(seed), device_plan(model, m, n, kw, own), on,
+                           **loop)  # fmt: skip
+
+
+def _device_name() -> str:
+    return cuda_device() or "CUDA device"
+
+
+def device_plan(model, m, n: int, kw: dict, own: dict) -> engine.StepPlan:
+    """Stage 4 on the device: the registry method's CUDA kernel on w~ or W
+    (``pfresample.resample``), or D3's (``resample_d3``) with the prior
+    weights of :func:`prior_log_weights`; one stage counted a resampling."""
+    import cupy
+
     d3_kw = {k: v for k, v in own.items() if k not in ("components", "threads_scope", "impl")}
     kw = {k: v for k, v in kw.items() if k != "max_stages"}  # the staged gate's (CPU only)
-    x = cupy.asarray(model.init_particles(n, rng))
-    if x.shape[0] != n:
-        raise ValueError(f"init_particles({n}, rng) returned {x.shape[0]} particles")
-    log_w = cupy.full(n, -math.log(n))
-    estimate = x.mean(axis=0)
-    estimates = cupy.empty((steps,) + x.shape[1:])
-    after = cupy.empty_like(estimates) if options["resampled_estimates"] else None
-    ess, increments = np.empty(steps), np.empty(steps)
-    resampled = np.zeros(steps, dtype=bool)
-    stage_seconds = np.empty((steps, len(STAGES)))
-    snapshot, snapshot_step = None, options["snapshot_step"]
-    wall_start = time.perf_counter()
-    for k in range(steps):
-        t0 = time.perf_counter()
-        previous = estimate
-        x = model.transition(x, k, rng)
-        lw = log_w + cupy.asarray(model.log_likelihood(y[k], x), dtype=np.float64)
-        try:
-            top = check_log_weights(lw, cupy)
-        except ValueError as error:
-            raise ValueError(f"step {k + 1} of the filter: {error}") from error
-        t1 = time.perf_counter()
-        w_tilde = cupy.exp(lw - top)
-        total = float(w_tilde.sum())
-        increments[k] = top + math.log(total)
-        t2 = time.perf_counter()
-        w = w_tilde / total
-        estimate = (w.reshape((n,) + (1,) * (x.ndim - 1)) * x).sum(axis=0)
-        estimates[k] = estimate
-        ess[k] = 1.0 / float((w * w).sum())
-        t3 = time.perf_counter()
-        if ess_threshold is None or ess[k] < ess_threshold * n:
-            if m.output == "particles":
-                mu = cupy.asarray(model.mean_transition(previous, k))
-                cols = x.reshape(n, -1)
-                prior = prior_log_weights(cols, mu.reshape(-1, cols.shape[1]))
-                x = resample_d3(x, w, prior, seed=int(draw_seeds[k]), backend="cuda", **d3_kw)
-            else:
-                w_in = w_tilde if unnormalised else w
-                x = x[resample(w_in, m, seed=int(draw_seeds[k]), backend="cuda", **kw)]
-            log_w = cupy.full(n, -math.log(n))
-            resampled[k] = True
-        else:
-            log_w = lw - increments[k]
-        if after is not None:
-            after[k] = x.mean(axis=0) if resampled[k] else estimate
-        if k + 1 == snapshot_step:
-            snapshot = cupy.asnumpy(x)
-        stage_seconds[k] = (t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)
-    estimates = cupy.asnumpy(estimates)
-    wall = time.perf_counter() - wall_start
-    extra = {}
-    if options["keep_particles"]:
-        extra = {"particles": cupy.asnumpy(x), "log_weights": cupy.asnumpy(log_w)}
-    return FilterResult(
-        m.name, n, int(seed), estimates, ess, resampled, float(increments.sum()), increments,
-        stage_seconds, wall, "cuda", cuda_device() or "CUDA device",
-        total_seconds=float(stage_seconds.sum()), B=np.full(steps, NO_B, dtype=np.int64),
-        stages=resampled.astype(np.int64),
-        resampled_estimates=None if after is None else cupy.asnumpy(after), snapshot=snapshot,
-        **extra,
-    )  # fmt: skip
+
+    def move(k, x, w, w_in, lw, previous, y_k, seed):
+        if m.output == "particles":
+            mu = cupy.asarray(model.mean_transition(previous, k))
+            cols = x.reshape(n, -1)
+            prior = prior_log_weights(cols, mu.reshape(-1, cols.shape[1]))
+            return resample_d3(x, w, prior, seed=seed, backend="cuda", **d3_kw), None, None
+        return x[resample(w_in, m, seed=seed, backend="cuda", **kw)], None, None
+
+    return engine.StepPlan(move, 1, kw)
 
 
 def runner(options: dict):

@@ -446,9 +446,10 @@ ESS_FORMULAS = {"sequential": _ess_sequential, "dot": _ess_dot, "sum": _ess_sum}
 
 
 @dataclass
-class CpuPlan:
-    """What one CPU run of :func:`run_filter` does at stage 4, chosen once
-    before its loop from the method record and the options: ``move(k, x, w,
+class StepPlan:
+    """What one run of :func:`run_loop` does at stage 4, chosen once before
+    its loop from the method record and the options (:func:`cpu_plan`, or
+    ``filters.device``'s plan of the CUDA resamplers): ``move(k, x, w,
     w_in, lw, previous, y_k, seed)`` -> (particles, ancestors or None, B or
     None) resamples all N; ``depth`` the stages it counts; the staged gate's
     ``radix``, ``max_stages`` and ``tau``; ``kw`` the method's arguments left
@@ -503,8 +504,8 @@ def _registry_move(m, kw):
     return move
 
 
-def cpu_plan(model, m, n, kw, own, arithmetic, ess_threshold, gate) -> CpuPlan:
-    """The :class:`CpuPlan` of these arguments, their CPU-only checks made."""
+def cpu_plan(model, m, n, kw, own, arithmetic, ess_threshold, gate) -> StepPlan:
+    """The :class:`StepPlan` of these arguments, their CPU-only checks made."""
     kw = dict(kw)
     components = own.get("components", "joint") if m.output == "particles" else "joint"
     if components not in COMPONENTS:
@@ -526,7 +527,7 @@ def cpu_plan(model, m, n, kw, own, arithmetic, ess_threshold, gate) -> CpuPlan:
         move = _d3_move(model, m, n, own, components)
     else:
         move = None  # made below, from the arguments the staged gate leaves
-    plan = CpuPlan(move, 1, kw)
+    plan = StepPlan(move, 1, kw)
     if gate == "stages":
         radix = kw.pop("radix", None)
         plan.max_stages = kw.pop("max_stages", None)
@@ -547,31 +548,78 @@ def cpu_plan(model, m, n, kw, own, arithmetic, ess_threshold, gate) -> CpuPlan:
     return plan
 
 
-def _run_cpu(
-    model, y, n, m, seed, kw, own, *, ess_threshold, arithmetic, estimator, stage4_weights, gate,
-    resample_at, permutation, seed_offset, resampled_estimates, diagnostics, snapshot_step,
-    keep_particles,
+# run_loop's options: run_filter's, less the GPU filters' own (filters.gpu)
+LOOP_OPTIONS = (
+    "ess_threshold", "arithmetic", "estimator", "stage4_weights", "gate", "resample_at",
+    "permutation", "seed_offset", "resampled_estimates", "diagnostics", "snapshot_step",
+    "keep_particles",
+)  # fmt: skip
+
+
+def _run_cpu(model, y, n, m, seed, kw, own, **options) -> FilterResult:
+    """:func:`run_filter` on the CPU (NumPy), its options checked: the loop
+    (:func:`run_loop`) over NumPy with the CPU's stage 4 (:func:`cpu_plan`)."""
+    check_int(options["seed_offset"], "seed_offset", minimum=0)
+    plan = cpu_plan(model, m, n, kw, own, options["arithmetic"], options["ess_threshold"],
+                    options["gate"])  # fmt: skip
+    return run_loop(model, y, n, m, seed, plan, NUMPY, **options)
+
+
+@dataclass(frozen=True)
+class ArrayBackend:
+    """What :func:`run_loop` runs on: the array module ``xp`` of the
+    particles and weights (NumPy, or CuPy: ``filters.device``), the
+    backend's name and ``device()`` for the :class:`FilterResult`,
+    ``to_host`` (an array as NumPy's), ``scalar`` (the sum of the weights as
+    the host number the step divides by) and ``generator`` (the model's
+    generator, from the run's NumPy one of ``derive_seeds``)."""
+
+    xp: object
+    name: str
+    device: object
+    to_host: object
+    scalar: object
+    generator: object
+
+
+def _same(value):
+    return value
+
+
+# The CPU: NumPy's arrays stay where they are, the sum of w~ stays a float64
+# scalar (a float32 w~ divided by it is float64, as NumPy promotes), and the
+# model draws from the run's own generator.
+NUMPY = ArrayBackend(np, "cpu", cpu_name, np.asarray, _same, _same)
+
+
+def run_loop(
+    model, y, n, m, seed, plan: StepPlan, on: ArrayBackend, *, ess_threshold, arithmetic,
+    estimator, stage4_weights, gate, resample_at, permutation, seed_offset,
+    resampled_estimates, diagnostics, snapshot_step, keep_particles,
 ) -> FilterResult:  # fmt: skip
-    """:func:`run_filter` on the CPU (NumPy), its options checked."""
+    """The filter's loop (module docstring) over the array module of ``on``
+    (:class:`ArrayBackend`: NumPy here, CuPy for ``filters.device``), stage
+    4's resampling by ``plan`` (:class:`StepPlan`); the options checked."""
+    xp = on.xp
     ar = ARITHMETIC[arithmetic]
     steps = y.shape[0]
     seed_offset = check_int(seed_offset, "seed_offset", minimum=0)
     rng, draw_seeds = derive_seeds(seed, steps + seed_offset)
+    rng = on.generator(rng)
     draw_seeds = draw_seeds[seed_offset:]
-    plan = cpu_plan(model, m, n, kw, own, arithmetic, ess_threshold, gate)
     staged = gate == "stages"
     estimate_of = ESTIMATES["ratio" if estimator == "ratio" else "dot" if ar.dot else "sums"]
     ess_of = ESS_FORMULAS[ar.ess]
-    x = np.asarray(model.init_particles(n, rng))
+    x = xp.asarray(model.init_particles(n, rng))
     if x.shape[0] != n:
         raise ValueError(f"init_particles({n}, rng) returned {x.shape[0]} particles")
     # the carried log-weights and log SUM of their exp
-    log_w, carried_sum = (np.full(n, -math.log(n)), 0.0) if ar.carry_normalised else (0.0, None)
+    log_w, carried_sum = (xp.full(n, -math.log(n)), 0.0) if ar.carry_normalised else (0.0, None)
     if carried_sum is None:
         carried_sum = math.log(n)
     estimate = x.mean(axis=0)
-    estimates = np.empty((steps,) + x.shape[1:])
-    after = np.empty_like(estimates) if resampled_estimates or diagnostics else None
+    estimates = xp.empty((steps,) + x.shape[1:])
+    after = xp.empty_like(estimates) if resampled_estimates or diagnostics else None
     cloud = CloudDiagnostics(n, steps, x.shape[1:]) if diagnostics else None
     ess, increments = np.empty(steps), np.empty(steps)
     resampled = np.zeros(steps, dtype=bool)
@@ -587,16 +635,16 @@ def _run_cpu(
         t0 = time.perf_counter()
         previous = estimate
         x = model.transition(x, k, rng)
-        lw = log_w + np.asarray(model.log_likelihood(y[k], x), dtype=np.float64)
+        lw = log_w + xp.asarray(model.log_likelihood(y[k], x), dtype=np.float64)
         try:
-            top = check_log_weights(lw)
+            top = check_log_weights(lw, xp)
         except ValueError as error:
             raise ValueError(f"step {k + 1} of the filter: {error}") from error
         t1 = time.perf_counter()
-        w_tilde = np.exp(lw - top)
+        w_tilde = xp.exp(lw - top)
         if ar.weights is np.float32:
             w_tilde = w_tilde.astype(np.float32)
-        total = w_tilde.sum(dtype=np.float64)
+        total = on.scalar(w_tilde.sum(dtype=np.float64))
         log_sum = top + math.log(total)
         increments[k] = log_sum - carried_sum
         t2 = time.perf_counter()
@@ -635,7 +683,7 @@ def _run_cpu(
                 used_B[k] = b
             resampled[k] = True
             stages[k] = plan.depth
-            log_w = np.full(n, -math.log(n)) if ar.carry_normalised else 0.0
+            log_w = xp.full(n, -math.log(n)) if ar.carry_normalised else 0.0
             carried_sum = 0.0 if ar.carry_normalised else math.log(n)
         else:
             log_w = lw - log_sum if ar.carry_normalised else lw
@@ -643,7 +691,7 @@ def _run_cpu(
         if after is not None:
             if resampled_estimates == "weighted":
                 c = carried if carried is not None else (
-                    np.ones(n) if resampled[k] else w_tilde.astype(np.float64))  # fmt: skip
+                    xp.ones(n) if resampled[k] else w_tilde.astype(np.float64))  # fmt: skip
                 after[k] = (c @ x) / c.sum()
             elif resampled[k]:
                 after[k] = x.mean(axis=0)
@@ -652,24 +700,27 @@ def _run_cpu(
         if cloud is not None and ancestors is not None:
             cloud.record(k, ancestors, x)
         if k + 1 == snapshot_step:
-            snapshot = x.copy()
+            snapshot = on.to_host(x.copy())
         stage_seconds[k] = (t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)
+    estimates = on.to_host(estimates)
     wall = time.perf_counter() - wall_start
     extra = {}
     if diagnostics:
         extra = {"distinct": cloud.distinct, "lineages": cloud.lineages,
                  "resampled_cov": cloud.cov}  # fmt: skip
     if keep_particles:
-        extra["particles"] = x
-        extra["log_weights"] = np.broadcast_to(np.asarray(log_w, dtype=np.float64), (n,)).copy()
+        extra["particles"] = on.to_host(x)
+        log_w = np.asarray(on.to_host(log_w), dtype=np.float64)
+        extra["log_weights"] = np.broadcast_to(log_w, (n,)).copy()
     return FilterResult(
         m.name, n, seed, estimates, ess, resampled, float(increments.sum()), increments,
-        stage_seconds, wall, "cpu", cpu_name(), total_seconds=float(stage_seconds.sum()),
-        B=used_B, stages=stages, resampled_estimates=after, snapshot=snapshot, **extra,
+        stage_seconds, wall, on.name, on.device(), total_seconds=float(stage_seconds.sum()),
+        B=used_B, stages=stages, resampled_estimates=None if after is None else on.to_host(after),
+        snapshot=snapshot, **extra,
     )  # fmt: skip
 
 
-def _staged_step(m, w, seed: int, plan: CpuPlan, ess: float):
+def _staged_step(m, w, seed: int, plan: StepPlan, ess: float):
     """One step's staged resampling (Güldaş Fig 1.3): ``resample_adaptive``
     for a method with an adaptive form; for a standard method, all N
     particles resampled (even weights after) when ESS < tau N, else the

@@ -296,28 +296,37 @@ def test_plan_keys_tell_arrays_apart():
 def _loop_on(backend, arithmetic: str, method: str = "systematic"):
     """run_loop over ``backend`` with the CPU's stage 4, as ``filters.device``
     runs it over CuPy (its ArrayBackend's parts, NumPy standing in for CuPy)."""
-    from pfresample.filters import engine
+    from pfresample.filters import engine, loop
     from pfresample.resampling.registry import get_method
 
     m = get_method(method)
-    options = {name: engine._OPTION_DEFAULTS[name] for name in engine.LOOP_OPTIONS}
+    options = dict(loop.LOOP_OPTIONS)
     options.update(arithmetic=arithmetic, keep_particles=True, resampled_estimates="mean")
     plan = engine.cpu_plan(MODEL, m, 64, {}, {}, arithmetic, None, "filter")
-    return engine.run_loop(MODEL, Y, 64, m, 3, plan, backend, **options)
+    return loop.run_loop(MODEL, Y, 64, m, 3, plan, backend, **options)
+
+
+def test_the_loops_options_are_run_filters():
+    """The loop's defaults (what ``filters.device`` fills in) are run_filter's."""
+    from pfresample.filters import engine, loop
+
+    assert loop.LOOP_OPTIONS == {k: engine._OPTION_DEFAULTS[k] for k in loop.LOOP_OPTIONS}
+    assert set(engine._OPTION_DEFAULTS) - set(loop.LOOP_OPTIONS) == {
+        "stage_times", "capture"}  # the GPU filters' own  # fmt: skip
 
 
 def test_the_loop_over_the_devices_parts_is_the_cpus_run():
-    """The one loop (``engine.run_loop``) with the device's way of reading
+    """The one loop (``loop.run_loop``) with the device's way of reading
     the sum of w~ back (a Python float) and of copying arrays to the host
     gives the CPU run bit for bit in the float64 arithmetic the device runs;
     the CPU's own ArrayBackend is what run_filter uses."""
-    from pfresample.filters import engine
+    from pfresample.filters import loop
 
-    device_like = engine.ArrayBackend(np, "cuda", lambda: "stand-in", np.array, float,
-                                      lambda rng: rng)  # fmt: skip
+    device_like = loop.ArrayBackend(np, "cuda", lambda: "stand-in", np.array, float,
+                                    lambda rng: rng)  # fmt: skip
     cpu = pr.run_filter(MODEL, Y, 64, "systematic", seed=3, backend="cpu",
                         keep_particles=True, resampled_estimates="mean")  # fmt: skip
-    for backend in (engine.NUMPY, device_like):
+    for backend in (loop.NUMPY, device_like):
         run = _loop_on(backend, "float64")
         for name in ("estimates", "ess", "log_likelihood_steps", "particles", "log_weights",
                      "resampled_estimates"):  # fmt: skip
@@ -328,10 +337,10 @@ def test_the_loop_over_the_devices_parts_is_the_cpus_run():
 def test_negative_control_a_python_float_sum_changes_float32_weights():
     """Why the CPU's ArrayBackend keeps the sum a NumPy float64: with float32
     w~ a Python float divides to float32 W (NumPy's promotion), another run."""
-    from pfresample.filters import engine
+    from pfresample.filters import loop
 
-    python_sum = engine.ArrayBackend(np, "cpu", lambda: "cpu", np.asarray, float,
-                                     lambda rng: rng)  # fmt: skip
-    same = _loop_on(engine.NUMPY, "float32-w64")
+    python_sum = loop.ArrayBackend(np, "cpu", lambda: "cpu", np.asarray, float,
+                                   lambda rng: rng)  # fmt: skip
+    same = _loop_on(loop.NUMPY, "float32-w64")
     other = _loop_on(python_sum, "float32-w64")
     assert not np.array_equal(same.estimates, other.estimates)

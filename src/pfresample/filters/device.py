@@ -30,8 +30,8 @@ import numpy as np
 
 from ..api import resample, resample_d3
 from ..backend import cuda_device
-from . import engine
 from .common import FilterResult
+from .loop import LOOP_OPTIONS, ArrayBackend, StepPlan, run_loop
 
 GENERIC = {"arithmetic": "float64", "estimator": "normalised", "gate": "filter",
            "resample_at": None, "permutation": None, "seed_offset": 0,
@@ -66,7 +66,7 @@ def prior_log_weights(x, mu):
 def run(
     model, y, n: int, m, seed: int, kw: dict, own: dict, options: dict, noise: str = "cupy"
 ) -> FilterResult:
-    """The engine's loop on the device (module docstring): ``engine.run_loop``
+    """The engine's loop on the device (module docstring): ``run_loop``
     over CuPy with the CUDA resamplers (:func:`device_plan`). ``noise``
     "philox": the model draws from the captured run's generator
     (``capture.CaptureRng``) under the same key as a captured run of this
@@ -84,18 +84,18 @@ def run(
 
     # The sum of w~ comes back as a Python float (one read a step): w = w~ / sum
     # then stays a CuPy float64 array.
-    on = engine.ArrayBackend(cupy, "cuda", _device_name, cupy.asnumpy, float, generator)
+    on = ArrayBackend(cupy, "cuda", _device_name, cupy.asnumpy, float, generator)
     # the loop's options, run_filter's defaults for those not given
-    loop = {name: options.get(name, engine._OPTION_DEFAULTS[name]) for name in engine.LOOP_OPTIONS}
-    return engine.run_loop(model, y, n, m, int(seed), device_plan(model, m, n, kw, own), on,
-                           **loop)  # fmt: skip
+    given = {name: options.get(name, v) for name, v in LOOP_OPTIONS.items()}
+    plan = device_plan(model, m, n, kw, own)
+    return run_loop(model, y, n, m, int(seed), plan, on, **given)
 
 
 def _device_name() -> str:
     return cuda_device() or "CUDA device"
 
 
-def device_plan(model, m, n: int, kw: dict, own: dict) -> engine.StepPlan:
+def device_plan(model, m, n: int, kw: dict, own: dict) -> StepPlan:
     """Stage 4 on the device: the registry method's CUDA kernel on w~ or W
     (``pfresample.resample``), or D3's (``resample_d3``) with the prior
     weights of :func:`prior_log_weights`; one stage counted a resampling."""
@@ -112,7 +112,7 @@ def device_plan(model, m, n: int, kw: dict, own: dict) -> engine.StepPlan:
             return resample_d3(x, w, prior, seed=seed, backend="cuda", **d3_kw), None, None
         return x[resample(w_in, m, seed=seed, backend="cuda", **kw)], None, None
 
-    return engine.StepPlan(move, 1, kw)
+    return StepPlan(move, 1, kw)
 
 
 def runner(options: dict):

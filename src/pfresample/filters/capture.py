@@ -69,7 +69,7 @@ from ..cuda import run as run_module
 from ..cuda import stats, workspace
 from ..validation import check_params, kernel_arguments
 from .common import NO_B, STAGES, FilterResult, derive_seeds
-from .graph import GraphRunner, check_finite, kept
+from .graph import DeviceStream, check_finite, kept
 
 GRAPHS_KEPT = 4  # captured filters kept per process (each holds its arena)
 THREAD_LOCAL = 1  # cudaStreamCaptureModeThreadLocal (driver_types.h)
@@ -318,7 +318,7 @@ def capturable(m, options: dict) -> str | None:
     return None
 
 
-class CapturedFilter(GraphRunner):
+class CapturedFilter(DeviceStream):
     """The T steps of a model with the registry method ``m`` for one N,
     captured as one CUDA graph over buffers it owns (module docstring);
     :meth:`run` replays it for one seed and one set of measurements.

@@ -33,13 +33,12 @@ and sines), so runs of one seed with different kernels or radii share it
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
 from ..cuda import geometry, kernels
 from .common import FilterResult, check_kernel, gpu_result, graph_inputs
-from .graph import GraphRunner, check_finite, cuda_twin, kept
+from .graph import GraphRunner, StepProgram, check_finite, cuda_twin, kept
 
 GRAPHS_KEPT = 8  # a timing cell interleaves 2 kernels x 2 builds at one (N, r)
 # cellular.cu's modes of cpf_step (CPF_SEARCH, CPF_SCAN, CPF_DIVIDE) and the
@@ -54,11 +53,13 @@ def cpf_twin(model):
     return cuda_twin(model, "cpf")
 
 
-class CpfGraph(GraphRunner):
+class CpfGraph(StepProgram):
     """The T steps of the CPF for one (model, N, r, T, fast math, kernel,
-    weighted), captured as a CUDA graph by the first :meth:`run` and
-    replayed by every run (the graph runner's stream, inputs and capture:
-    ``filters.graph``)."""
+    weighted), the step program of a :class:`graph.GraphRunner`, which
+    captures them as a CUDA graph after one eager run (it loads the
+    kernels) on the first :meth:`run` and replays it for every run."""
+
+    stream_events = True  # one kernel a step: the run is timed whole
 
     def __init__(
         self, model, n: int, radius: int, steps: int, fast_math: bool = False,
@@ -82,16 +83,17 @@ class CpfGraph(GraphRunner):
         reals = span + (span + 1 if neighbourhood == "search" else 0)
         self.shared = reals * real_bytes + span * 4 + twin.rows * span * 4
         self.x = cupy.empty((2, twin.rows, n), dtype=np.float32)
-        self.open(2 + 3 * steps)
+        self.eager_steps = steps
+        self.runner = GraphRunner(self, 2 + 3 * steps)
+        self.inputs = self.runner.inputs
         # The blocks' plain sums, their weighted sums and weight, and their shifts (grid_means).
         self.parts = cupy.empty((2 * twin.rows + 2) * self.grid, dtype=np.float64)
         self.ticket = cupy.zeros(1, dtype=np.uint32)
         self.estimates = cupy.empty((steps, twin.rows), dtype=np.float64)
         # the weighted means, then log SUM_i w~_i of the step (cellular.cu, grid_means)
         self.weighted_estimates = cupy.empty((steps, twin.rows + 1), dtype=np.float64)
-        self.start, self.end = cupy.cuda.Event(), cupy.cuda.Event()
 
-    def _step(self, k: int) -> None:
+    def step(self, k: int, marks: bool = False) -> None:
         """Step k's kernel (one launch), on the current stream."""
         twin, n, steps = self.twin, self.n, self.steps
         args = (self.x[k % 2], self.x[(k + 1) % 2], np.uint32(n), np.uint32(self.radius))
@@ -103,14 +105,12 @@ class CpfGraph(GraphRunner):
         launch = kernels.kernel("cellular.cu", self.step_name, self.fast_math)
         launch((self.grid,), block, args, shared_mem=self.shared)
 
-    def _enqueue(self) -> None:
-        """The initial kernel and the T steps, on the current stream."""
+    def start(self, marks: bool = False) -> None:
+        """The initial kernel, on the current stream."""
         twin, n, steps = self.twin, self.n, self.steps
         init_args = (self.x[0], np.uint32(n), self.inputs, np.uint32(steps), *twin.init_args())
         init = kernels.kernel("cellular.cu", f"{twin.prefix}_init", self.fast_math)
         init((self.grid,), (geometry.CELLULAR_THREADS,), init_args)
-        for k in range(steps):
-            self._step(k)
 
     def step_kernel_seconds(self, launches: int = 100, repeats: int = 5) -> float:
         """The device time of one step kernel: a graph of ``launches``
@@ -125,37 +125,31 @@ class CpfGraph(GraphRunner):
 
         def middle_steps() -> None:
             for _ in range(launches):
-                self._step(k)
+                self.step(k)
 
-        graph = self.capture(middle_steps)
+        runner = self.runner
+        graph = runner.capture(middle_steps)
+        start, end = runner.start_event, runner.end_event
         times = []
         for _ in range(repeats + 1):
-            self.start.record(self.stream)
+            start.record(self.stream)
             graph.launch(self.stream)
-            self.end.record(self.stream)
-            self.end.synchronize()
-            times.append(cupy.cuda.get_elapsed_time(self.start, self.end) / launches)
+            end.record(self.stream)
+            end.synchronize()
+            times.append(cupy.cuda.get_elapsed_time(start, end) / launches)
         return 1e-3 * float(np.median(times[1:]))
 
-    def _capture(self) -> None:
-        """One eager run (loads the kernels), then the capture."""
-        self.graph = self.capture(self._enqueue, eager=self._enqueue)
+    def host_inputs(self, y, seed: int) -> np.ndarray:
+        """A run's inputs (``common.graph_inputs``)."""
+        return graph_inputs(y, seed, self.steps)
 
-    def run(self, y, seed: int) -> FilterResult:
-        """One run: upload, replay, download; the host's clock around all of it."""
-        import cupy
-
-        start = time.perf_counter()
-        self.set_inputs(graph_inputs(y, seed, self.steps))
-        if self.graph is None:
-            self._capture()
-        self.start.record(self.stream)
-        self.graph.launch(self.stream)
-        self.end.record(self.stream)
+    def collect(self, seed: int, wall: float) -> FilterResult:
+        """The run's record: the estimates (and the weighted ones, with the
+        log-likelihood, where the steps write them), the device time between
+        the runner's events around the replay."""
         estimates = self.estimates.get(stream=self.stream)
         weighted = self.weighted_estimates.get(stream=self.stream) if self.weighted else None
-        wall = time.perf_counter() - start
-        device = 1e-3 * cupy.cuda.get_elapsed_time(self.start, self.end)
+        device = self.runner.device_seconds()
         log_z = None
         if weighted is not None:
             log_z = self.log_likelihood_steps(weighted[:, -1])

@@ -38,8 +38,6 @@ sums then depend on the block size in their last bits.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..constants import EPSILON_FILTER
@@ -48,7 +46,7 @@ from ..cuda import geometry, kernels, stats, workspace
 from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
 from .common import GPU_STATE_DTYPE, FilterResult, gpu_result, graph_inputs
-from .graph import GraphRunner, check_finite, cuda_twin, kept, log_z_steps
+from .graph import GraphRunner, StepProgram, check_finite, cuda_twin, kept, log_z_steps
 from .sir_gpu import THREADS, enqueue_resampler
 
 CHUNK = 100  # steps a replayed graph holds (even: the two state buffers alternate)
@@ -67,10 +65,15 @@ def _launch(module: str, name: str, n: int, args: tuple, grid: int | None = None
     kernels.kernel(module, name)((grid,), (threads,), args)
 
 
-class D3FilterGraph(GraphRunner):
-    """The buffers and kernels of one (model, method, N, T, D3 options);
-    :meth:`run` runs the filter for one seed and one set of measurements
-    (the graph runner's stream, inputs and capture: ``filters.graph``)."""
+class D3FilterGraph(StepProgram):
+    """The buffers and kernels of one (model, method, N, T, D3 options), the
+    step program of a :class:`graph.GraphRunner` in chunks of CHUNK steps
+    after two eager ones; :meth:`run` runs the filter for one seed and one
+    set of measurements."""
+
+    eager_steps = 2  # every kernel compiled; the chunks then start at an even step
+    chunk = CHUNK
+    stream_events = True
 
     def __init__(self, model, m, n: int, steps: int, noise: str, cdf: str, threads,
                  threads_scope: str = "d3"):  # fmt: skip
@@ -86,7 +89,7 @@ class D3FilterGraph(GraphRunner):
         self.log_w = cupy.empty(n, dtype=np.float32)
         self.w_tilde = cupy.empty(n, dtype=np.float32)
         self.log_pw = cupy.empty(n, dtype=np.float64)
-        self.step = cupy.zeros(1, dtype=np.uint32)
+        self.counter = cupy.zeros(1, dtype=np.uint32)  # the step the kernels read
         self.key = cupy.zeros(2, dtype=np.uint32)  # the current step's resampling key
         self.sums = cupy.empty(2 * parts, dtype=np.float64)
         self.tickets = cupy.zeros(3, dtype=np.uint32)
@@ -107,7 +110,8 @@ class D3FilterGraph(GraphRunner):
         self.twin = cuda_twin(model, "d3")
         self.table = cupy.asarray(self.twin.table())
         # The run's inputs (common.graph_inputs): noise key, a key a step, measurements.
-        self.open(2 + 2 * steps + 2 * steps)
+        self.runner = GraphRunner(self, 2 + 2 * steps + 2 * steps)
+        self.inputs = self.runner.inputs
         self.noise_key = self.inputs[:2]
         self.keys = self.inputs[2 : 2 + 2 * steps]
         self.z = self.inputs[2 + 2 * steps :].view(np.float32)
@@ -129,18 +133,18 @@ class D3FilterGraph(GraphRunner):
             self.kw = kernel_arguments(m, n, 4, None, None, check_params(m, self.params))
         self.snapshot_step = None
 
-    def _step(self, k: int) -> None:
+    def step(self, k: int, marks: bool = False) -> None:
         """Enqueue one step (the device's counter says which); ``k`` only
         picks the state buffers (its parity)."""
         n, m = self.n, self.m
         x, x_next = self.x[k % 2], self.x[(k + 1) % 2]
         tpb = self.step_threads  # None: ours, the kernels' own sizes
-        args = (x, self.log_w, np.uint32(n), self.noise_key, self.step, self.table, self.z)
+        args = (x, self.log_w, np.uint32(n), self.noise_key, self.counter, self.table, self.z)
         args += (*self.twin.predict_args(), self.top)
         total = stats.sum_slot(self.call.ws.stats)
         weights = (self.log_w, self.top, self.w_tilde, np.int64(n), self.sums, self.tickets[0:1])
         estimate = (self.w_tilde, x, np.int64(n), total)
-        prior = (x, np.int64(n), self.previous, self.step, self.table, self.sums)
+        prior = (x, np.int64(n), self.previous, self.counter, self.table, self.sums)
         prior += (self.tickets[2:3], self.prior)
         if tpb is None:
             _launch("models.cu", "uuv_predict", n, args)
@@ -168,20 +172,20 @@ class D3FilterGraph(GraphRunner):
             args = (x, self.ancestors, np.uint32(n), np.int32(2), x_next, NULL)
             _launch("filter.cu", "gather_rows", geometry.blocks(n, 4), args)
         if self.snapshot_step is not None:
-            args = (self.step, np.uint32(self.snapshot_step - 1), x_next, np.int64(2 * n))
+            args = (self.counter, np.uint32(self.snapshot_step - 1), x_next, np.int64(2 * n))
             _launch("filter.cu", "snapshot_rows", 2 * n, (*args, self.snapshot),
                     threads=tpb or THREADS)  # fmt: skip
-        args = (self.step, np.int32(RECORD), self.estimate, self.previous, self.estimates)
+        args = (self.counter, np.int32(RECORD), self.estimate, self.previous, self.estimates)
         args += (self.keys, self.key, self.top, np.uint32(self.steps))
         kernels.kernel("filter.cu", "step_advance")((1,), (1,), args)
 
-    def _start(self) -> None:
+    def start(self, marks: bool = False) -> None:
         """Step 0: the counter, the first key, the particles of N(x0, sd^2 I)
         and x^_0, their mean (the prior mean of step 1)."""
         import cupy
 
         n = self.n
-        self.step.fill(0)
+        self.counter.fill(0)
         self.top.fill(0)
         self.key[:] = self.keys[:2]
         args = (self.x[0], np.uint32(n), self.noise_key)
@@ -189,63 +193,29 @@ class D3FilterGraph(GraphRunner):
         _launch("models.cu", "uuv_init", n, args)
         cupy.mean(self.x[0], axis=1, dtype=np.float64, out=self.previous[:2])
 
-    def _capture(self, first: int) -> None:
-        """Capture CHUNK steps from step ``first`` (even) as the graph."""
-
-        def chunk() -> None:
-            for j in range(CHUNK):
-                self._step(first + j)
-
-        self.graph = self.capture(chunk)
+    def host_inputs(self, y, seed: int) -> np.ndarray:
+        """A run's inputs (``common.graph_inputs``), y as T rows of 2."""
+        return graph_inputs(np.asarray(y).reshape(self.steps, 2), seed, self.steps)
 
     def run(self, y, seed: int, snapshot_step: int | None) -> FilterResult:
-        import cupy
-
+        """One run; ``snapshot_step``: the step whose particles it keeps (a
+        new graph, with the copy, where it changes)."""
         if snapshot_step != self.snapshot_step:
-            self.snapshot_step, self.graph = snapshot_step, None  # a new graph with the copy
-        host = graph_inputs(np.asarray(y).reshape(self.steps, 2), seed, self.steps)
-        start_event, end_event = cupy.cuda.Event(), cupy.cuda.Event()
-        chunked = self.steps >= 2 + CHUNK
-        with self.stream:
-            self.set_inputs(host)
-            if chunked and self.graph is None:
-                # Before the clocks start: two eager steps (every kernel compiled, every
-                # buffer made) and the capture of the graph; the run then starts afresh.
-                self._start()
-                for k in range(2):
-                    self._step(k)
-                self._capture(2)
-                self.stream.synchronize()
-            wall = time.perf_counter()
-            self._start()
-            start_event.record(self.stream)
-            done = 0
-            if chunked:
-                for k in range(2):  # eager: the graph's chunks start at an even step
-                    self._step(k)
-                done = 2
-                marks = [cupy.cuda.Event()]
-                marks[0].record(self.stream)
-                while done + CHUNK <= self.steps:
-                    self.graph.launch(self.stream)
-                    marks.append(cupy.cuda.Event())
-                    marks[-1].record(self.stream)  # each chunk's time apart (timing repeats)
-                    done += CHUNK
-            for k in range(done, self.steps):
-                self._step(k)
-            end_event.record(self.stream)
-            self.stream.synchronize()
-        wall = time.perf_counter() - wall
-        device = 1e-3 * cupy.cuda.get_elapsed_time(start_event, end_event)
-        chunks = tuple(
-            1e-3 * cupy.cuda.get_elapsed_time(a, b) for a, b in zip(marks, marks[1:], strict=False)
-        ) if chunked else ()  # fmt: skip
+            self.snapshot_step, self.runner.graph = snapshot_step, None
+        return self.runner.run(y, seed)
+
+    def collect(self, seed: int, wall: float) -> FilterResult:
+        """The run's record: estimates, log-likelihood, the device time of the
+        run and of each chunk, the snapshot."""
+        runner = self.runner
+        device, chunks = runner.device_seconds(), runner.chunk_seconds()
         record = self.estimates.get()
         estimates = np.ascontiguousarray(record[:, :2])
         check_finite(estimates, "the GPU D3 filter's estimate is not finite from step {step} on")
         top = np.ascontiguousarray(record[:, -1]).view(np.uint32)[0::2]  # the low words
         constant = self.twin.log_likelihood_constant()
         log_z = log_z_steps(top, record[:, 2 + workspace.STAT_SUM], self.n, constant)
+        snapshot_step = self.snapshot_step
         snapshot = None if snapshot_step is None else self.snapshot.get().T.astype(np.float64)
         # no marks between the stages: the run is timed whole (NaN stage times)
         return gpu_result(

@@ -30,8 +30,6 @@ for bit.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..cuda import geometry, workspace
@@ -82,30 +80,32 @@ class _GuldasGraph(FilterGraph):
             geometry.sum_parts(self.n),
         )
 
-    def _enqueue(self, steps: int, marks: bool) -> None:
+    def start(self, marks: bool) -> None:
         import cupy
 
         stream = self.stream
         if marks:
-            self._record_mark(self.marks[0])
+            self.runner.mark(0)
         cupy.cuda.runtime.memsetAsync(self.top.data.ptr, 0, self.top.nbytes, stream.ptr)
         # even weights at time 0: log w = 0 (the adaptive filter carries them from here)
         cupy.cuda.runtime.memsetAsync(self.log_w.data.ptr, 0, self.log_w.nbytes, stream.ptr)
         self.twin.init(self.x[0], self.noise_key)
-        for k in range(steps):
-            x, x_next = self.x[k % 2], self.x[(k + 1) % 2]
-            self.twin.predict(
-                x, self.log_w, k, self.z[k : k + 1], self.noise_key, self.top[k : k + 1]
-            )
-            self._exp_shifted(self.top[k : k + 1])
-            self._step(k, x, x_next)
-        if marks:
-            self._record_mark(self.marks[1])
 
-    def device_run(self, y, seed: int) -> float:
-        """One run; its device seconds (marks 0 and 1 around the whole run)."""
-        self.replay(y, seed)
-        return self.stage_seconds()[1]
+    def step(self, k: int, marks: bool) -> None:
+        x, x_next = self.x[k % 2], self.x[(k + 1) % 2]
+        self.twin.predict(x, self.log_w, k, self.z[k : k + 1], self.noise_key, self.top[k : k + 1])
+        self._exp_shifted(self.top[k : k + 1])
+        self._stage4(k, x, x_next)
+
+    def finish(self, steps: int, marks: bool) -> None:
+        if marks:
+            self.runner.mark(1)
+
+    def collect(self, seed: int, wall: float) -> FilterResult:
+        """The run's record (:meth:`result`): its device seconds between the
+        marks around the whole run, the stages each step ran."""
+        estimates, ess = self.results()
+        return self.result(seed, estimates, ess, self.stages(), self.runner.seconds(0, 1), wall)
 
     def result(self, seed, estimates, ess, stages, seconds: float, wall: float) -> FilterResult:
         """A run as ``BOOTSTRAP_OPTIONS``' / ``ADAPTIVE_OPTIONS``' record: the
@@ -131,7 +131,7 @@ class BootstrapGraph(_GuldasGraph):
     def __init__(self, model, m, n, steps, kw, params):
         super().__init__(model, m, n, steps, kw, params, _twin(model, carry=False))
 
-    def _step(self, k: int, x, x_next) -> None:
+    def _stage4(self, k: int, x, x_next) -> None:
         n = self.n
         total = sum_slot(self.stats[k])
         ess_gate(self.w_tilde, 0, n, 1, WEIGHT_DTYPE, self.gate_parts, self.gate_ticket,
@@ -140,12 +140,8 @@ class BootstrapGraph(_GuldasGraph):
         self._gather(x, x_next)
         self._mean(None, x_next, k)
 
-    def run(self, y, seed: int) -> FilterResult:
-        start = time.perf_counter()
-        seconds = self.device_run(y, seed)
-        estimates, ess = self.results()
-        stages = np.full(self.steps, self.depth, dtype=np.int64)
-        return self.result(seed, estimates, ess, stages, seconds, time.perf_counter() - start)
+    def stages(self) -> np.ndarray:
+        return np.full(self.steps, self.depth, dtype=np.int64)
 
     @property
     def depth(self) -> int:
@@ -170,7 +166,7 @@ class AdaptiveGraph(_GuldasGraph):
         # denominator of the next step (graph.log_z_steps)
         self.carried = cupy.empty(steps, dtype=np.float64)
 
-    def _step(self, k: int, x, x_next) -> None:
+    def _stage4(self, k: int, x, x_next) -> None:
         n = self.n
         gates = Gates(self.go[k], self.tau * n, self.gate_parts, self.gate_ticket,
                       ess=self.ess[k : k + 1], total=sum_slot(self.stats[k]),
@@ -192,12 +188,8 @@ class AdaptiveGraph(_GuldasGraph):
         carried = self.carried.get(stream=self.stream)
         return log_z_steps(top, sums, self.n, self.twin.log_likelihood_constant(), carried)
 
-    def run(self, y, seed: int) -> FilterResult:
-        start = time.perf_counter()
-        seconds = self.device_run(y, seed)
-        estimates, ess = self.results()
-        stages = self.go.get(stream=self.stream).sum(axis=1).astype(np.int64)
-        return self.result(seed, estimates, ess, stages, seconds, time.perf_counter() - start)
+    def stages(self) -> np.ndarray:
+        return self.go.get(stream=self.stream).sum(axis=1).astype(np.int64)
 
 
 def _graph(kind, model, m, n: int, steps: int, kw: dict, params: dict, *extra):
@@ -286,35 +278,47 @@ class SmcemGraph(FilterGraph):
         self.statistics = cupy.empty(4, dtype=np.float64)
         self.total = cupy.empty(1, dtype=np.float64)  # SUM(w~) at time n
 
-    def _enqueue(self, steps: int, marks: bool) -> None:
+    def start(self, marks: bool) -> None:
         import cupy
 
         stream, n = self.stream, self.n
         if marks:
-            self._record_mark(self.marks[0])
+            self.runner.mark(0)
         cupy.cuda.runtime.memsetAsync(self.top.data.ptr, 0, self.top.nbytes, stream.ptr)
         args = (self.x[0], np.uint32(n), self.noise_key, self.theta, self.z[0:1], self.log_w)
         _launch("models.cu", "volatility_init", geometry.blocks(n, 4), (*args, self.top[0:1]))
-        current = 0
-        for k in range(1, steps):
-            x, x_next = self.x[current], self.x[1 - current]
-            if self.scheme == "butterfly":  # one stage, then the transposing gather
-                self._exp_shifted(self.top[k - 1 : k])
-                sums, prev_r = self._resample(k)[-1]
-                args = (x, self.ancestors, np.uint32(n), np.int32(5), np.uint32(self.r1))
-                args += (sums, np.int32(prev_r), x_next, self.log_w)
-                _launch("filter.cu", "gather_transposed", n, args)
-                current = 1 - current
-            elif k % self.period == 0:  # multinomial, then even weights
-                self._exp_shifted(self.top[k - 1 : k])
-                self._resample(k)
-                self._gather(x, x_next)
-                cupy.cuda.runtime.memsetAsync(self.log_w.data.ptr, 0, self.log_w.nbytes, stream.ptr)
-                current = 1 - current
-            args = (self.x[current], self.log_w, np.uint32(n), self.noise_key, np.uint64(k))
-            args += (self.theta, self.z[k : k + 1], self.top[k : k + 1])
-            _launch("models.cu", "volatility_predict", geometry.blocks(n, 4), args)
-        # The E-step: SUM(w~ S) / SUM(w~) of the four statistics at time n.
+        self.current = 0  # the state buffer the particles are in
+
+    def step(self, k: int, marks: bool) -> None:
+        """Time k >= 1: the scheme's resampling of time k - 1, then the
+        prediction and the weights of time k (time 0 is the start's)."""
+        import cupy
+
+        if k == 0:
+            return
+        stream, n, current = self.stream, self.n, self.current
+        x, x_next = self.x[current], self.x[1 - current]
+        if self.scheme == "butterfly":  # one stage, then the transposing gather
+            self._exp_shifted(self.top[k - 1 : k])
+            sums, prev_r = self._resample(k)[-1]
+            args = (x, self.ancestors, np.uint32(n), np.int32(5), np.uint32(self.r1))
+            args += (sums, np.int32(prev_r), x_next, self.log_w)
+            _launch("filter.cu", "gather_transposed", n, args)
+            current = 1 - current
+        elif k % self.period == 0:  # multinomial, then even weights
+            self._exp_shifted(self.top[k - 1 : k])
+            self._resample(k)
+            self._gather(x, x_next)
+            cupy.cuda.runtime.memsetAsync(self.log_w.data.ptr, 0, self.log_w.nbytes, stream.ptr)
+            current = 1 - current
+        self.current = current
+        args = (self.x[current], self.log_w, np.uint32(n), self.noise_key, np.uint64(k))
+        args += (self.theta, self.z[k : k + 1], self.top[k : k + 1])
+        _launch("models.cu", "volatility_predict", geometry.blocks(n, 4), args)
+
+    def finish(self, steps: int, marks: bool) -> None:
+        """The E-step: SUM(w~ S) / SUM(w~) of the four statistics at time n."""
+        n, current = self.n, self.current
         args = (self.log_w, self.top[steps - 1 : steps], self.w_tilde, np.int64(n), self.sums)
         args += (self.tickets[0:1], self.total)
         _launch("filter.cu", "exp_total", n, args, grid=self.parts)
@@ -322,18 +326,18 @@ class SmcemGraph(FilterGraph):
         args += (self.tickets[1:2], self.statistics)
         _launch("filter.cu", "normalise_estimate<4>", n, args, grid=self.parts)
         if marks:
-            self._record_mark(self.marks[1])
+            self.runner.mark(1)
 
     def expected_statistics(self, y, seed: int, alpha: float, sigma: float, beta: float):
         """The E-step under (alpha, sigma, beta): the four statistics and the device seconds."""
         self.theta.set(
             np.array([alpha, sigma, 0.5 / beta**2], dtype=np.float32), stream=self.stream
         )
-        self.replay(y, seed)
+        self.runner.replay(y, seed)
         stats = self.statistics.get(stream=self.stream)
         if not np.all(np.isfinite(stats)):
             raise FloatingPointError(f"the GPU E-step's statistics are not finite: {stats}")
-        return stats, self.stage_seconds()[1]
+        return stats, self.runner.seconds(0, 1)
 
 
 def smcem_e_step(y, n: int, scheme: str, beta: float = BETA):

@@ -36,17 +36,22 @@ import numpy as np
 
 from ..cuda import geometry
 from ..cuda.workspace import Workspace
-from .graph import GraphRunner, kept
+from .graph import kept
 from .sir_gpu import FilterGraph, graph_key, sir_arguments
 
 BATCHES_KEPT = 1  # batches kept per process (one holds K runs' buffers)
 
 
-class FilterBatch(GraphRunner):
+class FilterBatch:
     """K runs of the SIR filter for one (model, method, N, T, B rule) as one
-    CUDA graph of K branches (module docstring)."""
+    CUDA graph of K branches (module docstring): K SIR step programs, each
+    with its graph runner's stream and inputs, their steps enqueued by
+    their runners on their own streams, forked from and joined back into
+    the batch's stream."""
 
     def __init__(self, model, m, n: int, steps: int, kw: dict, params: dict, width: int):
+        import cupy
+
         if width < 1:
             raise ValueError(f"a batch holds at least one run, got width {width}")
         self.n, self.steps, self.width = n, steps, width
@@ -54,7 +59,8 @@ class FilterBatch(GraphRunner):
             FilterGraph(model, m, n, steps, kw, params, timed=True, ws=Workspace(n))
             for _ in range(width)
         ]
-        self.open(0)
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.graph = None
 
     def _capture(self) -> None:
         """Each member's eager step (compiles or loads the kernels, makes its
@@ -65,7 +71,7 @@ class FilterBatch(GraphRunner):
         self.stream.synchronize()  # the members' streams read the inputs uploaded on it
         for member in self.members:
             with member.stream:
-                member._enqueue(member.eager_steps, marks=False)
+                member.runner.enqueue(member.eager_steps, marks=False)
         for member in self.members:
             member.stream.synchronize()
         fork = cupy.cuda.Event(disable_timing=True)
@@ -77,7 +83,7 @@ class FilterBatch(GraphRunner):
                 for member, join in zip(self.members, joins, strict=True):
                     member.stream.wait_event(fork)
                     with member.stream:
-                        member._enqueue(self.steps, marks=False)
+                        member.runner.enqueue(self.steps, marks=False)
                     join.record(member.stream)
                     self.stream.wait_event(join)
             finally:

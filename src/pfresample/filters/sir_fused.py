@@ -26,7 +26,7 @@ import numpy as np
 
 from ..cuda import geometry, kernels
 from .common import GPU_STATE_DTYPE, STAGES, FilterResult, gpu_result, graph_inputs
-from .graph import GraphRunner, check_finite, cuda_twin, kept, log_z_steps
+from .graph import DeviceStream, check_finite, cuda_twin, kept, log_z_steps
 
 FAMILY = "fused.cu"
 RUNS_KEPT = 4  # FusedRun objects kept per process (each holds a few N-sized buffers)
@@ -69,7 +69,7 @@ def default_blocks(n: int) -> int:
     return geometry.fused_blocks(n, resident_blocks(), sms)
 
 
-class FusedRun(GraphRunner):
+class FusedRun(DeviceStream):
     """T steps of the growth-model filter with Systematic resampling for one
     N, over buffers it owns; :meth:`run` runs it for one seed and one set of
     measurements. ``blocks``: the grid (at most :func:`resident_blocks`);

@@ -45,7 +45,6 @@ filter, and their RMSEs agree within the spread of runs
 from __future__ import annotations
 
 import hashlib
-import time
 
 import numpy as np
 
@@ -56,11 +55,10 @@ from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
 from . import sir_fused
 from .common import GPU_STATE_DTYPE, NO_B, STAGES, FilterResult, gpu_result, graph_inputs
-from .graph import GraphRunner, check_finite, cuda_twin, kept, log_z_steps
+from .graph import GraphRunner, StepProgram, check_finite, cuda_twin, kept, log_z_steps
 
 WEIGHT_DTYPE = np.float32  # the resamplers' default (api.resample)
 THREADS = twin_launch.THREADS  # every kernel of models.cu and filter.cu (block reductions)
-CU_EVENT_RECORD_EXTERNAL = 0x1  # cuda.h: an event record node that keeps its time
 GRAPHS_KEPT = 4  # graphs kept per process (one holds a few N-sized buffers)
 
 
@@ -80,18 +78,11 @@ def device_twin(model):
 enqueue_resampler = run.enqueue_with_known_statistics
 
 
-def _timing_record(event, stream) -> None:
-    """Record ``event`` on the capturing ``stream`` as a node that keeps its time."""
-    rc = geometry.libcuda().cuEventRecordWithFlags(event.ptr, stream.ptr, CU_EVENT_RECORD_EXTERNAL)
-    if rc != 0:
-        raise RuntimeError(f"cuEventRecordWithFlags failed (CUresult {rc})")
-
-
-class FilterGraph(GraphRunner):
-    """T steps of the filter for one (model, method, N, B rule), captured as
-    a CUDA graph over buffers it owns (by the first :meth:`run`); :meth:`run`
-    replays it for one seed and one set of measurements. Its stream, inputs
-    and capture are the graph runner's (``filters.graph``)."""
+class FilterGraph(StepProgram):
+    """T steps of the filter for one (model, method, N, B rule) over buffers
+    it owns, the step program of a :class:`graph.GraphRunner`, which
+    captures them as a CUDA graph on the first :meth:`run` and replays it
+    for one seed and one set of measurements."""
 
     eager_steps = 1  # steps of the eager run before the capture: one of each kernel
 
@@ -129,9 +120,21 @@ class FilterGraph(GraphRunner):
         self.tickets = cupy.zeros(2, dtype=np.uint32)
         self.fixed_B = NO_B if kw.get("B") is None else kw["B"]  # the B of every step, if given
         self.used_B = cupy.full(steps, self.fixed_B, dtype=np.int32)
+        # Timing marks: with stage times, one between every two stages
+        # (stage s of step k runs from mark 4k + s to mark 4k + s + 1);
+        # without, one before the first step and one after the last.
+        self.timed = timed
+        marks = steps * len(STAGES) + 1 if timed else 2
+        # Without stage times, a model that can predicts through the last
+        # step's ancestors (one kernel fewer a step: at N = 2^22 the gather
+        # moved 32 MB); with them the gather stays in stage 4, as the thesis
+        # counts it.
+        self.through = not timed and hasattr(twin, "predict_through")
         # A run's inputs, one buffer: noise key (2), resampling keys (2 per
         # step), then the measurements as float32.
-        self.open(2 + 2 * steps + steps * twin.measurement_size)
+        words = 2 + 2 * steps + steps * twin.measurement_size
+        self.runner = GraphRunner(self, words, marks)
+        self.inputs = self.runner.inputs
         self.noise_key = self.inputs[:2]
         self.z = self.inputs[2 + 2 * steps :].view(np.float32)
         self.ancestors = cupy.empty((1, n), dtype=np.int32)
@@ -151,33 +154,6 @@ class FilterGraph(GraphRunner):
             )
             for k in range(steps)
         ]
-        # Timing marks: with stage times, one between every two stages
-        # (stage s of step k runs from mark 4k + s to mark 4k + s + 1);
-        # without, one before the first step and one after the last.
-        self.timed = timed
-        marks = steps * len(STAGES) + 1 if timed else 2
-        self.marks = [cupy.cuda.Event() for _ in range(marks)]
-        self.side = cupy.cuda.Stream(non_blocking=True)  # the marks' branch
-        self._fork, self._join = (cupy.cuda.Event(disable_timing=True) for _ in range(2))
-
-    def _capture(self) -> None:
-        """Capture the T steps as the graph, after one eager step: the eager
-        step compiles or loads every kernel and makes the workspace's
-        buffers, neither of which may happen while capturing. It reads the
-        first run's inputs, already uploaded, and so costs one step of a run.
-        (With made-up inputs -- zeros -- the radar model's weights are so
-        degenerate that the eager step dwarfs the runs; docs/performance.md,
-        "Measurements behind the code's choices".)"""
-
-        def rejoin() -> None:  # the marks' branch rejoins before the graph ends
-            self._join.record(self.side)
-            self.stream.wait_event(self._join)
-
-        self.graph = self.capture(
-            lambda: self._enqueue(self.steps, marks=True),
-            eager=lambda: self._enqueue(self.eager_steps, marks=False),
-            finish=rejoin,
-        )
 
     def _step_workspace(self, k: int):
         """The workspace of step k's resampling: the shared one, except that
@@ -189,69 +165,62 @@ class FilterGraph(GraphRunner):
         b = self.used_B[k : k + 1] if self.device_B else None
         return stats.with_known_statistics(ws, record, b=b)
 
-    def _record_mark(self, event) -> None:
-        """``event`` recorded once the work enqueued so far is done, as a
-        node on a side branch of the graph (``self.side``): the kernels'
-        chain does not wait for the marks. (In the chain itself each mark
-        would be one more dependent node; docs/performance.md has its cost.)"""
-        self._fork.record(self.stream)
-        self.side.wait_event(self._fork)
-        _timing_record(event, self.side)
+    def _mark(self, k: int, s: int, marks: bool) -> None:
+        """The timing mark at the boundary before stage s of step k (none
+        without ``marks``; only the run's first and last without stage times)."""
+        if not marks:
+            return
+        stages = len(STAGES)
+        if self.timed:
+            self.runner.mark(stages * k + s)
+        elif (k, s) in ((0, 0), (self.steps - 1, stages)):
+            self.runner.mark(0 if s == 0 else 1)
 
-    def _enqueue(self, steps: int, marks: bool) -> None:
-        """Enqueue ``steps`` steps on the current stream, with the timing
-        marks or without any."""
+    def start(self, marks: bool) -> None:
+        """The step maxima zeroed and the particles' start."""
         import cupy
 
-        stream, twin, n = self.stream, self.twin, self.n
-        mz, stages = twin.measurement_size, len(STAGES)
-
-        def mark(k: int, s: int) -> None:  # the boundary before stage s of step k
-            if not marks:
-                return
-            if self.timed:
-                self._record_mark(self.marks[stages * k + s])
-            elif (k, s) in ((0, 0), (self.steps - 1, stages)):
-                self._record_mark(self.marks[0 if s == 0 else 1])
-
-        # Without stage times, a model that can predicts through the last
-        # step's ancestors (one kernel fewer a step: at N = 2^22 the gather
-        # moved 32 MB); with them the gather stays in stage 4, as the thesis
-        # counts it.
-        through = not self.timed and hasattr(twin, "predict_through")
+        stream = self.runner.stream
         cupy.cuda.runtime.memsetAsync(self.top.data.ptr, 0, self.top.nbytes, stream.ptr)
-        twin.init(self.x[0], self.noise_key)
-        for k in range(steps):
-            x, x_next = self.x[k % 2], self.x[(k + 1) % 2]
-            top, total = (
-                self.top[k : k + 1],
-                stats.sum_slot(self.stats[k]),
-            )
-            mark(k, 0)
-            z = self.z[mz * k : mz * (k + 1)]
-            if through:  # x_k from x_{k-1}[ancestors], in place at k = 0
-                src, anc = (x, None) if k == 0 else (x_next, self.ancestors)
-                twin.predict_through(src, anc, x, self.log_w, k, z, self.noise_key, top)
-            else:
-                twin.predict(x, self.log_w, k, z, self.noise_key, top)
-            sums = (np.int64(n), self.sums, self.tickets[0:1], total)
-            if self.timed:  # a stage mark between the exponentials and their sum
-                self._exp_shifted(top)
-                mark(k, 1)
-                _launch("filter.cu", "weight_total", n, (self.w_tilde, *sums), grid=self.parts)
-            else:  # the same w~ and sum in one kernel
-                args = (self.log_w, top, self.w_tilde, *sums)
-                _launch("filter.cu", "exp_total", n, args, grid=self.parts)
-            mark(k, 2)
-            w = NULL if self.w is None else self.w
-            args = (self.w_tilde, x, np.int64(n), total, w, self.sums, self.tickets[1:2])
-            name = f"normalise_estimate<{twin.rows}>"
-            _launch("filter.cu", name, n, (*args, self.estimates[k]), grid=self.parts)
-            mark(k, 3)
-            self._resample(k)
-            if not through:
-                self._gather(x, x_next)
-        mark(self.steps - 1, stages)
+        self.twin.init(self.x[0], self.noise_key)
+
+    def step(self, k: int, marks: bool) -> None:
+        """Step k's four stages, with the timing marks or without any."""
+        twin, n, through = self.twin, self.n, self.through
+        mz = twin.measurement_size
+        x, x_next = self.x[k % 2], self.x[(k + 1) % 2]
+        top, total = (
+            self.top[k : k + 1],
+            stats.sum_slot(self.stats[k]),
+        )
+        self._mark(k, 0, marks)
+        z = self.z[mz * k : mz * (k + 1)]
+        if through:  # x_k from x_{k-1}[ancestors], in place at k = 0
+            src, anc = (x, None) if k == 0 else (x_next, self.ancestors)
+            twin.predict_through(src, anc, x, self.log_w, k, z, self.noise_key, top)
+        else:
+            twin.predict(x, self.log_w, k, z, self.noise_key, top)
+        sums = (np.int64(n), self.sums, self.tickets[0:1], total)
+        if self.timed:  # a stage mark between the exponentials and their sum
+            self._exp_shifted(top)
+            self._mark(k, 1, marks)
+            _launch("filter.cu", "weight_total", n, (self.w_tilde, *sums), grid=self.parts)
+        else:  # the same w~ and sum in one kernel
+            args = (self.log_w, top, self.w_tilde, *sums)
+            _launch("filter.cu", "exp_total", n, args, grid=self.parts)
+        self._mark(k, 2, marks)
+        w = NULL if self.w is None else self.w
+        args = (self.w_tilde, x, np.int64(n), total, w, self.sums, self.tickets[1:2])
+        name = f"normalise_estimate<{twin.rows}>"
+        _launch("filter.cu", name, n, (*args, self.estimates[k]), grid=self.parts)
+        self._mark(k, 3, marks)
+        self._resample(k)
+        if not through:
+            self._gather(x, x_next)
+
+    def finish(self, steps: int, marks: bool) -> None:
+        """The mark after the last step."""
+        self._mark(self.steps - 1, len(STAGES), marks)
 
     def _exp_shifted(self, top) -> None:
         """w~ = exp(log w - ``top``), the step's maximum log-weight (4 weights a thread)."""
@@ -272,49 +241,26 @@ class FilterGraph(GraphRunner):
         """A run's inputs (``common.graph_inputs``)."""
         return graph_inputs(y, seed, self.steps)
 
-    def upload(self, host: np.ndarray) -> None:
-        """``host_inputs`` on the device; the graph is captured by the first upload."""
-        self.set_inputs(host)
-        if self.graph is None:
-            self._capture()
-
-    def replay(self, y, seed: int) -> float:
-        """Upload a run's inputs (capturing the graph on the first run),
-        replay the graph and wait for it: the host's seconds for the upload,
-        the replay and the wait."""
-        host = self.host_inputs(y, seed)
-        if self.graph is None:
-            self.upload(host)
-        start = time.perf_counter()
-        self.upload(host)
-        self.graph.launch(self.stream)
-        self.stream.synchronize()
-        return time.perf_counter() - start
-
     def stage_seconds(self) -> tuple[np.ndarray, float]:
         """(T, 4) stage times of the last replay (NaN without stage times),
         and the device time of all T steps."""
-        import cupy
-
-        elapsed = cupy.cuda.get_elapsed_time
+        runner = self.runner
         if not self.timed:
-            total = 1e-3 * elapsed(self.marks[0], self.marks[1])
-            return np.full((self.steps, len(STAGES)), np.nan), total
-        ms = [elapsed(a, b) for a, b in zip(self.marks[:-1], self.marks[1:], strict=True)]
-        seconds = 1e-3 * np.array(ms).reshape(self.steps, len(STAGES))
+            return np.full((self.steps, len(STAGES)), np.nan), runner.seconds(0, 1)
+        ms = [runner.seconds(i, i + 1) for i in range(len(runner.marks) - 1)]
+        seconds = np.array(ms).reshape(self.steps, len(STAGES))
         return seconds, float(seconds.sum())
 
-    def run(self, y, seed: int) -> FilterResult:
-        """One run: the measurements ``y`` (T rows) and the run's ``seed``
-        (``derive_seeds``: the noise key and the resampling seeds)."""
-        wall = self.replay(y, seed)
+    def collect(self, seed: int, wall: float) -> FilterResult:
+        """The run's result, its stage times from the marks."""
         stage_seconds, total_seconds = self.stage_seconds()
         return self.result(seed, wall, total_seconds, stage_seconds)
 
     def result(self, seed: int, wall: float, total_seconds: float, stage_seconds=None):
         """The :class:`FilterResult` of the last replay, from what its buffers
         hold: the estimates, the B of every step, the log-likelihood."""
-        estimates = self.estimates.get(stream=self.stream)
+        stream = self.runner.stream
+        estimates = self.estimates.get(stream=stream)
         if self.twin.rows == 1:
             estimates = estimates[:, 0]
         check_finite(
@@ -323,7 +269,7 @@ class FilterGraph(GraphRunner):
             "NaN or +inf, every weight underflowed, or a state overflowed)",
         )
         if self.device_B:
-            used_B = self.used_B.get(stream=self.stream).astype(np.int64)
+            used_B = self.used_B.get(stream=stream).astype(np.int64)
         else:  # known on the host: no second copy back
             used_B = np.full(self.steps, self.fixed_B, np.int64)
         return gpu_result(
@@ -341,8 +287,9 @@ class FilterGraph(GraphRunner):
         log Z_k = m_k + log SUM w~ - log N, plus the constant the kernels drop
         from the model's log-likelihood (the CPU filter's estimate is of the
         density ``model.log_likelihood`` returns, constant included)."""
-        top = self.top.get(stream=self.stream)
-        sums = self.stats[:, workspace.STAT_SUM].get(stream=self.stream)
+        stream = self.runner.stream
+        top = self.top.get(stream=stream)
+        sums = self.stats[:, workspace.STAT_SUM].get(stream=stream)
         return log_z_steps(top, sums, self.n, self.twin.log_likelihood_constant())
 
 

@@ -123,6 +123,34 @@ def _kernels():
 
 _KERNELS = []
 
+# A step's statistics in two kernels of their own where CuPy's operators
+# would take eight (each a node of the graph, and at large N a pass over
+# the weights): w~ = exp(log w - m) in one pass, and the step's three
+# scalars -- the log-likelihood increment m - log N + log SUM w~, the ESS
+# (SUM w~)^2 / SUM w~^2 and the estimate SUM w~ x / SUM w~ -- written by one
+# thread each into the run's buffers. The sums themselves stay CuPy's
+# (CUB's device-wide reductions: a reduction kernel of CuPy's own would
+# take a single block for a full sum).
+_EXP_SHIFT = ("float64 lw, raw float64 top", "float64 w", "w = exp(lw - top[0])")
+_FINISH = (
+    "float64 sx, raw float64 top, raw float64 total, raw float64 sww, float64 log_n, int32 k",
+    "float64 est, raw float64 inc, raw float64 ess",
+    "const double s = total[0];\n"
+    "est = sx / s;\n"
+    "if (i == 0) { inc[k] = top[0] - log_n + log(s); ess[k] = s * s / sww[0]; }",
+)
+_STATISTICS = []
+
+
+def _statistics():
+    """The step's two statistics kernels (compiled on first use)."""
+    import cupy
+
+    if not _STATISTICS:
+        _STATISTICS.append(cupy.ElementwiseKernel(*_EXP_SHIFT, "pfr_capture_exp_shift"))
+        _STATISTICS.append(cupy.ElementwiseKernel(*_FINISH, "pfr_capture_finish"))
+    return _STATISTICS
+
 
 def reference_normals(key, call: int, size: int) -> np.ndarray:
     """What :meth:`CaptureRng.standard_normal` draws for ``call`` under
@@ -383,6 +411,7 @@ class CapturedFilter(GraphRunner):
         model, n = self.model, self.n
         rng = CaptureRng(self.inputs[:2])
         log_n = math.log(n)
+        exp_shift, finish = _statistics()
         x = cupy.asarray(model.init_particles(n, rng))
         if x.shape[0] != n:
             raise ValueError(f"init_particles({n}, rng) returned {x.shape[0]} particles")
@@ -390,15 +419,17 @@ class CapturedFilter(GraphRunner):
             self.estimates = cupy.empty((self.steps,) + x.shape[1:], dtype=np.float64)
         for k in range(self.steps):
             x = model.transition(x, k, rng)
-            lw = cupy.asarray(model.log_likelihood(self.y[k], x), dtype=np.float64) - log_n
-            top = lw.max()
-            w_tilde = cupy.exp(lw - top)
-            total = w_tilde.sum()
-            self.increments[k] = top + cupy.log(total)
-            w = w_tilde / total
-            self.estimates[k] = (w.reshape((n,) + (1,) * (x.ndim - 1)) * x).sum(axis=0)
-            self.ess[k] = 1.0 / (w * w).sum()
-            w_in = w_tilde if self.unnormalised else w
+            # log w = log g - log N (the weights carried are 1/N); the log N
+            # goes into the increment, so that w~ = exp(log g - max log g).
+            lw = cupy.asarray(model.log_likelihood(self.y[k], x), dtype=np.float64)
+            top = lw.max().reshape(1)
+            w_tilde = exp_shift(lw, top)
+            total = w_tilde.sum().reshape(1)
+            sx = (w_tilde.reshape((n,) + (1,) * (x.ndim - 1)) * x).sum(axis=0)
+            sww = (w_tilde * w_tilde).sum().reshape(1)
+            finish(sx, top, total, sww, log_n, np.int32(k), self.estimates[k], self.increments,
+                   self.ess)  # fmt: skip
+            w_in = w_tilde if self.unnormalised else w_tilde / total
             keys = self.inputs[2 + 2 * k : 4 + 2 * k]
             call = workspace.Call(w_in, 1, keys, np.uint32(0), np.uint32(0), self.ws,
                                   self.ancestors)  # fmt: skip

@@ -229,8 +229,9 @@ def ncu_run() -> None:
 
 def ncu_bytes(path: Path, steps: int, peak_tbs: float) -> list[tuple]:
     """Per kernel of a step (the last ``steps`` launches of each kernel in
-    Nsight Compute's CSV), DRAM and L2 bytes; then the step's total and its
-    floor at ``peak_tbs`` TB/s."""
+    Nsight Compute's CSV: the last run's; a kernel launched fewer times is a
+    run's, not a step's, and left out), DRAM and L2 bytes; then the step's
+    total and its floor at ``peak_tbs`` TB/s."""
     text = path.read_text().splitlines()
     start = next(i for i, line in enumerate(text) if line.startswith('"ID"'))
     per = {}
@@ -250,8 +251,11 @@ def ncu_bytes(path: Path, steps: int, peak_tbs: float) -> list[tuple]:
             return (sum(values) / steps, len(values)) if values else (0.0, 0)
 
         dram_r, count = mean_last("dram__bytes_read.sum")
+        if count < steps:  # a kernel of the run's start (the initial particles), not of a step
+            continue
         dram_w, _ = mean_last("dram__bytes_write.sum")
-        l2, _ = mean_last("lts__t_bytes.sum")
+        l2, _ = mean_last("lts__t_sectors.sum")
+        l2 *= 32  # bytes a sector
         ns, _ = mean_last("gpu__time_duration.sum")
         total_dram, total_l2, total_ns = total_dram + dram_r + dram_w, total_l2 + l2, total_ns + ns
         rows.append(("bytes_dram", dram_r + dram_w, f"{name} ({count} launches, a step)"))

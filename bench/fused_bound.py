@@ -23,7 +23,9 @@ against a PyTorch CUDA-graph filter, measured in one short run on one GPU.
    (``run_filter``) around it.
 
 From these (``summary.csv``): for each N the floor of our wall time (the
-skeleton's step times T, plus the host's part) and, with ``--peers`` (a
+skeleton's step times T; at 2^22 the DRAM floor of a step's bytes times T;
+plus the host's part of a replayed run at ``--host-n``: inputs, pinned copy,
+launch, result, and the wait beyond the kernel's own clock) and, with ``--peers`` (a
 ``bench/gpu_filter_peers.py`` CSV of the same device), the largest lead
 over the PyTorch CUDA-graph filter that floor allows.
 
@@ -112,7 +114,8 @@ def chase_ns(module, hops: int) -> tuple[float, float]:
 
 
 def skeleton_phases(module, n: int, grid: int, repeats: int) -> np.ndarray:
-    """Median µs of each of the skeleton's four phases a step (N, grid)."""
+    """Median over runs of the mean µs of each of the skeleton's four phases a
+    step (N, grid)."""
     import cupy
 
     parts, tiles = geometry.sum_parts(n), geometry.scan_tiles(n)
@@ -129,7 +132,8 @@ def skeleton_phases(module, n: int, grid: int, repeats: int) -> np.ndarray:
         args = (x, log_w, w_tilde, anc, np.uint32(n), np.int32(STEPS), np.int32(parts),
                 np.int32(tiles), part_sums, tile_sum, bar, top, marks)  # fmt: skip
         cooperative(f, grid, args)
-        runs.append(1e-3 * np.diff(marks.get().astype(np.int64))[1:].reshape(STEPS, 4))
+        # Step 0's first phase holds the start (initial particles): steps 1 ... T - 1.
+        runs.append(1e-3 * np.diff(marks.get().astype(np.int64)).reshape(STEPS, 4)[1:])
     return np.median(np.stack(runs[1:]).mean(axis=1), axis=0)
 
 
@@ -139,7 +143,7 @@ def fused_phases(model, y, n: int, grid: int | None, repeats: int):
     phases, walls = [], []
     for seed in range(repeats + 1):
         r = run.run(y, seed)
-        phases.append(1e6 * r.stage_seconds.mean(axis=0))
+        phases.append(1e6 * r.stage_seconds[1:].mean(axis=0))  # as the skeleton's
         walls.append(1e3 * r.wall_seconds)
     return np.median(np.stack(phases[1:]), axis=0), statistics.median(walls[1:]), run
 
@@ -155,7 +159,8 @@ def host_split(model, y, n: int, repeats: int) -> list[tuple[str, float, str]]:
     for replay in (True, False):
         run = sir_fused.FusedRun(model, n, STEPS, replay=replay)
         label = "graph" if run.graph is not None else "enqueue"
-        split = {k: [] for k in ("inputs", "pinned", "launch", "wait", "result", "device")}
+        keys = ("inputs", "pinned", "launch", "wait", "result", "device", "latency")
+        split = {k: [] for k in keys}
         for seed in range(repeats + 2):
             t0 = time.perf_counter()
             host = graph_inputs(y, seed, STEPS)
@@ -181,7 +186,8 @@ def host_split(model, y, n: int, repeats: int) -> list[tuple[str, float, str]]:
                        total_seconds=float(stage.sum()), stage_seconds=stage,
                        log_likelihood_steps=log_z_steps(top, sums, n, run.constant))  # fmt: skip
             t5 = time.perf_counter()
-            times = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, stage.sum())
+            device = float(stage.sum())  # the kernel's own clock; the wait's rest is latency
+            times = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, device, t4 - t3 - device)
             for k, v in zip(split, times, strict=True):
                 split[k].append(1e6 * v)
         for k, v in split.items():
@@ -217,54 +223,65 @@ def host_split(model, y, n: int, repeats: int) -> list[tuple[str, float, str]]:
     return rows
 
 
+MARKER = "ncu_marker"  # a kernel launched between the warm-up call and the profiled run
+
+
 def ncu_run() -> None:
-    """A warm-up call, then one 10-step run of the graph at N = 2^22 for
-    Nsight Compute (``--launch-skip`` past the warm-up's kernels)."""
+    """A warm-up call, a marker kernel, then one 10-step run of the graph at
+    N = 2^22 for Nsight Compute (:func:`ncu_bytes` counts what follows the
+    marker)."""
+    import cupy
+
     model = GrowthModel()
     _, y = model.simulate(10, np.random.default_rng(2026))
     for seed in (0, 1):
         run_filter(model, y, 2**22, "systematic", seed=seed, backend="cuda", stage_times=False,
                    **SIR_OPTIONS)  # fmt: skip
+        if seed == 0:
+            cupy.RawKernel(f'extern "C" __global__ void {MARKER}() {{}}', MARKER)((1,), (1,), ())
+            cupy.cuda.Device().synchronize()
 
 
 def ncu_bytes(path: Path, steps: int, peak_tbs: float) -> list[tuple]:
-    """Per kernel of a step (the last ``steps`` launches of each kernel in
-    Nsight Compute's CSV: the last run's; a kernel launched fewer times is a
-    run's, not a step's, and left out), DRAM and L2 bytes; then the step's
-    total and its floor at ``peak_tbs`` TB/s."""
+    """Per kernel of a step (its launches after the marker kernel, the last
+    run's, over ``steps``), DRAM and L2 bytes and its time; then the step's
+    totals and its floor at ``peak_tbs`` TB/s."""
     text = path.read_text().splitlines()
-    start = next(i for i, line in enumerate(text) if line.startswith('"ID"'))
-    per = {}
+    start = next((i for i, line in enumerate(text) if line.startswith('"ID"')), None)
+    if start is None:  # ncu ran nothing (no counters allowed, or no kernel profiled)
+        return [("ncu_no_data", 0.0, text[-1][:200] if text else "empty file")]
+    per, marker = {}, -1
     for row in csv.DictReader(io.StringIO("\n".join(text[start:]))):
-        value = float(row["Metric Value"].replace(",", "") or 0)
-        unit = row["Metric Unit"].strip().lower()
-        scale = {"byte": 1, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "nsecond": 1,
-                 "usecond": 1e3, "msecond": 1e6}.get(unit, 1)  # fmt: skip
-        name = row["Kernel Name"].split("(")[0]
-        per.setdefault(name, {}).setdefault(row["Metric Name"], {})[row["ID"]] = value * scale
-    rows, total_dram, total_l2, total_ns = [], 0.0, 0.0, 0.0
-    for name, metrics in per.items():
-        launches = {m: sorted(v.items(), key=lambda kv: int(kv[0])) for m, v in metrics.items()}
-
-        def mean_last(metric, launches=launches):
-            values = [v for _, v in launches.get(metric, [])][-steps:]
-            return (sum(values) / steps, len(values)) if values else (0.0, 0)
-
-        dram_r, count = mean_last("dram__bytes_read.sum")
-        if count < steps:  # a kernel of the run's start (the initial particles), not of a step
+        name = row["Kernel Name"].split("(")[0].strip()
+        if name.endswith(MARKER):
+            marker = max(marker, int(row["ID"]))
             continue
-        dram_w, _ = mean_last("dram__bytes_write.sum")
-        l2, _ = mean_last("lts__t_sectors.sum")
-        l2 *= 32  # bytes a sector
-        ns, _ = mean_last("gpu__time_duration.sum")
-        total_dram, total_l2, total_ns = total_dram + dram_r + dram_w, total_l2 + l2, total_ns + ns
-        rows.append(("bytes_dram", dram_r + dram_w, f"{name} ({count} launches, a step)"))
-        rows.append(("bytes_l2", l2, name))
-        rows.append(("kernel_ns", ns, name))
-    rows.append(("bytes_dram_step", total_dram, "all kernels of a step"))
-    rows.append(("bytes_l2_step", total_l2, "all kernels of a step"))
-    rows.append(("kernels_ns_step", total_ns, "the kernels' own time a step under ncu"))
-    rows.append(("dram_floor_step_us", 1e-6 * total_dram / peak_tbs, f"at {peak_tbs} TB/s"))
+        value = float(row["Metric Value"].replace(",", "") or 0)
+        if row["Metric Name"] == "lts__t_sectors.sum":
+            value *= 32  # bytes a sector
+        launch = per.setdefault(name, {}).setdefault(int(row["ID"]), {})
+        launch[row["Metric Name"]] = value
+    rows, totals = [], {"dram": 0.0, "l2": 0.0, "ns": 0.0}
+    for name, launches in per.items():
+        last = [m for i, m in launches.items() if i > marker]
+        if not last:
+            continue
+
+        def total(metric, last=last):
+            return sum(m.get(metric, 0.0) for m in last) / steps
+
+        dram = total("dram__bytes_read.sum") + total("dram__bytes_write.sum")
+        l2, ns = total("lts__t_sectors.sum"), total("gpu__time_duration.sum")
+        totals["dram"] += dram
+        totals["l2"] += l2
+        totals["ns"] += ns
+        note = f"{name} ({len(last)} launches in the run)"
+        rows += [("bytes_dram", dram, note), ("bytes_l2", l2, name), ("kernel_ns", ns, name)]
+    rows.append(("bytes_dram_step", totals["dram"], "all kernels of a step"))
+    rows.append(("bytes_l2_step", totals["l2"], "all kernels of a step"))
+    rows.append(("kernels_ns_step", totals["ns"], "the kernels' own time a step under ncu"))
+    floor = 1e-6 * totals["dram"] / peak_tbs
+    rows.append(("dram_floor_step_us", floor, f"at {peak_tbs} TB/s"))
     return rows
 
 
@@ -334,6 +351,9 @@ def main(argv=None) -> None:
             add("fused_step", n, grid, ph2.sum(), "us", "grid sweep, a step")
             add("skeleton_step", n, grid, skeleton_phases(module, n, grid, 3).sum(), "us",
                 "grid sweep, a step")  # fmt: skip
+        write_rows(
+            args.out / "bound.csv", rows, FIELDS, announce=False
+        )  # a run cut short keeps them
         summary[n] = {"n": n, "blocks": g, "barrier_us": b / 1e3,
                       "skeleton_step_us": sk.sum(), "fused_step_us": ph.sum()}  # fmt: skip
     host = host_split(model, y, args.host_n, max(args.repeats, 15))
@@ -351,8 +371,12 @@ def main(argv=None) -> None:
 
     # The floor of our wall: the skeleton's steps plus the host's part of a
     # captured run (inputs, pinned copy, launch, result); the lead it allows.
-    split = {q: v for q, v, note in host if note in ("graph", "enqueue")}
-    host_us = sum(split.get(f"host_{k}", 0.0) for k in ("inputs", "pinned", "launch", "result"))
+    split = {}  # the first FusedRun's (replayed where captured)
+    for q, v, note in host:
+        if note in ("graph", "enqueue"):
+            split.setdefault(q, v)
+    parts = ("inputs", "pinned", "launch", "result", "latency")
+    host_us = sum(split.get(f"host_{k}", 0.0) for k in parts)
     peers = {}
     for path in args.peers:
         with open(path) as f:

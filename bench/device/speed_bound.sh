@@ -3,7 +3,7 @@
 # PyTorch CUDA-graph filter, its bound, and the map's linear-Gaussian panel,
 # this tree against the base tree build/base, in one run.
 # 1. The fused run's GPU tests (bit for bit against the graph, every grid)
-#    and the engine's GPU paths (timeout 70 s).
+#    and the engine's GPU paths (timeout 60 s).
 # 2. bench/fused_bound.py: a grid barrier's cost at the fused run's grid for
 #    N = 2^14 ... 2^20 and a sweep of grids, the L2 and atomic round trips,
 #    the run's skeleton (its structure without its arithmetic) against its
@@ -16,8 +16,8 @@
 #    base/head then head/base; then bound/summary.csv with the head's leads.
 # 4. bench/design_map.py's linear-Gaussian panel on the GPU at N = 2^10, 2^14,
 #    2^18, 2^22, every resampler: the checkout with the user loop captured
-#    (--capture auto), the base with its CuPy loop, 2 rounds of 3 seeds each
-#    (seeds 0-2 then 3-5, base/head then head/base), joined and redrawn.
+#    (--capture auto), the base with its CuPy loop, 2 rounds of 2 seeds each
+#    (seeds 0-1 then 2-3, base/head then head/base), joined and redrawn.
 #   bash bench/device/speed_bound.sh OUT_DIR
 # Writes OUT_DIR/device.txt, pytest.txt, junit.xml, bound/ (bound.csv,
 # summary.csv, bound.log), ncu_2p22.csv, peers_{base,head}_{1,2}.csv,
@@ -31,7 +31,7 @@ python3 -m pip install -q --no-deps --no-build-isolation -e . -e ./studies >/dev
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/device.txt" 2>&1 || true
 git rev-parse --short HEAD >>"$out/device.txt" 2>/dev/null || true
 export PYTHONPATH=$PWD/src:$PWD/studies
-PFRESAMPLE_KERNEL_DIR=$PWD/gpu_kernels timeout 70 python3 -m pytest -q -m gpu -p no:cacheprovider \
+PFRESAMPLE_KERNEL_DIR=$PWD/gpu_kernels timeout 60 python3 -m pytest -q -m gpu -p no:cacheprovider \
     tests/gpu/test_gpu_fused_filter.py tests/gpu/test_gpu_engine.py \
     -k "fused or grid or barrier or log_likelihood or auto or plan" \
     --junitxml="$out/junit.xml" >"$out/pytest.txt" 2>&1
@@ -59,7 +59,7 @@ for r in 1 2; do
     done
     echo "== peers round $r done"
 done
-PFRESAMPLE_KERNEL_DIR=$PWD/gpu_kernels timeout 60 python3 bench/fused_bound.py --out "$out/bound" \
+PFRESAMPLE_KERNEL_DIR=$PWD/gpu_kernels timeout 75 python3 bench/fused_bound.py --out "$out/bound" \
     --peers "$out"/peers_head_*.csv --ncu-csv "$out/ncu_2p22.csv" >"$out/bound/bound.log" 2>&1
 echo "bound exit $?" | tee -a "$out/bound/bound.log"
 cat "$out/bound/summary.csv" 2>/dev/null
@@ -71,8 +71,8 @@ for r in 1 2; do
         capture=(); [ "$v" = head ] && capture=(--capture auto)
         PYTHONPATH=$t/src:$PWD/studies PFRESAMPLE_KERNEL_DIR=$t/gpu_kernels \
             PFRESAMPLE_KERNEL_CACHE=$work/kc_$v timeout 50 python3 bench/design_map.py \
-            "$out/map_${v}_$r" --backend cuda --models lg --sizes 2^10 2^14 2^18 2^22 --runs 3 \
-            --first-seed $((3 * (r - 1))) --jobs 1 "${capture[@]}" >>"$out/map.log" 2>&1 \
+            "$out/map_${v}_$r" --backend cuda --models lg --sizes 2^10 2^14 2^18 2^22 --runs 2 \
+            --first-seed $((2 * (r - 1))) --jobs 1 ${capture[@]+"${capture[@]}"} >>"$out/map.log" 2>&1 \
             || echo "map failed: $v round $r" | tee -a "$out/map.log"
     done
     echo "== map round $r done"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# On a CUDA host, in about 4 minutes: the GPU SIR filter's lead over a
-# PyTorch CUDA-graph filter, its bound, and the map's linear-Gaussian panel,
-# this tree against the base tree build/base, in one run.
+# On a CUDA host, in about 4 minutes (at most 9: every step has a timeout):
+# the GPU SIR filter's lead over a PyTorch CUDA-graph filter, its bound, and
+# the map's linear-Gaussian panel, this tree against the base tree
+# build/base, in one run.
 # 1. The fused run's GPU tests (bit for bit against the graph, every grid)
 #    and the engine's GPU paths (timeout 60 s).
 # 2. bench/fused_bound.py: a grid barrier's cost at the fused run's grid for
@@ -39,7 +40,7 @@ echo "pytest exit $?" >>"$out/pytest.txt"
 tail -4 "$out/pytest.txt"
 work=$(mktemp -d)
 if command -v ncu >/dev/null; then
-    timeout 60 ncu --csv --log-file "$out/ncu_2p22.csv" --print-units base --cache-control none \
+    timeout 50 ncu --csv --log-file "$out/ncu_2p22.csv" --print-units base --cache-control none \
         --graph-profiling node --kernel-name-base demangled \
         --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors.sum \
         python3 bench/fused_bound.py --ncu-run >"$out/ncu.log" 2>&1
@@ -53,13 +54,13 @@ for r in 1 2; do
         [ -n "${tree[$v]:-}" ] || continue
         t=${tree[$v]}
         PYTHONPATH=$t/src PFRESAMPLE_KERNEL_DIR=$t/gpu_kernels PFRESAMPLE_KERNEL_CACHE=$work/kc_$v \
-            timeout 45 python3 bench/gpu_filter_peers.py --n 2^14 2^16 2^18 2^22 --ours systematic \
+            timeout 40 python3 bench/gpu_filter_peers.py --n 2^14 2^16 2^18 2^22 --ours systematic \
             --peers torch-graph --repeats 9 --warmup 2 --csv "$out/peers_${v}_$r.csv" \
             >>"$out/speed.log" 2>&1 || echo "bench failed: $v round $r" | tee -a "$out/speed.log"
     done
     echo "== peers round $r done"
 done
-PFRESAMPLE_KERNEL_DIR=$PWD/gpu_kernels timeout 75 python3 bench/fused_bound.py --out "$out/bound" \
+PFRESAMPLE_KERNEL_DIR=$PWD/gpu_kernels timeout 60 python3 bench/fused_bound.py --out "$out/bound" \
     --peers "$out"/peers_head_*.csv --ncu-csv "$out/ncu_2p22.csv" >"$out/bound/bound.log" 2>&1
 echo "bound exit $?" | tee -a "$out/bound/bound.log"
 cat "$out/bound/summary.csv" 2>/dev/null
@@ -70,7 +71,7 @@ for r in 1 2; do
         t=${tree[$v]}
         capture=(); [ "$v" = head ] && capture=(--capture auto)
         PYTHONPATH=$t/src:$PWD/studies PFRESAMPLE_KERNEL_DIR=$t/gpu_kernels \
-            PFRESAMPLE_KERNEL_CACHE=$work/kc_$v timeout 50 python3 bench/design_map.py \
+            PFRESAMPLE_KERNEL_CACHE=$work/kc_$v timeout 40 python3 bench/design_map.py \
             "$out/map_${v}_$r" --backend cuda --models lg --sizes 2^10 2^14 2^18 2^22 --runs 2 \
             --first-seed $((2 * (r - 1))) --jobs 1 ${capture[@]+"${capture[@]}"} >>"$out/map.log" 2>&1 \
             || echo "map failed: $v round $r" | tee -a "$out/map.log"

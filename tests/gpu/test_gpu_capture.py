@@ -83,7 +83,10 @@ class Pair:
         return MODEL.m0 + MODEL.p0 * rng.standard_normal((n, 2))
 
     def transition(self, x, k, rng):
-        return MODEL.a * x + MODEL.q * rng.standard_normal(x.shape) + cupy.asarray([0.0, 1.0])
+        # the second number drifts by 1 a step; made on the device (cupy.arange),
+        # since a capture refuses a host-to-device copy (cupy.asarray of a list)
+        drift = cupy.arange(2, dtype=np.float64)
+        return MODEL.a * x + MODEL.q * rng.standard_normal(x.shape) + drift
 
     def log_likelihood(self, y, x):
         e = (cupy.asarray(y) - x) / MODEL.r  # the loop hands y as NumPy, the graph on the device

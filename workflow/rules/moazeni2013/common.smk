@@ -3,7 +3,10 @@ the outputs of each chapter. No rules live here; the grid and its checks are Pyt
 (pfresample_studies.moazeni2013.catalog)."""
 
 from pfresample_studies.moazeni2013 import catalog as moazeni2013_catalog
+from pfresample_studies.moazeni2013 import fair_peers as moazeni2013_fair_peers
+from pfresample_studies.moazeni2013 import fig63_end_to_end as moazeni2013_fig63
 from pfresample_studies.moazeni2013 import hashtable_workloads as moazeni2013_workloads
+from pfresample_studies.moazeni2013 import real_instances as moazeni2013_real_instances
 
 
 def moazeni2013_ch3_order_cell(order) -> str:
@@ -98,3 +101,23 @@ def moazeni2013_artifacts() -> set[str]:
     ch7 = {p for paths in moazeni2013_ch7_cells().values() for p in paths}
     ch3 = {moazeni2013_ch3_native_cell(), moazeni2013_ch3_best_cpu_cell()}
     return cells | ch3 | gpu | ch4 | ch56 | ch7
+
+
+# The one-host experiments (gpu.smk): each module's files, the committed run it draws from.
+MOAZENI2013_GPU_SCRIPT = "../../../scripts/moazeni2013/gpu_targets.py"
+MOAZENI2013_GPU_RUNS = "results/moazeni2013/gpu_runs"
+
+
+def moazeni2013_gpu_run_files(experiment, runs_module) -> list[str]:
+    return [f"{MOAZENI2013_GPU_RUNS}/{experiment}/{name}" for name in runs_module.NAMES]
+
+
+def moazeni2013_gpu_tables(experiment, runs_module) -> dict[str, str]:
+    return {t: f"results/tables/moazeni2013/{experiment}/{t}.csv" for t in runs_module.TABLES}
+
+
+def moazeni2013_gpu_committed(runs_module) -> list[str]:
+    """The newest committed file of ``runs_module.MARKER`` (a list of one path; none where
+    evidence/ holds none, and the job says so)."""
+    found = newest_evidence(runs_module.MARKER)
+    return [str(found.path)] if found is not None else []

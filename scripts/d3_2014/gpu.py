@@ -36,8 +36,11 @@ def tables(snakemake, log):
     cpu_source = "; ".join(dict.fromkeys(labels))
     cut = gpu_tables.not_run(pd.read_csv(Path(i.sources).parent / "timing.csv"))
     if cut:
-        log.warning("timing: %d cells of the grid not run (absent, NaN where a summary "
-                    "reads them): %s", len(cut), " ".join(f"{a}/{n}/{t}" for a, n, t in cut))
+        log.warning(
+            "timing: %d cells of the grid not run (absent, NaN where a summary reads them): %s",
+            len(cut),
+            " ".join(f"{a}/{n}/{t}" for a, n, t in cut),
+        )
     frames = gpu_tables.tables(
         Path(i.sources).parent, pd.read_csv(i.cpu[0]), pd.read_csv(i.n1000[0]), cpu_source
     )

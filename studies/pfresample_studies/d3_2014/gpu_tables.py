@@ -381,7 +381,10 @@ def not_run(timing: pd.DataFrame) -> list[tuple[str, int, int]]:
     every N of Table 6, for each algorithm the run has) that ``timing`` lacks: a deadline
     cut them, and the tables show them as absent (no row, or NaN where a summary reads
     them)."""
-    have = set(zip(timing["algorithm"], timing["n"].astype(int), timing["threads"].astype(int)))
+    cells = zip(
+        timing["algorithm"], timing["n"].astype(int), timing["threads"].astype(int), strict=True
+    )
+    have = set(cells)
     return [(a, n, t) for a in sorted(timing["algorithm"].unique()) for n in catalog.TABLE6_N
             for t in TIMING_THREADS if (a, n, t) not in have]  # fmt: skip
 

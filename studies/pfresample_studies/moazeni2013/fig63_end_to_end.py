@@ -188,7 +188,7 @@ def end_to_end(stages: pd.DataFrame) -> pd.DataFrame:
     whether the two ranked lists are equal. A case without its GPU rows keeps its CPU
     times and NaN ratios."""
     rows = []
-    for case, part in stages.groupby("case", sort=False):
+    for _, part in stages.groupby("case", sort=False):
         first = part.iloc[0]
         row = {k: first[k] for k in ("case", "k", "n", "m", "band", "pairs")}
         got = {(r.side, r.stage): r for r in part.itertuples()}

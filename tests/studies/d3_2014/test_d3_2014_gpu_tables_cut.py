@@ -49,7 +49,8 @@ def test_the_cut_h200_run_derives_every_table(few_permutations):
     for column in ("ratio_736_vs_160", "ratio_736_vs_160_min", "ratio_1024_vs_160",
                    "paper_ratio_736_vs_160"):  # fmt: skip
         assert math.isnan(cut[column]), column
-    assert cut["ms_160"] == pytest.approx(float(paper.set_index("threads").loc[160, "ms_per_step_median"]))
+    ms_160 = float(paper.set_index("threads").loc[160, "ms_per_step_median"])
+    assert cut["ms_160"] == pytest.approx(ms_160)
     whole = s.loc[("paper", 20000)]
     assert not math.isnan(whole["ratio_736_vs_160"]) and not math.isnan(whole["ratio_1024_vs_160"])
     t7 = frames["table7_summary"].set_index("algorithm")

@@ -165,8 +165,8 @@ def test_tv_draws_summary_is_the_committed_one():
 
 def test_tv_draws_target_runs_small(tmp_path):
     """The CPU target end to end on a 16^3 volume, 1 tuning and 2 evaluation draws."""
-    config = ["scale=quick", "moazeni2013_ch6_tv_draws_size=16",
-              "moazeni2013_ch6_tv_draws_tuning=1", "moazeni2013_ch6_tv_draws_evaluation=2"]  # fmt: skip
+    key = "moazeni2013_ch6_tv_draws"
+    config = ["scale=quick", f"{key}_size=16", f"{key}_tuning=1", f"{key}_evaluation=2"]
     proc = snakemake(tmp_path, "moazeni2013_ch6_tv_draws", config=config)
     assert proc.returncode == 0, proc.output
     out = tmp_path / "results"

@@ -8,6 +8,12 @@ speed-up, ratio and CPM that docs/d3_2014.md quotes is recomputed by the pipelin
 sources of the GPU files it read (``pipeline.gpu_runs``); the two that read a committed
 CPU table carry ``cpu_source`` too.
 
+A run its deadlines cut (``d3_2014_gpu_runs_*deadline_s``) keeps the cells it reached, and
+its files are this run's whole (``pipeline.gpu_runs`` draws whole files, never cells: a ratio
+of this device's time over another's would be no measurement). A cell not run is absent
+from every table: no row, or NaN where a summary reads it (the ratio at 736 TPB without the
+736 cell, every CPM without the 160 cell); :func:`not_run` lists them for the rule's log.
+
 The tables (:func:`tables`, results/tables/d3_2014/gpu/):
 
 * ``table5_speedups.csv``: Table 5 over the same steps (3 ... 502 of

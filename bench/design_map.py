@@ -136,10 +136,14 @@ def rmse(name: str, estimates, truth) -> float:
     return float(math.sqrt(np.mean(np.sum(d * d, axis=1))))
 
 
-def one_run(name, model, truth, y, means, exact, n, method, seed, backend="cpu") -> dict:
-    run = pr.run_filter(
-        model, y, n, method, seed=seed, backend=backend, **METHOD_PARAMS.get(method, {})
-    )
+def one_run(name, model, truth, y, means, exact, n, method, seed, backend="cpu",
+            capture=None) -> dict:  # fmt: skip
+    """One run; ``capture`` (when not None) goes to ``run_filter``'s
+    ``capture`` (the CuPy loop captured as one CUDA graph)."""
+    params = dict(METHOD_PARAMS.get(method, {}))
+    if capture is not None:
+        params["capture"] = capture
+    run = pr.run_filter(model, y, n, method, seed=seed, backend=backend, **params)
     steps = len(y)
     return {
         "model": name, "n": n, "method": method, "seed": seed, "steps": steps,
@@ -156,8 +160,9 @@ def one_run(name, model, truth, y, means, exact, n, method, seed, backend="cpu")
 
 
 def measure_model(
-    out: Path, name: str, sizes, runs: int, methods, first_seed: int = 0, backend: str = "cpu"
-) -> Path:
+    out: Path, name: str, sizes, runs: int, methods, first_seed: int = 0, backend: str = "cpu",
+    capture=None,
+) -> Path:  # fmt: skip
     """Every (N, seed, method) of model ``name``, seeds ``first_seed`` ...
     ``first_seed + runs - 1``, the methods innermost so
     that the machine's load falls alike on every method; rows appended to
@@ -174,7 +179,7 @@ def measure_model(
                 for method in methods:
                     try:
                         row = one_run(name, model, truth, y, means, exact, n, method, seed,
-                                      backend)  # fmt: skip
+                                      backend, capture)  # fmt: skip
                     except (NotImplementedError, TypeError) as error:
                         print(f"# {name} N={n} {method}: no run ({error})", flush=True)
                         continue
@@ -186,13 +191,14 @@ def measure_model(
 
 def measure(
     out: Path, sizes, runs: int, models, methods, jobs: int = 1, first_seed: int = 0,
-    backend: str = "cpu",
+    backend: str = "cpu", capture=None,
 ) -> list[dict]:  # fmt: skip
     """:func:`measure_model` for each model, ``jobs`` models at a time (one
     process each), their rows joined into ``out/runs.csv`` (in the order of
     ``models``) and returned."""
     out.mkdir(parents=True, exist_ok=True)
-    tasks = [(out, name, list(sizes), runs, list(methods), first_seed, backend) for name in models]
+    tasks = [(out, name, list(sizes), runs, list(methods), first_seed, backend, capture)
+             for name in models]  # fmt: skip
     if jobs > 1:
         from multiprocessing import get_context
 
@@ -421,6 +427,10 @@ def main(argv=None) -> None:
     p.add_argument("--jobs", type=int, default=3, help="models measured at once (processes)")
     p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
     p.add_argument(
+        "--capture", choices=("auto", "on"),
+        help="run_filter's capture ('auto', or True for 'on'); left out when not given",
+    )  # fmt: skip
+    p.add_argument(
         "--replot", action="store_true",
         help="summarise and draw OUT/runs.csv (or OUT/runs-*.csv of a run cut short)",
     )  # fmt: skip
@@ -435,7 +445,7 @@ def main(argv=None) -> None:
         start, commit = time.perf_counter(), git_revision(HERE)
         rows = measure(
             args.out, args.sizes, args.runs, args.models, args.methods, args.jobs,
-            args.first_seed, args.backend,
+            args.first_seed, args.backend, {"auto": "auto", "on": True}.get(args.capture),
         )  # fmt: skip
         write_readme_header(args.out, commit, time.perf_counter() - start)
     summary = summarise(rows)

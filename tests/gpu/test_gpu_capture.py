@@ -74,6 +74,38 @@ def test_a_captured_run_is_the_loops_run_on_the_same_draws(seed):
     assert not np.allclose(a.estimates, loop(Y, seed + 10).estimates)
 
 
+class Pair:
+    """Two independent copies of MODEL, a state of two numbers a particle: the
+    captured step's statistics kernels over d = 2 columns of x (a dropped
+    or swapped column changes the estimates)."""
+
+    def init_particles(self, n, rng):
+        return MODEL.m0 + MODEL.p0 * rng.standard_normal((n, 2))
+
+    def transition(self, x, k, rng):
+        # the second number drifts by 1 a step; made on the device (cupy.arange),
+        # since a capture refuses a host-to-device copy (cupy.asarray of a list)
+        drift = cupy.arange(2, dtype=np.float64)
+        return MODEL.a * x + MODEL.q * rng.standard_normal(x.shape) + drift
+
+    def log_likelihood(self, y, x):
+        e = (cupy.asarray(y) - x) / MODEL.r  # the loop hands y as NumPy, the graph on the device
+        return -0.5 * (e * e).sum(axis=1)
+
+
+def test_a_captured_run_of_a_state_of_two_numbers_is_the_loops():
+    clear_graphs()
+    pair, y = Pair(), np.column_stack([Y, Y + np.arange(STEPS)])
+    a = run_filter(pair, y, N, "systematic", seed=5, backend="cuda", capture=True)
+    b = device.run(pair, y, N, get_method("systematic"), 5, {}, {}, OPTIONS, noise="philox")
+    assert a.estimates.shape == (STEPS, 2) and GRAPHS.entries("capture")
+    np.testing.assert_allclose(a.estimates, b.estimates, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(a.ess, b.ess, rtol=1e-12)
+    np.testing.assert_allclose(a.log_likelihood_steps, b.log_likelihood_steps, rtol=1e-12,
+                               atol=1e-12)  # fmt: skip
+    assert not np.allclose(a.estimates[:, 0], a.estimates[:, 1], atol=0.5)  # two columns
+
+
 def test_a_replay_is_a_function_of_the_seed():
     a, b, c = captured(Y, 5), captured(Y, 5), captured(Y, 6)
     np.testing.assert_array_equal(a.estimates, b.estimates)

@@ -377,3 +377,18 @@ def test_a_failed_capture_says_what_broke_it_and_ends_the_capture(monkeypatch):
     with pytest.raises(capture.CaptureError, match="StreamCaptureUnsupported") as info:
         capture.CapturedFilter(None, get_method("systematic"), 500, 20, (20,), {}, {}, False)
     assert "Invalidated" not in str(info.value) and not streams[0].capturing
+
+
+def test_the_statistics_kernels_keep_a_block_of_columns_or_say_so():
+    """The captured step's sums take 2 + d columns of shared memory; a state
+    beyond the block's is a CaptureError that names it (the loop then runs)."""
+    from pfresample.cuda import geometry
+
+    assert capture.statistics_columns(()) == 3
+    assert capture.statistics_columns((2, 3)) == 8
+    most = geometry.CAPTURE_MAX_COLUMNS - 2
+    assert capture.statistics_columns((most,)) == geometry.CAPTURE_MAX_COLUMNS
+    with pytest.raises(capture.CaptureError, match=f"a particle of {most + 1} numbers"):
+        capture.statistics_columns((most + 1,))
+    assert geometry.CAPTURE_MAX_COLUMNS * 8 * geometry.CAPTURE_THREADS <= 48 * 1024
+    assert geometry.capture_blocks(1) == 1 and geometry.capture_blocks(2**30) == 1024

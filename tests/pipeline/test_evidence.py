@@ -38,12 +38,13 @@ def test_the_newest_folder_with_rows_is_found(tmp_path):
 
 
 def test_this_checkouts_chapter_4_tables_come_from_the_newest_run():
-    """Four H100 runs of chapter 4 on 2026-11-27: the newest commit's is drawn (git
-    orders them), the one that also holds the CPU sweep and the applications."""
+    """Four H100 runs of chapter 4 on 2026-11-27 and the H200's full grid of
+    2026-11-28 (both byte orders, the CPU sweep and the applications): the
+    newest is drawn."""
     found = evidence.find("ch4_pipeline/tables/fig19.csv", REPO / "evidence")
     if not (REPO / ".git").exists():
         pytest.skip("no git history: the folders are ordered by date and name alone")
-    assert found.folder == "2026-11-27-h100-38782e0"
+    assert found.folder == "2026-11-28-h200-5a52142"
 
 
 def test_sources_and_their_kinds():

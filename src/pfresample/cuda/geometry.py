@@ -236,3 +236,19 @@ def sum_parts(n: int) -> int:
     """Blocks of filter.cu's sums over N weights (a function of N alone, so
     that the float64 sums are the same on every run)."""
     return max(1, min(MAX_SUM_PARTS, blocks(n, REDUCE_THREADS)))
+
+
+# The captured loop's statistics kernels (filters/capture.py): CAPTURE_THREADS
+# a block, each thread's partial sums in shared memory (8 bytes a column), so
+# at most CAPTURE_MAX_COLUMNS columns in a block's 48 KiB; each thread takes
+# CAPTURE_ITEMS particles or more, in at most CAPTURE_MAX_BLOCKS blocks.
+CAPTURE_THREADS = 256
+CAPTURE_MAX_COLUMNS = 48 * 1024 // (8 * CAPTURE_THREADS)
+CAPTURE_ITEMS = 4
+CAPTURE_MAX_BLOCKS = 1024
+
+
+def capture_blocks(n: int) -> int:
+    """Blocks of the captured loop's statistics over N particles (a function
+    of N alone, so that its float64 sums are the same on every replay)."""
+    return max(1, min(CAPTURE_MAX_BLOCKS, -(-n // (CAPTURE_THREADS * CAPTURE_ITEMS))))

@@ -65,8 +65,8 @@ import time
 import numpy as np
 
 from ..backend import cuda_device
+from ..cuda import geometry, stats, workspace
 from ..cuda import run as run_module
-from ..cuda import stats, workspace
 from ..validation import check_params, kernel_arguments
 from .common import NO_B, STAGES, FilterResult, derive_seeds
 from .graph import GraphRunner, check_finite, kept
@@ -122,6 +122,94 @@ def _kernels():
 
 
 _KERNELS = []
+
+# A step's statistics in two kernels of their own where CuPy's operators
+# would take a dozen (each a node of the graph, and at large N a pass over
+# the weights; tests/gpu/test_gpu_capture.py holds them to the loop's):
+# ``pfr_capture_weigh`` writes w~ = exp(log w - m) and, in the same pass,
+# each block's partial sums of w~, w~^2 and w~ x_j (column c of block b at
+# parts[b * (2 + d) + c]); ``pfr_capture_finish``, one block, adds the
+# blocks' partials in block order and writes the step's scalars: SUM w~, the
+# log-likelihood increment m - log N + log SUM w~, the ESS (SUM w~)^2 /
+# SUM w~^2 and the estimate SUM w~ x / SUM w~. The blocks are a function of
+# N alone (geometry.capture_blocks), so a replay's sums are the same bits.
+_STATISTICS_SOURCE = r"""
+extern "C" __global__ void pfr_capture_weigh(const double* __restrict__ lw,
+        const double* __restrict__ top, const double* __restrict__ x, long long n, int d,
+        double* __restrict__ w, double* __restrict__ parts) {
+    extern __shared__ double acc[];  // column c of thread t at acc[c * blockDim.x + t]
+    const int t = threadIdx.x, threads = blockDim.x, cols = 2 + d;
+    for (int c = 0; c < cols; ++c) acc[c * threads + t] = 0.0;
+    const double m = top[0];
+    for (long long i = (long long)blockIdx.x * threads + t; i < n;
+         i += (long long)gridDim.x * threads) {
+        const double v = exp(lw[i] - m);
+        w[i] = v;
+        acc[t] += v;
+        acc[threads + t] += v * v;
+        for (int j = 0; j < d; ++j) acc[(2 + j) * threads + t] += v * x[i * d + j];
+    }
+    __syncthreads();
+    for (int half = threads / 2; half > 0; half /= 2) {
+        if (t < half)
+            for (int c = 0; c < cols; ++c) acc[c * threads + t] += acc[c * threads + t + half];
+        __syncthreads();
+    }
+    if (t < cols) parts[(long long)blockIdx.x * cols + t] = acc[t * threads];
+}
+
+extern "C" __global__ void pfr_capture_finish(const double* __restrict__ parts, int blocks,
+        int d, const double* __restrict__ top, double log_n, int k,
+        double* __restrict__ total, double* __restrict__ inc, double* __restrict__ ess,
+        double* __restrict__ est) {
+    extern __shared__ double acc[];
+    const int t = threadIdx.x, threads = blockDim.x, cols = 2 + d;
+    for (int c = 0; c < cols; ++c) {
+        double sum = 0.0;
+        for (int b = t; b < blocks; b += threads) sum += parts[(long long)b * cols + c];
+        acc[c * threads + t] = sum;
+    }
+    __syncthreads();
+    for (int half = threads / 2; half > 0; half /= 2) {
+        if (t < half)
+            for (int c = 0; c < cols; ++c) acc[c * threads + t] += acc[c * threads + t + half];
+        __syncthreads();
+    }
+    const double s = acc[0];
+    if (t == 0) {
+        total[0] = s;
+        inc[k] = top[0] - log_n + log(s);
+        ess[k] = s * s / acc[threads];
+    }
+    for (int j = t; j < d; j += threads) est[j] = acc[(2 + j) * threads] / s;
+}
+"""
+_STATISTICS = []
+
+
+def _statistics():
+    """The step's two statistics kernels (compiled on first use)."""
+    import cupy
+
+    if not _STATISTICS:
+        module = cupy.RawModule(code=_STATISTICS_SOURCE)
+        _STATISTICS.extend(
+            module.get_function(f) for f in ("pfr_capture_weigh", "pfr_capture_finish")
+        )
+    return _STATISTICS
+
+
+def statistics_columns(state_shape: tuple) -> int:
+    """The sums a block keeps for particles of ``state_shape`` (their shape
+    without N): SUM w~, SUM w~^2 and one a number of the state. Raises
+    :class:`CaptureError` where their shared memory would exceed a block's."""
+    cols = 2 + int(np.prod(state_shape, dtype=np.int64))
+    if cols > geometry.CAPTURE_MAX_COLUMNS:
+        raise CaptureError(
+            f"a particle of {cols - 2} numbers: the captured step's statistics keep at most "
+            f"{geometry.CAPTURE_MAX_COLUMNS - 2} a particle (the loop has no such limit)"
+        )
+    return cols
 
 
 def reference_normals(key, call: int, size: int) -> np.ndarray:
@@ -383,22 +471,34 @@ class CapturedFilter(GraphRunner):
         model, n = self.model, self.n
         rng = CaptureRng(self.inputs[:2])
         log_n = math.log(n)
+        weigh, finish = _statistics()
         x = cupy.asarray(model.init_particles(n, rng))
         if x.shape[0] != n:
             raise ValueError(f"init_particles({n}, rng) returned {x.shape[0]} particles")
         if self.estimates is None:
             self.estimates = cupy.empty((self.steps,) + x.shape[1:], dtype=np.float64)
+        cols = statistics_columns(x.shape[1:])
+        blocks, threads = geometry.capture_blocks(n), geometry.CAPTURE_THREADS
+        shared = cols * threads * 8
         for k in range(self.steps):
             x = model.transition(x, k, rng)
-            lw = cupy.asarray(model.log_likelihood(self.y[k], x), dtype=np.float64) - log_n
-            top = lw.max()
-            w_tilde = cupy.exp(lw - top)
-            total = w_tilde.sum()
-            self.increments[k] = top + cupy.log(total)
-            w = w_tilde / total
-            self.estimates[k] = (w.reshape((n,) + (1,) * (x.ndim - 1)) * x).sum(axis=0)
-            self.ess[k] = 1.0 / (w * w).sum()
-            w_in = w_tilde if self.unnormalised else w
+            # log w = log g - log N (the weights carried are 1/N); the log N
+            # goes into the increment, so that w~ = exp(log g - max log g).
+            lw = cupy.ascontiguousarray(model.log_likelihood(self.y[k], x), dtype=np.float64)
+            if lw.shape != (n,):
+                raise ValueError(f"log_likelihood returned shape {lw.shape}, not ({n},)")
+            top = lw.max().reshape(1)
+            w_tilde = cupy.empty(n, dtype=np.float64)
+            parts = cupy.empty(blocks * cols, dtype=np.float64)
+            total = cupy.empty(1, dtype=np.float64)
+            x64 = cupy.ascontiguousarray(x, dtype=np.float64)
+            d = np.int32(cols - 2)
+            weigh((blocks,), (threads,), (lw, top, x64, np.int64(n), d, w_tilde, parts),
+                  shared_mem=shared)  # fmt: skip
+            finish((1,), (threads,), (parts, np.int32(blocks), d, top, np.float64(log_n),
+                   np.int32(k), total, self.increments, self.ess, self.estimates[k]),
+                   shared_mem=shared)  # fmt: skip
+            w_in = w_tilde if self.unnormalised else w_tilde / total
             keys = self.inputs[2 + 2 * k : 4 + 2 * k]
             call = workspace.Call(w_in, 1, keys, np.uint32(0), np.uint32(0), self.ws,
                                   self.ancestors)  # fmt: skip

@@ -73,9 +73,13 @@ class FusedRun(GraphRunner):
     """T steps of the growth-model filter with Systematic resampling for one
     N, over buffers it owns; :meth:`run` runs it for one seed and one set of
     measurements. ``blocks``: the grid (at most :func:`resident_blocks`);
-    :func:`default_blocks` when None."""
+    :func:`default_blocks` when None. ``replay``: run from a captured CUDA
+    graph (upload, kernel, copy back) where the driver captures the
+    cooperative launch; False enqueues the three afresh each run (the
+    bench's comparison, ``bench/fused_bound.py``)."""
 
-    def __init__(self, model, n: int, steps: int, blocks: int | None = None):
+    def __init__(self, model, n: int, steps: int, blocks: int | None = None,
+                 replay: bool = True):  # fmt: skip
         import cupy
 
         if not 1 <= n <= geometry.FUSED_MAX_N:
@@ -88,6 +92,7 @@ class FusedRun(GraphRunner):
                 f"got {blocks}"
             )
         self.model, self.n, self.steps, self.blocks = model, n, steps, grid
+        self.replay = replay
         self.constant = _growth_constant(model)  # what fused.cu drops from log g
         self.function = function(geometry.fused_slice_items(n, grid))
         self.parts, self.tiles = geometry.sum_parts(n), geometry.scan_tiles(n)
@@ -99,7 +104,6 @@ class FusedRun(GraphRunner):
         self.tile_sum = cupy.empty(self.tiles, dtype=np.float32)
         self.tile_end = cupy.empty(self.tiles, dtype=np.int64)
         self.local_scan = cupy.empty(self.tiles * geometry.SCAN_TILE, dtype=np.float32)
-        self.bar = cupy.zeros(1, dtype=np.uint32)  # the grid barrier's count, zeroed a run
         # What a run brings back, one buffer (one copy to the host): the T
         # estimates and the T sums of w~ (float64), each step's maximum
         # log-weight (T to_ordered words, zeroed by the kernel), then the phase
@@ -113,7 +117,17 @@ class FusedRun(GraphRunner):
         # filter_drift(k) (8 cos(1.2 k)) in float64 on the host, rounded to float32.
         drift = np.array([model.filter_drift(k) for k in range(steps)], dtype=np.float64)
         self.drift = cupy.asarray(drift.astype(np.float32))
-        self.open(2 + 3 * steps)  # one kernel a run, no graph: the runner's stream and inputs
+        # The runner's stream and inputs: the run's words (common.graph_inputs), then
+        # the grid barrier's count, which the same upload zeroes (no memset a run).
+        self.words = 2 + 3 * steps
+        self.open(self.words + 1)
+        self.bar = self.inputs[self.words :]
+        # Pinned host twins of the inputs and of ``out``: a run is one upload,
+        # the kernel and one copy back, enqueued together and waited for once.
+        self._host_in, self.host_in = _pinned(self.words + 1, np.uint32)
+        self.host_in[:] = 0
+        self._host_out, self.host_out = _pinned(self.out.size, np.uint64)
+        self.graph = self._capture()
 
     def _launch(self) -> None:
         m, f32 = self.model, np.float32
@@ -126,6 +140,34 @@ class FusedRun(GraphRunner):
         grid, block = (self.blocks,), (geometry.FUSED_THREADS,)
         launch(grid, block, args, stream=self.stream, enable_cooperative_groups=True)
 
+    def _enqueue(self) -> None:
+        """A run on the stream: the pinned inputs up (the barrier's count
+        zeroed with them), the kernel, ``out`` back into pinned memory."""
+        import cupy
+
+        runtime, stream = cupy.cuda.runtime, self.stream.ptr
+        up, down = runtime.memcpyHostToDevice, runtime.memcpyDeviceToHost
+        runtime.memcpyAsync(self.inputs.data.ptr, self.host_in.ctypes.data,
+                            self.host_in.nbytes, up, stream)  # fmt: skip
+        self._launch()
+        runtime.memcpyAsync(self.host_out.ctypes.data, self.out.data.ptr,
+                            self.host_out.nbytes, down, stream)  # fmt: skip
+
+    def _capture(self):
+        """The run (:meth:`_enqueue`) as a CUDA graph, replayed by one call a
+        run (the kernel's 22 arguments packed once, not each run), or None
+        where the driver does not capture a cooperative launch: then each run
+        enqueues it afresh. The eager pass compiles the kernel first."""
+        import cupy
+
+        if not self.replay:
+            return None
+        try:
+            return self.capture(self._enqueue, eager=self._enqueue)
+        except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError):
+            self.stream.synchronize()
+            return None
+
     def run(self, y, seed: int) -> FilterResult:
         """One run: the measurements ``y`` (T values) and the run's ``seed``
         (``derive_seeds``: the noise key and the resampling seeds), as
@@ -134,22 +176,22 @@ class FusedRun(GraphRunner):
         exponentials of stage 1 and the estimate's partial sums of stage 3
         fall in phase 2, and phase 3 is the first pass of stage 4's prefix
         sum), read from the device's clock by one thread;
-        ``total_seconds`` is their sum."""
-        import cupy
-
-        host = graph_inputs(y, seed, self.steps)
+        ``total_seconds`` is their sum; ``wall_seconds`` the host's clock
+        around the upload, the run, the copy back and the wait."""
+        self.host_in[: self.words] = graph_inputs(y, seed, self.steps)
         start = time.perf_counter()
-        self.set_inputs(host)
-        cupy.cuda.runtime.memsetAsync(self.bar.data.ptr, 0, self.bar.nbytes, self.stream.ptr)
-        self._launch()
+        if self.graph is not None:
+            self.graph.launch(self.stream)
+        else:
+            self._enqueue()
         self.stream.synchronize()
-        wall = time.perf_counter() - start  # as FilterGraph.replay: upload, run, wait
-        out = self.out.get(stream=self.stream)
+        wall = time.perf_counter() - start
+        out = self.host_out.copy()  # the pinned buffer is the next run's
         steps, top_words = self.steps, (self.steps + 1) // 2
         estimates = out[:steps].view(np.float64)
         sums = out[steps : 2 * steps].view(np.float64)
         top = out[2 * steps : 2 * steps + top_words].view(np.uint32)[:steps]
-        marks = out[2 * steps + top_words :].astype(np.int64)
+        marks = out[2 * steps + top_words :].view(np.int64)
         stage_seconds = 1e-9 * np.diff(marks).reshape(self.steps, len(STAGES))
         check_finite(
             estimates,
@@ -161,6 +203,16 @@ class FusedRun(GraphRunner):
             total_seconds=float(stage_seconds.sum()), stage_seconds=stage_seconds,
             log_likelihood_steps=log_z_steps(top, sums, self.n, self.constant),
         )  # fmt: skip
+
+
+def _pinned(count: int, dtype):
+    """``count`` items of page-locked host memory: (the allocation, which
+    must outlive the view, and the NumPy view)."""
+    import cupy
+
+    dtype = np.dtype(dtype)
+    memory = cupy.cuda.alloc_pinned_memory(count * dtype.itemsize)
+    return memory, np.frombuffer(memory, dtype=dtype, count=count)
 
 
 def fused_run(model, n: int, steps: int, blocks: int | None = None) -> FusedRun:

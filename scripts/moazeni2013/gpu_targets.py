@@ -27,7 +27,7 @@ def _experiment(name: str, snakemake, log):
     p = snakemake.params
     module = EXPERIMENTS[name]
     if name == "ch4_peers":
-        args = fair_peers.settings(p.cfg, Path(p.repo))
+        args = fair_peers.settings(p.cfg)
         if not args.cuco.is_file():
             log.warning("no cuCollections driver at %s (bench/device/cuco_build.sh builds it): "
                         "the committed run's peers", args.cuco)  # fmt: skip

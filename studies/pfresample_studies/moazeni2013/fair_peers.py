@@ -229,13 +229,14 @@ def run(args, out, log=print) -> set[str]:
     return {FILE} if rows else set()
 
 
-def settings(cfg, repo: Path) -> argparse.Namespace:
+def settings(cfg) -> argparse.Namespace:
     """The run's parameters from the configuration's ``moazeni2013_ch4_peers_*`` keys (the
-    drivers' paths relative to ``repo``; SlabHash's left out where it is not built)."""
+    drivers' paths from the working directory, Snakemake's; SlabHash's left out where it
+    is not built)."""
     deadline = cfg["moazeni2013_ch4_peers_deadline_s"]
-    slab = repo / cfg["moazeni2013_ch4_peers_slab"]
+    slab = Path(cfg["moazeni2013_ch4_peers_slab"])
     return argparse.Namespace(
-        cuco=repo / cfg["moazeni2013_ch4_peers_cuco"], slab=slab if slab.is_file() else None,
+        cuco=Path(cfg["moazeni2013_ch4_peers_cuco"]), slab=slab if slab.is_file() else None,
         sets=list(SETS), batches=[2**12, 2**18], preload=w.PRELOAD, large_preload=2**23,
         large_batches=[2**18, 2**20], mixes=[0, 33, 90, 100], absent_mixes=[33, 90],
         load_factor=cfg["moazeni2013_ch4_peers_load_factor"],

@@ -1,4 +1,4 @@
-"""Helpers of the Moazeni (2013) rules (cells.smk, outputs.smk): the artifact paths and
+"""Helpers of the Moazeni (2013) rules (cells.smk, outputs.smk, gpu.smk): the artifact paths and
 the outputs of each chapter. No rules live here; the grid and its checks are Python
 (pfresample_studies.moazeni2013.catalog)."""
 
@@ -121,3 +121,20 @@ def moazeni2013_gpu_committed(runs_module) -> list[str]:
     evidence/ holds none, and the job says so)."""
     found = newest_evidence(runs_module.MARKER)
     return [str(found.path)] if found is not None else []
+
+
+MOAZENI2013_GPU_EXPERIMENTS = {
+    "ch3_real": moazeni2013_real_instances,
+    "ch7_fig63": moazeni2013_fig63,
+    "ch4_peers": moazeni2013_fair_peers,
+}
+
+
+def moazeni2013_gpu_params(experiment, prefix) -> dict:
+    runs_module = MOAZENI2013_GPU_EXPERIMENTS[experiment]
+    return {
+        "gpu": bool(CELL_GPUS),
+        "cfg": {k: v for k, v in config.items() if k.startswith(prefix) or k == "seed"},
+        "base": runs_module.BASE,
+        "devices": GPU_DEVICES,
+    }

@@ -14,24 +14,6 @@ committed run's, named in sources.csv (pipeline.gpu_runs). Its tables rule deriv
 results/tables/moazeni2013/<experiment>/*.csv from them, each with its gpu_source.
 """
 
-MOAZENI2013_GPU_EXPERIMENTS = {
-    "ch3_real": moazeni2013_real_instances,
-    "ch7_fig63": moazeni2013_fig63,
-    "ch4_peers": moazeni2013_fair_peers,
-}
-
-
-def moazeni2013_gpu_params(experiment, prefix) -> dict:
-    runs_module = MOAZENI2013_GPU_EXPERIMENTS[experiment]
-    return {
-        "gpu": bool(CELL_GPUS),
-        "cfg": {k: v for k, v in config.items() if k.startswith(prefix) or k == "seed"},
-        "base": runs_module.BASE,
-        "devices": GPU_DEVICES,
-        "repo": workflow.basedir,
-    }
-
-
 rule moazeni2013_ch3_real_runs:
     """Chapter 3's real instances, Fig 12 and the GPU cell here where the cells have a GPU;
     the files not written (all of them without one) from the newest committed run."""

@@ -34,7 +34,7 @@ STUDIES = {
     "guldas2015": ("common", "single_step", "filters", "checks", "gpu"),
     "cpf2013": ("common", "cells", "outputs", "gpu"),
     "d3_2014": ("common", "cells", "outputs", "gpu"),
-    "moazeni2013": ("common", "cells", "outputs"),
+    "moazeni2013": ("common", "cells", "outputs", "gpu"),
 }
 CATALOGS = {study: importlib.import_module(f"pfresample_studies.{study}.catalog") for study in STUDIES}
 STUDY_ARTIFACTS = {}  # study -> a function of its artifacts (set in its targets.smk)

@@ -34,6 +34,13 @@ def tables(snakemake, log):
             raise FileNotFoundError(f"evidence/ holds no committed {key} table")
     labels = (evidence.describe(i[k][0]).label for k in ("cpu", "n1000"))
     cpu_source = "; ".join(dict.fromkeys(labels))
+    cut = gpu_tables.not_run(pd.read_csv(Path(i.sources).parent / "timing.csv"))
+    if cut:
+        log.warning(
+            "timing: %d cells of the grid not run (absent, NaN where a summary reads them): %s",
+            len(cut),
+            " ".join(f"{a}/{n}/{t}" for a, n, t in cut),
+        )
     frames = gpu_tables.tables(
         Path(i.sources).parent, pd.read_csv(i.cpu[0]), pd.read_csv(i.n1000[0]), cpu_source
     )

@@ -8,6 +8,12 @@ speed-up, ratio and CPM that docs/d3_2014.md quotes is recomputed by the pipelin
 sources of the GPU files it read (``pipeline.gpu_runs``); the two that read a committed
 CPU table carry ``cpu_source`` too.
 
+A run its deadlines cut (``d3_2014_gpu_runs_*deadline_s``) keeps the cells it reached, and
+its files are this run's whole (``pipeline.gpu_runs`` draws whole files, never cells: a ratio
+of this device's time over another's would be no measurement). A cell not run is absent
+from every table: no row, or NaN where a summary reads it (the ratio at 736 TPB without the
+736 cell, every CPM without the 160 cell); :func:`not_run` lists them for the rule's log.
+
 The tables (:func:`tables`, results/tables/d3_2014/gpu/):
 
 * ``table5_speedups.csv``: Table 5 over the same steps (3 ... 502 of
@@ -64,6 +70,7 @@ import numpy as np
 import pandas as pd
 
 from pfresample_studies.d3_2014 import catalog, regimes
+from pfresample_studies.d3_2014.gpu_runs import THREADS as TIMING_THREADS
 from pfresample_studies.pipeline import gpu_runs
 
 # The committed tables the derived ones read beside the GPU run (paths inside an evidence
@@ -151,24 +158,33 @@ def table6(timing: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _at(part: pd.DataFrame, threads: int, column: str) -> float:
+    """``part``'s ``column`` at TPB ``threads`` (``part`` indexed by TPB); NaN where that
+    cell was not run (a deadline cut the run before it)."""
+    return part.at[threads, column] if threads in part.index else math.nan
+
+
 def table6_summary(t6: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (algorithm, n), part in t6.groupby(["algorithm", "n"]):
         part = part.set_index("threads")
         fastest = int(part["ms_median"].idxmin())
-        ref = part.loc[REFERENCE_TPB]
+        paper = part["paper"].dropna()
         rows.append({
             "algorithm": algorithm, "n": int(n), "fastest_threads": fastest,
-            "fastest_ms": part.loc[fastest, "ms_median"], "ms_160": ref["ms_median"],
-            "overlaps_fastest_160": bool(ref["ms_min"] <= part.loc[fastest, "ms_max"]),
-            "ratio_736_vs_160": part.loc[PAPER_TPB_MAX, "ratio_vs_160_median"],
-            "ratio_736_vs_160_min": part.loc[PAPER_TPB_MAX, "ratio_vs_160_min"],
-            "ratio_736_vs_160_max": part.loc[PAPER_TPB_MAX, "ratio_vs_160_max"],
-            "ratio_1024_vs_160": part.loc[1024, "ratio_vs_160_median"],
-            "ratio_1024_vs_160_min": part.loc[1024, "ratio_vs_160_min"],
-            "ratio_1024_vs_160_max": part.loc[1024, "ratio_vs_160_max"],
-            "paper_ratio_736_vs_160": part.loc[PAPER_TPB_MAX, "paper_ratio_vs_160"],
-            "paper_fastest_threads": int(part["paper"].idxmin()),
+            "fastest_ms": part.loc[fastest, "ms_median"],
+            "ms_160": _at(part, REFERENCE_TPB, "ms_median"),
+            "overlaps_fastest_160": bool(part.at[REFERENCE_TPB, "ms_min"]
+                                         <= part.loc[fastest, "ms_max"])
+            if REFERENCE_TPB in part.index else pd.NA,
+            "ratio_736_vs_160": _at(part, PAPER_TPB_MAX, "ratio_vs_160_median"),
+            "ratio_736_vs_160_min": _at(part, PAPER_TPB_MAX, "ratio_vs_160_min"),
+            "ratio_736_vs_160_max": _at(part, PAPER_TPB_MAX, "ratio_vs_160_max"),
+            "ratio_1024_vs_160": _at(part, 1024, "ratio_vs_160_median"),
+            "ratio_1024_vs_160_min": _at(part, 1024, "ratio_vs_160_min"),
+            "ratio_1024_vs_160_max": _at(part, 1024, "ratio_vs_160_max"),
+            "paper_ratio_736_vs_160": _at(part, PAPER_TPB_MAX, "paper_ratio_vs_160"),
+            "paper_fastest_threads": int(paper.idxmin()) if not paper.empty else pd.NA,
         })  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -182,14 +198,28 @@ def spearman(x: np.ndarray, y: np.ndarray, rng) -> tuple[float, float]:
     return rho, float((np.sum(np.abs(perms) >= abs(rho) - 1e-12) + 1) / (PERMUTATIONS + 1))
 
 
+def _cpm_range(cpm: dict) -> dict:
+    """The CPMs at 520 ... 628 TPB (``cpm``: TPB -> CPM against 160): their min, max and
+    the TPB of the largest; NaN for each where none was run or 160 was not (a deadline
+    cut them)."""
+    known = {t: c for t, c in cpm.items() if not math.isnan(c)}
+    if not known:
+        return {"cpm_520_628_min": math.nan, "cpm_520_628_max": math.nan,
+                "cpm_best_of_520_628": pd.NA}  # fmt: skip
+    return {"cpm_520_628_min": min(known.values()), "cpm_520_628_max": max(known.values()),
+            "cpm_best_of_520_628": max(known, key=known.get)}  # fmt: skip
+
+
 def table7(timing: pd.DataFrame, n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows, summary = [], []
     rng = np.random.default_rng(2014)
     col = catalog.TABLE6_N.index(catalog.CPM_N)
     for algorithm, part in timing[timing["n"] == n].groupby("algorithm"):
         part = part.sort_values("threads").set_index("threads")
-        ref = part.loc[REFERENCE_TPB]
-        p_ref = catalog.performance(ref["rmse_x"], ref["rmse_y"])
+        # without its 160 TPB cell (a deadline cut it) an algorithm has no CPM: NaN
+        ref = part.loc[REFERENCE_TPB] if REFERENCE_TPB in part.index else None
+        p_ref = math.nan if ref is None else catalog.performance(ref["rmse_x"], ref["rmse_y"])
+        ms_ref = math.nan if ref is None else ref["ms_per_step_median"]
         for t, r in part.iterrows():
             paper = catalog.PUBLISHED_TABLE7.get(int(t), (math.nan, math.nan))
             rows.append({
@@ -198,8 +228,7 @@ def table7(timing: pd.DataFrame, n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
                 "rmse_norm": math.hypot(r["rmse_x"], r["rmse_y"]),
                 "ms_median": r["ms_per_step_median"],
                 "cpm_vs_160": catalog.cpm(catalog.performance(r["rmse_x"], r["rmse_y"]),
-                                          r["ms_per_step_median"], p_ref,
-                                          ref["ms_per_step_median"]),
+                                          r["ms_per_step_median"], p_ref, ms_ref),
                 "paper_rmse_x": paper[0], "paper_rmse_y": paper[1],
                 "paper_cpm_printed": catalog.PUBLISHED_CPM.get(int(t), math.nan),
                 "paper_cpm_recomputed": catalog.published_cpm(int(t))
@@ -211,19 +240,19 @@ def table7(timing: pd.DataFrame, n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
         norm = np.hypot(part["rmse_x"].to_numpy(), part["rmse_y"].to_numpy())
         same = bool(part["rmse_x"].nunique() == 1 and part["rmse_y"].nunique() == 1)
         rho, p = (math.nan, math.nan) if same else spearman(part.index.to_numpy(), norm, rng)
-        cpm_group = [r["cpm_vs_160"] for r in rows
-                     if r["algorithm"] == algorithm and r["threads"] in CPM_TPB]  # fmt: skip
+        cpm_group = {r["threads"]: r["cpm_vs_160"] for r in rows
+                     if r["algorithm"] == algorithm and r["threads"] in CPM_TPB}  # fmt: skip
         summary.append({
             "algorithm": algorithm, "n": n, "threads_run": len(part),
             "identical_across_tpb": same,
             "rmse_x_min": part["rmse_x"].min(), "rmse_x_max": part["rmse_x"].max(),
             "rmse_y_min": part["rmse_y"].min(), "rmse_y_max": part["rmse_y"].max(),
             "rmse_norm_min": norm.min(), "rmse_norm_max": norm.max(),
-            "rmse_norm_160": norm[list(part.index).index(REFERENCE_TPB)],
+            "rmse_norm_160": norm[list(part.index).index(REFERENCE_TPB)]
+            if ref is not None else math.nan,
             "rmse_norm_best_threads": int(part.index[int(np.argmin(norm))]),
             "spearman_rho_rmse_norm_vs_tpb": rho, "spearman_permutation_p": p,
-            "cpm_520_628_min": min(cpm_group), "cpm_520_628_max": max(cpm_group),
-            "cpm_best_of_520_628": CPM_TPB[int(np.argmax(cpm_group))],
+            **_cpm_range(cpm_group),
         })  # fmt: skip
     return pd.DataFrame(rows), pd.DataFrame(summary)
 
@@ -258,8 +287,11 @@ def fig10(t6: pd.DataFrame, n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def f_statistic(values: np.ndarray, groups: np.ndarray) -> float:
-    """One-way ANOVA's F: between-group over within-group mean square."""
+    """One-way ANOVA's F: between-group over within-group mean square; NaN where no group
+    has two runs (a deadline cut the spread after its first run: no within-group spread)."""
     labels = np.unique(groups)
+    if values.size == labels.size:
+        return math.nan
     grand = values.mean()
     between = sum((groups == g).sum() * (values[groups == g].mean() - grand) ** 2 for g in labels)
     within = sum(((values[groups == g] - values[groups == g].mean()) ** 2).sum() for g in labels)
@@ -286,7 +318,7 @@ def spread_tables(spread: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         same = bool((part.groupby("run")["rmse_norm"].nunique() == 1).all())
         f = math.nan if same else f_statistic(values, groups)
         p = math.nan
-        if not same:
+        if not math.isnan(f):
             perms = [
                 f_statistic(values, rng.permutation(groups)) for _ in range(PERMUTATIONS // 10)
             ]
@@ -303,8 +335,12 @@ def table7_full(full: pd.DataFrame, timing: pd.DataFrame) -> pd.DataFrame:
     for algorithm, part in full.groupby("algorithm"):
         clean = timing[(timing["algorithm"] == algorithm) & (timing["n"] == part["n"].iloc[0])]
         ms = clean.set_index("threads")["ms_per_step_median"]
-        ref = part.set_index("threads").loc[REFERENCE_TPB]
-        p_ref = catalog.performance(ref["rmse_x"], ref["rmse_y"])
+        full_ref = part.set_index("threads")
+        # a cell a deadline cut (in either file) leaves its CPM NaN
+        p_ref = math.nan
+        if REFERENCE_TPB in full_ref.index:
+            ref = full_ref.loc[REFERENCE_TPB]
+            p_ref = catalog.performance(ref["rmse_x"], ref["rmse_y"])
         for _, r in part.sort_values("threads").iterrows():
             t = int(r["threads"])
             paper = catalog.PUBLISHED_TABLE7.get(t, (math.nan, math.nan))
@@ -314,7 +350,8 @@ def table7_full(full: pd.DataFrame, timing: pd.DataFrame) -> pd.DataFrame:
                 "rmse_norm": math.hypot(r["rmse_x"], r["rmse_y"]),
                 "bias_x": r["bias_x"], "bias_y": r["bias_y"], "ms_clean": ms.get(t, math.nan),
                 "cpm_vs_160": catalog.cpm(catalog.performance(r["rmse_x"], r["rmse_y"]),
-                                          ms.get(t, math.nan), p_ref, ms.get(REFERENCE_TPB)),
+                                          ms.get(t, math.nan), p_ref,
+                                          ms.get(REFERENCE_TPB, math.nan)),
                 "paper_rmse_x": paper[0], "paper_rmse_y": paper[1],
             })  # fmt: skip
     return pd.DataFrame(rows)
@@ -343,6 +380,19 @@ def regime_bins(path: Path, ends=(10.0, 200.0, 350.0)) -> pd.DataFrame:
     e = e[e["t"].isin(ends)].copy()
     e["rmse_norm"] = np.hypot(e["rmse_x"], e["rmse_y"])
     return e.sort_values(["regime", "filter", "t"]).reset_index(drop=True)
+
+
+def not_run(timing: pd.DataFrame) -> list[tuple[str, int, int]]:
+    """The timing cells (algorithm, N, TPB) of the full grid (``TIMING_THREADS`` at
+    every N of Table 6, for each algorithm the run has) that ``timing`` lacks: a deadline
+    cut them, and the tables show them as absent (no row, or NaN where a summary reads
+    them)."""
+    cells = zip(
+        timing["algorithm"], timing["n"].astype(int), timing["threads"].astype(int), strict=True
+    )
+    have = set(cells)
+    return [(a, n, t) for a in sorted(timing["algorithm"].unique()) for n in catalog.TABLE6_N
+            for t in TIMING_THREADS if (a, n, t) not in have]  # fmt: skip
 
 
 def tables(

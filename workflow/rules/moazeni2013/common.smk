@@ -1,9 +1,12 @@
-"""Helpers of the Moazeni (2013) rules (cells.smk, outputs.smk): the artifact paths and
+"""Helpers of the Moazeni (2013) rules (cells.smk, outputs.smk, gpu.smk): the artifact paths and
 the outputs of each chapter. No rules live here; the grid and its checks are Python
 (pfresample_studies.moazeni2013.catalog)."""
 
 from pfresample_studies.moazeni2013 import catalog as moazeni2013_catalog
+from pfresample_studies.moazeni2013 import fair_peers as moazeni2013_fair_peers
+from pfresample_studies.moazeni2013 import fig63_end_to_end as moazeni2013_fig63
 from pfresample_studies.moazeni2013 import hashtable_workloads as moazeni2013_workloads
+from pfresample_studies.moazeni2013 import real_instances as moazeni2013_real_instances
 
 
 def moazeni2013_ch3_order_cell(order) -> str:
@@ -98,3 +101,40 @@ def moazeni2013_artifacts() -> set[str]:
     ch7 = {p for paths in moazeni2013_ch7_cells().values() for p in paths}
     ch3 = {moazeni2013_ch3_native_cell(), moazeni2013_ch3_best_cpu_cell()}
     return cells | ch3 | gpu | ch4 | ch56 | ch7
+
+
+# The one-host experiments (gpu.smk): each module's files, the committed run it draws from.
+MOAZENI2013_GPU_SCRIPT = "../../../scripts/moazeni2013/gpu_targets.py"
+MOAZENI2013_GPU_RUNS = "results/moazeni2013/gpu_runs"
+
+
+def moazeni2013_gpu_run_files(experiment, runs_module) -> list[str]:
+    return [f"{MOAZENI2013_GPU_RUNS}/{experiment}/{name}" for name in runs_module.NAMES]
+
+
+def moazeni2013_gpu_tables(experiment, runs_module) -> dict[str, str]:
+    return {t: f"results/tables/moazeni2013/{experiment}/{t}.csv" for t in runs_module.TABLES}
+
+
+def moazeni2013_gpu_committed(runs_module) -> list[str]:
+    """The newest committed file of ``runs_module.MARKER`` (a list of one path; none where
+    evidence/ holds none, and the job says so)."""
+    found = newest_evidence(runs_module.MARKER)
+    return [str(found.path)] if found is not None else []
+
+
+MOAZENI2013_GPU_EXPERIMENTS = {
+    "ch3_real": moazeni2013_real_instances,
+    "ch7_fig63": moazeni2013_fig63,
+    "ch4_peers": moazeni2013_fair_peers,
+}
+
+
+def moazeni2013_gpu_params(experiment, prefix) -> dict:
+    runs_module = MOAZENI2013_GPU_EXPERIMENTS[experiment]
+    return {
+        "gpu": bool(CELL_GPUS),
+        "cfg": {k: v for k, v in config.items() if k.startswith(prefix) or k == "seed"},
+        "base": runs_module.BASE,
+        "devices": GPU_DEVICES,
+    }

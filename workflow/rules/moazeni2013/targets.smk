@@ -54,3 +54,36 @@ rule moazeni2013:
         rules.moazeni2013_ch6.input,
         rules.moazeni2013_ch7.input,
         regenerate(DISCARDED, moazeni2013_artifacts),
+
+
+rule moazeni2013_ch3_real:
+    """Moazeni (2013) chapter 3 on real instances (the 8,192-gon, the 8,191-matrix chain),
+    Fig 12 behind delay_ns and the GPU cell from n = 64 (results/tables/moazeni2013/ch3_real/);
+    run here where the cells have a GPU, else the newest committed run's, labelled; not in
+    `all`."""
+    input:
+        rules.moazeni2013_ch3_real_tables.output,
+
+
+rule moazeni2013_ch7_fig63:
+    """Moazeni (2013) Fig 63 end to end, GPU against the best CPU code
+    (results/tables/moazeni2013/ch7_fig63/); run here where the cells have a GPU, else the
+    newest committed run's, labelled; not in `all`."""
+    input:
+        rules.moazeni2013_ch7_fig63_tables.output,
+
+
+rule moazeni2013_ch4_peers:
+    """Moazeni (2013) chapter 4 beside cuCollections and SlabHash on fair terms
+    (results/tables/moazeni2013/ch4_peers/); run here where the cells have a GPU and the
+    peers are built, else the newest committed run's, labelled; not in `all`."""
+    input:
+        rules.moazeni2013_ch4_peers_tables.output,
+
+
+rule moazeni2013_ch6_tv_draws:
+    """Moazeni (2013) chapter 6: ours against scikit-image over held-out noise draws, both
+    tuned by one rule (results/tables/moazeni2013/ch6_tv_draws/summary.csv), CPU; not in
+    `all`."""
+    input:
+        rules.moazeni2013_ch6_tv_draws_summary.output,

@@ -18,6 +18,7 @@ import yaml
 
 import pfresample as pr
 from pfresample.timing import cpu_name
+from pfresample_studies.pipeline.jobs import gpu  # noqa: F401 -- the benches take it from here
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -107,20 +108,6 @@ def host() -> dict:
         commit = os.environ.get("PFRESAMPLE_COMMIT", "unknown")
     return {"cpu": model, "cores": os.cpu_count(), "commit": commit,
             "date": datetime.date.today().isoformat()}  # fmt: skip
-
-
-def gpu():
-    """CuPy and the device's name, or (None, None) without CuPy or a GPU."""
-    try:
-        import cupy
-
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # noqa: BLE001 -- no CuPy, no driver, no device: the CPU rows alone
-        return None, None
-    if count < 1:
-        return None, None
-    name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
-    return cupy, name.decode() if isinstance(name, bytes) else str(name)
 
 
 def d3_2014_config() -> dict:

@@ -46,7 +46,8 @@ from pathlib import Path
 import pandas as pd
 
 from pfresample_studies.moazeni2013 import mddtw, mddtw_experiments, native
-from pfresample_studies.moazeni2013.runs_io import Rows, gpu, host
+from pfresample_studies.moazeni2013.runs_io import Rows, host
+from pfresample_studies.pipeline.jobs import gpu
 
 SEED = 2017  # config/config.yaml's seed
 QUERIES = (32, 64, 128, 256)  # moazeni2013_ch7_timing_queries: the order of the cell's draws

@@ -48,17 +48,3 @@ def host() -> dict:
     return {"cpu": cpu_name(), "cores": os.cpu_count(),
             "commit": (git_revision(REPO) or "unknown")[:7],
             "date": datetime.date.today().isoformat()}  # fmt: skip
-
-
-def gpu():
-    """CuPy and the device's name, or (None, None) without CuPy or a GPU."""
-    try:
-        import cupy
-
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # noqa: BLE001 -- no CuPy, no driver, no device: the CPU rows alone
-        return None, None
-    if count < 1:
-        return None, None
-    name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
-    return cupy, name.decode() if isinstance(name, bytes) else str(name)

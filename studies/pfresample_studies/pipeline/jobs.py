@@ -54,6 +54,21 @@ def git_revision(path) -> str | None:
     return out.stdout.strip() or None
 
 
+def gpu():
+    """CuPy and the first device's name, or (None, None) without CuPy or a GPU: the
+    experiments and benches that time a GPU beside the CPU, which alone runs without one."""
+    try:
+        import cupy
+
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # noqa: BLE001 -- no CuPy, no driver, no device: the CPU rows alone
+        return None, None
+    if count < 1:
+        return None, None
+    name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+    return cupy, name.decode() if isinstance(name, bytes) else str(name)
+
+
 def provenance(snakemake) -> dict:
     """Versions and revision that go into every artifact's metadata."""
     scriptdir = Path(snakemake.scriptdir) if snakemake.scriptdir else Path.cwd()

@@ -26,7 +26,7 @@ rule moazeni2013_ch3_real_runs:
         **moazeni2013_gpu_params("ch3_real", "moazeni2013_ch3_real_"),
     log:
         "results/logs/moazeni2013/ch3_real_runs.log",
-    threads: workflow.cores  # the best CPU code on every core
+    threads: moazeni2013_catalog.best_cpu_threads(config)  # the best CPU code on every core
     resources:
         mem_mb=8192,
         gpu=1 if CELL_GPUS else 0,
@@ -66,7 +66,7 @@ rule moazeni2013_ch7_fig63_runs:
         **moazeni2013_gpu_params("ch7_fig63", "moazeni2013_ch7_fig63_"),
     log:
         "results/logs/moazeni2013/ch7_fig63_runs.log",
-    threads: workflow.cores  # the best CPU code on every core
+    threads: moazeni2013_catalog.best_cpu_threads(config)  # the best CPU code on every core
     resources:
         mem_mb=8192,
         gpu=1 if CELL_GPUS else 0,
@@ -147,7 +147,7 @@ rule moazeni2013_ch6_tv_draws_runs:
         seed=config["seed"],
     log:
         "results/logs/moazeni2013/ch6_tv_draws_runs.log",
-    threads: workflow.cores
+    threads: moazeni2013_catalog.best_cpu_threads(config)
     resources:
         mem_mb=4096,
     conda:

@@ -7,7 +7,6 @@ their CSV, and the d3_2014 study's configuration at the paper's scale."""
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import os
 import subprocess
@@ -18,7 +17,9 @@ import yaml
 
 import pfresample as pr
 from pfresample.timing import cpu_name
+from pfresample_studies.pipeline import tables
 from pfresample_studies.pipeline.jobs import gpu  # noqa: F401 -- the benches take it from here
+from pfresample_studies.pipeline.tables import Rows  # noqa: F401 -- the benches take it from here
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -54,13 +55,9 @@ def particles_version() -> str | None:
 
 
 def write_rows(path: Path, rows: list[dict], fields=None, announce=True) -> None:
-    """``rows`` as a CSV file at ``path`` (its folder made), columns ``fields``
-    (default: the first row's keys; keys not among them are left out)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=fields or list(rows[0]), extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
+    """``rows`` as a CSV file at ``path`` (``pipeline.tables.write_rows``), and a line
+    that names it."""
+    tables.write_rows(path, rows, fields)
     if announce:
         print(f"# wrote {path}")
 
@@ -114,19 +111,3 @@ def d3_2014_config() -> dict:
     """config/config.yaml and config/studies/d3_2014.yaml, merged (the paper's scale)."""
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     return cfg | yaml.safe_load((REPO / "config" / "studies" / "d3_2014.yaml").read_text())
-
-
-class Rows:
-    """A CSV written a row at a time (the header once, each row appended and closed), so a
-    killed run keeps what it measured; ``fresh=False`` appends to an existing file."""
-
-    def __init__(self, path: Path, fields: list[str], fresh: bool = True):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path, self.fields = path, list(fields)
-        if fresh or not path.exists():
-            with open(path, "w", newline="") as f:
-                csv.DictWriter(f, fieldnames=self.fields).writeheader()
-
-    def add(self, row: dict) -> None:
-        with open(self.path, "a", newline="") as f:
-            csv.DictWriter(f, fieldnames=self.fields, extrasaction="ignore").writerow(row)

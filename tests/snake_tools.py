@@ -2,10 +2,11 @@
 checkout's Snakefile in ``workdir`` on 2 cores and returns the finished process
 with its stdout and stderr joined as ``.output``; ``job_counts`` reads the
 "Job stats" table of a run or a dry run; ``gpu_target_dry_run`` dry-runs a study's GPU
-target."""
+target; ``csv_text`` prints a derived table as the committed ones are printed."""
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 import sys
@@ -38,3 +39,11 @@ def gpu_target_dry_run(workdir: Path, target: str, backend: str) -> tuple[dict[s
     assert proc.returncode == 0, proc.output
     job = proc.output.split(f"rule {target}_runs:", 1)[1].split("\n\n", 1)[0]
     return job_counts(proc.output), job
+
+
+def csv_text(frame, float_format: str = "%.6g") -> str:
+    """``frame`` as CSV text, as the committed derived tables are written (no index, six
+    significant digits unless ``float_format``): what a drawn run's table is compared to."""
+    text = io.StringIO()
+    frame.to_csv(text, index=False, float_format=float_format)
+    return text.getvalue()

@@ -8,7 +8,6 @@ on a GPU, test_gpu_cellular.py; here it is only run."""
 
 from __future__ import annotations
 
-import io
 import logging
 import math
 import re
@@ -24,7 +23,7 @@ from pfresample.cuda.geometry import CPF_MAX_RADIUS
 from pfresample.metrics import confidence_interval
 from pfresample.timing import cpu_name
 from pfresample_studies.cpf2013 import catalog, experiments, figures, paired, tables, targets
-from snake_tools import job_counts, snakemake
+from snake_tools import csv_text, job_counts, snakemake
 
 REPO = Path(__file__).resolve().parents[3]
 CONFIG = {
@@ -550,9 +549,7 @@ def test_the_h100_runs_derived_tables_come_from_its_tables(tmp_path):
     for committed in sorted((H100 / "derived").glob("*.csv")):
         frame = derived[committed.stem]
         assert set(frame.pop(gpu_runs.SOURCE_COLUMN)) == {"committed"}
-        text = io.StringIO()
-        frame.to_csv(text, index=False, float_format="%.6g")
-        assert text.getvalue() == committed.read_text(), committed.name
+        assert csv_text(frame) == committed.read_text(), committed.name
     timing = pd.read_csv(H100 / "tables" / "fig11.csv")
     cpu = pd.read_csv(H100 / "tables" / "cpu_reference.csv")
     speed = pd.read_csv(H100 / "derived" / "cpu_speedup.csv")

@@ -6,7 +6,6 @@ the rule declares."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +15,7 @@ import yaml
 from pfresample_studies.cpf2013 import gpu_runs, gpu_tables
 from pfresample_studies.pipeline import evidence
 from pfresample_studies.pipeline.gpu_runs import SOURCE_COLUMN, read_sources
-from snake_tools import gpu_target_dry_run, snakemake
+from snake_tools import csv_text, gpu_target_dry_run, snakemake
 
 REPO = Path(__file__).resolve().parents[3]
 JOBS = {"cpf2013_gpu_runs": 1, "cpf2013_gpu_tables": 1, "cpf2013_gpu_figure": 6, "cpf2013_gpu": 1}
@@ -43,9 +42,7 @@ def test_drawn_from_the_committed_run(tmp_path):
     for name in gpu_tables.TABLES:
         frame = pd.read_csv(tmp_path / "results" / "tables" / "cpf2013" / "gpu" / f"{name}.csv")
         assert set(frame.pop(SOURCE_COLUMN)) == {found.label}, name
-        text = io.StringIO()
-        frame.to_csv(text, index=False, float_format="%.6g")
-        assert text.getvalue() == (derived / f"{name}.csv").read_text(), name
+        assert csv_text(frame) == (derived / f"{name}.csv").read_text(), name
     png = tmp_path / "results" / "figures" / "cpf2013" / "gpu" / "fig11.png"
     assert evidence.read_source(png) == f"committed evidence: {found.label}"
 

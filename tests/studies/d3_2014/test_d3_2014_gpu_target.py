@@ -4,7 +4,6 @@ committed run with their labels and its derived tables the committed run's table
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pandas as pd
@@ -13,7 +12,7 @@ import pytest
 from pfresample_studies.d3_2014 import gpu_runs, gpu_tables
 from pfresample_studies.pipeline import evidence
 from pfresample_studies.pipeline.gpu_runs import SOURCE_COLUMN, read_sources
-from snake_tools import gpu_target_dry_run, snakemake
+from snake_tools import csv_text, gpu_target_dry_run, snakemake
 
 REPO = Path(__file__).resolve().parents[3]
 JOBS = {"d3_2014_gpu_runs": 1, "d3_2014_gpu_tables": 1, "d3_2014_gpu": 1}
@@ -45,6 +44,4 @@ def test_drawn_from_the_committed_run(tmp_path):
         if name != "components_n1000":  # the CPU regime cells alone
             assert set(frame[SOURCE_COLUMN]) == {found.label}, name
         frame = frame.drop(columns=[SOURCE_COLUMN, "cpu_source"], errors="ignore")
-        text = io.StringIO()
-        frame.to_csv(text, index=False, float_format="%.6g")
-        assert text.getvalue() == (committed / f"{name}.csv").read_text(), name
+        assert csv_text(frame) == (committed / f"{name}.csv").read_text(), name

@@ -4,7 +4,6 @@ committed run with their labels and its derived tables the committed run's table
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +13,7 @@ import yaml
 from pfresample_studies.guldas2015 import gpu_runs, gpu_tables
 from pfresample_studies.pipeline import evidence
 from pfresample_studies.pipeline.gpu_runs import SOURCE_COLUMN, read_sources
-from snake_tools import gpu_target_dry_run, snakemake
+from snake_tools import csv_text, gpu_target_dry_run, snakemake
 
 REPO = Path(__file__).resolve().parents[3]
 JOBS = {"guldas2015_gpu_runs": 1, "guldas2015_gpu_tables": 1, "guldas2015_gpu": 1}
@@ -59,10 +58,8 @@ def test_drawn_from_the_committed_run(tmp_path):
     for name, (committed, digits) in COMMITTED.items():
         frame = pd.read_csv(tmp_path / "results" / "tables" / "guldas2015" / "gpu" / f"{name}.csv")
         assert set(frame[SOURCE_COLUMN]) == {found.label}, name
-        text = io.StringIO()
-        frame.drop(columns=[SOURCE_COLUMN, "cpu_source"]).to_csv(text, index=False,
-                                                                 float_format=digits)  # fmt: skip
-        assert text.getvalue() == (folder / committed).read_text(), name
+        frame = frame.drop(columns=[SOURCE_COLUMN, "cpu_source"])
+        assert csv_text(frame, digits) == (folder / committed).read_text(), name
     md = (tmp_path / "results" / "tables" / "guldas2015" / "gpu" / "smcem.md").read_text()
     assert md.startswith((folder / "smcem_gpu" / "tables.md").read_text())
     assert found.label in md

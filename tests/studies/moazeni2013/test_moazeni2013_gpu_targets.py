@@ -19,7 +19,7 @@ import pytest
 from pfresample_studies.moazeni2013 import fair_peers, fig63_end_to_end, real_instances, tv_draws
 from pfresample_studies.pipeline import evidence
 from pfresample_studies.pipeline.gpu_runs import SOURCE_COLUMN, read_sources
-from snake_tools import gpu_target_dry_run, job_counts, snakemake
+from snake_tools import csv_text, gpu_target_dry_run, job_counts, snakemake
 
 REPO = Path(__file__).resolve().parents[3]
 EXPERIMENTS = {"ch3_real": real_instances, "ch7_fig63": fig63_end_to_end,
@@ -27,16 +27,10 @@ EXPERIMENTS = {"ch3_real": real_instances, "ch7_fig63": fig63_end_to_end,
 DRAWS = REPO / "evidence" / "2026-11-28-epyc2-78bc97b" / "ch6_draws"
 
 
-def _text(frame: pd.DataFrame) -> str:
-    text = io.StringIO()
-    frame.to_csv(text, index=False, float_format="%.6g")
-    return text.getvalue()
-
-
 def _derived(module, folder) -> dict[str, str]:
     """The experiment's derived tables of the files in ``folder``, as the rule prints them
     (its labels aside)."""
-    return {name: _text(frame) for name, frame in module.tables(folder).items()}
+    return {name: csv_text(frame) for name, frame in module.tables(folder).items()}
 
 
 @pytest.mark.parametrize("experiment", sorted(EXPERIMENTS))
@@ -91,7 +85,7 @@ def test_drawn_from_the_committed_runs(tmp_path):
             path = tmp_path / "results" / "tables" / "moazeni2013" / experiment / f"{name}.csv"
             frame = pd.read_csv(path)
             assert set(frame[SOURCE_COLUMN]) == {found.label}, name
-            assert _text(frame.drop(columns=[SOURCE_COLUMN])) == text, name
+            assert csv_text(frame.drop(columns=[SOURCE_COLUMN])) == text, name
 
 
 def test_peers_cells_are_the_committed_ones():

@@ -79,18 +79,20 @@ __device__ __forceinline__ long long residual_split(W wi, long long n, ResidualS
 // sums can neither overflow nor lose their bits, sums.needs_scaling, take the
 // kernels without the scaling arithmetic), its total (the last local sum) and
 // one past its last positive value; the last block to finish scans the
-// totals (scan_tile_sums).
+// totals (scan_tile_sums). Here and in the kernels below a `divisor` that is
+// not null makes w the weights divided by it as they are loaded (scan.cuh's
+// Normaliser): a filter hands w~ and its sum, where a pass would write w.
 template <typename W, typename T, bool SCALED>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
-scan_tiles(const W* __restrict__ w, long long n, T* tile_sum, int* tile_exp,
-           long long* tile_end, T* __restrict__ prefix, T* __restrict__ carry,
+scan_tiles(const W* __restrict__ w, const double* __restrict__ divisor, long long n, T* tile_sum,
+           int* tile_exp, long long* tile_end, T* __restrict__ prefix, T* __restrict__ carry,
            T* __restrict__ total, long long* __restrict__ last, int* __restrict__ exp_max,
            unsigned int* __restrict__ tickets, const int* __restrict__ go) {
     using namespace pfr;
     __shared__ PaddedTile<T> buf;
     if (!gate_open(go)) return;  // the adaptive filter skips this step's resampling
     W v[SCAN_ITEMS];
-    load_raw(w, n, blockIdx.x, v);
+    load_raw(w, divisor, n, blockIdx.x, v);
     const int e = SCALED ? tile_exponent(v) : 0;
     T x[SCAN_ITEMS];
     unsigned int positive;
@@ -114,7 +116,8 @@ scan_tiles(const W* __restrict__ w, long long n, T* tile_sum, int* tile_exp,
 // C_i of tile `tile` into x (pass 2): the tile's items scaled as in pass 1,
 // their local sums, placed after the tiles before.
 template <bool SCALED, typename W, typename T>
-__device__ __forceinline__ void tile_prefix_sum(const W* w, long long n, long long tile,
+__device__ __forceinline__ void tile_prefix_sum(const W* w, const double* divisor, long long n,
+                                                long long tile,
                                                 const int* __restrict__ tile_exp,
                                                 const int* __restrict__ exp_max,
                                                 const T* __restrict__ prefix,
@@ -124,7 +127,7 @@ __device__ __forceinline__ void tile_prefix_sum(const W* w, long long n, long lo
     using namespace pfr;
     const int e = SCALED ? tile_exp[tile] : 0;
     unsigned int positive;
-    load_tile<SCALED>(w, n, tile, e, buf, x, positive);
+    load_tile<SCALED>(w, divisor, n, tile, e, buf, x, positive);
     tile_scan(x, positive);
     const T f = SCALED ? global_factor<T>(e, *exp_max) : T(1);
     place_tile<SCALED>(x, prefix[tile], carry[tile], f);
@@ -136,7 +139,8 @@ __device__ __forceinline__ void tile_prefix_sum(const W* w, long long n, long lo
 // the block has read its whole tile before it writes.
 template <typename W, typename T, bool SCALED>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
-scaled_prefix_sum(const W* w, long long n, const int* __restrict__ tile_exp,
+scaled_prefix_sum(const W* w, const double* __restrict__ divisor, long long n,
+                  const int* __restrict__ tile_exp,
                   const int* __restrict__ exp_max, const T* __restrict__ prefix,
                   const T* __restrict__ carry, const T* __restrict__ total,
                   long long count, const long long* __restrict__ count_device,
@@ -145,7 +149,7 @@ scaled_prefix_sum(const W* w, long long n, const int* __restrict__ tile_exp,
     __shared__ PaddedTile<T> buf;
     if (!gate_open(go)) return;
     T x[SCAN_ITEMS];
-    tile_prefix_sum<SCALED>(w, n, blockIdx.x, tile_exp, exp_max, prefix, carry, buf, x);
+    tile_prefix_sum<SCALED>(w, divisor, n, blockIdx.x, tile_exp, exp_max, prefix, carry, buf, x);
     const T scale = (T)(count >= 0 ? count : *count_device), cn = *total;
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) x[j] = x[j] * scale / cn;  // (count * C) / C_N
@@ -161,7 +165,8 @@ scaled_prefix_sum(const W* w, long long n, const int* __restrict__ tile_exp,
 // output slots (write_ancestors).
 template <typename W, typename T, bool SCALED>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
-systematic(const W* __restrict__ w, long long n, long long tiles,
+systematic(const W* __restrict__ w, const double* __restrict__ divisor, long long n,
+           long long tiles,
            const int* __restrict__ tile_exp, const int* __restrict__ exp_max,
            const T* __restrict__ prefix, const T* __restrict__ carry,
            const T* __restrict__ total, const long long* __restrict__ last_positive,
@@ -176,7 +181,8 @@ systematic(const W* __restrict__ w, long long n, long long tiles,
     const PhiloxKey key = replica_key(replica, n, keys, n_keys, k0, k1);
     const T u = (T)uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
     T x[SCAN_ITEMS];
-    tile_prefix_sum<SCALED>(w, n, tile, tile_exp, exp_max, prefix, carry, smem.values, x);
+    tile_prefix_sum<SCALED>(w, divisor, n, tile, tile_exp, exp_max, prefix, carry, smem.values,
+                            x);
     const T cn = *total;
     const long long last = *last_positive;
     const long long first = tile * SCAN_TILE + (long long)threadIdx.x * SCAN_ITEMS;

@@ -123,6 +123,56 @@ __global__ void normalise_estimate(const float* __restrict__ w_tilde,
     }
 }
 
+// Stages 1-3 in one pass where no stage mark falls between them (the
+// untimed graph): exp_total's w~ and float64 sum s, and normalise_estimate's
+// estimate SUM(w~ x) / s, each over the same blocks with a thread's weights
+// in the same order, so s and the estimate are those kernels' bits (the K
+// block sums at once: block_reduce_many). w = w~ / s is not written: the
+// resampler divides as it loads (cumulative.cu's `divisor`), or the caller
+// runs normalise_estimate. parts: (1 + ROWS) * gridDim.x doubles, s's
+// partials first.
+template <int ROWS>
+__global__ void exp_total_estimate(const float* __restrict__ log_w,
+                                   const unsigned int* __restrict__ top,
+                                   float* __restrict__ w_tilde, const float* __restrict__ x,
+                                   long long n, double* __restrict__ parts,
+                                   unsigned int* __restrict__ ticket, double* __restrict__ total,
+                                   double* __restrict__ estimate) {
+    using namespace pfr;
+    __shared__ double shared[(1 + ROWS) * REDUCE_THREADS];
+    const float m = from_ordered(top[0]);
+    double acc[1 + ROWS];
+#pragma unroll
+    for (int r = 0; r <= ROWS; ++r) acc[r] = 0.0;
+    const long long stride = (long long)gridDim.x * REDUCE_THREADS;
+#pragma unroll 4
+    for (long long i = (long long)blockIdx.x * REDUCE_THREADS + threadIdx.x; i < n; i += stride) {
+        const float wt = expf(log_w[i] - m);
+        w_tilde[i] = wt;
+        acc[0] += (double)wt;
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) acc[1 + r] += (double)wt * (double)x[r * n + i];
+    }
+    block_reduce_many(acc, shared, Add());
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int r = 0; r <= ROWS; ++r) parts[r * gridDim.x + blockIdx.x] = acc[r];
+    }
+    if (!last_block_done(ticket)) return;
+#pragma unroll
+    for (int r = 0; r <= ROWS; ++r) {
+        acc[r] = 0.0;
+        for (int p = threadIdx.x; p < (int)gridDim.x; p += REDUCE_THREADS)
+            acc[r] += parts[r * gridDim.x + p];
+    }
+    block_reduce_many(acc, shared, Add());
+    if (threadIdx.x == 0) {
+        total[0] = acc[0];
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) estimate[r] = acc[1 + r] / acc[0];
+    }
+}
+
 // The end of stage 4: x_out = x_in[:, ancestors] (ROWS x n, row-major);
 // with a gate `go` (the adaptive filter's, null otherwise) that is 0, x_out
 // = x_in: no stage ran and no ancestors were written. A

@@ -51,21 +51,23 @@ constexpr int FUSED_BATCH = 4;
 
 // Every block of the grid waits here until all have arrived; what a block
 // wrote before is then visible to every block after. count[0] (zero at the
-// launch) counts the arrivals of all rounds: a block's round ends when it
-// reaches the next multiple of the grid. One release-acquire atomic and a
-// spin on an acquire load by each block's thread 0, between the block's
-// own barriers (cheaper than a generation flag with full fences: two memory
-// round trips fewer a barrier). Needs every block resident: the
-// cooperative launch.
-__device__ void grid_barrier(unsigned int* count) {
+// launch) counts the arrivals of all rounds; `arrivals`, the block's own
+// register (zero at the launch), the count that ends the block's round: it
+// rises by the grid each round. Thread 0 of each block, between the block's
+// own barriers, adds its arrival by a release reduction, which does not wait
+// for an answer, and spins on an acquire load until the count reaches the
+// round's end: one memory round trip fewer a barrier than an atomic that
+// returns the count (bench/fused_bound.py measures both). Needs every block
+// resident: the cooperative launch.
+__device__ void grid_barrier(unsigned int* count, unsigned int& arrivals) {
     __syncthreads();
     if (threadIdx.x == 0) {
-        unsigned int arrived, now;
-        asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(arrived) : "l"(count) : "memory");
-        const unsigned int target = (arrived / gridDim.x + 1u) * gridDim.x;
+        arrivals += gridDim.x;
+        asm volatile("red.release.gpu.global.add.u32 [%0], 1;" : : "l"(count) : "memory");
+        unsigned int now;
         do {
             asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(count) : "memory");
-        } while (now < target);
+        } while (now < arrivals);
     }
     __syncthreads();
 }
@@ -271,6 +273,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
     double* estimate_parts = part_sums + parts;
     const bool marking = marks != nullptr && b == 0 && t == 0;
     if (marking) marks[0] = global_ns();
+    unsigned int arrivals = 0u;  // grid_barrier's count at the end of this block's round
 
     // The initial particles into x[1] (the graph's growth_init), top zeroed.
     for (int k = b * FUSED_THREADS + t; k < steps; k += G * FUSED_THREADS) top[k] = 0u;
@@ -282,7 +285,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
             x[n + g + j * streams] = init_mean + init_sd * v[j];
         }
     }
-    grid_barrier(bar);
+    grid_barrier(bar, arrivals);
 
     for (int k = 0; k < steps; ++k) {
         float* dst = x + (long long)(k % 2) * n;
@@ -293,7 +296,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                                           k + 1ull, drift[k], sigma_v, z[k], inv_var_n);
         const float m_block = block_max(best);
         if (t == 0) atomicMax(top + k, to_ordered(m_block));
-        grid_barrier(bar);
+        grid_barrier(bar, arrivals);
         if (marking) marks[1 + 4 * k] = global_ns();
 
         // Phase 2 (stages 1-3, less the divisions by s): w~ = exp(log w -
@@ -344,7 +347,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                 }
             }
         }
-        grid_barrier(bar);
+        grid_barrier(bar, arrivals);
         if (marking) marks[2 + 4 * k] = global_ns();
 
         // Phase 3 (pass 1 of stage 4's prefix sum): the tiles of w = w~ / s
@@ -367,7 +370,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
             if (t == 0) tile_end[q] = tile_end_positive;
             store_local(local_scan, q, v);  // phase 4 places them, as pass 2 re-scans
         }
-        grid_barrier(bar);
+        grid_barrier(bar, arrivals);
         if (marking) marks[3 + 4 * k] = global_ns();
 
         // Phase 4 (stage 4): the estimate (by the last block, which has the
@@ -382,7 +385,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
         const PhiloxKey key{inputs[2 + 2 * k], inputs[3 + 2 * k]};
         ancestors_by_slices<SLICE_ITEMS>(local_scan, tile_sum, tile_end, tiles, n, key, prefix,
                                          carry, c_total, last_positive, smem.marks, ancestors);
-        grid_barrier(bar);
+        grid_barrier(bar, arrivals);
         if (marking) marks[4 + 4 * k] = global_ns();
     }
 }

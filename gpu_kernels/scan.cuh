@@ -94,18 +94,45 @@ __device__ V block_exclusive_scan(V value, Op op, V& total) {
     return result;
 }
 
+// w = w~ / s as a filter's normalising pass writes it, for a scan that reads
+// w~ and the float64 sum s (`divisor`) instead of w: in float32 a product
+// with the rounded inverse (filter.cu's normalise_estimate, fused.cu), in
+// float64 a division (the captured loop's w~ / s). A null divisor: the
+// weights as they are.
+template <typename W>
+struct Normaliser;
+template <>
+struct Normaliser<float> {
+    float inverse;
+    __device__ explicit Normaliser(const double* divisor)
+        : inverse(divisor == nullptr ? 1.0f : (float)(1.0 / *divisor)) {}
+    __device__ float operator()(float v) const { return v * inverse; }  // exact for 1
+};
+template <>
+struct Normaliser<double> {
+    double s;
+    bool divides;
+    __device__ explicit Normaliser(const double* divisor)
+        : s(divisor == nullptr ? 1.0 : *divisor), divides(divisor != nullptr) {}
+    __device__ double operator()(double v) const { return divides ? v / s : v; }
+};
+
 // Thread t's raw items of tile `tile`, as loaded: item j is tile entry
 // j * SCAN_THREADS + t (a warp reads 32 consecutive weights), zeros past the
-// end, which leave every sum unchanged.
+// end, which leave every sum unchanged; divided by `divisor` when it is not
+// null (Normaliser).
 template <typename W>
-__device__ __forceinline__ void load_raw(const W* w, long long n, long long tile,
-                                         W (&v)[SCAN_ITEMS]) {
+__device__ __forceinline__ void load_raw(const W* w, const double* divisor, long long n,
+                                         long long tile, W (&v)[SCAN_ITEMS]) {
     const long long base = tile * SCAN_TILE;
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) {  // all loads in flight before any use
         const long long i = base + j * SCAN_THREADS + threadIdx.x;
         v[j] = i < n ? __ldcg(w + i) : W(0);  // L2 only: read once, and maybe
     }                                            // written earlier in this launch
+    const Normaliser<W> normalise(divisor);
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) v[j] = normalise(v[j]);
 }
 
 // The tile's scale exponent: frexp's of its largest weight (a block-wide
@@ -145,11 +172,11 @@ __device__ __forceinline__ void scale_items(const W (&v)[SCAN_ITEMS], int e, Pad
 
 // The tile's items scaled (pass 1 finds the exponent, pass 2 reads it).
 template <bool SCALED, typename W, typename T>
-__device__ __forceinline__ void load_tile(const W* w, long long n, long long tile, int e,
-                                          PaddedTile<T>& buf, T (&x)[SCAN_ITEMS],
-                                          unsigned int& positive) {
+__device__ __forceinline__ void load_tile(const W* w, const double* divisor, long long n,
+                                          long long tile, int e, PaddedTile<T>& buf,
+                                          T (&x)[SCAN_ITEMS], unsigned int& positive) {
     W v[SCAN_ITEMS];
-    load_raw(w, n, tile, v);
+    load_raw(w, divisor, n, tile, v);
     scale_items<SCALED>(v, e, buf, x, positive);
 }
 

@@ -278,6 +278,85 @@ def test_exp_total_is_exp_shifted_then_weight_total_bit_for_bit(n):
     assert results[1][1][0] == pytest.approx(exact, rel=1e-5)  # float32 exponentials
 
 
+@pytest.mark.parametrize("rows", [1, 2, 4])
+@pytest.mark.parametrize("n", [1, 1001, 2**20 + 3])  # 2^20 + 3: several weights a thread
+def test_exp_total_estimate_is_exp_total_then_normalise_estimate_bit_for_bit(n, rows):
+    # The untimed graph runs stages 1-3 as one pass: the same w~, s and
+    # estimate as the two kernels, to the bit; w is left unwritten.
+    from pfresample.cuda import geometry
+
+    rng = np.random.default_rng(n + rows)
+    log_w = cupy.asarray(rng.normal(-5.0, 3.0, n).astype(np.float32))
+    x = cupy.asarray(rng.normal(0.0, 10.0, (rows, n)).astype(np.float32))  # signs mixed
+    top, parts = _top_of(log_w.get()), geometry.sum_parts(n)
+    results = []
+    for merged in (False, True):
+        w_tilde = cupy.full(n, np.nan, dtype=np.float32)
+        sums, tickets = cupy.empty((rows + 1) * parts, np.float64), cupy.zeros(2, np.uint32)
+        total, estimate = cupy.empty(1, np.float64), cupy.full(rows, np.nan, np.float64)
+        if merged:
+            args = (log_w, top, w_tilde, x, np.int64(n), sums, tickets[0:1], total, estimate)
+            sir_gpu._launch("filter.cu", f"exp_total_estimate<{rows}>", n, args, grid=parts)
+        else:
+            args = (log_w, top, w_tilde, np.int64(n), sums, tickets[0:1], total)
+            sir_gpu._launch("filter.cu", "exp_total", n, args, grid=parts)
+            args = (w_tilde, x, np.int64(n), total, NULL, sums, tickets[1:2], estimate)
+            sir_gpu._launch("filter.cu", f"normalise_estimate<{rows}>", n, args, grid=parts)
+        results.append((w_tilde.get(), total.get(), estimate.get()))
+        assert int(tickets.get().sum()) == 0  # the last block reset its ticket: a replay works
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_array_equal(b, a)
+    w64 = np.exp(log_w.get().astype(np.float64) - float(log_w.max()))
+    exact = (x.get().astype(np.float64) * w64).sum(axis=1) / w64.sum()
+    np.testing.assert_allclose(results[1][2], exact, rtol=1e-4, atol=1e-4 * np.abs(x.get()).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("method", ["systematic", "stratified", "multinomial"])
+def test_a_scan_that_divides_as_it_loads_is_the_scan_of_w_bit_for_bit(method, dtype):
+    # A filter hands w~ and its sum s (Call.divisor) where a pass wrote w = w~ / s
+    # (float32: w~ times the rounded 1/s; float64: a division). The ancestors
+    # and the scan's C_N are those of the scan of w; the negative control, w~
+    # undivided, leaves C_N at s.
+    from dataclasses import replace
+
+    from pfresample.cuda.workspace import make_call
+
+    m = pr.get_method(method)
+    n = 3 * 4096 + 17  # several tiles and a ragged end
+    rng = np.random.default_rng(11)
+    w_tilde = np.exp(rng.normal(0.0, 2.0, n)).astype(dtype)
+    w_tilde[rng.integers(0, n, 50)] = 0.0  # zeros inside the run
+    w_tilde[w_tilde.argmax()] = 1.0
+    s = float(w_tilde.astype(np.float64).sum())
+    if dtype == np.float32:
+        w = w_tilde * np.float32(1.0 / s)
+    else:
+        w = w_tilde / np.float64(s)
+    outs, totals = [], []
+    for weights, divisor in ((w, None), (w_tilde, s), (w_tilde, None)):
+        call = make_call(cupy.asarray(weights), [5])
+        if divisor is not None:
+            call = replace(call, divisor=cupy.asarray([divisor], dtype=np.float64))
+        m.gpu(call)
+        outs.append(call.out.get())
+        totals.append(float(call.ws.scan(np.dtype(dtype)).total.get()[0]))
+    np.testing.assert_array_equal(outs[1], outs[0])
+    assert totals[1] == totals[0] and totals[0] == pytest.approx(1.0, rel=1e-5)
+    assert totals[2] != totals[0] and totals[2] == pytest.approx(s, rel=1e-5)  # control
+
+
+def test_a_divisor_is_refused_where_the_weights_are_read_outside_the_scan():
+    from dataclasses import replace
+
+    from pfresample.cuda.workspace import make_call
+
+    call = make_call(cupy.ones(100, dtype=np.float32), [1])
+    call = replace(call, divisor=cupy.ones(1, dtype=np.float64))
+    with pytest.raises(NotImplementedError, match="Residual reads the weights as they are"):
+        pr.get_method("residual").gpu(call)
+
+
 @pytest.mark.parametrize("n", [1, 5, 4099, 2**20 + 3])
 def test_predict_through_the_ancestors_is_gather_then_predict_bit_for_bit(n):
     # The untimed graph fuses the gather into the growth model's prediction.
@@ -310,15 +389,22 @@ def test_predict_through_the_ancestors_is_gather_then_predict_bit_for_bit(n):
     np.testing.assert_array_equal(x.get(), y.get())
 
 
-def test_untimed_graph_equals_the_timed_one():
-    # Without stage marks the graph runs exp_total, and the growth model
-    # predicts through the ancestors; with them, exp_shifted then
-    # weight_total, and gather_rows: the same run, bit for bit.
+@pytest.mark.parametrize("n", [3000, 2**20 + 3])
+def test_untimed_graph_equals_the_timed_one(n):
+    # Without stage marks the graph runs stages 1-3 as one pass
+    # (exp_total_estimate), a linear-scan cumulative method divides w~ by s
+    # as it loads it, Residual gets w from normalise_estimate, and the growth
+    # model predicts through the ancestors; with them, exp_shifted,
+    # weight_total, normalise_estimate writing w, and gather_rows: the same
+    # run, bit for bit (the graph, not the fused run: fused=False).
     _, y = GROWTH.simulate(20, np.random.default_rng(8))
-    for method in ("metropolis", "uphill"):
-        timed = run_sir(GROWTH, y, 3000, method, 5, backend="cuda")
-        fast = run_sir(GROWTH, y, 3000, method, 5, backend="cuda", stage_times=False)
-        np.testing.assert_array_equal(fast.estimates, timed.estimates)
+    methods = ["metropolis", "uphill", "systematic", "stratified", "multinomial", "residual"]
+    for method in methods if n < 2**20 else ["systematic", "metropolis"]:
+        m = pr.get_method(method)
+        timed = sir_gpu.run_sir_gpu(GROWTH, y, n, m, 5)
+        fast = sir_gpu.run_sir_gpu(GROWTH, y, n, m, 5, stage_times=False, fused=False)
+        np.testing.assert_array_equal(fast.estimates, timed.estimates, err_msg=method)
+        np.testing.assert_array_equal(fast.log_likelihood_steps, timed.log_likelihood_steps)
 
 
 @pytest.mark.parametrize("method", ["systematic", "metropolis"])

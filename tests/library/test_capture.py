@@ -336,7 +336,8 @@ def _fake_cupy(monkeypatch, fail_in_capture: bool):
         UnownedMemory=lambda ptr, size, owner, device: FakePointer(ptr, size, owner),
         MemoryPointer=lambda mem, offset: FakePointer(mem.ptr + offset, mem.size, mem.owner),
     )  # fmt: skip
-    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=cuda, empty=np.empty))
+    fake = types.SimpleNamespace(cuda=cuda, empty=np.empty, zeros=np.zeros)
+    monkeypatch.setitem(sys.modules, "cupy", fake)
     passes, streams = [], []
 
     def open_(self, words):

@@ -72,6 +72,26 @@ def _precision(call: Call, precision) -> np.dtype:
     return np.dtype(precision) if precision is not None else call.w.dtype
 
 
+def _divisor(call: Call):
+    """The device float64 that ``call.w`` is divided by as the scan loads it
+    (``Call.divisor``), or NULL."""
+    return NULL if call.divisor is None else call.divisor
+
+
+def divides_as_it_loads(m, kw: dict) -> bool:
+    """Whether the registry method ``m`` (its checked kernel arguments ``kw``)
+    reads the weights on the GPU only through the linear prefix sum, which
+    can divide them as it loads them (``Call.divisor``): Systematic,
+    Stratified and Multinomial, not in the log domain."""
+    return m.gpu in (systematic, stratified, multinomial) and kw.get("precision") != LOG32
+
+
+def _undivided(call: Call, what: str) -> None:
+    """A launcher that reads ``call.w`` outside the linear scan refuses a divisor."""
+    if call.divisor is not None:
+        raise NotImplementedError(f"{what} reads the weights as they are; a divisor needs w itself")
+
+
 def _key_args(call: Call) -> tuple:
     return (call.keys, np.int32(call.n_keys), call.k0, call.k1)
 
@@ -89,23 +109,25 @@ def _templates(values, sb: ScanBuffers, scaled: bool) -> str:
     return f"{CTYPES[values.dtype]},{CTYPES[sb.dtype]},{flag(scaled)}"
 
 
-def _prefix_sum(values, sb: ScanBuffers, scaled: bool, go=NULL) -> None:
+def _prefix_sum(values, sb: ScanBuffers, scaled: bool, go=NULL, divisor=NULL) -> None:
     """Pass 1 of the prefix sum of ``values`` (the weights, or Residual's
     fractions) in ``sb``'s precision: tile sums, then (the last block) the
-    sum before each tile and C_N; see cumulative.cu."""
+    sum before each tile and C_N; see cumulative.cu. ``divisor``: a device
+    float64 the values are divided by as they are loaded (``Call.divisor``)."""
     tiles = (sb.tile_sum, sb.tile_exp, sb.tile_end, sb.prefix, sb.carry)
-    args = (values, np.int64(sb.n), *tiles, sb.total, sb.last, sb.exp_max)
+    args = (values, divisor, np.int64(sb.n), *tiles, sb.total, sb.last, sb.exp_max)
     launch = kernel("cumulative.cu", f"scan_tiles<{_templates(values, sb, scaled)}>")
     launch((sb.tiles,), (SCAN_THREADS,), (*args, sb.tickets, go))
 
 
-def _scaled_prefix_sum(values, sb: ScanBuffers, count, scaled: bool, go=NULL) -> None:
+def _scaled_prefix_sum(values, sb: ScanBuffers, count, scaled: bool, go=NULL,
+                       divisor=NULL) -> None:  # fmt: skip
     """Pass 2: r = (count * C) / C_N into ``sb.values()`` (may be ``values``
     itself), tiles scaled as in pass 1. ``count`` None: Residual's R, on the
     device."""
     count_args = (np.int64(-1 if count is None else count), sb.rest)
     tiles = (sb.tile_exp, sb.exp_max, sb.prefix, sb.carry)
-    args = (values, np.int64(sb.n), *tiles, sb.total, *count_args, sb.values(), go)
+    args = (values, divisor, np.int64(sb.n), *tiles, sb.total, *count_args, sb.values(), go)
     name = f"scaled_prefix_sum<{_templates(values, sb, scaled)}>"
     kernel("cumulative.cu", name)((sb.tiles,), (SCAN_THREADS,), args)
 
@@ -133,6 +155,7 @@ def systematic(call, *, precision=None, log_offset=None):
     """Systematic (Algorithms 3.1 and 3.2): the prefix sum, then per replica
     and tile the cumulative offspring and the ancestors they give."""
     if precision == LOG32:
+        _undivided(call, "the log-domain scan")
         lb = _log_ratios(call, log_offset)
         tiles = -(-call.n // SCAN_TILE)
         args = (lb.r, np.int64(call.n), np.int64(tiles), lb.last, *_key_args(call), call.out)
@@ -142,10 +165,11 @@ def systematic(call, *, precision=None, log_offset=None):
         return
     sb = call.ws.scan(_precision(call, precision))
     scaled = _scaled(call, sb)
-    _prefix_sum(call.w, sb, scaled)
+    _prefix_sum(call.w, sb, scaled, divisor=_divisor(call))
     name = f"systematic<{_templates(call.w, sb, scaled)}>"
     args = (
         call.w,
+        _divisor(call),
         np.int64(call.n),
         np.int64(sb.tiles),
         sb.tile_exp,
@@ -169,10 +193,11 @@ def _inverse_cdf(call: Call, precision, stratify: bool, gates) -> None:
     scaled = _scaled(call, sb)
     go = NULL
     if gates is not None:
+        _undivided(call, "the adaptive filter's gate")
         gates.gate(0, call.w, 0, 1, call.n, sb.dtype)
         go = gates.go[0:1]
-    _prefix_sum(call.w, sb, scaled, go)
-    _scaled_prefix_sum(call.w, sb, call.n, scaled, go)
+    _prefix_sum(call.w, sb, scaled, go, _divisor(call))
+    _scaled_prefix_sum(call.w, sb, call.n, scaled, go, _divisor(call))
     _inverse_cdf_draws(call, sb, call.n, stratify, go)
     if gates is not None:
         gates.weights(0, sb.total, 0, call.n, call.n)
@@ -180,6 +205,7 @@ def _inverse_cdf(call: Call, precision, stratify: bool, gates) -> None:
 
 def _log_or_linear(call, precision, log_offset, stratify: bool, gates) -> None:
     if precision == LOG32:
+        _undivided(call, "the log-domain scan")
         if gates is not None:
             raise NotImplementedError("precision 'log32' has no gated (adaptive) GPU form")
         _log_inverse_cdf(call, log_offset, stratify)
@@ -201,6 +227,7 @@ def residual(call, *, precision=None):
     """Residual: floor(N w_i / sum w) copies, then R multinomial draws on
     the fractions (cumulative.residual, both of its fallbacks included).
     The sum of the weights is the statistics pass's (it reads STAT_SUM)."""
+    _undivided(call, "Residual")
     sb = call.ws.scan(_precision(call, precision))
     pair = f"{call.ctype},{CTYPES[sb.dtype]}"
     n, tiles, stats = np.int64(call.n), np.int64(sb.tiles), call.ws.stats

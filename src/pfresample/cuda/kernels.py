@@ -117,7 +117,9 @@ _TEMPLATES = {
     + [f"first_stage<{pair},{d}>" for pair in _PAIRS for d in range(3)]
     + [f"ess_gate<{pair}>" for pair in _PAIRS]
     + [f"stage_weights<{t}>" for t in CTYPES.values()],
-    "filter.cu": [f"normalise_estimate<{rows}>" for rows in (1, 2, 4)]
+    "filter.cu": [
+        f"{k}<{rows}>" for k in ("normalise_estimate", "exp_total_estimate") for rows in (1, 2, 4)
+    ]
     + [f"normalise_estimate_any<{rows}>" for rows in (2,)],
     "reduce.cu": [f"{k}<{t}>" for k in ("weight_stats", "uphill_b") for t in CTYPES.values()],
     "logweights.cu": [

@@ -186,6 +186,10 @@ class Call:
     k1: np.uint32
     ws: Workspace
     out: object  # cupy int32 (K, N)
+    # A device float64 s that w is divided by as the scan loads it (None: w as
+    # it is): a filter hands w~ and its sum where a pass would write w = w~ / s.
+    # Only the linear-scan Systematic, Stratified and Multinomial read it.
+    divisor: object = None
 
     @property
     def n(self) -> int:

@@ -65,7 +65,7 @@ import time
 import numpy as np
 
 from ..backend import cuda_device
-from ..cuda import geometry, stats, workspace
+from ..cuda import cumulative, geometry, stats, workspace
 from ..cuda import run as run_module
 from ..validation import check_params, kernel_arguments
 from .common import NO_B, STAGES, FilterResult, derive_seeds
@@ -134,6 +134,49 @@ _KERNELS = []
 # SUM w~^2 and the estimate SUM w~ x / SUM w~. The blocks are a function of
 # N alone (geometry.capture_blocks), so a replay's sums are the same bits.
 _STATISTICS_SOURCE = r"""
+// The largest log-weight in one kernel (CuPy's max is two): each block's
+// maximum into parts, the last block to finish takes theirs into top[0]. A
+// NaN wins, as in CuPy's max (the run then raises on its statistics).
+__device__ __forceinline__ double nan_max(double a, double b) {
+    if (a != a) return a;
+    if (b != b) return b;
+    return b > a ? b : a;
+}
+
+extern "C" __global__ void pfr_capture_top(const double* __restrict__ lw, long long n,
+        double* __restrict__ parts, unsigned int* __restrict__ ticket, double* __restrict__ top) {
+    __shared__ double acc[1024];
+    __shared__ bool last;
+    const int t = threadIdx.x, threads = blockDim.x;
+    double m = __longlong_as_double(0xFFF0000000000000LL);  // -inf
+    for (long long i = (long long)blockIdx.x * threads + t; i < n;
+         i += (long long)gridDim.x * threads) m = nan_max(m, lw[i]);
+    acc[t] = m;
+    __syncthreads();
+    for (int half = threads / 2; half > 0; half /= 2) {
+        if (t < half) acc[t] = nan_max(acc[t], acc[t + half]);
+        __syncthreads();
+    }
+    if (t == 0) {
+        parts[blockIdx.x] = acc[0];
+        __threadfence();
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+        if (last) *ticket = 0u;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    m = __longlong_as_double(0xFFF0000000000000LL);
+    for (int b = t; b < (int)gridDim.x; b += threads) m = nan_max(m, __ldcg(parts + b));
+    acc[t] = m;
+    __syncthreads();
+    for (int half = threads / 2; half > 0; half /= 2) {
+        if (t < half) acc[t] = nan_max(acc[t], acc[t + half]);
+        __syncthreads();
+    }
+    if (t == 0) top[0] = acc[0];
+}
+
 extern "C" __global__ void pfr_capture_weigh(const double* __restrict__ lw,
         const double* __restrict__ top, const double* __restrict__ x, long long n, int d,
         double* __restrict__ w, double* __restrict__ parts) {
@@ -188,14 +231,13 @@ _STATISTICS = []
 
 
 def _statistics():
-    """The step's two statistics kernels (compiled on first use)."""
+    """The step's three statistics kernels (compiled on first use)."""
     import cupy
 
     if not _STATISTICS:
         module = cupy.RawModule(code=_STATISTICS_SOURCE)
-        _STATISTICS.extend(
-            module.get_function(f) for f in ("pfr_capture_weigh", "pfr_capture_finish")
-        )
+        names = ("pfr_capture_top", "pfr_capture_weigh", "pfr_capture_finish")
+        _STATISTICS.extend(module.get_function(f) for f in names)
     return _STATISTICS
 
 
@@ -426,6 +468,7 @@ class CapturedFilter(DeviceStream):
         self.open(2 + 2 * steps + z_words)  # noise key, a key a step, y as float64
         self.y = self.inputs[2 + 2 * steps :].view(np.float64).reshape(y_shape)
         self.ancestors = cupy.empty((1, n), dtype=np.int32)
+        self.ticket = cupy.zeros(1, dtype=np.uint32)  # pfr_capture_top's last-block count
         self.increments = cupy.empty(steps, dtype=np.float64)
         self.ess = cupy.empty(steps, dtype=np.float64)
         self.estimates = None  # (T,) + the state's shape, made by the first pass
@@ -471,7 +514,7 @@ class CapturedFilter(DeviceStream):
         model, n = self.model, self.n
         rng = CaptureRng(self.inputs[:2])
         log_n = math.log(n)
-        weigh, finish = _statistics()
+        top_of, weigh, finish = _statistics()
         x = cupy.asarray(model.init_particles(n, rng))
         if x.shape[0] != n:
             raise ValueError(f"init_particles({n}, rng) returned {x.shape[0]} particles")
@@ -487,10 +530,11 @@ class CapturedFilter(DeviceStream):
             lw = cupy.ascontiguousarray(model.log_likelihood(self.y[k], x), dtype=np.float64)
             if lw.shape != (n,):
                 raise ValueError(f"log_likelihood returned shape {lw.shape}, not ({n},)")
-            top = lw.max().reshape(1)
+            top = cupy.empty(1, dtype=np.float64)
             w_tilde = cupy.empty(n, dtype=np.float64)
             parts = cupy.empty(blocks * cols, dtype=np.float64)
             total = cupy.empty(1, dtype=np.float64)
+            top_of((blocks,), (threads,), (lw, np.int64(n), parts, self.ticket, top))
             x64 = cupy.ascontiguousarray(x, dtype=np.float64)
             d = np.int32(cols - 2)
             weigh((blocks,), (threads,), (lw, top, x64, np.int64(n), d, w_tilde, parts),
@@ -498,10 +542,18 @@ class CapturedFilter(DeviceStream):
             finish((1,), (threads,), (parts, np.int32(blocks), d, top, np.float64(log_n),
                    np.int32(k), total, self.increments, self.ess, self.estimates[k]),
                    shared_mem=shared)  # fmt: skip
-            w_in = w_tilde if self.unnormalised else w_tilde / total
+            # w = w~ / s, divided by the scan as it loads w~ where the method
+            # reads the weights only there (one pass over N fewer).
+            divisor = None
+            if self.unnormalised:
+                w_in = w_tilde
+            elif cumulative.divides_as_it_loads(self.m, self.kw):
+                w_in, divisor = w_tilde, total
+            else:
+                w_in = w_tilde / total
             keys = self.inputs[2 + 2 * k : 4 + 2 * k]
             call = workspace.Call(w_in, 1, keys, np.uint32(0), np.uint32(0), self.ws,
-                                  self.ancestors)  # fmt: skip
+                                  self.ancestors, divisor)  # fmt: skip
             self.ws.scale, self.ws.max = 1.0, None
             if run_module.needs_stats(self.m, self.kw):
                 stats.enqueue_inputs(self.m, call, self.kw, self.params)

@@ -49,7 +49,7 @@ import hashlib
 import numpy as np
 
 from ..constants import EPSILON_FILTER
-from ..cuda import geometry, run, stats, workspace
+from ..cuda import cumulative, geometry, run, stats, workspace
 from ..cuda import twin as twin_launch
 from ..cuda.kernels import NULL
 from ..validation import check_params, kernel_arguments
@@ -107,7 +107,13 @@ class FilterGraph(StepProgram):
         self.x = cupy.empty((2, rows, n), dtype=GPU_STATE_DTYPE)  # x_k, and the gather's target
         self.log_w = cupy.empty(n, dtype=WEIGHT_DTYPE)
         self.w_tilde = cupy.empty(n, dtype=WEIGHT_DTYPE)
-        self.w = None if m.comparison_based or not normalised else cupy.empty(n, dtype=WEIGHT_DTYPE)
+        reads_w = normalised and not m.comparison_based
+        # Without stage marks stages 1-3 are one pass (exp_total_estimate)
+        # where nothing needs w written: a comparison-based method, or a
+        # linear-scan cumulative one, which divides w~ by s as it loads it.
+        self.divides = not timed and reads_w and cumulative.divides_as_it_loads(m, kw)
+        self.merged = not timed and (not reads_w or self.divides)
+        self.w = cupy.empty(n, dtype=WEIGHT_DTYPE) if reads_w and not self.divides else None
         self.top = cupy.zeros(steps, dtype=np.uint32)  # max log w~ of each step (to_ordered)
         # The statistics record (cuda.workspace.STAT_*) of each step's w~, which stage 4
         # of a comparison-based method reads instead of computing it: the sum
@@ -116,7 +122,7 @@ class FilterGraph(StepProgram):
         # infinite estimate raises after the run).
         self.stats = stats.known_statistics(n, steps)
         self.estimates = cupy.empty((steps, rows), dtype=np.float64)
-        self.sums = cupy.empty(rows * parts, dtype=np.float64)  # partials of stages 2 and 3
+        self.sums = cupy.empty((rows + 1) * parts, dtype=np.float64)  # partials of stages 2, 3
         self.tickets = cupy.zeros(2, dtype=np.uint32)
         self.fixed_B = NO_B if kw.get("B") is None else kw["B"]  # the B of every step, if given
         self.used_B = cupy.full(steps, self.fixed_B, dtype=np.int32)
@@ -139,6 +145,7 @@ class FilterGraph(StepProgram):
         self.z = self.inputs[2 + 2 * steps :].view(np.float32)
         self.ancestors = cupy.empty((1, n), dtype=np.int32)
         w_in = self.w_tilde if self.w is None else self.w
+        sums_of = [stats.sum_slot(self.stats[k]) if self.divides else None for k in range(steps)]
         # One replica whose key (n_keys = 1) the kernels read from the step's
         # two words of `inputs` (lanes.cuh, make_lane): the same draws as the
         # key passed by value, but rewritten by each run without a new graph.
@@ -151,6 +158,7 @@ class FilterGraph(StepProgram):
                 np.uint32(0),
                 self._step_workspace(k),
                 self.ancestors,
+                sums_of[k],
             )
             for k in range(steps)
         ]
@@ -201,6 +209,14 @@ class FilterGraph(StepProgram):
         else:
             twin.predict(x, self.log_w, k, z, self.noise_key, top)
         sums = (np.int64(n), self.sums, self.tickets[0:1], total)
+        if self.merged:  # stages 1-3 in one pass; no mark falls between them
+            args = (self.log_w, top, self.w_tilde, x, *sums, self.estimates[k])
+            _launch("filter.cu", f"exp_total_estimate<{twin.rows}>", n, args, grid=self.parts)
+            self._mark(k, 3, marks)
+            self._resample(k)
+            if not through:
+                self._gather(x, x_next)
+            return
         if self.timed:  # a stage mark between the exponentials and their sum
             self._exp_shifted(top)
             self._mark(k, 1, marks)

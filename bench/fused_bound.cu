@@ -28,10 +28,9 @@ __device__ __forceinline__ void mark(unsigned long long* marks, int slot) {
 // ns[0], ns[1]: the clock after a first barrier (every block running) and
 // after `rounds` more.
 extern "C" __global__ void barrier_only(unsigned int* bar, int rounds, unsigned long long* ns) {
-    unsigned int arrivals = 0u;
-    pfr::grid_barrier(bar, arrivals);
+    pfr::grid_barrier(bar);
     pfr_bound::mark(ns, 0);
-    for (int r = 0; r < rounds; ++r) pfr::grid_barrier(bar, arrivals);
+    for (int r = 0; r < rounds; ++r) pfr::grid_barrier(bar);
     pfr_bound::mark(ns, 1);
 }
 
@@ -74,13 +73,12 @@ skeleton_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned in
     const long long nn = n;
     const int G = gridDim.x, b = blockIdx.x, t = threadIdx.x;
     pfr_bound::mark(marks, 0);
-    unsigned int arrivals = 0u;
     for (int k = b * FUSED_THREADS + t; k < steps; k += G * FUSED_THREADS) top[k] = 0u;
     for (long long i = b * FUSED_THREADS + t; i < nn; i += (long long)G * FUSED_THREADS) {
         x[nn + i] = 0.001f * (float)(i & 1023);
         ancestors[i] = (int)i;
     }
-    grid_barrier(bar, arrivals);
+    grid_barrier(bar);
     const unsigned int streams = (n + GROWTH_PER_BLOCK - 1) / GROWTH_PER_BLOCK;
     for (int k = 0; k < steps; ++k) {
         float* dst = x + (long long)(k % 2) * n;
@@ -112,7 +110,7 @@ skeleton_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned in
         }
         const float m_block = block_max(best);
         if (t == 0) atomicMax(top + k, to_ordered(m_block));
-        grid_barrier(bar, arrivals);
+        grid_barrier(bar);
         pfr_bound::mark(marks, 1 + 4 * k);
 
         // Phase 2: the maximum, then each virtual block's log-weights, a
@@ -130,7 +128,7 @@ skeleton_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned in
             __syncthreads();
             if (t == 0) part_sums[p] = sum;
         }
-        grid_barrier(bar, arrivals);
+        grid_barrier(bar);
         pfr_bound::mark(marks, 2 + 4 * k);
 
         // Phase 3: the sum of the partials in every block, a tile's w~ (its
@@ -147,7 +145,7 @@ skeleton_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned in
             __syncthreads();
             if (t == 0) tile_sum[q] = v;
         }
-        grid_barrier(bar, arrivals);
+        grid_barrier(bar);
         pfr_bound::mark(marks, 3 + 4 * k);
 
         // Phase 4: the tile sums (warp 0) beside a slice's w~, then the
@@ -176,7 +174,7 @@ skeleton_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned in
                 if (i < nn) ancestors[i] = (int)(i ^ (v[j] + before > 1e30f ? 1 : 0));
             }
         }
-        grid_barrier(bar, arrivals);
+        grid_barrier(bar);
         pfr_bound::mark(marks, 4 + 4 * k);
     }
 }

@@ -51,26 +51,37 @@ constexpr int FUSED_BATCH = 4;
 
 // Every block of the grid waits here until all have arrived; what a block
 // wrote before is then visible to every block after. count[0] (zero at the
-// launch) counts the arrivals of all rounds; `arrivals`, the block's own
-// register (zero at the launch), the count that ends the block's round: it
-// rises by the grid each round. Thread 0 of each block, between the block's
-// own barriers, adds its arrival by a release reduction, which does not wait
-// for an answer, and spins on an acquire load until the count reaches the
-// round's end: one memory round trip fewer a barrier than an atomic that
-// returns the count (bench/fused_bound.py measures both). Needs every block
-// resident: the cooperative launch.
-__device__ void grid_barrier(unsigned int* count, unsigned int& arrivals) {
+// launch) counts the arrivals of all rounds: a block's round ends when it
+// reaches the next multiple of the grid. One release-acquire atomic and a
+// spin on an acquire load by each block's thread 0, between the block's
+// own barriers (cheaper than a generation flag with full fences: two memory
+// round trips fewer a barrier). Needs every block resident: the
+// cooperative launch. Split in two (grid_arrive, then grid_wait on the count
+// it returns in thread 0), a block does work of its own between them that
+// reads nothing written in the phase just ended and writes nothing another
+// block reads before the wait: the barrier's latency then hides that work.
+__device__ __forceinline__ unsigned int grid_arrive(unsigned int* count) {
     __syncthreads();
+    unsigned int target = 0u;
     if (threadIdx.x == 0) {
-        arrivals += gridDim.x;
-        asm volatile("red.release.gpu.global.add.u32 [%0], 1;" : : "l"(count) : "memory");
+        unsigned int arrived;
+        asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(arrived) : "l"(count) : "memory");
+        target = (arrived / gridDim.x + 1u) * gridDim.x;
+    }
+    return target;
+}
+
+__device__ __forceinline__ void grid_wait(const unsigned int* count, unsigned int target) {
+    if (threadIdx.x == 0) {
         unsigned int now;
         do {
             asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(count) : "memory");
-        } while (now < arrivals);
+        } while (now < target);
     }
     __syncthreads();
 }
+
+__device__ void grid_barrier(unsigned int* count) { grid_wait(count, grid_arrive(count)); }
 
 // The device's clock in nanoseconds (the phase marks).
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -184,15 +195,16 @@ __device__ __forceinline__ void load_slice(const float* local_scan, long long r,
 
 // Phase 4 less the estimate: the scan of the tile sums (every block that has
 // a slice, its first slice's loads in flight meanwhile), and Systematic's
-// ancestors (cumulative.cu's systematic, one replica, the step's key) slice
-// by slice, slice r on block r % G: the slice places its local sums after
-// the tiles before its own (place_tile), and the particle before the slice
-// gives its first slot (the tile's carry at a tile's start).
+// ancestors (cumulative.cu's systematic, one replica, u its uniform for the
+// step's key) slice by slice, slice r on block r % G: the slice places its
+// local sums after the tiles before its own (place_tile), and the particle
+// before the slice gives its first slot (the tile's carry at a tile's
+// start); its slots in a chunk of twice its size (write_ancestors).
 template <int ITEMS>
 __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
                                                     const float* tile_sum,
                                                     const long long* tile_end, int tiles,
-                                                    unsigned int n, PhiloxKey key, float* prefix,
+                                                    unsigned int n, float u, float* prefix,
                                                     float* carry, float* c_total,
                                                     long long* last_positive,
                                                     PaddedTile<int>& marks, int* ancestors) {
@@ -207,7 +219,6 @@ __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
         }
         __syncthreads();
     }
-    const float u = uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
     const float cn = c_total[0];
     const long long last = last_positive[0];
     for (long long r = b; r < slices; r += G) {
@@ -228,7 +239,8 @@ __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
         }
         const int o_before =
             start - 1 >= last ? (int)n : cumulative_offspring(c_before[0], cn, u, nn);
-        write_ancestors(o, o_before, start, marks, ancestors);
+        write_ancestors<ITEMS, (2 * ITEMS < SCAN_ITEMS ? 2 * ITEMS : SCAN_ITEMS)>(
+            o, o_before, start, marks, ancestors);
         __syncthreads();
     }
 }
@@ -273,7 +285,6 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
     double* estimate_parts = part_sums + parts;
     const bool marking = marks != nullptr && b == 0 && t == 0;
     if (marking) marks[0] = global_ns();
-    unsigned int arrivals = 0u;  // grid_barrier's count at the end of this block's round
 
     // The initial particles into x[1] (the graph's growth_init), top zeroed.
     for (int k = b * FUSED_THREADS + t; k < steps; k += G * FUSED_THREADS) top[k] = 0u;
@@ -285,7 +296,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
             x[n + g + j * streams] = init_mean + init_sd * v[j];
         }
     }
-    grid_barrier(bar, arrivals);
+    grid_barrier(bar);
 
     for (int k = 0; k < steps; ++k) {
         float* dst = x + (long long)(k % 2) * n;
@@ -296,7 +307,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                                           k + 1ull, drift[k], sigma_v, z[k], inv_var_n);
         const float m_block = block_max(best);
         if (t == 0) atomicMax(top + k, to_ordered(m_block));
-        grid_barrier(bar, arrivals);
+        grid_barrier(bar);
         if (marking) marks[1 + 4 * k] = global_ns();
 
         // Phase 2 (stages 1-3, less the divisions by s): w~ = exp(log w -
@@ -305,7 +316,9 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
         // (normalise_estimate<1>'s blocks: the same weights a thread, in the
         // same order). The block's virtual blocks p = b, b + G, ... go
         // FUSED_BATCH at a time: their loads in flight together, their 2 *
-        // FUSED_BATCH partial sums in one block_reduce_many.
+        // FUSED_BATCH partial sums in one block_reduce_many. w~ is stored
+        // only where phase 3 has more tiles than blocks: a block's first
+        // tile computes its own w~ while it waits at the barrier.
         const float m = from_ordered(__ldcg(top + k));
         for (int p0 = b; p0 < parts; p0 += FUSED_BATCH * G) {
             float lw[FUSED_BATCH], xs[FUSED_BATCH];
@@ -325,7 +338,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                     float l = lw[j], x_i = xs[j];
                     for (;;) {  // more than one weight a thread only above 2^19
                         const float wt = expf(l - m);
-                        w_tilde[i] = wt;
+                        if (tiles > G) w_tilde[i] = wt;
                         sum += (double)wt;
                         acc += (double)wt * (double)x_i;
                         i += (long long)parts * REDUCE_THREADS;
@@ -347,14 +360,28 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                 }
             }
         }
-        grid_barrier(bar, arrivals);
+        // While the grid arrives: the w~ of the block's first tile, from the
+        // log-weights of phase 1 (the same expf(log w - m) as above).
+        float raw[SCAN_ITEMS];
+        const unsigned int phase2_end = grid_arrive(bar);
+        if (b < tiles) {
+#pragma unroll
+            for (int j = 0; j < SCAN_ITEMS; ++j) {
+                const long long i = (long long)b * SCAN_TILE + j * SCAN_THREADS + t;
+                raw[j] = i < nn ? __ldcg(log_w + i) : 0.0f;
+            }
+#pragma unroll
+            for (int j = 0; j < SCAN_ITEMS; ++j) {
+                const long long i = (long long)b * SCAN_TILE + j * SCAN_THREADS + t;
+                raw[j] = i < nn ? expf(raw[j] - m) : 0.0f;
+            }
+        }
+        grid_wait(bar, phase2_end);
         if (marking) marks[2 + 4 * k] = global_ns();
 
         // Phase 3 (pass 1 of stage 4's prefix sum): the tiles of w = w~ / s
         // (scan_tiles's), tile q on block q % G; and s, in every block
-        // (phase 4 needs it), while the block's first loads are in flight.
-        float raw[SCAN_ITEMS];
-        if (b < tiles) load_tile_raw(w_tilde, nn, b, raw);
+        // (phase 4 needs it).
         const double s = sum_of_parts(part_sums, parts, shared);
         const float inv_s = (float)(1.0 / s);
         for (int q = b; q < tiles; q += G) {
@@ -370,11 +397,13 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
             if (t == 0) tile_end[q] = tile_end_positive;
             store_local(local_scan, q, v);  // phase 4 places them, as pass 2 re-scans
         }
-        grid_barrier(bar, arrivals);
-        if (marking) marks[3 + 4 * k] = global_ns();
-
-        // Phase 4 (stage 4): the estimate (by the last block, which has the
-        // fewest slices) and the ancestors (ancestors_by_slices).
+        // While the grid arrives: the step's uniform of Systematic
+        // (cumulative.cu's systematic, one replica, the step's key), and the
+        // estimate from phase 2's partial sums (by the last block, which has
+        // the fewest slices).
+        const unsigned int phase3_end = grid_arrive(bar);
+        const PhiloxKey key{inputs[2 + 2 * k], inputs[3 + 2 * k]};
+        const float u = uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
         if (b == G - 1) {
             const double e = sum_of_parts(estimate_parts, parts, shared);
             if (t == 0) {
@@ -382,10 +411,13 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                 estimates[steps + k] = s;  // the log-likelihood's sum of w~ (sir_fused.py)
             }
         }
-        const PhiloxKey key{inputs[2 + 2 * k], inputs[3 + 2 * k]};
-        ancestors_by_slices<SLICE_ITEMS>(local_scan, tile_sum, tile_end, tiles, n, key, prefix,
+        grid_wait(bar, phase3_end);
+        if (marking) marks[3 + 4 * k] = global_ns();
+
+        // Phase 4 (stage 4): the ancestors (ancestors_by_slices).
+        ancestors_by_slices<SLICE_ITEMS>(local_scan, tile_sum, tile_end, tiles, n, u, prefix,
                                          carry, c_total, last_positive, smem.marks, ancestors);
-        grid_barrier(bar, arrivals);
+        grid_barrier(bar);
         if (marking) marks[4 + 4 * k] = global_ns();
     }
 }

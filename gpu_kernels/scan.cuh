@@ -255,30 +255,34 @@ __device__ __forceinline__ int cumulative_offspring(T c, T cn, T u, long long n)
 // particles first_particle + t * ITEMS + j (non-decreasing, also past N);
 // those particles own the output slots [o_before, o_end), o_end the last
 // thread's last o, and slot k's ancestor is the first particle with o > k.
-// The block fills the slots in chunks of SCAN_THREADS * ITEMS: every
-// particle with offspring
-// marks the first of its slots in the chunk (no two mark the same slot), a
-// running maximum of the marks carries each over the particle's other slots,
-// and the block writes the chunk with coalesced stores. So a particle with
-// many offspring is spread over all threads, never one thread's serial loop,
-// and a slot costs a few instructions (a binary search per slot costs 12
-// dependent loads and was the kernel's bottleneck: docs/performance.md). The
-// ancestors are a function of the o's alone, however they are sliced.
-template <int ITEMS>
+// The block fills the slots in chunks of SCAN_THREADS * SLOTS: every
+// particle with offspring marks the first of its slots in the chunk (no two
+// mark the same slot), a running maximum of the marks carries each over the
+// particle's other slots, and the block writes the chunk with coalesced
+// stores. So a particle with many offspring is spread over all threads,
+// never one thread's serial loop, and a slot costs a few instructions (a
+// binary search per slot costs 12 dependent loads and was the kernel's
+// bottleneck: docs/performance.md). A slice's slots number about its
+// particles, as often a few more as fewer: a chunk of twice the slice
+// (SLOTS = 2 ITEMS, fused.cu) fills them in one round where a chunk of the
+// slice's size would take a second round half the time. The ancestors are
+// a function of the o's alone, however they are sliced or chunked.
+template <int ITEMS, int SLOTS = ITEMS>
 __device__ void write_ancestors(const int (&o)[ITEMS], int o_before, long long first_particle,
                                 PaddedTile<int>& marks, int* __restrict__ row) {
-    static_assert(ITEMS <= SCAN_ITEMS, "a chunk's marks must fit the tile's buffer");
-    constexpr int CHUNK = SCAN_THREADS * ITEMS;
+    static_assert(SLOTS <= SCAN_ITEMS, "a chunk's marks must fit the tile's buffer");
+    constexpr int CHUNK = SCAN_THREADS * SLOTS;
     __shared__ int thread_end[SCAN_THREADS];  // each thread's last o
     thread_end[threadIdx.x] = o[ITEMS - 1];
     __syncthreads();
     const int o_end = thread_end[SCAN_THREADS - 1];
     const int first_start = threadIdx.x ? thread_end[threadIdx.x - 1] : o_before;
-    const int mine = threadIdx.x * ITEMS;  // this thread's first entry of a chunk
+    const int mine = threadIdx.x * ITEMS;  // this thread's first particle of the slice
+    const int my_slots = threadIdx.x * SLOTS;  // and its first entry of a chunk
     for (int s0 = max(o_before, 0); s0 < o_end; s0 += CHUNK) {
         const int s1 = min(o_end, s0 + CHUNK);
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) marks.at[padded<int>(mine + j)] = 0;
+        for (int j = 0; j < SLOTS; ++j) marks.at[padded<int>(my_slots + j)] = 0;
         __syncthreads();
         int start = first_start;  // the particle's first slot
 #pragma unroll
@@ -289,18 +293,18 @@ __device__ void write_ancestors(const int (&o)[ITEMS], int o_before, long long f
             start = o[j];
         }
         __syncthreads();
-        int a[ITEMS];  // local particle + 1 of slots s0 + mine + j
+        int a[SLOTS];  // local particle + 1 of slots s0 + my_slots + j
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) a[j] = marks.at[padded<int>(mine + j)];
+        for (int j = 0; j < SLOTS; ++j) a[j] = marks.at[padded<int>(my_slots + j)];
 #pragma unroll
-        for (int j = 1; j < ITEMS; ++j) a[j] = max(a[j - 1], a[j]);
+        for (int j = 1; j < SLOTS; ++j) a[j] = max(a[j - 1], a[j]);
         int ignored;  // (the scan synchronises: every thread has read its marks)
-        const int before = block_exclusive_scan(a[ITEMS - 1], Max(), ignored);
+        const int before = block_exclusive_scan(a[SLOTS - 1], Max(), ignored);
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) marks.at[padded<int>(mine + j)] = max(a[j], before);
+        for (int j = 0; j < SLOTS; ++j) marks.at[padded<int>(my_slots + j)] = max(a[j], before);
         __syncthreads();
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
+        for (int j = 0; j < SLOTS; ++j) {
             const int k = j * SCAN_THREADS + threadIdx.x;
             if (s0 + k < s1) row[s0 + k] = (int)(first_particle + marks.at[padded<int>(k)] - 1);
         }

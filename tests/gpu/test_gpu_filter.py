@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import pfresample as pr
+from pfresample.resampling.registry import get_method
 from pfresample.constants import EPSILON_FILTER
 from pfresample.cuda.kernels import NULL
 from pfresample.filters import SIR_OPTIONS, STAGES, rmse, run_filter, sir_gpu
@@ -322,7 +323,7 @@ def test_a_scan_that_divides_as_it_loads_is_the_scan_of_w_bit_for_bit(method, dt
 
     from pfresample.cuda.workspace import make_call
 
-    m = pr.get_method(method)
+    m = get_method(method)
     n = 3 * 4096 + 17  # several tiles and a ragged end
     rng = np.random.default_rng(11)
     w_tilde = np.exp(rng.normal(0.0, 2.0, n)).astype(dtype)
@@ -354,7 +355,7 @@ def test_a_divisor_is_refused_where_the_weights_are_read_outside_the_scan():
     call = make_call(cupy.ones(100, dtype=np.float32), [1])
     call = replace(call, divisor=cupy.ones(1, dtype=np.float64))
     with pytest.raises(NotImplementedError, match="Residual reads the weights as they are"):
-        pr.get_method("residual").gpu(call)
+        get_method("residual").gpu(call)
 
 
 @pytest.mark.parametrize("n", [1, 5, 4099, 2**20 + 3])
@@ -400,7 +401,7 @@ def test_untimed_graph_equals_the_timed_one(n):
     _, y = GROWTH.simulate(20, np.random.default_rng(8))
     methods = ["metropolis", "uphill", "systematic", "stratified", "multinomial", "residual"]
     for method in methods if n < 2**20 else ["systematic", "metropolis"]:
-        m = pr.get_method(method)
+        m = get_method(method)
         timed = sir_gpu.run_sir_gpu(GROWTH, y, n, m, 5)
         fast = sir_gpu.run_sir_gpu(GROWTH, y, n, m, 5, stage_times=False, fused=False)
         np.testing.assert_array_equal(fast.estimates, timed.estimates, err_msg=method)

@@ -175,7 +175,7 @@ systematic(const W* __restrict__ w, const double* __restrict__ divisor, long lon
     using namespace pfr;
     __shared__ union {  // the weights, then the marks of write_ancestors
         PaddedTile<T> values;
-        PaddedTile<int> marks;
+        PaddedSlots<2 * SCAN_ITEMS> marks;  // a chunk of twice the tile
     } smem;
     const long long replica = blockIdx.x / tiles, tile = blockIdx.x - replica * tiles;
     const PhiloxKey key = replica_key(replica, n, keys, n_keys, k0, k1);
@@ -202,7 +202,8 @@ systematic(const W* __restrict__ w, const double* __restrict__ divisor, long lon
     const int o_before = tile * SCAN_TILE - 1 >= last
                              ? (int)n
                              : cumulative_offspring(carry[tile], cn, u, n);
-    write_ancestors(o, o_before, tile * SCAN_TILE, smem.marks, out + replica * n);
+    write_ancestors<SCAN_ITEMS, 2 * SCAN_ITEMS>(o, o_before, tile * SCAN_TILE, smem.marks,
+                                               out + replica * n);
 }
 
 // Stratified (STRATIFY) and Multinomial, and Residual's draws: lane =

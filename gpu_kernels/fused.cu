@@ -52,20 +52,22 @@ constexpr int FUSED_BATCH = 4;
 // Every block of the grid waits here until all have arrived; what a block
 // wrote before is then visible to every block after. count[0] (zero at the
 // launch) counts the arrivals of all rounds: a block's round ends when it
-// reaches the next multiple of the grid. One release-acquire atomic and a
-// spin on an acquire load by each block's thread 0, between the block's
-// own barriers (cheaper than a generation flag with full fences: two memory
-// round trips fewer a barrier). Needs every block resident: the
-// cooperative launch. Split in two (grid_arrive, then grid_wait on the count
-// it returns in thread 0), a block does work of its own between them that
-// reads nothing written in the phase just ended and writes nothing another
-// block reads before the wait: the barrier's latency then hides that work.
+// reaches the next multiple of the grid. A release atomic and a spin on an
+// acquire load by each block's thread 0, between the block's own barriers
+// (cheaper than a generation flag with full fences: two memory round trips
+// fewer a barrier). Needs every block resident: the cooperative launch.
+// Split in two (grid_arrive, then grid_wait on the count it returns in
+// thread 0), a block does work of its own between them that reads nothing
+// written in the phase just ended and writes nothing another block reads
+// before the wait: the barrier's latency then hides that work. The arrival
+// only releases (the wait's loads acquire), so the loads of that work do not
+// wait for its atomic to come back.
 __device__ __forceinline__ unsigned int grid_arrive(unsigned int* count) {
     __syncthreads();
     unsigned int target = 0u;
     if (threadIdx.x == 0) {
         unsigned int arrived;
-        asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(arrived) : "l"(count) : "memory");
+        asm volatile("atom.add.release.gpu.u32 %0, [%1], 1;" : "=r"(arrived) : "l"(count) : "memory");
         target = (arrived / gridDim.x + 1u) * gridDim.x;
     }
     return target;
@@ -207,7 +209,8 @@ __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
                                                     unsigned int n, float u, float* prefix,
                                                     float* carry, float* c_total,
                                                     long long* last_positive,
-                                                    PaddedTile<int>& marks, int* ancestors) {
+                                                    PaddedSlots<2 * SCAN_ITEMS>& marks,
+                                                    int* ancestors) {
     constexpr long long SLICE = FUSED_THREADS * ITEMS;
     const long long nn = n, slices = (nn + SLICE - 1) / SLICE;
     const int G = gridDim.x, b = blockIdx.x, t = threadIdx.x;
@@ -239,8 +242,7 @@ __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
         }
         const int o_before =
             start - 1 >= last ? (int)n : cumulative_offspring(c_before[0], cn, u, nn);
-        write_ancestors<ITEMS, (2 * ITEMS < SCAN_ITEMS ? 2 * ITEMS : SCAN_ITEMS)>(
-            o, o_before, start, marks, ancestors);
+        write_ancestors<ITEMS, 2 * ITEMS>(o, o_before, start, marks, ancestors);
         __syncthreads();
     }
 }
@@ -273,7 +275,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
     __shared__ union {  // phase 2's partial sums, a tile's weights, the ancestors' marks
         double partials[2 * FUSED_BATCH * REDUCE_THREADS];
         PaddedTile<float> values;
-        PaddedTile<int> marks;
+        PaddedSlots<2 * SCAN_ITEMS> marks;  // write_ancestors's, chunks of twice a slice
     } smem;
     // scan_tile_sums's results, computed by every block for its own tiles.
     __shared__ float prefix[FUSED_MAX_TILES], carry[FUSED_MAX_TILES], c_total[1];
@@ -316,9 +318,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
         // (normalise_estimate<1>'s blocks: the same weights a thread, in the
         // same order). The block's virtual blocks p = b, b + G, ... go
         // FUSED_BATCH at a time: their loads in flight together, their 2 *
-        // FUSED_BATCH partial sums in one block_reduce_many. w~ is stored
-        // only where phase 3 has more tiles than blocks: a block's first
-        // tile computes its own w~ while it waits at the barrier.
+        // FUSED_BATCH partial sums in one block_reduce_many.
         const float m = from_ordered(__ldcg(top + k));
         for (int p0 = b; p0 < parts; p0 += FUSED_BATCH * G) {
             float lw[FUSED_BATCH], xs[FUSED_BATCH];
@@ -338,7 +338,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                     float l = lw[j], x_i = xs[j];
                     for (;;) {  // more than one weight a thread only above 2^19
                         const float wt = expf(l - m);
-                        if (tiles > G) w_tilde[i] = wt;
+                        w_tilde[i] = wt;
                         sum += (double)wt;
                         acc += (double)wt * (double)x_i;
                         i += (long long)parts * REDUCE_THREADS;
@@ -360,28 +360,14 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                 }
             }
         }
-        // While the grid arrives: the w~ of the block's first tile, from the
-        // log-weights of phase 1 (the same expf(log w - m) as above).
-        float raw[SCAN_ITEMS];
-        const unsigned int phase2_end = grid_arrive(bar);
-        if (b < tiles) {
-#pragma unroll
-            for (int j = 0; j < SCAN_ITEMS; ++j) {
-                const long long i = (long long)b * SCAN_TILE + j * SCAN_THREADS + t;
-                raw[j] = i < nn ? __ldcg(log_w + i) : 0.0f;
-            }
-#pragma unroll
-            for (int j = 0; j < SCAN_ITEMS; ++j) {
-                const long long i = (long long)b * SCAN_TILE + j * SCAN_THREADS + t;
-                raw[j] = i < nn ? expf(raw[j] - m) : 0.0f;
-            }
-        }
-        grid_wait(bar, phase2_end);
+        grid_barrier(bar);
         if (marking) marks[2 + 4 * k] = global_ns();
 
         // Phase 3 (pass 1 of stage 4's prefix sum): the tiles of w = w~ / s
         // (scan_tiles's), tile q on block q % G; and s, in every block
-        // (phase 4 needs it).
+        // (phase 4 needs it), while the block's first loads are in flight.
+        float raw[SCAN_ITEMS];
+        if (b < tiles) load_tile_raw(w_tilde, nn, b, raw);
         const double s = sum_of_parts(part_sums, parts, shared);
         const float inv_s = (float)(1.0 / s);
         for (int q = b; q < tiles; q += G) {

@@ -53,6 +53,11 @@ template <typename V>
 struct PaddedTile {
     V at[padded<V>(SCAN_TILE)];
 };
+// write_ancestors's marks for chunks of SCAN_THREADS * SLOTS output slots.
+template <int SLOTS>
+struct PaddedSlots {
+    int at[padded<int>(SCAN_THREADS * SLOTS)];
+};
 
 // Inclusive scan over the 32 lanes of a warp (Kogge-Stone, with shuffles).
 template <typename V, typename Op>
@@ -264,13 +269,14 @@ __device__ __forceinline__ int cumulative_offspring(T c, T cn, T u, long long n)
 // binary search per slot costs 12 dependent loads and was the kernel's
 // bottleneck: docs/performance.md). A slice's slots number about its
 // particles, as often a few more as fewer: a chunk of twice the slice
-// (SLOTS = 2 ITEMS, fused.cu) fills them in one round where a chunk of the
-// slice's size would take a second round half the time. The ancestors are
-// a function of the o's alone, however they are sliced or chunked.
-template <int ITEMS, int SLOTS = ITEMS>
+// (SLOTS = 2 ITEMS) fills them in one round where a chunk of the slice's
+// size would take a second round half the time. The ancestors are a
+// function of the o's alone, however they are sliced or chunked.
+template <int ITEMS, int SLOTS = ITEMS, typename Marks>
 __device__ void write_ancestors(const int (&o)[ITEMS], int o_before, long long first_particle,
-                                PaddedTile<int>& marks, int* __restrict__ row) {
-    static_assert(SLOTS <= SCAN_ITEMS, "a chunk's marks must fit the tile's buffer");
+                                Marks& marks, int* __restrict__ row) {
+    static_assert(sizeof(marks.at) >= sizeof(int) * padded<int>(SCAN_THREADS * SLOTS),
+                  "a chunk's marks must fit the buffer");
     constexpr int CHUNK = SCAN_THREADS * SLOTS;
     __shared__ int thread_end[SCAN_THREADS];  // each thread's last o
     thread_end[threadIdx.x] = o[ITEMS - 1];
@@ -281,7 +287,7 @@ __device__ void write_ancestors(const int (&o)[ITEMS], int o_before, long long f
     const int my_slots = threadIdx.x * SLOTS;  // and its first entry of a chunk
     for (int s0 = max(o_before, 0); s0 < o_end; s0 += CHUNK) {
         const int s1 = min(o_end, s0 + CHUNK);
-#pragma unroll
+#pragma unroll 8
         for (int j = 0; j < SLOTS; ++j) marks.at[padded<int>(my_slots + j)] = 0;
         __syncthreads();
         int start = first_start;  // the particle's first slot
@@ -293,17 +299,22 @@ __device__ void write_ancestors(const int (&o)[ITEMS], int o_before, long long f
             start = o[j];
         }
         __syncthreads();
-        int a[SLOTS];  // local particle + 1 of slots s0 + my_slots + j
-#pragma unroll
-        for (int j = 0; j < SLOTS; ++j) a[j] = marks.at[padded<int>(my_slots + j)];
-#pragma unroll
-        for (int j = 1; j < SLOTS; ++j) a[j] = max(a[j - 1], a[j]);
+        // Slot k's mark becomes the largest mark up to k (local particle + 1):
+        // the thread's own largest, a block scan of those, then the running
+        // maximum over its slots from the threads' before it. Two reads of
+        // the marks, no array of SLOTS registers.
+        int top = 0;
+#pragma unroll 8
+        for (int j = 0; j < SLOTS; ++j) top = max(top, marks.at[padded<int>(my_slots + j)]);
         int ignored;  // (the scan synchronises: every thread has read its marks)
-        const int before = block_exclusive_scan(a[SLOTS - 1], Max(), ignored);
-#pragma unroll
-        for (int j = 0; j < SLOTS; ++j) marks.at[padded<int>(my_slots + j)] = max(a[j], before);
+        int running = block_exclusive_scan(top, Max(), ignored);
+#pragma unroll 8
+        for (int j = 0; j < SLOTS; ++j) {
+            running = max(running, marks.at[padded<int>(my_slots + j)]);
+            marks.at[padded<int>(my_slots + j)] = running;
+        }
         __syncthreads();
-#pragma unroll
+#pragma unroll 8
         for (int j = 0; j < SLOTS; ++j) {
             const int k = j * SCAN_THREADS + threadIdx.x;
             if (s0 + k < s1) row[s0 + k] = (int)(first_particle + marks.at[padded<int>(k)] - 1);

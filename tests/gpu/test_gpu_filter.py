@@ -23,13 +23,13 @@ import numpy as np
 import pytest
 
 import pfresample as pr
-from pfresample.resampling.registry import get_method
 from pfresample.constants import EPSILON_FILTER
 from pfresample.cuda.kernels import NULL
 from pfresample.filters import SIR_OPTIONS, STAGES, rmse, run_filter, sir_gpu
 from pfresample.filters.graph import GRAPHS
 from pfresample.models import SCENARIOS, GrowthModel, RadarModel, truth_trajectory
 from pfresample.models.growth import GrowthTwin
+from pfresample.resampling.registry import get_method
 
 cupy = pytest.importorskip("cupy")
 

@@ -67,10 +67,26 @@ class _Inputs(np.ndarray):
         CALLS.append("set")
         self[...] = host
 
+    @property
+    def data(self):  # a device array's pointer
+        return types.SimpleNamespace(ptr=0)
+
+
+def _memcpy(dst, src, nbytes, kind, stream):
+    CALLS.append("h2d" if kind == "up" else "d2h")
+
+
+RUNTIME = types.SimpleNamespace(
+    memcpyAsync=_memcpy, memcpyHostToDevice="up", memcpyDeviceToHost="down"
+)
+
 
 @pytest.fixture(autouse=True)
 def fake_cupy(monkeypatch):
-    cuda = types.SimpleNamespace(Stream=_Stream, Event=_Event, get_elapsed_time=lambda a, b: 2.0)
+    cuda = types.SimpleNamespace(
+        Stream=_Stream, Event=_Event, get_elapsed_time=lambda a, b: 2.0, runtime=RUNTIME,
+        alloc_pinned_memory=bytearray,
+    )
     zeros = lambda n, dtype=None: np.zeros(n, dtype=dtype).view(_Inputs)  # noqa: E731
     monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=cuda, zeros=zeros))
     monkeypatch.setattr(graph, "_timing_record", lambda event, stream: CALLS.append("mark"))
@@ -104,12 +120,13 @@ class Program(graph.StepProgram):
         return seed, self.runner.seconds(0, 1) if self.runner.marks else None
 
 
-# A whole run's first call: the eager pass (one step), then the capture: the marks
-# forked onto the side branch, which rejoins before the capture ends.
-BUILD = ["set", "start", "step0", "finish1", "sync", "begin", "event", "wait", "mark", "start",
-         "step0", "step1", "step2", "finish3", "event", "wait", "mark", "event", "wait", "end",
-         "upload"]  # fmt: skip
-REPLAY = ["set", "launch", "sync"]  # the clock's: upload, replay, wait
+# A whole run's first call: the eager pass (one step), then the capture: the
+# inputs' upload from the page-locked buffer, the marks forked onto the side
+# branch, which rejoins before the capture ends.
+BUILD = ["set", "start", "step0", "finish1", "sync", "begin", "h2d", "event", "wait", "mark",
+         "start", "step0", "step1", "step2", "finish3", "event", "wait", "mark", "event", "wait",
+         "end", "upload"]  # fmt: skip
+REPLAY = ["launch", "sync"]  # the clock's: the replay (its upload in it), the wait
 
 
 def test_the_first_run_builds_before_its_clock_then_runs_replay():
@@ -118,7 +135,30 @@ def test_the_first_run_builds_before_its_clock_then_runs_replay():
     assert CALLS == BUILD + REPLAY
     CALLS.clear()
     p.run(None, 8)
-    assert CALLS == REPLAY and int(p.runner.inputs[0]) == 8
+    assert CALLS == REPLAY and int(p.runner.host_in[0]) == 8  # the graph's upload reads it
+
+
+class ReadBack(Program):
+    """A program whose graph copies an array back after its last step."""
+
+    def __init__(self, steps, **kw):
+        super().__init__(steps, **kw)
+        self.estimates = np.arange(6.0).reshape(3, 2).view(_Inputs)
+
+    def read_back(self):
+        return [self.estimates]
+
+
+def test_a_whole_run_copies_its_read_back_arrays_into_host_buffers():
+    p = ReadBack(3)
+    p.run(None, 7)
+    end = CALLS.index("end")  # the copy is the capture's last node, after the rejoin
+    assert CALLS[end - 3 : end] == ["event", "wait", "d2h"] and CALLS.count("d2h") == 1
+    copies = p.runner.copies()
+    assert len(copies) == 1 and copies[0].shape == (3, 2) and copies[0].dtype == np.float64
+    chunked = ReadBack(7, eager_steps=2, chunk=2, marks=0)
+    chunked.run(None, 1)
+    assert chunked.runner.copies() is None  # chunks: the program reads the device itself
 
 
 def test_chunks_replay_between_eager_steps():

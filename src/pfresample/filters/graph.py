@@ -76,6 +76,10 @@ class StepProgram:
     * ``collect(seed, wall)``: the :class:`FilterResult` of the last run,
       from its buffers (``wall``: the host's seconds of the run).
 
+    ``read_back()`` (optional): device arrays (C-contiguous) that a run's
+    graph copies into page-locked host buffers after its last step, so that
+    ``collect`` reads them without a copy and a wait of its own each
+    (:meth:`GraphRunner.copies`).
     ``eager_steps``: the steps of the eager pass before the capture (every
     kernel compiled or loaded, every buffer made, neither of which may happen
     while capturing); ``chunk``: None, the T steps are one graph with
@@ -172,6 +176,10 @@ class GraphRunner(DeviceStream):
         self.start_event, self.end_event = cupy.cuda.Event(), cupy.cuda.Event()
         self.chunk_marks = []  # with chunks: an event before the first and after each
         self._marked = False  # a mark forked the side branch in the enqueue under way
+        # A whole-run graph's own transfers (build): the inputs up from a
+        # page-locked buffer, the program's read_back arrays down into others.
+        self.host_in = None
+        self._copies: list = []
 
     def mark(self, index: int) -> None:
         """Timing mark ``index`` recorded once the work enqueued so far is
@@ -220,11 +228,46 @@ class GraphRunner(DeviceStream):
             self.graph = self.capture(lambda: self.enqueue(self.program.chunk, False, first=eager))
             self.stream.synchronize()
             return
+        self._host_in_memory, self.host_in = pinned(self.inputs.size, np.uint32)
+        read = getattr(self.program, "read_back", tuple)()
+        self._copies = [(a, *pinned(a.size, a.dtype)) for a in read]
+
+        def whole_run():
+            self._upload()
+            self.enqueue(self.steps, marks=True)
+
+        def finish():
+            self._rejoin()
+            self._download()
+
         self.graph = self.capture(
-            lambda: self.enqueue(self.steps, marks=True),
-            eager=lambda: self.enqueue(eager, marks=False),
-            finish=self._rejoin,
+            whole_run, eager=lambda: self.enqueue(eager, marks=False), finish=finish
         )
+
+    def _upload(self) -> None:
+        """The inputs from their page-locked buffer (a node of the graph)."""
+        import cupy
+
+        runtime = cupy.cuda.runtime
+        runtime.memcpyAsync(self.inputs.data.ptr, self.host_in.ctypes.data, self.host_in.nbytes,
+                            runtime.memcpyHostToDevice, self.stream.ptr)  # fmt: skip
+
+    def _download(self) -> None:
+        """The program's read_back arrays into their page-locked buffers."""
+        import cupy
+
+        runtime = cupy.cuda.runtime
+        for device, _, host in self._copies:
+            runtime.memcpyAsync(host.ctypes.data, device.data.ptr, host.nbytes,
+                                runtime.memcpyDeviceToHost, self.stream.ptr)  # fmt: skip
+
+    def copies(self) -> list | None:
+        """The program's read_back arrays as the last run's graph left them
+        (host copies, shaped as on the device), or None where no whole-run
+        graph copied them (chunks, a batch's branch): then read the device."""
+        if self.graph is None or self._chunked() or not self._copies:
+            return None
+        return [host.reshape(device.shape).copy() for device, _, host in self._copies]
 
     def replay(self, y, seed: int) -> float:
         """Upload a run's inputs (the graph built on the first run), replay
@@ -235,7 +278,10 @@ class GraphRunner(DeviceStream):
             self.set_inputs(host)
             self.build()
         start = time.perf_counter()
-        self.set_inputs(host)
+        if self.host_in is not None and not self._chunked():
+            self.host_in[:] = host  # the graph uploads it
+        else:
+            self.set_inputs(host)
         if self._chunked():
             self._replay_chunks()
         elif self.graph is None:  # fewer steps than a chunk: every step eager
@@ -304,6 +350,16 @@ class GraphRunner(DeviceStream):
             return ()
         pairs = zip(self.chunk_marks, self.chunk_marks[1:], strict=False)
         return tuple(1e-3 * cupy.cuda.get_elapsed_time(a, b) for a, b in pairs)
+
+
+def pinned(count: int, dtype):
+    """``count`` items of page-locked host memory: (the allocation, which
+    must outlive the view, and the NumPy view)."""
+    import cupy
+
+    dtype = np.dtype(dtype)
+    memory = cupy.cuda.alloc_pinned_memory(max(1, count) * dtype.itemsize)
+    return memory, np.frombuffer(memory, dtype=dtype, count=count)
 
 
 class GraphCache:

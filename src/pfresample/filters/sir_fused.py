@@ -26,7 +26,7 @@ import numpy as np
 
 from ..cuda import geometry, kernels
 from .common import GPU_STATE_DTYPE, STAGES, FilterResult, gpu_result, graph_inputs
-from .graph import DeviceStream, check_finite, cuda_twin, kept, log_z_steps
+from .graph import DeviceStream, check_finite, cuda_twin, kept, log_z_steps, pinned
 
 FAMILY = "fused.cu"
 RUNS_KEPT = 4  # FusedRun objects kept per process (each holds a few N-sized buffers)
@@ -124,9 +124,9 @@ class FusedRun(DeviceStream):
         self.bar = self.inputs[self.words :]
         # Pinned host twins of the inputs and of ``out``: a run is one upload,
         # the kernel and one copy back, enqueued together and waited for once.
-        self._host_in, self.host_in = _pinned(self.words + 1, np.uint32)
+        self._host_in, self.host_in = pinned(self.words + 1, np.uint32)
         self.host_in[:] = 0
-        self._host_out, self.host_out = _pinned(self.out.size, np.uint64)
+        self._host_out, self.host_out = pinned(self.out.size, np.uint64)
         self.graph = self._capture()
 
     def _launch(self) -> None:
@@ -203,16 +203,6 @@ class FusedRun(DeviceStream):
             total_seconds=float(stage_seconds.sum()), stage_seconds=stage_seconds,
             log_likelihood_steps=log_z_steps(top, sums, self.n, self.constant),
         )  # fmt: skip
-
-
-def _pinned(count: int, dtype):
-    """``count`` items of page-locked host memory: (the allocation, which
-    must outlive the view, and the NumPy view)."""
-    import cupy
-
-    dtype = np.dtype(dtype)
-    memory = cupy.cuda.alloc_pinned_memory(count * dtype.itemsize)
-    return memory, np.frombuffer(memory, dtype=dtype, count=count)
 
 
 def fused_run(model, n: int, steps: int, blocks: int | None = None) -> FusedRun:

@@ -272,11 +272,22 @@ class FilterGraph(StepProgram):
         stage_seconds, total_seconds = self.stage_seconds()
         return self.result(seed, wall, total_seconds, stage_seconds)
 
+    def read_back(self) -> list:
+        """What a run's graph copies back after its last step (the runner's
+        page-locked buffers): the estimates, each step's maximum log-weight,
+        the statistics records (their sums of w~), the Bs chosen on the device."""
+        arrays = [self.estimates, self.top, self.stats]
+        return arrays + [self.used_B] if self.device_B else arrays
+
     def result(self, seed: int, wall: float, total_seconds: float, stage_seconds=None):
         """The :class:`FilterResult` of the last replay, from what its buffers
-        hold: the estimates, the B of every step, the log-likelihood."""
-        stream = self.runner.stream
-        estimates = self.estimates.get(stream=stream)
+        hold: the estimates, the B of every step, the log-likelihood (the
+        graph's copies where it made them, else read from the device)."""
+        copies = self.runner.copies()
+        if copies is None:
+            stream = self.runner.stream
+            copies = [a.get(stream=stream) for a in self.read_back()]
+        estimates, top, records = copies[:3]
         if self.twin.rows == 1:
             estimates = estimates[:, 0]
         check_finite(
@@ -285,16 +296,16 @@ class FilterGraph(StepProgram):
             "NaN or +inf, every weight underflowed, or a state overflowed)",
         )
         if self.device_B:
-            used_B = self.used_B.get(stream=stream).astype(np.int64)
+            used_B = copies[3].astype(np.int64)
         else:  # known on the host: no second copy back
             used_B = np.full(self.steps, self.fixed_B, np.int64)
         return gpu_result(
             self.m.name, self.n, seed, estimates, wall_seconds=wall,
             total_seconds=total_seconds, stage_seconds=stage_seconds, B=used_B,
-            log_likelihood_steps=self.log_likelihood_steps(),
+            log_likelihood_steps=self.log_likelihood_steps(top, records[:, workspace.STAT_SUM]),
         )  # fmt: skip
 
-    def log_likelihood_steps(self) -> np.ndarray:
+    def log_likelihood_steps(self, top, sums) -> np.ndarray:
         """log Z_k of the last replay (``filters.engine``'s estimator), from
         what the steps already keep: each step's maximum log-weight m_k
         (``top``, ordered as ``reduce.cuh``'s to_ordered) and the float64 sum
@@ -303,9 +314,6 @@ class FilterGraph(StepProgram):
         log Z_k = m_k + log SUM w~ - log N, plus the constant the kernels drop
         from the model's log-likelihood (the CPU filter's estimate is of the
         density ``model.log_likelihood`` returns, constant included)."""
-        stream = self.runner.stream
-        top = self.top.get(stream=stream)
-        sums = self.stats[:, workspace.STAT_SUM].get(stream=stream)
         return log_z_steps(top, sums, self.n, self.twin.log_likelihood_constant())
 
 

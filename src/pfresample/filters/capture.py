@@ -68,7 +68,7 @@ from ..backend import cuda_device
 from ..cuda import cumulative, geometry, stats, workspace
 from ..cuda import run as run_module
 from ..validation import check_params, kernel_arguments
-from .common import NO_B, STAGES, FilterResult, derive_seeds
+from .common import NO_B, STAGES, FilterResult, run_words
 from .graph import DeviceStream, check_finite, kept
 
 GRAPHS_KEPT = 4  # captured filters kept per process (each holds its arena)
@@ -564,11 +564,8 @@ class CapturedFilter(DeviceStream):
     def host_inputs(self, y, seed: int) -> np.ndarray:
         """A run's inputs: the noise key and the resampling keys of
         ``derive_seeds(seed, T)`` (as ``common.graph_inputs``), then y as float64."""
-        rng, draw_seeds = derive_seeds(seed, self.steps)
-        key = rng.integers(0, 2**32, size=2, dtype=np.uint64).astype(np.uint32)
-        keys = draw_seeds.astype("<u8", copy=False).view("<u4").astype(np.uint32, copy=False)
         z = np.ascontiguousarray(y, dtype=np.float64).reshape(-1).view(np.uint32)
-        return np.concatenate([key, keys, z])
+        return run_words(seed, self.steps, z)
 
     def run(self, y, seed: int) -> FilterResult:
         """One run: upload, replay, wait, and the statistics copied back."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..validation import check_int
+from . import seed_words
 
 # The four stages of Algorithm 2.4, in the order of FilterResult.stage_seconds's columns.
 STAGES = (
@@ -126,20 +127,47 @@ def derive_seeds(seed: int, steps: int) -> tuple[np.random.Generator, np.ndarray
     return np.random.default_rng(noise), draws.generate_state(steps, np.uint64)
 
 
+def run_words(seed, steps, tail: np.ndarray) -> np.ndarray:
+    """The uint32 words of a GPU run's inputs: the noise key (2 words), the
+    ``steps`` resampling keys (2 words each), both of ``derive_seeds(seed,
+    steps)``, then ``tail`` (the run's measurements as uint32 words). A
+    little-endian uint64 seed is its Philox key (rng.seed_keys: low word k0,
+    high word k1), so the resampling keys are the seeds' uint32 words.
+
+    For an integer ``seed`` >= 0 (any size; NumPy integers too, which
+    SeedSequence reads as ``int(seed)``) and an integer ``steps`` >= 0,
+    ``seed_words`` computes the words, to the same bits, without NumPy's
+    SeedSequence and Generator objects, which cost tens of microseconds a
+    run; anything else goes through ``derive_seeds``, which gives the same
+    words or the same error."""
+    if (
+        isinstance(seed, (int, np.integer))
+        and seed >= 0
+        and isinstance(steps, (int, np.integer))
+        and steps >= 0
+    ):
+        noise, draws = seed_words.spawned_pools(int(seed))
+        n = 2 * int(steps)
+        out = np.empty(2 + n + len(tail), np.uint32)
+        out[:2] = seed_words.noise_key(noise)
+        out[2 : 2 + n] = seed_words.generate_state(draws, n)
+        out[2 + n :] = tail
+        return out
+    rng, draw_seeds = derive_seeds(seed, steps)
+    key = rng.integers(0, 2**32, size=2, dtype=np.uint64).astype(np.uint32)
+    keys = draw_seeds.astype("<u8", copy=False).view("<u4").astype(np.uint32, copy=False)
+    return np.concatenate([key, keys, tail])
+
+
 def graph_inputs(y, seed: int, steps: int) -> np.ndarray:
     """A GPU filter run's inputs as one uint32 buffer (the device reads it,
     so a captured graph replays any run): the noise key (2 words), the
     resampling key of each of the ``steps`` steps (2 words each), both from
     ``derive_seeds(seed, steps)`` -- the noise key from the noise stream, as
-    the CPU filter's noise -- and the measurements ``y`` as float32."""
-    rng, draw_seeds = derive_seeds(seed, steps)
-    key = rng.integers(0, 2**32, size=2, dtype=np.uint64).astype(np.uint32)
-    # A little-endian uint64 seed is its Philox key (rng.seed_keys: low word
-    # k0, high word k1) as two uint32 words, so the view is the keys, without
-    # the copies that dominate this function on a slow host.
-    keys = draw_seeds.astype("<u8", copy=False).view("<u4").astype(np.uint32, copy=False)
+    the CPU filter's noise -- and the measurements ``y`` as float32
+    (``run_words``)."""
     z = np.ascontiguousarray(y, dtype=np.float32).reshape(-1).view(np.uint32)
-    return np.concatenate([key, keys, z])
+    return run_words(seed, steps, z)
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,10 @@ RUNTIME = types.SimpleNamespace(
 @pytest.fixture(autouse=True)
 def fake_cupy(monkeypatch):
     cuda = types.SimpleNamespace(
-        Stream=_Stream, Event=_Event, get_elapsed_time=lambda a, b: 2.0, runtime=RUNTIME,
+        Stream=_Stream,
+        Event=_Event,
+        get_elapsed_time=lambda a, b: 2.0,
+        runtime=RUNTIME,
         alloc_pinned_memory=bytearray,
     )
     zeros = lambda n, dtype=None: np.zeros(n, dtype=dtype).view(_Inputs)  # noqa: E731

@@ -201,6 +201,47 @@ __device__ __forceinline__ void store_items(const T (&x)[SCAN_ITEMS], long long 
     }
 }
 
+// A thread's SCAN_ITEMS consecutive values of a tile, kept between the
+// scan's passes in the thread's order (entries t * SCAN_ITEMS + j of the
+// tile: 16-byte vectors, no shared-memory hand-over): pass 1 stores its local
+// sums, pass 2 loads them where it would load the weights and scan again.
+template <typename T>
+struct Vector16;  // 16 bytes of T
+template <>
+struct Vector16<float> {
+    using type = float4;
+};
+template <>
+struct Vector16<double> {
+    using type = double2;
+};
+
+template <typename T>
+__device__ __forceinline__ void store_run(T* local, long long tile, const T (&x)[SCAN_ITEMS]) {
+    using V = typename Vector16<T>::type;
+    constexpr int PER = sizeof(V) / sizeof(T);
+    V* out = reinterpret_cast<V*>(local + tile * SCAN_TILE + (long long)threadIdx.x * SCAN_ITEMS);
+#pragma unroll
+    for (int k = 0; k < SCAN_ITEMS / PER; ++k) {
+        V v;
+        memcpy(&v, &x[k * PER], sizeof(V));
+        out[k] = v;
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void load_run(const T* local, long long tile, T (&x)[SCAN_ITEMS]) {
+    using V = typename Vector16<T>::type;
+    constexpr int PER = sizeof(V) / sizeof(T);
+    const V* in =
+        reinterpret_cast<const V*>(local + tile * SCAN_TILE + (long long)threadIdx.x * SCAN_ITEMS);
+#pragma unroll
+    for (int k = 0; k < SCAN_ITEMS / PER; ++k) {
+        const V v = __ldcg(in + k);  // written by the pass before, maybe on another SM
+        memcpy(&x[k * PER], &v, sizeof(V));
+    }
+}
+
 // The tile's local inclusive prefix sums, in place and non-decreasing:
 // sequential inside a thread, a block scan of the thread totals between
 // threads, then a running maximum over the positive items (bit j of

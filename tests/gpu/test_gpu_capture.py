@@ -54,6 +54,9 @@ def test_the_generator_draws_the_reference_normals():
     got = rng.standard_normal(10_000).get()  # call 1
     np.testing.assert_allclose(got, capture.reference_normals(key, 1, 10_000), rtol=1e-12,
                                atol=1e-12)  # fmt: skip
+    odd = rng.standard_normal((3, 5)).get().ravel()  # call 2: 15 normals, the last pair cut
+    np.testing.assert_allclose(odd, capture.reference_normals(key, 2, 15), rtol=1e-12, atol=1e-12)
+    assert not np.allclose(odd, capture.reference_normals(key, 1, 15))  # another call's draws
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -22,23 +22,21 @@ OPTIONS = {"ess_threshold": None, "resampled_estimates": None, "snapshot_step": 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
 def test_the_kernels_philox_normals_are_the_references(tmp_path):
-    """The elementwise kernel's Philox and Box-Muller, compiled as C (its CUDA
-    qualifiers dropped), draw capture.reference_normals' numbers (rng.py's
-    Philox4x32-10); a wrong key word would not."""
-    key, call, size = (123456789, 987654321), 5, 64
+    """The elementwise kernel's Philox and Box-Muller pairs (its body,
+    compiled as C with its CUDA qualifiers dropped) draw
+    capture.reference_normals' numbers (rng.py's Philox4x32-10), an odd
+    count cut at its last pair; a wrong key word would not."""
+    key, call, size = (123456789, 987654321), 5, 63
 
     def c_normals(k0, k1):
-        head = "#include <stdio.h>\n#include <math.h>\n#define __device__\n" + capture._PHILOX
+        head = "#define _GNU_SOURCE\n#include <stdio.h>\n#include <math.h>\n#define __device__\n"
         main = (
             f"int main(void) {{\nunsigned int key[2] = {{{k0}u, {k1}u}};\n"
-            f"unsigned int call = {call};\n"
-            f"for (unsigned long long i = 0; i < {size}; ++i) {{\n"
+            f"unsigned int call = {call};\nlong long n = {size};\ndouble out[{size + 1}];\n"
+            f"for (unsigned long long i = 0; i < {(size + 1) // 2}; ++i) {{\n"
         )
-        tail = (
-            "double u1 = 1.0 - uniform53(c[0], c[1]); double u2 = uniform53(c[2], c[3]);\n"
-            'printf("%.17g\\n", sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));\n}}\n'
-        )
-        src = head + main + capture._BODY + tail
+        tail = f'}}\nfor (int j = 0; j < {size}; ++j) printf("%.17g\\n", out[j]);\n}}\n'
+        src = head + capture._PHILOX + main + capture._BODY + capture._NORMAL_PAIR + tail
         (tmp_path / "k.c").write_text(src)
         exe = tmp_path / "k"
         subprocess.run(["cc", "-O0", str(tmp_path / "k.c"), "-o", str(exe), "-lm"], check=True)

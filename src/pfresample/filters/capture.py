@@ -75,8 +75,10 @@ GRAPHS_KEPT = 4  # captured filters kept per process (each holds its arena)
 THREAD_LOCAL = 1  # cudaStreamCaptureModeThreadLocal (driver_types.h)
 
 # Philox4x32-10 (rng.py's contract: Random123's constants, ten rounds) in an
-# elementwise kernel: element i of call c draws the block ctr = (i mod 2^32,
-# i >> 32, c, DOMAIN) under the key in ``key[0:2]`` (a device buffer).
+# elementwise kernel: draw i of call c is the block ctr = (i mod 2^32, i >> 32,
+# c, DOMAIN) under the key in ``key[0:2]`` (a device buffer). A uniform takes
+# a draw's first two words (53 bits); a pair of normals, elements 2i and
+# 2i + 1, takes draw i's two uniforms through Box-Muller's cosine and sine.
 DOMAIN = 3  # rng.py's domains are 0-2; the captured model's noise is a fourth
 _PHILOX = r"""
 __device__ void philox10(unsigned int c[4], unsigned int k0, unsigned int k1) {
@@ -95,6 +97,15 @@ __device__ double uniform53(unsigned int a, unsigned int b) {
     return ((double)(a >> 5) * 67108864.0 + (double)(b >> 6)) * (1.0 / 9007199254740992.0);
 }
 """
+# Normals 2i and 2i + 1 of n from draw i's words c (Box-Muller).
+_NORMAL_PAIR = (
+    "double u1 = 1.0 - uniform53(c[0], c[1]);\n"
+    "double u2 = uniform53(c[2], c[3]);\n"
+    "double r = sqrt(-2.0 * log(u1)), s, co;\n"
+    "sincos(6.283185307179586 * u2, &s, &co);\n"
+    "out[2 * i] = r * co;\n"
+    "if (2 * i + 1 < n) out[2 * i + 1] = r * s;\n"
+)
 _BODY = (
     "unsigned long long e = (unsigned long long)i;\n"
     "unsigned int c[4] = {(unsigned int)e, (unsigned int)(e >> 32), call, "
@@ -107,12 +118,9 @@ def _kernels():
     """The generator's two elementwise kernels (compiled on first use)."""
     import cupy
 
-    normal = cupy.ElementwiseKernel(
-        "raw uint32 key, uint32 call", "float64 out",
-        _BODY + "double u1 = 1.0 - uniform53(c[0], c[1]);\n"
-        "double u2 = uniform53(c[2], c[3]);\n"
-        "out = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);",
-        "pfr_capture_normal", preamble=_PHILOX,
+    normal = cupy.ElementwiseKernel(  # a thread a pair of normals (``_draw``'s size)
+        "raw uint32 key, uint32 call, int64 n", "raw float64 out",
+        _BODY + _NORMAL_PAIR, "pfr_capture_normal", preamble=_PHILOX,
     )  # fmt: skip
     uniform = cupy.ElementwiseKernel(
         "raw uint32 key, uint32 call", "float64 out",
@@ -260,7 +268,7 @@ def reference_normals(key, call: int, size: int) -> np.ndarray:
     of the kernel (tests/gpu/test_gpu_capture.py)."""
     from ..rng import philox4x32_10
 
-    i = np.arange(size, dtype=np.uint64)
+    i = np.arange((size + 1) // 2, dtype=np.uint64)  # a draw a pair of normals
     words = philox4x32_10(
         (i & np.uint64(0xFFFFFFFF), i >> np.uint64(32), call, DOMAIN),
         (int(key[0]), int(key[1])),
@@ -272,7 +280,8 @@ def reference_normals(key, call: int, size: int) -> np.ndarray:
                 + (q >> np.uint64(6)).astype(np.float64)) / 9007199254740992.0  # fmt: skip
 
     u1, u2 = 1.0 - uniform53(a, b), uniform53(c, d)
-    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * math.pi * u2)
+    r, angle = np.sqrt(-2.0 * np.log(u1)), 2.0 * math.pi * u2
+    return np.stack([r * np.cos(angle), r * np.sin(angle)], axis=1).reshape(-1)[:size]
 
 
 class CaptureRng:
@@ -287,19 +296,25 @@ class CaptureRng:
         self.key = key
         self.calls = 0
 
-    def _draw(self, kernel, size):
+    def _draw(self, kernel, size, pairs: bool = False):
         import cupy
 
         shape = () if size is None else tuple(np.atleast_1d(size).tolist())
         out = cupy.empty(shape, dtype=np.float64)
-        kernel(self.key, np.uint32(self.calls), out)
+        if pairs:  # the normals' kernel: a thread a pair
+            count = out.size
+            if count:
+                args = (self.key, np.uint32(self.calls), np.int64(count), out)
+                kernel(*args, size=(count + 1) // 2)
+        else:
+            kernel(self.key, np.uint32(self.calls), out)
         self.calls += 1
         return out
 
     def standard_normal(self, size=None, dtype=np.float64):
         if np.dtype(dtype) != np.float64:
             raise TypeError("the captured run's generator draws float64")
-        return self._draw(_KERNELS[0], size)
+        return self._draw(_KERNELS[0], size, pairs=True)
 
     def normal(self, loc=0.0, scale=1.0, size=None):
         return loc + scale * self.standard_normal(size)
@@ -554,7 +569,10 @@ class CapturedFilter(DeviceStream):
             keys = self.inputs[2 + 2 * k : 4 + 2 * k]
             call = workspace.Call(w_in, 1, keys, np.uint32(0), np.uint32(0), self.ws,
                                   self.ancestors, divisor)  # fmt: skip
-            self.ws.scale, self.ws.max = 1.0, None
+            # The largest w~ is exp(0) = 1, so w = w~ / s <= 1 (s >= 1) and at
+            # least 1 / N: no tile needs scaling (sums.needs_scaling), known
+            # on the host without a statistics pass.
+            self.ws.scale, self.ws.max = 1.0, 1.0
             if run_module.needs_stats(self.m, self.kw):
                 stats.enqueue_inputs(self.m, call, self.kw, self.params)
             self.m.gpu(call, **self.kw)

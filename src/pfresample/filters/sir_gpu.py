@@ -305,7 +305,7 @@ class FilterGraph(StepProgram):
             log_likelihood_steps=self.log_likelihood_steps(top, records[:, workspace.STAT_SUM]),
         )  # fmt: skip
 
-    def log_likelihood_steps(self, top, sums) -> np.ndarray:
+    def log_likelihood_steps(self, top=None, sums=None) -> np.ndarray:
         """log Z_k of the last replay (``filters.engine``'s estimator), from
         what the steps already keep: each step's maximum log-weight m_k
         (``top``, ordered as ``reduce.cuh``'s to_ordered) and the float64 sum
@@ -313,7 +313,11 @@ class FilterGraph(StepProgram):
         resamples every step, so log w is the step's log-likelihood and
         log Z_k = m_k + log SUM w~ - log N, plus the constant the kernels drop
         from the model's log-likelihood (the CPU filter's estimate is of the
-        density ``model.log_likelihood`` returns, constant included)."""
+        density ``model.log_likelihood`` returns, constant included). ``top``
+        and ``sums``: the run's copies of them (read from the device when None)."""
+        if top is None:
+            top = self.top.get(stream=self.runner.stream)
+            sums = self.stats[:, workspace.STAT_SUM].get(stream=self.runner.stream)
         return log_z_steps(top, sums, self.n, self.twin.log_likelihood_constant())
 
 

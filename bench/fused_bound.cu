@@ -10,8 +10,8 @@
 //   (__ldcg, a random cycle over a buffer larger than L1, smaller than L2)
 //   and dependent acq_rel atomics: the round trips every phase waits for.
 // * skeleton_run: the fused run's steps with its grid, its virtual blocks,
-//   its loads through L2, its block reductions, its three barriers and its
-//   wait on the tiles a step, and none of its arithmetic (no Philox normals, no exponentials,
+//   its loads through L2, its block reductions and its four barriers a
+//   step, and none of its arithmetic (no Philox normals, no exponentials,
 //   a block sum where the run scans a tile): what its data dependencies
 //   cost. Its phase marks are the run's (1 + 4 T nanosecond times).
 
@@ -145,16 +145,14 @@ skeleton_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned in
             __syncthreads();
             if (t == 0) tile_sum[q] = v;
         }
-        // The run's wait of the slices' blocks on the tiles' flags (bar + 1).
-        constexpr long long SLICE = FUSED_THREADS * 4;
-        const long long slices = (nn + SLICE - 1) / SLICE;
-        publish_tiles(bar + 1, b, tiles, k + 1u);
-        if (b < slices) tiles_ready(bar + 1, tiles, k + 1u);
+        grid_barrier(bar);
         pfr_bound::mark(marks, 3 + 4 * k);
 
         // Phase 4: the tile sums (warp 0) beside a slice's w~, then the
         // slice's ancestors stored: slices of FUSED_THREADS * 4, slice r on
         // block r % G.
+        constexpr long long SLICE = FUSED_THREADS * 4;
+        const long long slices = (nn + SLICE - 1) / SLICE;
         for (long long r = b; r < slices; r += G) {
             float before = 0.0f;
             if (t < 32) {

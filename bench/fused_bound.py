@@ -9,8 +9,8 @@ against a PyTorch CUDA-graph filter, measured in one short run on one GPU.
 2. ``latency``: one thread's dependent L2 round trip (``__ldcg``) and acq_rel
    atomic; ``skeleton``: the fused run's structure with none of its
    arithmetic -- the same grid, virtual blocks, loads through L2, block
-   reductions, three barriers and a wait on the tiles a step -- its time a
-   step and a phase: the floor its data dependencies set; ``fused``: the fused run's own phase
+   reductions and four barriers a step -- its time a step and a phase: the
+   floor its data dependencies set; ``fused``: the fused run's own phase
    times (its device clock), the default grid and the sweep.
 3. ``bytes``: with ``--ncu-csv`` (Nsight Compute's ``--csv`` output of a
    run made by ``--ncu-run``), the DRAM and L2 bytes each kernel of a step
@@ -123,7 +123,7 @@ def skeleton_phases(module, n: int, grid: int, repeats: int) -> np.ndarray:
     log_w, w_tilde = cupy.zeros(n, np.float32), cupy.zeros(n, np.float32)
     anc = cupy.zeros(n, np.int32)
     part_sums, tile_sum = cupy.zeros(parts, np.float64), cupy.zeros(tiles, np.float32)
-    bar, top = cupy.zeros(1 + tiles, np.uint32), cupy.zeros(STEPS, np.uint32)  # count, flags
+    bar, top = cupy.zeros(1, np.uint32), cupy.zeros(STEPS, np.uint32)
     marks = cupy.zeros(1 + 4 * STEPS, np.uint64)
     f = module.get_function("skeleton_run")
     runs = []

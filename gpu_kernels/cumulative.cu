@@ -85,7 +85,7 @@ __device__ __forceinline__ long long residual_split(W wi, long long n, ResidualS
 template <typename W, typename T, bool SCALED>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
 scan_tiles(const W* __restrict__ w, const double* __restrict__ divisor, long long n, T* tile_sum,
-           int* tile_exp, T* __restrict__ local, long long* tile_end, T* __restrict__ prefix, T* __restrict__ carry,
+           int* tile_exp, long long* tile_end, T* __restrict__ prefix, T* __restrict__ carry,
            T* __restrict__ total, long long* __restrict__ last, int* __restrict__ exp_max,
            unsigned int* __restrict__ tickets, const int* __restrict__ go) {
     using namespace pfr;
@@ -98,7 +98,6 @@ scan_tiles(const W* __restrict__ w, const double* __restrict__ divisor, long lon
     unsigned int positive;
     scale_items<SCALED>(v, e, buf, x, positive);
     tile_scan(x, positive);
-    if (local != nullptr) store_run(local, blockIdx.x, x);  // pass 2 places them
     const long long first = (long long)blockIdx.x * SCAN_TILE + threadIdx.x * SCAN_ITEMS;
     const long long end_positive = positive ? first + 32 - __clz(positive) : 0;
     long long tile_end_positive;
@@ -114,12 +113,11 @@ scan_tiles(const W* __restrict__ w, const double* __restrict__ divisor, long lon
     }
 }
 
-// C_i of tile `tile` into x (pass 2): the tile's local sums -- pass 1's,
-// stored in `local`, or, where it is null, the tile's items scaled and
-// scanned again as in pass 1 -- placed after the tiles before.
+// C_i of tile `tile` into x (pass 2): the tile's items scaled as in pass 1,
+// their local sums, placed after the tiles before.
 template <bool SCALED, typename W, typename T>
 __device__ __forceinline__ void tile_prefix_sum(const W* w, const double* divisor, long long n,
-                                                const T* local, long long tile,
+                                                long long tile,
                                                 const int* __restrict__ tile_exp,
                                                 const int* __restrict__ exp_max,
                                                 const T* __restrict__ prefix,
@@ -128,13 +126,9 @@ __device__ __forceinline__ void tile_prefix_sum(const W* w, const double* diviso
                                                 T (&x)[pfr::SCAN_ITEMS]) {
     using namespace pfr;
     const int e = SCALED ? tile_exp[tile] : 0;
-    if (local != nullptr) {
-        load_run(local, tile, x);
-    } else {
-        unsigned int positive;
-        load_tile<SCALED>(w, divisor, n, tile, e, buf, x, positive);
-        tile_scan(x, positive);
-    }
+    unsigned int positive;
+    load_tile<SCALED>(w, divisor, n, tile, e, buf, x, positive);
+    tile_scan(x, positive);
     const T f = SCALED ? global_factor<T>(e, *exp_max) : T(1);
     place_tile<SCALED>(x, prefix[tile], carry[tile], f);
 }
@@ -146,7 +140,7 @@ __device__ __forceinline__ void tile_prefix_sum(const W* w, const double* diviso
 template <typename W, typename T, bool SCALED>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
 scaled_prefix_sum(const W* w, const double* __restrict__ divisor, long long n,
-                  const T* __restrict__ local, const int* __restrict__ tile_exp,
+                  const int* __restrict__ tile_exp,
                   const int* __restrict__ exp_max, const T* __restrict__ prefix,
                   const T* __restrict__ carry, const T* __restrict__ total,
                   long long count, const long long* __restrict__ count_device,
@@ -155,8 +149,7 @@ scaled_prefix_sum(const W* w, const double* __restrict__ divisor, long long n,
     __shared__ PaddedTile<T> buf;
     if (!gate_open(go)) return;
     T x[SCAN_ITEMS];
-    tile_prefix_sum<SCALED>(w, divisor, n, local, blockIdx.x, tile_exp, exp_max, prefix, carry,
-                            buf, x);
+    tile_prefix_sum<SCALED>(w, divisor, n, blockIdx.x, tile_exp, exp_max, prefix, carry, buf, x);
     const T scale = (T)(count >= 0 ? count : *count_device), cn = *total;
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) x[j] = x[j] * scale / cn;  // (count * C) / C_N
@@ -173,7 +166,7 @@ scaled_prefix_sum(const W* w, const double* __restrict__ divisor, long long n,
 template <typename W, typename T, bool SCALED>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
 systematic(const W* __restrict__ w, const double* __restrict__ divisor, long long n,
-           const T* __restrict__ local, long long tiles,
+           long long tiles,
            const int* __restrict__ tile_exp, const int* __restrict__ exp_max,
            const T* __restrict__ prefix, const T* __restrict__ carry,
            const T* __restrict__ total, const long long* __restrict__ last_positive,
@@ -188,8 +181,8 @@ systematic(const W* __restrict__ w, const double* __restrict__ divisor, long lon
     const PhiloxKey key = replica_key(replica, n, keys, n_keys, k0, k1);
     const T u = (T)uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
     T x[SCAN_ITEMS];
-    tile_prefix_sum<SCALED>(w, divisor, n, local, tile, tile_exp, exp_max, prefix, carry,
-                            smem.values, x);
+    tile_prefix_sum<SCALED>(w, divisor, n, tile, tile_exp, exp_max, prefix, carry, smem.values,
+                            x);
     const T cn = *total;
     const long long last = *last_positive;
     const long long first = tile * SCAN_TILE + (long long)threadIdx.x * SCAN_ITEMS;

@@ -8,11 +8,10 @@
 // latency dominates (docs/performance.md). Here a grid of
 // blocks that are all resident at once (a cooperative launch guarantees
 // it) goes through the steps, and a grid barrier (grid_barrier) stands
-// where a kernel boundary was: three a step -- the maximum log-weight before
-// the exponentials, their sum before the normalised prefix sum, the
-// ancestors before the next step's gather -- and between the tile sums and
-// the ancestors a wait of the blocks that place slices on the blocks that
-// scan tiles (publish_tiles, tiles_ready).
+// where a kernel boundary was: four a step, the fewest the data allow --
+// the maximum log-weight before the exponentials, their sum before the
+// normalised prefix sum, the tile sums before the ancestors, the ancestors
+// before the next step's gather.
 //
 // The same numbers as the graph, bit for bit (tests/gpu/test_gpu_fused_filter.py):
 // every reduction runs over the graph's own blocks as "virtual blocks" (a
@@ -57,12 +56,26 @@ constexpr int FUSED_BATCH = 4;
 // acquire load by each block's thread 0, between the block's own barriers
 // (cheaper than a generation flag with full fences: two memory round trips
 // fewer a barrier). Needs every block resident: the cooperative launch.
-__device__ void grid_barrier(unsigned int* count) {
+// Split in two (grid_arrive, then grid_wait on the count it returns in
+// thread 0), a block does work of its own between them that reads nothing
+// written in the phase just ended and writes nothing another block reads
+// before the wait: the barrier's latency then hides that work. The arrival
+// only releases (the wait's loads acquire), so the loads of that work do not
+// wait for its atomic to come back.
+__device__ __forceinline__ unsigned int grid_arrive(unsigned int* count) {
     __syncthreads();
+    unsigned int target = 0u;
     if (threadIdx.x == 0) {
-        unsigned int arrived, now;
+        unsigned int arrived;
         asm volatile("atom.add.release.gpu.u32 %0, [%1], 1;" : "=r"(arrived) : "l"(count) : "memory");
-        const unsigned int target = (arrived / gridDim.x + 1u) * gridDim.x;
+        target = (arrived / gridDim.x + 1u) * gridDim.x;
+    }
+    return target;
+}
+
+__device__ __forceinline__ void grid_wait(const unsigned int* count, unsigned int target) {
+    if (threadIdx.x == 0) {
+        unsigned int now;
         do {
             asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(count) : "memory");
         } while (now < target);
@@ -70,34 +83,7 @@ __device__ void grid_barrier(unsigned int* count) {
     __syncthreads();
 }
 
-// A wait on some blocks only, where a barrier would wait on all: the block's
-// tiles q = b, b + G, ... say they are done (ready[q] = round, a release
-// store by thread 0 once the block's stores are), and a block that needs all
-// tiles has warp 0 spin on their flags (acquire loads) until each shows the
-// round. Rounds rise (the step, from 1), so the flags need no reset within a
-// run; a run's upload zeroes them.
-__device__ __forceinline__ void publish_tiles(unsigned int* ready, int b, int tiles,
-                                              unsigned int round) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int q = b; q < tiles; q += gridDim.x) {
-            asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(ready + q), "r"(round) : "memory");
-        }
-    }
-}
-
-__device__ __forceinline__ void tiles_ready(const unsigned int* ready, int tiles,
-                                            unsigned int round) {
-    if (threadIdx.x < 32) {
-        for (int q = threadIdx.x; q < tiles; q += 32) {
-            unsigned int now;
-            do {
-                asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(ready + q) : "memory");
-            } while (now < round);
-        }
-    }
-    __syncthreads();
-}
+__device__ void grid_barrier(unsigned int* count) { grid_wait(count, grid_arrive(count)); }
 
 // The device's clock in nanoseconds (the phase marks).
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -219,7 +205,7 @@ __device__ __forceinline__ void load_slice(const float* local_scan, long long r,
 // step's key) slice by slice, slice r on block r % G: the slice places its
 // local sums after the tiles before its own (place_tile), and the particle
 // before the slice gives its first slot (the tile's carry at a tile's
-// start); its slots in a chunk of twice its size (write_ancestors).
+// start).
 template <int ITEMS>
 __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
                                                     const float* tile_sum,
@@ -227,8 +213,7 @@ __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
                                                     unsigned int n, float u, float* prefix,
                                                     float* carry, float* c_total,
                                                     long long* last_positive,
-                                                    PaddedSlots<2 * SCAN_ITEMS>& marks,
-                                                    int* ancestors) {
+                                                    PaddedTile<int>& marks, int* ancestors) {
     constexpr long long SLICE = FUSED_THREADS * ITEMS;
     const long long nn = n, slices = (nn + SLICE - 1) / SLICE;
     const int G = gridDim.x, b = blockIdx.x, t = threadIdx.x;
@@ -260,7 +245,10 @@ __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
         }
         const int o_before =
             start - 1 >= last ? (int)n : cumulative_offspring(c_before[0], cn, u, nn);
-        write_ancestors<ITEMS, 2 * ITEMS>(o, o_before, start, marks, ancestors);
+        // A slice's slots in one chunk of twice its size (write_ancestors);
+        // a whole tile's in chunks of a tile, which measure faster there.
+        constexpr int SLOTS = ITEMS < SCAN_ITEMS ? 2 * ITEMS : ITEMS;
+        write_ancestors<ITEMS, SLOTS>(o, o_before, start, marks, ancestors);
         __syncthreads();
     }
 }
@@ -274,8 +262,7 @@ __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
 // 2.34, computed on the host as the graph's driver does). Workspace: parts
 // (2 * parts doubles: the weight sums', then the estimate's), the scan's
 // tile sums and ends (tiles entries each, tiles <= FUSED_MAX_TILES), bar (1
-// + tiles words, zero at the launch: the barrier's count, then the tiles'
-// flags), top (steps words). Out: estimates (2 steps
+// word, zero at the launch), top (steps words). Out: estimates (2 steps
 // doubles: each step's estimate, then each step's s = SUM(w~)) and, unless
 // null, marks (1 + 4 steps nanosecond times: the start, then the end of each
 // phase of each step).
@@ -294,7 +281,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
     __shared__ union {  // phase 2's partial sums, a tile's weights, the ancestors' marks
         double partials[2 * FUSED_BATCH * REDUCE_THREADS];
         PaddedTile<float> values;
-        PaddedSlots<2 * SCAN_ITEMS> marks;  // write_ancestors's, chunks of twice a slice
+        PaddedTile<int> marks;
     } smem;
     // scan_tile_sums's results, computed by every block for its own tiles.
     __shared__ float prefix[FUSED_MAX_TILES], carry[FUSED_MAX_TILES], c_total[1];
@@ -305,7 +292,6 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
     const int G = gridDim.x, b = blockIdx.x, t = threadIdx.x;
     double* estimate_parts = part_sums + parts;
     const bool marking = marks != nullptr && b == 0 && t == 0;
-    unsigned int* tile_ready = bar + 1;  // the tiles' flags (publish_tiles), after the count
     if (marking) marks[0] = global_ns();
 
     // The initial particles into x[1] (the graph's growth_init), top zeroed.
@@ -403,15 +389,11 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
             if (t == 0) tile_end[q] = tile_end_positive;
             store_local(local_scan, q, v);  // phase 4 places them, as pass 2 re-scans
         }
-        // Phase 4 needs every tile and nothing else of phase 3: no grid
-        // barrier, but each tile's flag (tile_ready[q] = k + 1, released
-        // once the block's stores are done), which the blocks with slices
-        // wait for (tiles_ready); a block with neither goes on to the barrier
-        // that ends the step. Meanwhile: the step's uniform of Systematic
+        // While the grid arrives: the step's uniform of Systematic
         // (cumulative.cu's systematic, one replica, the step's key), and the
         // estimate from phase 2's partial sums (by the last block, which has
         // the fewest slices).
-        publish_tiles(tile_ready, b, tiles, k + 1u);
+        const unsigned int phase3_end = grid_arrive(bar);
         const PhiloxKey key{inputs[2 + 2 * k], inputs[3 + 2 * k]};
         const float u = uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
         if (b == G - 1) {
@@ -421,7 +403,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                 estimates[steps + k] = s;  // the log-likelihood's sum of w~ (sir_fused.py)
             }
         }
-        if ((long long)b * FUSED_THREADS * SLICE_ITEMS < nn) tiles_ready(tile_ready, tiles, k + 1u);
+        grid_wait(bar, phase3_end);
         if (marking) marks[3 + 4 * k] = global_ns();
 
         // Phase 4 (stage 4): the ancestors (ancestors_by_slices).

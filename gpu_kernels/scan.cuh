@@ -53,11 +53,6 @@ template <typename V>
 struct PaddedTile {
     V at[padded<V>(SCAN_TILE)];
 };
-// write_ancestors's marks for chunks of SCAN_THREADS * SLOTS output slots.
-template <int SLOTS>
-struct PaddedSlots {
-    int at[padded<int>(SCAN_THREADS * SLOTS)];
-};
 
 // Inclusive scan over the 32 lanes of a warp (Kogge-Stone, with shuffles).
 template <typename V, typename Op>
@@ -201,47 +196,6 @@ __device__ __forceinline__ void store_items(const T (&x)[SCAN_ITEMS], long long 
     }
 }
 
-// A thread's SCAN_ITEMS consecutive values of a tile, kept between the
-// scan's passes in the thread's order (entries t * SCAN_ITEMS + j of the
-// tile: 16-byte vectors, no shared-memory hand-over): pass 1 stores its local
-// sums, pass 2 loads them where it would load the weights and scan again.
-template <typename T>
-struct Vector16;  // 16 bytes of T
-template <>
-struct Vector16<float> {
-    using type = float4;
-};
-template <>
-struct Vector16<double> {
-    using type = double2;
-};
-
-template <typename T>
-__device__ __forceinline__ void store_run(T* local, long long tile, const T (&x)[SCAN_ITEMS]) {
-    using V = typename Vector16<T>::type;
-    constexpr int PER = sizeof(V) / sizeof(T);
-    V* out = reinterpret_cast<V*>(local + tile * SCAN_TILE + (long long)threadIdx.x * SCAN_ITEMS);
-#pragma unroll
-    for (int k = 0; k < SCAN_ITEMS / PER; ++k) {
-        V v;
-        memcpy(&v, &x[k * PER], sizeof(V));
-        out[k] = v;
-    }
-}
-
-template <typename T>
-__device__ __forceinline__ void load_run(const T* local, long long tile, T (&x)[SCAN_ITEMS]) {
-    using V = typename Vector16<T>::type;
-    constexpr int PER = sizeof(V) / sizeof(T);
-    const V* in =
-        reinterpret_cast<const V*>(local + tile * SCAN_TILE + (long long)threadIdx.x * SCAN_ITEMS);
-#pragma unroll
-    for (int k = 0; k < SCAN_ITEMS / PER; ++k) {
-        const V v = __ldcg(in + k);  // written by the pass before, maybe on another SM
-        memcpy(&x[k * PER], &v, sizeof(V));
-    }
-}
-
 // The tile's local inclusive prefix sums, in place and non-decreasing:
 // sequential inside a thread, a block scan of the thread totals between
 // threads, then a running maximum over the positive items (bit j of
@@ -310,14 +264,14 @@ __device__ __forceinline__ int cumulative_offspring(T c, T cn, T u, long long n)
 // binary search per slot costs 12 dependent loads and was the kernel's
 // bottleneck: docs/performance.md). A slice's slots number about its
 // particles, as often a few more as fewer: a chunk of twice the slice
-// (SLOTS = 2 ITEMS) fills them in one round where a chunk of the slice's
-// size would take a second round half the time. The ancestors are a
-// function of the o's alone, however they are sliced or chunked.
-template <int ITEMS, int SLOTS = ITEMS, typename Marks>
+// (SLOTS = 2 ITEMS, fused.cu's slices) fills them in one round where a chunk
+// of the slice's size would take a second round half the time. The
+// ancestors are a function of the o's alone, however they are sliced or
+// chunked.
+template <int ITEMS, int SLOTS = ITEMS>
 __device__ void write_ancestors(const int (&o)[ITEMS], int o_before, long long first_particle,
-                                Marks& marks, int* __restrict__ row) {
-    static_assert(sizeof(marks.at) >= sizeof(int) * padded<int>(SCAN_THREADS * SLOTS),
-                  "a chunk's marks must fit the buffer");
+                                PaddedTile<int>& marks, int* __restrict__ row) {
+    static_assert(SLOTS <= SCAN_ITEMS, "a chunk's marks must fit the tile's buffer");
     constexpr int CHUNK = SCAN_THREADS * SLOTS;
     __shared__ int thread_end[SCAN_THREADS];  // each thread's last o
     thread_end[threadIdx.x] = o[ITEMS - 1];

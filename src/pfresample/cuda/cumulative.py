@@ -109,27 +109,24 @@ def _templates(values, sb: ScanBuffers, scaled: bool) -> str:
     return f"{CTYPES[values.dtype]},{CTYPES[sb.dtype]},{flag(scaled)}"
 
 
-def _prefix_sum(values, sb: ScanBuffers, scaled: bool, go=NULL, divisor=NULL,
-                local=NULL) -> None:  # fmt: skip
+def _prefix_sum(values, sb: ScanBuffers, scaled: bool, go=NULL, divisor=NULL) -> None:
     """Pass 1 of the prefix sum of ``values`` (the weights, or Residual's
     fractions) in ``sb``'s precision: tile sums, then (the last block) the
     sum before each tile and C_N; see cumulative.cu. ``divisor``: a device
-    float64 the values are divided by as they are loaded (``Call.divisor``);
-    ``local``: where the tiles' local sums are kept for pass 2
-    (``sb.local()``; NULL: pass 2 scans the tiles again)."""
-    tiles = (sb.tile_sum, sb.tile_exp, local, sb.tile_end, sb.prefix, sb.carry)
+    float64 the values are divided by as they are loaded (``Call.divisor``)."""
+    tiles = (sb.tile_sum, sb.tile_exp, sb.tile_end, sb.prefix, sb.carry)
     args = (values, divisor, np.int64(sb.n), *tiles, sb.total, sb.last, sb.exp_max)
     launch = kernel("cumulative.cu", f"scan_tiles<{_templates(values, sb, scaled)}>")
     launch((sb.tiles,), (SCAN_THREADS,), (*args, sb.tickets, go))
 
 
 def _scaled_prefix_sum(values, sb: ScanBuffers, count, scaled: bool, go=NULL,
-                       divisor=NULL, local=NULL) -> None:  # fmt: skip
+                       divisor=NULL) -> None:  # fmt: skip
     """Pass 2: r = (count * C) / C_N into ``sb.values()`` (may be ``values``
-    itself), tiles scaled as in pass 1 (or pass 1's local sums, ``local``).
-    ``count`` None: Residual's R, on the device."""
+    itself), tiles scaled as in pass 1. ``count`` None: Residual's R, on the
+    device."""
     count_args = (np.int64(-1 if count is None else count), sb.rest)
-    tiles = (local, sb.tile_exp, sb.exp_max, sb.prefix, sb.carry)
+    tiles = (sb.tile_exp, sb.exp_max, sb.prefix, sb.carry)
     args = (values, divisor, np.int64(sb.n), *tiles, sb.total, *count_args, sb.values(), go)
     name = f"scaled_prefix_sum<{_templates(values, sb, scaled)}>"
     kernel("cumulative.cu", name)((sb.tiles,), (SCAN_THREADS,), args)
@@ -168,14 +165,12 @@ def systematic(call, *, precision=None, log_offset=None):
         return
     sb = call.ws.scan(_precision(call, precision))
     scaled = _scaled(call, sb)
-    local = sb.local()  # pass 1's local sums: Systematic places them, no second scan
-    _prefix_sum(call.w, sb, scaled, divisor=_divisor(call), local=local)
+    _prefix_sum(call.w, sb, scaled, divisor=_divisor(call))
     name = f"systematic<{_templates(call.w, sb, scaled)}>"
     args = (
         call.w,
         _divisor(call),
         np.int64(call.n),
-        local,
         np.int64(sb.tiles),
         sb.tile_exp,
         sb.exp_max,
@@ -201,9 +196,8 @@ def _inverse_cdf(call: Call, precision, stratify: bool, gates) -> None:
         _undivided(call, "the adaptive filter's gate")
         gates.gate(0, call.w, 0, 1, call.n, sb.dtype)
         go = gates.go[0:1]
-    local = sb.local()
-    _prefix_sum(call.w, sb, scaled, go, _divisor(call), local)
-    _scaled_prefix_sum(call.w, sb, call.n, scaled, go, _divisor(call), local)
+    _prefix_sum(call.w, sb, scaled, go, _divisor(call))
+    _scaled_prefix_sum(call.w, sb, call.n, scaled, go, _divisor(call))
     _inverse_cdf_draws(call, sb, call.n, stratify, go)
     if gates is not None:
         gates.weights(0, sb.total, 0, call.n, call.n)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..rng import seed_keys
 from ..tuning import cached_ssd_table
-from .geometry import SCAN_TILE, reduction_parts, scan_tiles
+from .geometry import reduction_parts, scan_tiles
 from .kernels import CTYPES
 
 # Layout of the statistics record (gpu_kernels/stats.cuh).
@@ -74,8 +74,8 @@ class ScanBuffers:
     few values per tile of the prefix sum (O(N / SCAN_TILE)), and arrays of N
     and N / 2 values made when first asked for (:meth:`values`: r of
     Stratified and Multinomial, Residual's fractions, the butterfly's first
-    stage sums; :meth:`second_values`: its later ones; :meth:`local`: the
-    tiles' local sums between the scan's passes)."""
+    stage sums; :meth:`second_values`: its later ones). Systematic needs
+    none."""
 
     def __init__(self, n: int, dtype: np.dtype):
         import cupy
@@ -99,7 +99,6 @@ class ScanBuffers:
         self.residual_scale = cupy.empty(2, dtype=np.float64)  # weights' factor, their sum
         self._values = None
         self._second = None
-        self._local = None
 
     def values(self):
         import cupy
@@ -107,16 +106,6 @@ class ScanBuffers:
         if self._values is None:
             self._values = cupy.empty(self.n, dtype=self.dtype)
         return self._values
-
-    def local(self):
-        """The tiles' local prefix sums that pass 1 keeps for pass 2 (tiles x
-        SCAN_TILE values, each thread's run together: cumulative.cu), made
-        when first asked for."""
-        import cupy
-
-        if self._local is None:
-            self._local = cupy.empty(self.tiles * SCAN_TILE, dtype=self.dtype)
-        return self._local
 
     def second_values(self):
         """A second array of N / 2 values (the butterfly's stage sums after

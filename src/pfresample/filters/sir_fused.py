@@ -118,14 +118,13 @@ class FusedRun(DeviceStream):
         drift = np.array([model.filter_drift(k) for k in range(steps)], dtype=np.float64)
         self.drift = cupy.asarray(drift.astype(np.float32))
         # The runner's stream and inputs: the run's words (common.graph_inputs), then
-        # the grid barrier's count and the tiles' flags (fused.cu's bar), which the
-        # same upload zeroes (no memset a run).
+        # the grid barrier's count, which the same upload zeroes (no memset a run).
         self.words = 2 + 3 * steps
-        self.open(self.words + 1 + self.tiles)
+        self.open(self.words + 1)
         self.bar = self.inputs[self.words :]
         # Pinned host twins of the inputs and of ``out``: a run is one upload,
         # the kernel and one copy back, enqueued together and waited for once.
-        self._host_in, self.host_in = pinned(self.inputs.size, np.uint32)
+        self._host_in, self.host_in = pinned(self.words + 1, np.uint32)
         self.host_in[:] = 0
         self._host_out, self.host_out = pinned(self.out.size, np.uint64)
         self.graph = self._capture()

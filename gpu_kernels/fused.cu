@@ -97,9 +97,6 @@ __device__ __forceinline__ unsigned long long global_ns() {
 // needs it computes it, the same bits in each.
 __device__ double sum_of_parts(const double* parts, int count, double* shared) {
     double sum = 0.0;
-    // Unrolled, a thread's loads (4 of them at N = 2^18) go out together, not
-    // one L2 round trip after another; the additions keep their order.
-#pragma unroll 8
     for (int q = threadIdx.x; q < count; q += REDUCE_THREADS) sum += __ldcg(parts + q);
     sum = block_reduce(sum, shared, Add());
     __syncthreads();  // shared is free again
@@ -142,7 +139,6 @@ __device__ void scan_few_tile_sums(const float* tile_sum, const long long* tile_
     const unsigned int all = 0xFFFFFFFFu;
     const int lane = threadIdx.x, mine = lane * SCAN_ITEMS;
     long long end_positive = 0;
-#pragma unroll 8
     for (int b = lane; b < tiles; b += 32) end_positive = max(end_positive, __ldcg(tile_end + b));
     float s[SCAN_ITEMS];
     unsigned int reaches = 0u;

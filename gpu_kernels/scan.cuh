@@ -282,7 +282,7 @@ __device__ void write_ancestors(const int (&o)[ITEMS], int o_before, long long f
     const int my_slots = threadIdx.x * SLOTS;  // and its first entry of a chunk
     for (int s0 = max(o_before, 0); s0 < o_end; s0 += CHUNK) {
         const int s1 = min(o_end, s0 + CHUNK);
-#pragma unroll 8
+#pragma unroll
         for (int j = 0; j < SLOTS; ++j) marks.at[padded<int>(my_slots + j)] = 0;
         __syncthreads();
         int start = first_start;  // the particle's first slot
@@ -294,22 +294,17 @@ __device__ void write_ancestors(const int (&o)[ITEMS], int o_before, long long f
             start = o[j];
         }
         __syncthreads();
-        // Slot k's mark becomes the largest mark up to k (local particle + 1):
-        // the thread's own largest, a block scan of those, then the running
-        // maximum over its slots from the threads' before it. Two reads of
-        // the marks, no array of SLOTS registers.
-        int top = 0;
-#pragma unroll 8
-        for (int j = 0; j < SLOTS; ++j) top = max(top, marks.at[padded<int>(my_slots + j)]);
+        int a[SLOTS];  // local particle + 1 of slots s0 + my_slots + j
+#pragma unroll
+        for (int j = 0; j < SLOTS; ++j) a[j] = marks.at[padded<int>(my_slots + j)];
+#pragma unroll
+        for (int j = 1; j < SLOTS; ++j) a[j] = max(a[j - 1], a[j]);
         int ignored;  // (the scan synchronises: every thread has read its marks)
-        int running = block_exclusive_scan(top, Max(), ignored);
-#pragma unroll 8
-        for (int j = 0; j < SLOTS; ++j) {
-            running = max(running, marks.at[padded<int>(my_slots + j)]);
-            marks.at[padded<int>(my_slots + j)] = running;
-        }
+        const int before = block_exclusive_scan(a[SLOTS - 1], Max(), ignored);
+#pragma unroll
+        for (int j = 0; j < SLOTS; ++j) marks.at[padded<int>(my_slots + j)] = max(a[j], before);
         __syncthreads();
-#pragma unroll 8
+#pragma unroll
         for (int j = 0; j < SLOTS; ++j) {
             const int k = j * SCAN_THREADS + threadIdx.x;
             if (s0 + k < s1) row[s0 + k] = (int)(first_particle + marks.at[padded<int>(k)] - 1);

@@ -569,10 +569,11 @@ class CapturedFilter(DeviceStream):
             keys = self.inputs[2 + 2 * k : 4 + 2 * k]
             call = workspace.Call(w_in, 1, keys, np.uint32(0), np.uint32(0), self.ws,
                                   self.ancestors, divisor)  # fmt: skip
-            # The largest w~ is exp(0) = 1, so w = w~ / s <= 1 (s >= 1) and at
-            # least 1 / N: no tile needs scaling (sums.needs_scaling), known
-            # on the host without a statistics pass.
-            self.ws.scale, self.ws.max = 1.0, 1.0
+            # The largest w~ is exp(0) = 1: where the resampler is handed w~
+            # (a scan dividing it by s sees at most 1 / s >= 1 / N, which no
+            # tile needs to scale either: sums.needs_scaling) the host knows
+            # it without reading the device; w~ / s's maximum it reads.
+            self.ws.scale, self.ws.max = 1.0, (1.0 if w_in is w_tilde else None)
             if run_module.needs_stats(self.m, self.kw):
                 stats.enqueue_inputs(self.m, call, self.kw, self.params)
             self.m.gpu(call, **self.kw)

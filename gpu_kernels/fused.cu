@@ -242,7 +242,7 @@ __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
         const int o_before =
             start - 1 >= last ? (int)n : cumulative_offspring(c_before[0], cn, u, nn);
         // A slice's slots in one chunk of twice its size (write_ancestors);
-        // a whole tile's in chunks of a tile, which measure faster there.
+        // a whole tile's in chunks of a tile, as the graph's Systematic.
         constexpr int SLOTS = ITEMS < SCAN_ITEMS ? 2 * ITEMS : ITEMS;
         write_ancestors<ITEMS, SLOTS>(o, o_before, start, marks, ancestors);
         __syncthreads();

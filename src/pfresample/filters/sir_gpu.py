@@ -18,6 +18,11 @@ the SSD match for the Uphill family), computed on the device:
    computes them (a reduction kernel fewer a step); the cumulative ones
    get w and compute what they read, as on their own.
 
+Without stage times stages 1-3 are one kernel (``filter.cu``'s
+``exp_total_estimate``: the same w~, sum and estimate as the three, bit for
+bit), and Systematic, Stratified and Multinomial read w~ and the sum, dividing
+as they load (``workspace.Call.divisor``): no pass writes w.
+
 Why a graph: at N = 2^14 a step is a few microseconds of work but ten or so
 kernel launches, and launching them one by one from Python costs about
 0.2 ms a step. So the T steps are captured once per (model, method, N, T, B

@@ -144,6 +144,17 @@ class FakeEvent:
         pass
 
 
+def memcpy(dst, src, nbytes, kind, sptr):
+    """A copy between the device and page-locked host memory (the runner's
+    upload and read-backs, inside a whole-run graph): the device side named."""
+    device = dst if kind == 1 else src
+    for s, e, label, _root in reversed(ADDR):
+        if s <= device < e:
+            TRACE.append(("memcpy", "up" if kind == 1 else "down", label, device - s, nbytes))
+            return
+    TRACE.append(("memcpy?", kind, nbytes))
+
+
 def memset(ptr, val, nbytes, sptr):
     for s, e, label, _root in reversed(ADDR):
         if s <= ptr < e:
@@ -163,7 +174,10 @@ cuda = types.SimpleNamespace(
     Stream=FakeStream,
     Event=FakeEvent,
     Device=lambda *a: types.SimpleNamespace(id=0, attributes={"MultiProcessorCount": 132}),
-    runtime=types.SimpleNamespace(memsetAsync=memset),
+    runtime=types.SimpleNamespace(
+        memsetAsync=memset, memcpyAsync=memcpy, memcpyHostToDevice=1, memcpyDeviceToHost=2
+    ),
+    alloc_pinned_memory=bytearray,
     get_elapsed_time=lambda a, b: 1.0,
     get_current_stream=lambda: CURRENT[-1],
 )

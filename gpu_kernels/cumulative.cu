@@ -79,9 +79,10 @@ __device__ __forceinline__ long long residual_split(W wi, long long n, ResidualS
 // sums can neither overflow nor lose their bits, sums.needs_scaling, take the
 // kernels without the scaling arithmetic), its total (the last local sum) and
 // one past its last positive value; the last block to finish scans the
-// totals (scan_tile_sums). Here and in the kernels below a `divisor` that is
-// not null makes w the weights divided by it as they are loaded (scan.cuh's
-// Normaliser): a filter hands w~ and its sum, where a pass would write w.
+// totals (scan_tile_sums). Here, in scaled_prefix_sum and in systematic a
+// `divisor` that is not null makes w the weights divided by it as they are
+// loaded (scan.cuh's Normaliser): a filter hands w~ and its sum, where a pass
+// would write w.
 template <typename W, typename T, bool SCALED>
 __global__ void __launch_bounds__(pfr::SCAN_THREADS, 4)
 scan_tiles(const W* __restrict__ w, const double* __restrict__ divisor, long long n, T* tile_sum,

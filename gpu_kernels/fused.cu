@@ -3,7 +3,7 @@
 // and 3.2), T steps in one cooperative launch. Driver:
 // src/pfresample/filters/sir_fused.py.
 //
-// Why: the graph of filters/sir_gpu.py runs five kernels a step. At N =
+// Why: the graph of filters/sir_gpu.py runs four kernels a step. At N =
 // 2^14 each does a few microseconds of work and the graph's node-to-node
 // latency dominates (docs/performance.md). Here a grid of
 // blocks that are all resident at once (a cooperative launch guarantees

@@ -59,6 +59,29 @@ def test_the_generator_draws_the_reference_normals():
     assert not np.allclose(odd, capture.reference_normals(key, 1, 15))  # another call's draws
 
 
+@pytest.mark.parametrize("n", [1, 1000, 2**20 + 7])  # 2^20 + 7: many blocks, several a thread
+def test_the_steps_maximum_is_one_kernel_with_a_nan_winning(n):
+    # pfr_capture_top: the blocks' maxima, then the last block's; a NaN
+    # anywhere makes the maximum NaN (as CuPy's max), so the run raises.
+    from pfresample.cuda import geometry
+
+    top_of = capture._statistics()[0]
+    blocks, threads = geometry.capture_blocks(n), geometry.CAPTURE_THREADS
+    rng = np.random.default_rng(n)
+    for case in ("values", "all -inf", "a NaN"):
+        lw = rng.normal(-50.0, 20.0, n)
+        if case == "all -inf":
+            lw[:] = -np.inf
+        elif case == "a NaN":
+            lw[rng.integers(0, n)] = np.nan
+        ticket, top = cupy.zeros(1, dtype=np.uint32), cupy.full(1, 7.0)
+        args = (cupy.asarray(lw), np.int64(n), cupy.empty(blocks), ticket, top)
+        top_of((blocks,), (threads,), args)
+        got = float(top.get()[0])
+        assert np.isnan(got) if case == "a NaN" else got == lw.max(), case
+        assert int(ticket.get()[0]) == 0  # reset by the last block: a replay works
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_captured_run_is_the_loops_run_on_the_same_draws(seed):
     clear_graphs()

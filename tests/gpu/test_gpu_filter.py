@@ -406,6 +406,12 @@ def test_untimed_graph_equals_the_timed_one(n):
         fast = sir_gpu.run_sir_gpu(GROWTH, y, n, m, 5, stage_times=False, fused=False)
         np.testing.assert_array_equal(fast.estimates, timed.estimates, err_msg=method)
         np.testing.assert_array_equal(fast.log_likelihood_steps, timed.log_likelihood_steps)
+        # the untimed graph took the one-pass path it claims (the cached graph of that call)
+        kw, params = sir_gpu.sir_arguments(m, n)
+        graph = sir_gpu.filter_graph(GROWTH, m, n, y.shape[0], kw, params, False)
+        divides = method in ("systematic", "stratified", "multinomial")
+        assert graph.divides is divides and graph.merged is (divides or m.comparison_based)
+        assert (graph.w is None) is (divides or m.comparison_based)
 
 
 @pytest.mark.parametrize("method", ["systematic", "metropolis"])

@@ -195,3 +195,30 @@ def test_negative_control_a_runner_without_the_eager_pass_is_caught():
     Program(3, runner=NoEagerRunner).run(None, 7)
     assert CALLS != BUILD + REPLAY  # the check above fails on it
     assert CALLS[:2] == ["set", "begin"]  # captured with no kernel compiled first
+
+
+class EventTimed(Program):
+    """A program timed by two events around the replay (the CPF's way), no marks."""
+
+    stream_events = True
+
+    def start(self, marks):
+        CALLS.append("start")
+
+    def finish(self, steps, marks):
+        CALLS.append(f"finish{steps}")
+
+    def collect(self, seed, wall):
+        return seed, self.runner.device_seconds()
+
+
+def test_an_event_timed_run_uploads_outside_its_graph():
+    # The events around the replay time the run: the upload stays before
+    # them, as set_inputs, not a node inside the graph they time.
+    p = EventTimed(3, marks=0)
+    p.run(None, 7)
+    assert "h2d" not in CALLS and p.runner.host_in is None
+    CALLS.clear()
+    p.run(None, 8)
+    assert CALLS == ["set", "event", "launch", "event", "sync"]
+    assert int(p.runner.inputs[0]) == 8

@@ -228,12 +228,14 @@ class GraphRunner(DeviceStream):
             self.graph = self.capture(lambda: self.enqueue(self.program.chunk, False, first=eager))
             self.stream.synchronize()
             return
-        self._host_in_memory, self.host_in = pinned(self.inputs.size, np.uint32)
+        if not self.program.stream_events:  # else the events around the replay time the upload
+            self._host_in_memory, self.host_in = pinned(self.inputs.size, np.uint32)
         read = getattr(self.program, "read_back", tuple)()
         self._copies = [(a, *pinned(a.size, a.dtype)) for a in read]
 
         def whole_run():
-            self._upload()
+            if self.host_in is not None:
+                self._upload()
             self.enqueue(self.steps, marks=True)
 
         def finish():
@@ -469,6 +471,7 @@ def log_z_steps(top_keys, sums, n: int, constant: float = 0.0, carried=None) -> 
 
 
 def _log0(values: np.ndarray) -> np.ndarray:
-    """log of non-negative values, -inf at 0 without the warning (no
-    errstate context, whose set-up costs more than the log of T values)."""
-    return np.log(values, out=np.full(values.shape, -np.inf), where=values > 0)
+    """log of the values, -inf at 0 without the warning (no errstate
+    context, whose set-up costs more than the log of T values); a NaN stays
+    NaN, so a bad sum still shows in the log-likelihood."""
+    return np.log(values, out=np.full(values.shape, -np.inf), where=values != 0)

@@ -69,6 +69,11 @@ class _GuldasGraph(FilterGraph):
         self.gate_ticket = cupy.zeros(1, dtype=np.uint32)
         self.mean_ticket = cupy.zeros(1, dtype=np.uint32)
 
+    def read_back(self) -> list:
+        """Nothing copied by the graph: the results are read from the device
+        (``results``), whose arrays are not the SIR program's."""
+        return []
+
     def _mean(self, w, x, k: int) -> None:
         """estimates[k] = SUM(w x) / SUM(w) (w None: the plain mean)."""
         args = (NULL if w is None else w, x, np.int64(self.n), self.mean_parts, self.mean_ticket)
@@ -277,6 +282,10 @@ class SmcemGraph(FilterGraph):
         self.theta = cupy.zeros(3, dtype=np.float32)  # alpha, sigma, 1 / (2 beta^2)
         self.statistics = cupy.empty(4, dtype=np.float64)
         self.total = cupy.empty(1, dtype=np.float64)  # SUM(w~) at time n
+
+    def read_back(self) -> list:
+        """Nothing copied by the graph: the E-step reads its statistics itself."""
+        return []
 
     def start(self, marks: bool) -> None:
         import cupy

@@ -1,7 +1,7 @@
 """The GPU SIR filter as one kernel a run: the growth model with Systematic
 resampling (``gpu_kernels/fused.cu``).
 
-:class:`FilterGraph` (``sir_gpu.py``) runs five kernels a step from one
+:class:`FilterGraph` (``sir_gpu.py``) runs four kernels a step from one
 CUDA graph; at N = 2^14 a step is a few microseconds of work in each and
 the latency between the graph's nodes sets the time (docs/performance.md).
 :class:`FusedRun` runs all T steps in one cooperative launch of

@@ -20,8 +20,10 @@ the SSD match for the Uphill family), computed on the device:
 
 Without stage times stages 1-3 are one kernel (``filter.cu``'s
 ``exp_total_estimate``: the same w~, sum and estimate as the three, bit for
-bit), and Systematic, Stratified and Multinomial read w~ and the sum, dividing
-as they load (``workspace.Call.divisor``): no pass writes w.
+bit) where no method needs w written: the comparison-based ones, and
+Systematic, Stratified and Multinomial, which read w~ and the sum and divide
+as they load (``workspace.Call.divisor``); Residual and the log-domain scan
+get w from ``normalise_estimate`` as with stage times.
 
 Why a graph: at N = 2^14 a step is a few microseconds of work but ten or so
 kernel launches, and launching them one by one from Python costs about

@@ -174,8 +174,9 @@ class FusedRun(DeviceStream):
         ``FilterGraph.run``. ``stage_seconds`` holds the kernel's four
         phases a step (fused.cu: the thesis's stages, except that the
         exponentials of stage 1 and the estimate's partial sums of stage 3
-        fall in phase 2, and phase 3 is the first pass of stage 4's prefix
-        sum), read from the device's clock by one thread;
+        fall in phase 2, phase 3 is the first pass of stage 4's prefix sum
+        and ends with the estimate's last sum), read from the device's clock
+        by one thread;
         ``total_seconds`` is their sum; ``wall_seconds`` the host's clock
         around the upload, the run, the copy back and the wait."""
         self.host_in[: self.words] = graph_inputs(y, seed, self.steps)

@@ -128,6 +128,20 @@ class DeviceStream:
         self.inputs = cupy.zeros(input_words, dtype=np.uint32)
         self.graph = None
 
+    def pinned_copy(self, device, host: np.ndarray, up: bool) -> None:
+        """An asynchronous copy on the filter's stream between the device
+        array ``device`` and page-locked ``host`` memory (``pinned``) of the
+        same bytes: up to the device, or down from it. Captured, it is a node
+        of the graph, so a replay moves the run's data itself."""
+        import cupy
+
+        runtime = cupy.cuda.runtime
+        if up:
+            dst, src, kind = device.data.ptr, host.ctypes.data, runtime.memcpyHostToDevice
+        else:
+            dst, src, kind = host.ctypes.data, device.data.ptr, runtime.memcpyDeviceToHost
+        runtime.memcpyAsync(dst, src, host.nbytes, kind, self.stream.ptr)
+
     def set_inputs(self, host: np.ndarray) -> None:
         """A run's inputs, uploaded on the filter's stream."""
         self.inputs.set(host, stream=self.stream)
@@ -248,20 +262,12 @@ class GraphRunner(DeviceStream):
 
     def _upload(self) -> None:
         """The inputs from their page-locked buffer (a node of the graph)."""
-        import cupy
-
-        runtime = cupy.cuda.runtime
-        runtime.memcpyAsync(self.inputs.data.ptr, self.host_in.ctypes.data, self.host_in.nbytes,
-                            runtime.memcpyHostToDevice, self.stream.ptr)  # fmt: skip
+        self.pinned_copy(self.inputs, self.host_in, up=True)
 
     def _download(self) -> None:
         """The program's read_back arrays into their page-locked buffers."""
-        import cupy
-
-        runtime = cupy.cuda.runtime
         for device, _, host in self._copies:
-            runtime.memcpyAsync(host.ctypes.data, device.data.ptr, host.nbytes,
-                                runtime.memcpyDeviceToHost, self.stream.ptr)  # fmt: skip
+            self.pinned_copy(device, host, up=False)
 
     def copies(self) -> list | None:
         """The program's read_back arrays as the last run's graph left them

@@ -143,15 +143,9 @@ class FusedRun(DeviceStream):
     def _enqueue(self) -> None:
         """A run on the stream: the pinned inputs up (the barrier's count
         zeroed with them), the kernel, ``out`` back into pinned memory."""
-        import cupy
-
-        runtime, stream = cupy.cuda.runtime, self.stream.ptr
-        up, down = runtime.memcpyHostToDevice, runtime.memcpyDeviceToHost
-        runtime.memcpyAsync(self.inputs.data.ptr, self.host_in.ctypes.data,
-                            self.host_in.nbytes, up, stream)  # fmt: skip
+        self.pinned_copy(self.inputs, self.host_in, up=True)
         self._launch()
-        runtime.memcpyAsync(self.host_out.ctypes.data, self.out.data.ptr,
-                            self.host_out.nbytes, down, stream)  # fmt: skip
+        self.pinned_copy(self.out, self.host_out, up=False)
 
     def _capture(self):
         """The run (:meth:`_enqueue`) as a CUDA graph, replayed by one call a

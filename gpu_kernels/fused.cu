@@ -32,6 +32,16 @@
 #include "reduce.cuh"
 #include "scan.cuh"
 
+// Thread block clusters exist from sm_90 on; on older devices the cluster
+// kernel compiles to a trap that the driver never launches.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define PFR_CLUSTERS 1
+#define PFR_CLUSTER_DIMS(c) __cluster_dims__(c, 1, 1)
+#else
+#define PFR_CLUSTERS 0
+#define PFR_CLUSTER_DIMS(c)
+#endif
+
 namespace pfr {
 
 constexpr int FUSED_THREADS = 256;  // geometry.FUSED_THREADS
@@ -84,6 +94,36 @@ __device__ __forceinline__ void grid_wait(const unsigned int* count, unsigned in
 }
 
 __device__ void grid_barrier(unsigned int* count) { grid_wait(count, grid_arrive(count)); }
+
+// The same barrier where the grid is one thread block cluster (CLUSTER:
+// fused.cu's growth_systematic_cluster_run, sm_90 and later): the cluster's
+// hardware barrier, split the same way (every thread arrives, releasing its
+// writes at the cluster's scope; the wait acquires them). It stands for
+// __syncthreads as well: no thread of any block passes it before all have
+// arrived. The count is not touched.
+template <bool CLUSTER>
+__device__ __forceinline__ unsigned int arrive(unsigned int* count) {
+    if constexpr (CLUSTER) {
+        asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+        return 0u;
+    } else {
+        return grid_arrive(count);
+    }
+}
+
+template <bool CLUSTER>
+__device__ __forceinline__ void wait(const unsigned int* count, unsigned int target) {
+    if constexpr (CLUSTER) {
+        asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+    } else {
+        grid_wait(count, target);
+    }
+}
+
+template <bool CLUSTER>
+__device__ __forceinline__ void barrier(unsigned int* count) {
+    wait<CLUSTER>(count, arrive<CLUSTER>(count));
+}
 
 // The device's clock in nanoseconds (the phase marks).
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -249,28 +289,16 @@ __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
     }
 }
 
-}  // namespace pfr
-
-// The run, its phase 4 in slices of SLICE_ITEMS a thread. x: 2 x n states;
-// inputs: the noise key (2 words), the resampling key of each step (2 words
-// each), then the T measurements as float32 (common.graph_inputs); drift[k]
-// = 8 cos(1.2 k) as float32 (eq.
-// 2.34, computed on the host as the graph's driver does). Workspace: parts
-// (2 * parts doubles: the weight sums', then the estimate's), the scan's
-// tile sums and ends (tiles entries each, tiles <= FUSED_MAX_TILES), bar (1
-// word, zero at the launch), top (steps words). Out: estimates (2 steps
-// doubles: each step's estimate, then each step's s = SUM(w~)) and, unless
-// null, marks (1 + 4 steps nanosecond times: the start, then the end of each
-// phase of each step).
-template <int SLICE_ITEMS>
-__global__ void __launch_bounds__(pfr::FUSED_THREADS, 2)
-growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned int n,
+// The run's steps, in a kernel of the cooperative grid (CLUSTER false: the
+// grid barrier) or of a grid that is one cluster (CLUSTER true).
+template <int SLICE_ITEMS, bool CLUSTER>
+__device__ __forceinline__ void growth_systematic_steps(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned int n,
                       int steps, int parts, int tiles, const unsigned int* __restrict__ inputs,
                       const float* __restrict__ drift, float init_mean, float init_sd,
                       float sigma_v, float inv_var_n, double* part_sums, float* tile_sum,
                       long long* tile_end, float* local_scan, unsigned int* bar, unsigned int* top,
-                      double* estimates, unsigned long long* marks) {
-    using namespace pfr;
+                      double* estimates, unsigned long long* marks)
+{
     static_assert(SLICE_ITEMS % 4 == 0 && SCAN_TILE % (FUSED_THREADS * SLICE_ITEMS) == 0,
                   "a thread's items are float4s, and a slice lies in one tile");
     __shared__ double shared[REDUCE_THREADS];
@@ -300,7 +328,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
             x[n + g + j * streams] = init_mean + init_sd * v[j];
         }
     }
-    grid_barrier(bar);
+    barrier<CLUSTER>(bar);
 
     for (int k = 0; k < steps; ++k) {
         float* dst = x + (long long)(k % 2) * n;
@@ -311,7 +339,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                                           k + 1ull, drift[k], sigma_v, z[k], inv_var_n);
         const float m_block = block_max(best);
         if (t == 0) atomicMax(top + k, to_ordered(m_block));
-        grid_barrier(bar);
+        barrier<CLUSTER>(bar);
         if (marking) marks[1 + 4 * k] = global_ns();
 
         // Phase 2 (stages 1-3, less the divisions by s): w~ = exp(log w -
@@ -362,7 +390,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                 }
             }
         }
-        grid_barrier(bar);
+        barrier<CLUSTER>(bar);
         if (marking) marks[2 + 4 * k] = global_ns();
 
         // Phase 3 (pass 1 of stage 4's prefix sum): the tiles of w = w~ / s
@@ -389,7 +417,7 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
         // (cumulative.cu's systematic, one replica, the step's key), and the
         // estimate from phase 2's partial sums (by the last block, which has
         // the fewest slices).
-        const unsigned int phase3_end = grid_arrive(bar);
+        const unsigned int phase3_end = arrive<CLUSTER>(bar);
         const PhiloxKey key{inputs[2 + 2 * k], inputs[3 + 2 * k]};
         const float u = uniform_float(draw_at(key, DOMAIN_GLOBAL, 0u, 0ull));
         if (b == G - 1) {
@@ -399,13 +427,57 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                 estimates[steps + k] = s;  // the log-likelihood's sum of w~ (sir_fused.py)
             }
         }
-        grid_wait(bar, phase3_end);
+        wait<CLUSTER>(bar, phase3_end);
         if (marking) marks[3 + 4 * k] = global_ns();
 
         // Phase 4 (stage 4): the ancestors (ancestors_by_slices).
         ancestors_by_slices<SLICE_ITEMS>(local_scan, tile_sum, tile_end, tiles, n, u, prefix,
                                          carry, c_total, last_positive, smem.marks, ancestors);
-        grid_barrier(bar);
+        barrier<CLUSTER>(bar);
         if (marking) marks[4 + 4 * k] = global_ns();
     }
+}
+
+}  // namespace pfr
+
+// The run, its phase 4 in slices of SLICE_ITEMS a thread. x: 2 x n states;
+// inputs: the noise key (2 words), the resampling key of each step (2 words
+// each), then the T measurements as float32 (common.graph_inputs); drift[k]
+// = 8 cos(1.2 k) as float32 (eq.
+// 2.34, computed on the host as the graph's driver does). Workspace: parts
+// (2 * parts doubles: the weight sums', then the estimate's), the scan's
+// tile sums and ends (tiles entries each, tiles <= FUSED_MAX_TILES), bar (1
+// word, zero at the launch), top (steps words). Out: estimates (2 steps
+// doubles: each step's estimate, then each step's s = SUM(w~)) and, unless
+// null, marks (1 + 4 steps nanosecond times: the start, then the end of each
+// phase of each step).
+template <int SLICE_ITEMS>
+__global__ void __launch_bounds__(pfr::FUSED_THREADS, 2)
+growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned int n,
+                      int steps, int parts, int tiles, const unsigned int* __restrict__ inputs,
+                      const float* __restrict__ drift, float init_mean, float init_sd,
+                      float sigma_v, float inv_var_n, double* part_sums, float* tile_sum,
+                      long long* tile_end, float* local_scan, unsigned int* bar, unsigned int* top,
+                      double* estimates, unsigned long long* marks) {
+    pfr::growth_systematic_steps<SLICE_ITEMS, false>(x, log_w, w_tilde, ancestors, n, steps, parts, tiles, inputs, drift, init_mean, init_sd, sigma_v, inv_var_n, part_sums, tile_sum, tile_end, local_scan, bar, top, estimates, marks);
+}
+
+// The same run on a grid of CLUSTER blocks that is one thread block cluster
+// (sm_90 and later; above 8 blocks the driver needs the function's
+// non-portable cluster size allowed: filters/sir_fused.py sets it). Its
+// blocks are resident together by the cluster's guarantee, so the launch is
+// an ordinary one, and its barrier is the cluster's.
+template <int SLICE_ITEMS, int CLUSTER>
+__global__ void PFR_CLUSTER_DIMS(CLUSTER) __launch_bounds__(pfr::FUSED_THREADS, 2)
+growth_systematic_cluster_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned int n,
+                      int steps, int parts, int tiles, const unsigned int* __restrict__ inputs,
+                      const float* __restrict__ drift, float init_mean, float init_sd,
+                      float sigma_v, float inv_var_n, double* part_sums, float* tile_sum,
+                      long long* tile_end, float* local_scan, unsigned int* bar, unsigned int* top,
+                      double* estimates, unsigned long long* marks) {
+#if PFR_CLUSTERS
+    pfr::growth_systematic_steps<SLICE_ITEMS, true>(x, log_w, w_tilde, ancestors, n, steps, parts, tiles, inputs, drift, init_mean, init_sd, sigma_v, inv_var_n, part_sums, tile_sum, tile_end, local_scan, bar, top, estimates, marks);
+#else
+    __trap();  // no clusters before sm_90: sir_fused.py never launches it there
+#endif
 }

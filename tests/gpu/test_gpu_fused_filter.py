@@ -78,6 +78,33 @@ def test_every_grid_gives_the_same_run(n):
     assert len(sizes) == (2 if n <= 2**18 else 1)  # above 2^18 every grid takes tiles
 
 
+@pytest.mark.parametrize("cluster", geometry.FUSED_CLUSTERS)
+@pytest.mark.parametrize("n", [5, 3 * 4096 + 17, 2**14, 2**16 + 3, 2**18 - 5])
+def test_a_grid_of_one_cluster_gives_the_same_run(n, cluster):
+    # The cluster's hardware barrier in place of the grid barrier: the same
+    # virtual blocks, so the graph's estimates and log-likelihoods bit for bit,
+    # with the blocks wherever the driver puts them and one an SM (spread),
+    # and over a second run; the grid barrier's count is never touched.
+    if cupy.cuda.Device().attributes["ComputeCapabilityMajor"] < 9:
+        pytest.skip("thread block clusters need compute capability 9.0")
+    _, y = GROWTH.simulate(25, np.random.default_rng(n))
+    graph = [_run(GROWTH, y, n, seed, fused=False).estimates for seed in (3, 4)]
+    grid = sir_fused.FusedRun(GROWTH, n, y.shape[0])
+    log_z = [grid.run(y, seed).log_likelihood_steps for seed in (3, 4)]
+    for spread in (False, True):
+        run = sir_fused.FusedRun(GROWTH, n, y.shape[0], cluster=cluster, spread=spread)
+        assert run.blocks == cluster and "cluster" in run.function
+        for seed, estimates, steps in zip((3, 4), graph, log_z, strict=True):
+            result = run.run(y, seed)
+            np.testing.assert_array_equal(result.estimates, estimates)
+            np.testing.assert_array_equal(result.log_likelihood_steps, steps)
+        assert int(run.bar[0].get()) == 0
+    with pytest.raises(ValueError, match="cluster must be one of"):
+        sir_fused.FusedRun(GROWTH, n, 5, cluster=cluster + 1)
+    with pytest.raises(ValueError, match="a run on one cluster has"):
+        sir_fused.FusedRun(GROWTH, n, 5, cluster=cluster, blocks=cluster // 2)
+
+
 def test_long_runs_repeat_and_count_every_barrier():
     _, y = GROWTH.simulate(400, np.random.default_rng(11))
     n = 2**14 + 5

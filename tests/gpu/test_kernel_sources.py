@@ -91,7 +91,10 @@ def test_fused_constants_are_the_ones_sir_fused_launches():
 
     sizes = {geometry.fused_slice_items(n, g) for n in (1, 2**14, 2**20) for g in (1, 264)}
     assert sizes == {geometry.FUSED_SLICE_ITEMS, geometry.SCAN_ITEMS}
-    assert kernels._TEMPLATES["fused.cu"] == [sir_fused.function(k) for k in sorted(sizes)]
+    on_clusters = [sir_fused.function(k, c) for k in sorted(sizes) for c in geometry.FUSED_CLUSTERS]
+    assert kernels._TEMPLATES["fused.cu"] == [sir_fused.function(k) for k in sorted(sizes)] + (
+        on_clusters
+    )
 
 
 def test_fused_grid_and_slices_on_an_h200_sized_device():

@@ -47,6 +47,11 @@ FUSED_SPREAD_N = 1 << 16
 # outnumber the blocks (fused_slice_items).
 FUSED_SLICE_ITEMS = 4
 
+# Grids of the fused run that are one thread block cluster (sm_90 on; 16
+# needs the driver's non-portable cluster sizes): the cluster's hardware
+# barrier in place of the grid barrier's atomics.
+FUSED_CLUSTERS = (8, 16)
+
 # Blocks of the GPU filters' float64 sums over the weights (filter.cu): one
 # weight a thread up to N = 2^19, then 8 (at 2^22) and more. Enough blocks in
 # flight to keep the memory busy, and few partials for the last block to add up.

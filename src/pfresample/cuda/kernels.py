@@ -94,8 +94,11 @@ _TEMPLATES = {
         for scope in CandidateScope
         for layout in ("false,false", "true,false", "false,true")  # SHARED, GROUPED
     ],
-    # geometry.fused_slice_items's two sizes (geometry imports this module)
-    "fused.cu": ["growth_systematic_run<4>", "growth_systematic_run<16>"],
+    # geometry.fused_slice_items's two sizes, on the cooperative grid and on a
+    # grid of one cluster of each of geometry.FUSED_CLUSTERS's sizes
+    # (geometry imports this module)
+    "fused.cu": [f"growth_systematic_run<{k}>" for k in (4, 16)]
+    + [f"growth_systematic_cluster_run<{k},{c}>" for k in (4, 16) for c in (8, 16)],
     "rejection.cu": [
         f"rejection_{k}<{t}>" for t in CTYPES.values() for k in ("grouped", "queued", "tail")
     ],

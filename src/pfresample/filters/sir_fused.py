@@ -32,8 +32,20 @@ FAMILY = "fused.cu"
 RUNS_KEPT = 4  # FusedRun objects kept per process (each holds a few N-sized buffers)
 
 
-def function(slice_items: int) -> str:
-    """The run's kernel with phase 4 in slices of ``slice_items`` a thread."""
+# cuFuncSetAttribute's attributes (cuda.h's CUfunction_attribute)
+_MAX_DYNAMIC_SHARED = 8
+_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
+# Dynamic shared memory a spread cluster asks for, which two of its blocks
+# cannot share on one SM (228 KiB an SM on sm_90, 23 KiB of static use).
+_SPREAD_BYTES = 120 * 1024
+
+
+def function(slice_items: int, cluster: int = 0) -> str:
+    """The run's kernel with phase 4 in slices of ``slice_items`` a thread:
+    on a cooperative grid (``cluster`` 0) or on a grid that is one cluster
+    of ``cluster`` blocks."""
+    if cluster:
+        return f"growth_systematic_cluster_run<{slice_items},{cluster}>"
     return f"growth_systematic_run<{slice_items}>"
 
 
@@ -69,6 +81,32 @@ def default_blocks(n: int) -> int:
     return geometry.fused_blocks(n, resident_blocks(), sms)
 
 
+def _cluster_grid(cluster: int, blocks: int | None) -> int:
+    """The grid of a run on one cluster: ``cluster`` blocks, on a device
+    with thread block clusters (compute capability 9.0 and later)."""
+    import cupy
+
+    if cluster not in geometry.FUSED_CLUSTERS:
+        raise ValueError(f"cluster must be one of {geometry.FUSED_CLUSTERS}, got {cluster}")
+    if blocks is not None and int(blocks) != cluster:
+        raise ValueError(f"a run on one cluster has cluster = {cluster} blocks, got {blocks}")
+    major = cupy.cuda.Device().attributes["ComputeCapabilityMajor"]
+    if major < 9:
+        raise ValueError(f"thread block clusters need compute capability 9.0, not {major}.x")
+    return cluster
+
+
+def _allow_cluster(kernel, cluster: int, shared_bytes: int) -> None:
+    """The attributes a cluster launch of ``kernel`` needs: sizes above 8
+    (non-portable) allowed, and ``shared_bytes`` of dynamic shared memory."""
+    from cupy.cuda import driver
+
+    if cluster > 8:
+        driver.funcSetAttribute(kernel.ptr, _NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
+    if shared_bytes:
+        driver.funcSetAttribute(kernel.ptr, _MAX_DYNAMIC_SHARED, shared_bytes)
+
+
 class FusedRun(DeviceStream):
     """T steps of the growth-model filter with Systematic resampling for one
     N, over buffers it owns; :meth:`run` runs it for one seed and one set of
@@ -79,22 +117,28 @@ class FusedRun(DeviceStream):
     bench's comparison, ``bench/fused_bound.py``)."""
 
     def __init__(self, model, n: int, steps: int, blocks: int | None = None,
-                 replay: bool = True):  # fmt: skip
+                 replay: bool = True, cluster: int = 0, spread: bool = False):  # fmt: skip
         import cupy
 
         if not 1 <= n <= geometry.FUSED_MAX_N:
             raise ValueError(f"the fused run takes 1 <= N <= {geometry.FUSED_MAX_N}, got N = {n}")
-        resident = resident_blocks()
-        grid = default_blocks(n) if blocks is None else int(blocks)
-        if not 1 <= grid <= resident:
-            raise ValueError(
-                f"blocks must be in [1, {resident}] (the blocks this device holds at once), "
-                f"got {blocks}"
-            )
+        if cluster:
+            grid = _cluster_grid(cluster, blocks)
+        else:
+            resident = resident_blocks()
+            grid = default_blocks(n) if blocks is None else int(blocks)
+            if not 1 <= grid <= resident:
+                raise ValueError(
+                    f"blocks must be in [1, {resident}] (the blocks this device holds at once), "
+                    f"got {blocks}"
+                )
         self.model, self.n, self.steps, self.blocks = model, n, steps, grid
-        self.replay = replay
+        self.replay, self.cluster = replay, cluster
         self.constant = _growth_constant(model)  # what fused.cu drops from log g
-        self.function = function(geometry.fused_slice_items(n, grid))
+        self.function = function(geometry.fused_slice_items(n, grid), cluster)
+        self.shared_bytes = _SPREAD_BYTES if cluster and spread else 0
+        if cluster:
+            _allow_cluster(kernels.kernel(FAMILY, self.function), cluster, self.shared_bytes)
         self.parts, self.tiles = geometry.sum_parts(n), geometry.scan_tiles(n)
         self.x = cupy.empty((2, n), dtype=GPU_STATE_DTYPE)
         self.log_w = cupy.empty(n, dtype=np.float32)
@@ -138,7 +182,10 @@ class FusedRun(DeviceStream):
         args += (self.tile_end, self.local_scan, self.bar, self.top, self.estimates, self.marks)
         launch = kernels.kernel(FAMILY, self.function)
         grid, block = (self.blocks,), (geometry.FUSED_THREADS,)
-        launch(grid, block, args, stream=self.stream, enable_cooperative_groups=True)
+        if self.cluster:  # resident together by the cluster's guarantee
+            launch(grid, block, args, stream=self.stream, shared_mem=self.shared_bytes)
+        else:
+            launch(grid, block, args, stream=self.stream, enable_cooperative_groups=True)
 
     def _enqueue(self) -> None:
         """A run on the stream: the pinned inputs up (the barrier's count

@@ -85,7 +85,7 @@ def test_a_grid_of_one_cluster_gives_the_same_run(n, cluster):
     # virtual blocks, so the graph's estimates and log-likelihoods bit for bit,
     # with the blocks wherever the driver puts them and one an SM (spread),
     # and over a second run; the grid barrier's count is never touched.
-    if cupy.cuda.Device().attributes["ComputeCapabilityMajor"] < 9:
+    if int(cupy.cuda.Device().compute_capability) < 90:
         pytest.skip("thread block clusters need compute capability 9.0")
     _, y = GROWTH.simulate(25, np.random.default_rng(n))
     graph = [_run(GROWTH, y, n, seed, fused=False).estimates for seed in (3, 4)]

@@ -90,9 +90,11 @@ def _cluster_grid(cluster: int, blocks: int | None) -> int:
         raise ValueError(f"cluster must be one of {geometry.FUSED_CLUSTERS}, got {cluster}")
     if blocks is not None and int(blocks) != cluster:
         raise ValueError(f"a run on one cluster has cluster = {cluster} blocks, got {blocks}")
-    major = cupy.cuda.Device().attributes["ComputeCapabilityMajor"]
-    if major < 9:
-        raise ValueError(f"thread block clusters need compute capability 9.0, not {major}.x")
+    capability = int(cupy.cuda.Device().compute_capability)  # "90" for 9.0
+    if capability < 90:
+        raise ValueError(
+            f"thread block clusters need compute capability 9.0, not {capability / 10:.1f}"
+        )
     return cluster
 
 

@@ -5,7 +5,8 @@
 // global_ns and the block reductions here are the run's own code.
 //
 // * barrier_only: K grid barriers and nothing else, on a cooperative grid:
-//   the cost of one barrier at a grid size.
+//   the cost of one barrier at a grid size; cluster_barrier_only: the same
+//   on a grid of one cluster, with the cluster's barrier.
 // * l2_chase, atomic_chase: one thread's dependent loads through L2
 //   (__ldcg, a random cycle over a buffer larger than L1, smaller than L2)
 //   and dependent acq_rel atomics: the round trips every phase waits for.
@@ -32,6 +33,19 @@ extern "C" __global__ void barrier_only(unsigned int* bar, int rounds, unsigned 
     pfr_bound::mark(ns, 0);
     for (int r = 0; r < rounds; ++r) pfr::grid_barrier(bar);
     pfr_bound::mark(ns, 1);
+}
+
+// The same on a grid that is one cluster of CLUSTER blocks: the cluster's
+// hardware barrier (fused.cu's barrier<true>, the run's on such a grid).
+template <int CLUSTER>
+__global__ void PFR_CLUSTER_DIMS(CLUSTER)
+    cluster_barrier_only(unsigned int* bar, int rounds, unsigned long long* ns) {
+#if PFR_CLUSTERS
+    pfr::barrier<true>(bar);
+    pfr_bound::mark(ns, 0);
+    for (int r = 0; r < rounds; ++r) pfr::barrier<true>(bar);
+    pfr_bound::mark(ns, 1);
+#endif
 }
 
 // One thread: `hops` dependent loads through L2 along the cycle `next`.

@@ -61,10 +61,13 @@ SUMMARY_FIELDS = ["n", "blocks", "barrier_us", "skeleton_step_us", "fused_step_u
                   "lead_ceiling"]  # fmt: skip
 
 
+CLUSTER_BARRIERS = [f"cluster_barrier_only<{c}>" for c in geometry.FUSED_CLUSTERS]
+
+
 def bound_module():
     """fused.cu's text with this folder's kernels after it (one module)."""
     code = kernels.source("fused.cu") + "\n" + (HERE / "fused_bound.cu").read_text()
-    return kernels.Module(code)
+    return kernels.Module(code, name_expressions=CLUSTER_BARRIERS)
 
 
 def cooperative(function, grid: int, args) -> None:
@@ -81,6 +84,23 @@ def barrier_ns(module, grid: int, rounds: int, repeats: int) -> float:
     for _ in range(repeats + 1):
         bar.fill(0)
         cooperative(f, grid, (bar, np.int32(rounds), ns))
+        t = ns.get()
+        values.append((int(t[1]) - int(t[0])) / rounds)
+    return statistics.median(values[1:])
+
+
+def cluster_barrier_ns(module, cluster: int, rounds: int, repeats: int) -> float:
+    """Median ns of one cluster barrier on a grid of one cluster of ``cluster`` blocks."""
+    import cupy
+    from cupy.cuda import driver
+
+    ns = cupy.zeros(2, dtype=np.uint64)
+    f = module.get_function(f"cluster_barrier_only<{cluster}>")
+    if cluster > 8:
+        driver.funcSetAttribute(f.ptr, 14, 1)  # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+    values = []
+    for _ in range(repeats + 1):
+        f((cluster,), (geometry.FUSED_THREADS,), (ns, np.int32(rounds), ns))
         t = ns.get()
         values.append((int(t[1]) - int(t[0])) / rounds)
     return statistics.median(values[1:])
@@ -137,9 +157,9 @@ def skeleton_phases(module, n: int, grid: int, repeats: int) -> np.ndarray:
     return np.median(np.stack(runs[1:]).mean(axis=1), axis=0)
 
 
-def fused_phases(model, y, n: int, grid: int | None, repeats: int):
+def fused_phases(model, y, n: int, grid: int | None, repeats: int, cluster: int = 0):
     """(median µs of each phase a step, median wall ms) of the fused run."""
-    run = sir_fused.FusedRun(model, n, STEPS, blocks=grid)
+    run = sir_fused.FusedRun(model, n, STEPS, blocks=grid, cluster=cluster)
     phases, walls = [], []
     for seed in range(repeats + 1):
         r = run.run(y, seed)
@@ -330,6 +350,10 @@ def main(argv=None) -> None:
     add("atomic_round_trip", "", 1, atomic_ns, "ns", "one thread, dependent atom.acq_rel.gpu")
     for g in sorted({g for g in args.grids if g <= resident}):
         add("barrier", "", g, barrier_ns(module, g, args.rounds, args.repeats), "ns", "sweep")
+    if int(cupy.cuda.Device().compute_capability) >= 90:
+        for c in geometry.FUSED_CLUSTERS:
+            value = cluster_barrier_ns(module, c, args.rounds, args.repeats)
+            add("cluster_barrier", "", c, value, "ns", "one cluster")
     model = GrowthModel()
     _, y = model.simulate(STEPS, np.random.default_rng(2026))
     summary = {}
@@ -346,6 +370,13 @@ def main(argv=None) -> None:
             add(f"fused_phase{k + 1}", n, g, v, "us", "a step")
         add("fused_step", n, g, ph.sum(), "us", "a step")
         add("fused_wall", n, g, wall, "ms", "captured" if run.graph is not None else "enqueued")
+        cluster = sir_fused.default_cluster(n)
+        if cluster:  # run_filter's default grid at this N: one cluster
+            ph_c, wall_c, _ = fused_phases(model, y, n, None, args.repeats, cluster)
+            for k, v in enumerate(ph_c):
+                add(f"fused_phase{k + 1}", n, cluster, v, "us", "one cluster, a step")
+            add("fused_step", n, cluster, ph_c.sum(), "us", "one cluster, a step")
+            add("fused_wall", n, cluster, wall_c, "ms", "one cluster")
         for grid in sorted({max(1, g // 4), max(1, g // 2), min(resident, 2 * g)} - {g}):
             ph2, wall2, _ = fused_phases(model, y, n, grid, args.repeats)
             add("fused_step", n, grid, ph2.sum(), "us", "grid sweep, a step")

@@ -23,6 +23,12 @@
 // last step's ancestors (the graph's gather, fused into the prediction)
 // and writes x[k % 2].
 //
+// Up to geometry.FUSED_CLUSTER_N particles the grid is one thread block
+// cluster of 16 blocks (growth_systematic_cluster_run, sm_90 on): the
+// cluster's hardware barrier there costs less than the grid barrier's
+// atomics, and at 2^14 the run is faster on those 16 SMs than on 68 blocks
+// (docs/performance.md). The same virtual blocks, so the same bits.
+//
 // Every load of data written earlier in the launch goes through L2
 // (__ldcg): another SM may have written it since this SM's L1 last held
 // the line. Blocks have FUSED_THREADS threads (the reductions' and the
@@ -292,13 +298,12 @@ __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
 // The run's steps, in a kernel of the cooperative grid (CLUSTER false: the
 // grid barrier) or of a grid that is one cluster (CLUSTER true).
 template <int SLICE_ITEMS, bool CLUSTER>
-__device__ __forceinline__ void growth_systematic_steps(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned int n,
-                      int steps, int parts, int tiles, const unsigned int* __restrict__ inputs,
-                      const float* __restrict__ drift, float init_mean, float init_sd,
-                      float sigma_v, float inv_var_n, double* part_sums, float* tile_sum,
-                      long long* tile_end, float* local_scan, unsigned int* bar, unsigned int* top,
-                      double* estimates, unsigned long long* marks)
-{
+__device__ __forceinline__ void growth_systematic_steps(
+    float* x, float* log_w, float* w_tilde, int* ancestors, unsigned int n, int steps, int parts,
+    int tiles, const unsigned int* __restrict__ inputs, const float* __restrict__ drift,
+    float init_mean, float init_sd, float sigma_v, float inv_var_n, double* part_sums,
+    float* tile_sum, long long* tile_end, float* local_scan, unsigned int* bar, unsigned int* top,
+    double* estimates, unsigned long long* marks) {
     static_assert(SLICE_ITEMS % 4 == 0 && SCAN_TILE % (FUSED_THREADS * SLICE_ITEMS) == 0,
                   "a thread's items are float4s, and a slice lies in one tile");
     __shared__ double shared[REDUCE_THREADS];
@@ -459,7 +464,9 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                       float sigma_v, float inv_var_n, double* part_sums, float* tile_sum,
                       long long* tile_end, float* local_scan, unsigned int* bar, unsigned int* top,
                       double* estimates, unsigned long long* marks) {
-    pfr::growth_systematic_steps<SLICE_ITEMS, false>(x, log_w, w_tilde, ancestors, n, steps, parts, tiles, inputs, drift, init_mean, init_sd, sigma_v, inv_var_n, part_sums, tile_sum, tile_end, local_scan, bar, top, estimates, marks);
+    pfr::growth_systematic_steps<SLICE_ITEMS, false>(
+        x, log_w, w_tilde, ancestors, n, steps, parts, tiles, inputs, drift, init_mean, init_sd,
+        sigma_v, inv_var_n, part_sums, tile_sum, tile_end, local_scan, bar, top, estimates, marks);
 }
 
 // The same run on a grid of CLUSTER blocks that is one thread block cluster
@@ -469,14 +476,17 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
 // an ordinary one, and its barrier is the cluster's.
 template <int SLICE_ITEMS, int CLUSTER>
 __global__ void PFR_CLUSTER_DIMS(CLUSTER) __launch_bounds__(pfr::FUSED_THREADS, 2)
-growth_systematic_cluster_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned int n,
-                      int steps, int parts, int tiles, const unsigned int* __restrict__ inputs,
-                      const float* __restrict__ drift, float init_mean, float init_sd,
-                      float sigma_v, float inv_var_n, double* part_sums, float* tile_sum,
-                      long long* tile_end, float* local_scan, unsigned int* bar, unsigned int* top,
-                      double* estimates, unsigned long long* marks) {
+growth_systematic_cluster_run(float* x, float* log_w, float* w_tilde, int* ancestors,
+                              unsigned int n, int steps, int parts, int tiles,
+                              const unsigned int* __restrict__ inputs,
+                              const float* __restrict__ drift, float init_mean, float init_sd,
+                              float sigma_v, float inv_var_n, double* part_sums, float* tile_sum,
+                              long long* tile_end, float* local_scan, unsigned int* bar,
+                              unsigned int* top, double* estimates, unsigned long long* marks) {
 #if PFR_CLUSTERS
-    pfr::growth_systematic_steps<SLICE_ITEMS, true>(x, log_w, w_tilde, ancestors, n, steps, parts, tiles, inputs, drift, init_mean, init_sd, sigma_v, inv_var_n, part_sums, tile_sum, tile_end, local_scan, bar, top, estimates, marks);
+    pfr::growth_systematic_steps<SLICE_ITEMS, true>(
+        x, log_w, w_tilde, ancestors, n, steps, parts, tiles, inputs, drift, init_mean, init_sd,
+        sigma_v, inv_var_n, part_sums, tile_sum, tile_end, local_scan, bar, top, estimates, marks);
 #else
     __trap();  // no clusters before sm_90: sir_fused.py never launches it there
 #endif

@@ -105,6 +105,37 @@ def test_a_grid_of_one_cluster_gives_the_same_run(n, cluster):
         sir_fused.FusedRun(GROWTH, n, 5, cluster=cluster, blocks=cluster // 2)
 
 
+def test_the_default_run_up_to_2_14_is_one_cluster_and_falls_back(monkeypatch):
+    # run_filter's fused run at N <= geometry.FUSED_CLUSTER_N is one cluster
+    # (where clusters exist), the graph's estimates bit for bit; where the
+    # cluster does not launch, the cooperative grid with a warning, from then on.
+    _, y = GROWTH.simulate(20, np.random.default_rng(12))
+    n = 2**14
+    clusters = int(cupy.cuda.Device().compute_capability) >= 90
+    clear_graphs("fused")
+    fast = run_sir(GROWTH, y, n, "systematic", 2, backend="cuda", stage_times=False)
+    (state,) = GRAPHS.entries("fused")
+    assert state.cluster == (geometry.FUSED_CLUSTER if clusters else 0)
+    np.testing.assert_array_equal(fast.estimates, _run(GROWTH, y, n, 2, fused=False).estimates)
+    clear_graphs("fused")
+    made = sir_fused.FusedRun
+
+    def refuse(*args, cluster=0, **kw):
+        if cluster:
+            raise cupy.cuda.driver.CUDADriverError(912)  # CUDA_ERROR_INVALID_CLUSTER_SIZE
+        return made(*args, **kw)
+
+    monkeypatch.setattr(sir_fused, "FusedRun", refuse)
+    monkeypatch.setattr(sir_fused, "_NO_CLUSTERS", set())
+    with pytest.warns(RuntimeWarning, match="did not launch"):
+        fallback = run_sir(GROWTH, y, n, "systematic", 2, backend="cuda", stage_times=False)
+    np.testing.assert_array_equal(fallback.estimates, fast.estimates)
+    (state,) = GRAPHS.entries("fused")
+    assert state.cluster == 0 and state.blocks == sir_fused.default_blocks(n)
+    assert sir_fused.default_cluster(n) == 0  # not tried again
+    clear_graphs("fused")
+
+
 def test_long_runs_repeat_and_count_every_barrier():
     _, y = GROWTH.simulate(400, np.random.default_rng(11))
     n = 2**14 + 5

@@ -108,6 +108,11 @@ def test_fused_grid_and_slices_on_an_h200_sized_device():
     assert geometry.fused_slice_items(2**18, 264) == 4  # 256 slices
     assert geometry.fused_slice_items(2**18 + 1, 256) == 16  # 257 slices
     assert geometry.fused_slice_items(2**20, 264) == 16
+    # one cluster of 16 up to 2^14 where clusters exist (compute capability 9.0)
+    assert geometry.fused_cluster(2**14, 90) == geometry.FUSED_CLUSTER == 16
+    assert geometry.fused_cluster(1, 100) == 16
+    assert geometry.fused_cluster(2**14 + 1, 90) == 0
+    assert geometry.fused_cluster(2**10, 89) == 0
 
 
 def test_weight_contract_constants_are_the_ones_python_uses():

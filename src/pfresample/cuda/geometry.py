@@ -52,6 +52,13 @@ FUSED_SLICE_ITEMS = 4
 # barrier in place of the grid barrier's atomics.
 FUSED_CLUSTERS = (8, 16)
 
+# Up to FUSED_CLUSTER_N particles the fused run's default grid is one cluster
+# of FUSED_CLUSTER blocks, where the device has clusters of that size
+# (fused_cluster; docs/performance.md has the measurements).
+FUSED_CLUSTER = 16
+
+FUSED_CLUSTER_N = 1 << 14
+
 # Blocks of the GPU filters' float64 sums over the weights (filter.cu): one
 # weight a thread up to N = 2^19, then 8 (at 2^22) and more. Enough blocks in
 # flight to keep the memory busy, and few partials for the last block to add up.
@@ -226,6 +233,14 @@ def fused_blocks(n: int, resident: int, sms: int) -> int:
     docs/performance.md, "Measurements behind the code's choices")."""
     most = sms if n <= FUSED_SPREAD_N else resident
     return max(1, min(most, sum_parts(n) + scan_tiles(n)))
+
+
+def fused_cluster(n: int, capability: int) -> int:
+    """The fused run's default cluster for N particles on a device of
+    compute capability ``capability`` (90 for 9.0): FUSED_CLUSTER blocks up
+    to FUSED_CLUSTER_N where clusters exist, else 0 (the cooperative grid of
+    fused_blocks)."""
+    return FUSED_CLUSTER if n <= FUSED_CLUSTER_N and capability >= 90 else 0
 
 
 def fused_slice_items(n: int, blocks: int) -> int:

@@ -21,6 +21,7 @@ applies (:func:`applies`): the growth model, Systematic, and N up to
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
@@ -173,6 +174,9 @@ class FusedRun(DeviceStream):
         self._host_in, self.host_in = pinned(self.words + 1, np.uint32)
         self.host_in[:] = 0
         self._host_out, self.host_out = pinned(self.out.size, np.uint64)
+        if cluster:  # a device whose clusters cannot hold the grid says so here
+            self._enqueue()
+            self.stream.synchronize()
         self.graph = self._capture()
 
     def _launch(self) -> None:
@@ -249,11 +253,44 @@ class FusedRun(DeviceStream):
         )  # fmt: skip
 
 
-def fused_run(model, n: int, steps: int, blocks: int | None = None) -> FusedRun:
-    """The :class:`FusedRun` of these arguments, made on first use and kept
-    (the last RUNS_KEPT) per device, model, N, T and grid."""
+def default_cluster(n: int) -> int:
+    """``geometry.fused_cluster`` for N on this device, 0 where a cluster of
+    its size failed to launch here before."""
     import cupy
 
-    key = (cupy.cuda.Device().id, model, n, steps, blocks)
+    device = cupy.cuda.Device()
+    if device.id in _NO_CLUSTERS:
+        return 0
+    return geometry.fused_cluster(n, int(device.compute_capability))
+
+
+_NO_CLUSTERS: set[int] = set()  # devices whose clusters could not hold the run's grid
+
+
+def fused_run(model, n: int, steps: int, blocks: int | None = None) -> FusedRun:
+    """The :class:`FusedRun` of these arguments, made on first use and kept
+    (the last RUNS_KEPT) per device, model, N, T and grid. With ``blocks``
+    None the grid is the default: one cluster (:func:`default_cluster`) or
+    the cooperative grid (:func:`default_blocks`); where the cluster does
+    not launch (a device whose GPCs hold fewer SMs, a partition), the
+    cooperative grid, with a warning, from then on."""
+    import cupy
+
+    device = cupy.cuda.Device().id
+    cluster = default_cluster(n) if blocks is None else 0
+    if cluster:
+        key = (device, model, n, steps, "cluster", cluster)
+        try:
+            make = lambda: FusedRun(model, n, steps, cluster=cluster)  # noqa: E731
+            return kept("fused", key, make, RUNS_KEPT)
+        except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as e:
+            _NO_CLUSTERS.add(device)
+            warnings.warn(
+                f"the fused run's cluster of {cluster} blocks did not launch on device "
+                f"{device} ({e}); it runs on the cooperative grid",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    key = (device, model, n, steps, blocks)
     make = lambda: FusedRun(model, n, steps, blocks)  # noqa: E731
     return kept("fused", key, make, RUNS_KEPT)

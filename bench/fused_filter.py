@@ -67,7 +67,7 @@ def main(argv=None) -> None:
         )
         runs = [("graph", "", graph)]
         for blocks in grids:
-            if blocks > sir_fused.resident_blocks(n > geometry.FUSED_MAX_N):
+            if blocks > resident or n > geometry.FUSED_MAX_N:
                 continue
             fused = sir_fused.FusedRun(model, n, steps, blocks)
             out = [fused.run(y, s) for s in range(args.repeats + 1)][1:]
@@ -76,8 +76,7 @@ def main(argv=None) -> None:
                     raise SystemExit(f"N={n} blocks={blocks}: the fused run differs from the graph")
             runs.append(("fused", blocks, out))
             del fused
-        clusters = args.clusters if n <= geometry.FUSED_MAX_N else []
-        for cluster, spread in [(c, sp) for c in clusters for sp in (False, True)]:
+        for cluster, spread in [(c, sp) for c in args.clusters for sp in (False, True)]:
             try:
                 fused = sir_fused.FusedRun(model, n, steps, cluster=cluster, spread=spread)
                 out = [fused.run(y, s) for s in range(args.repeats + 1)][1:]

@@ -54,11 +54,6 @@ constexpr int FUSED_THREADS = 256;  // geometry.FUSED_THREADS
 // The most scan tiles (geometry.FUSED_MAX_N / SCAN_TILE): every block keeps
 // the scan of the tile sums in shared memory.
 constexpr int FUSED_MAX_TILES = 256;
-// The most tiles of the run above geometry.FUSED_MAX_N
-// (growth_systematic_large_run, up to geometry.FUSED_LARGE_MAX_N): there
-// every block scans the tile sums with the whole block (scan.cuh's
-// scan_tile_sums, the graph's own).
-constexpr int FUSED_LARGE_MAX_TILES = 1024;
 // Virtual blocks a block reduces at once in phase 2 (at 8 the kernel spills
 // more registers).
 constexpr int FUSED_BATCH = 4;
@@ -253,7 +248,7 @@ __device__ __forceinline__ void load_slice(const float* local_scan, long long r,
 // local sums after the tiles before its own (place_tile), and the particle
 // before the slice gives its first slot (the tile's carry at a tile's
 // start).
-template <int ITEMS, int MAX_TILES>
+template <int ITEMS>
 __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
                                                     const float* tile_sum,
                                                     const long long* tile_end, int tiles,
@@ -267,15 +262,8 @@ __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
     float v[ITEMS], v_before;
     if (b < slices) {
         load_slice(local_scan, b, v, v_before);
-        if constexpr (MAX_TILES <= FUSED_MAX_TILES) {
-            if (t < 32) {
-                scan_few_tile_sums(tile_sum, tile_end, tiles, prefix, carry, c_total,
-                                   last_positive);
-            }
-        } else {
-            __shared__ int exp_max[1];  // 0: unscaled
-            scan_tile_sums<false>(tile_sum, (const int*)nullptr, tile_end, (long long)tiles,
-                                  prefix, carry, c_total, last_positive, exp_max);
+        if (t < 32) {
+            scan_few_tile_sums(tile_sum, tile_end, tiles, prefix, carry, c_total, last_positive);
         }
         __syncthreads();
     }
@@ -309,7 +297,7 @@ __device__ __forceinline__ void ancestors_by_slices(const float* local_scan,
 
 // The run's steps, in a kernel of the cooperative grid (CLUSTER false: the
 // grid barrier) or of a grid that is one cluster (CLUSTER true).
-template <int SLICE_ITEMS, bool CLUSTER, int MAX_TILES = FUSED_MAX_TILES>
+template <int SLICE_ITEMS, bool CLUSTER>
 __device__ __forceinline__ void growth_systematic_steps(
     float* x, float* log_w, float* w_tilde, int* ancestors, unsigned int n, int steps, int parts,
     int tiles, const unsigned int* __restrict__ inputs, const float* __restrict__ drift,
@@ -325,7 +313,7 @@ __device__ __forceinline__ void growth_systematic_steps(
         PaddedTile<int> marks;
     } smem;
     // scan_tile_sums's results, computed by every block for its own tiles.
-    __shared__ float prefix[MAX_TILES], carry[MAX_TILES], c_total[1];
+    __shared__ float prefix[FUSED_MAX_TILES], carry[FUSED_MAX_TILES], c_total[1];
     __shared__ long long last_positive[1];
     const PhiloxKey noise{inputs[0], inputs[1]};
     const float* z = reinterpret_cast<const float*>(inputs + 2 + 2 * steps);
@@ -448,7 +436,7 @@ __device__ __forceinline__ void growth_systematic_steps(
         if (marking) marks[3 + 4 * k] = global_ns();
 
         // Phase 4 (stage 4): the ancestors (ancestors_by_slices).
-        ancestors_by_slices<SLICE_ITEMS, MAX_TILES>(local_scan, tile_sum, tile_end, tiles, n, u, prefix,
+        ancestors_by_slices<SLICE_ITEMS>(local_scan, tile_sum, tile_end, tiles, n, u, prefix,
                                          carry, c_total, last_positive, smem.marks, ancestors);
         barrier<CLUSTER>(bar);
         if (marking) marks[4 + 4 * k] = global_ns();
@@ -477,21 +465,6 @@ growth_systematic_run(float* x, float* log_w, float* w_tilde, int* ancestors, un
                       long long* tile_end, float* local_scan, unsigned int* bar, unsigned int* top,
                       double* estimates, unsigned long long* marks) {
     pfr::growth_systematic_steps<SLICE_ITEMS, false>(
-        x, log_w, w_tilde, ancestors, n, steps, parts, tiles, inputs, drift, init_mean, init_sd,
-        sigma_v, inv_var_n, part_sums, tile_sum, tile_end, local_scan, bar, top, estimates, marks);
-}
-
-// The same run for N above geometry.FUSED_MAX_N (up to FUSED_LARGE_MAX_TILES
-// tiles), phase 4 a tile a slice.
-__global__ void __launch_bounds__(pfr::FUSED_THREADS, 2)
-growth_systematic_large_run(float* x, float* log_w, float* w_tilde, int* ancestors, unsigned int n,
-                            int steps, int parts, int tiles,
-                            const unsigned int* __restrict__ inputs,
-                            const float* __restrict__ drift, float init_mean, float init_sd,
-                            float sigma_v, float inv_var_n, double* part_sums, float* tile_sum,
-                            long long* tile_end, float* local_scan, unsigned int* bar,
-                            unsigned int* top, double* estimates, unsigned long long* marks) {
-    pfr::growth_systematic_steps<pfr::SCAN_ITEMS, false, pfr::FUSED_LARGE_MAX_TILES>(
         x, log_w, w_tilde, ancestors, n, steps, parts, tiles, inputs, drift, init_mean, init_sd,
         sigma_v, inv_var_n, part_sums, tile_sum, tile_end, local_scan, bar, top, estimates, marks);
 }

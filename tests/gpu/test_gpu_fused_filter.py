@@ -78,24 +78,6 @@ def test_every_grid_gives_the_same_run(n):
     assert len(sizes) == (2 if n <= 2**18 else 1)  # above 2^18 every grid takes tiles
 
 
-@pytest.mark.parametrize("n", [2**20 + 3, 3 * 2**20 + 4097, 2**22])
-def test_the_large_run_equals_the_graph_bit_for_bit(n):
-    # Above FUSED_MAX_N every block scans the tile sums with the whole block
-    # (scan.cuh's scan_tile_sums, the graph's own): the same ancestors.
-    _, y = GROWTH.simulate(12, np.random.default_rng(n))
-    run = sir_fused.FusedRun(GROWTH, n, y.shape[0])
-    assert run.function == sir_fused.LARGE
-    for seed in (0, 1):
-        graph = _run(GROWTH, y, n, seed, fused=False)
-        result = run.run(y, seed)
-        np.testing.assert_array_equal(result.estimates, graph.estimates)
-        np.testing.assert_allclose(
-            result.log_likelihood_steps, graph.log_likelihood_steps, rtol=1e-12
-        )
-    with pytest.raises(ValueError, match="a run on one cluster takes"):
-        sir_fused.FusedRun(GROWTH, n, 5, cluster=geometry.FUSED_CLUSTER)
-
-
 @pytest.mark.parametrize("cluster", geometry.FUSED_CLUSTERS)
 @pytest.mark.parametrize("n", [5, 3 * 4096 + 17, 2**14, 2**16 + 3, 2**18 - 5])
 def test_a_grid_of_one_cluster_gives_the_same_run(n, cluster):
@@ -215,7 +197,7 @@ def test_what_the_fused_run_does_not_cover_is_refused():
     with pytest.raises(NotImplementedError, match="RadarModel"):
         _run(radar, z, 256, 1, fused=True)
     with pytest.raises(ValueError, match="N <= "):
-        sir_fused.FusedRun(GROWTH, geometry.FUSED_LARGE_MAX_N + 1, 5)
+        sir_fused.FusedRun(GROWTH, geometry.FUSED_MAX_N + 1, 5)
     with pytest.raises(ValueError, match="blocks must be in"):
         sir_fused.FusedRun(GROWTH, 256, 5, blocks=sir_fused.resident_blocks() + 1)
 

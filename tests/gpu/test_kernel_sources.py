@@ -93,7 +93,7 @@ def test_fused_constants_are_the_ones_sir_fused_launches():
     assert sizes == {geometry.FUSED_SLICE_ITEMS, geometry.SCAN_ITEMS}
     on_clusters = [sir_fused.function(k, c) for k in sorted(sizes) for c in geometry.FUSED_CLUSTERS]
     assert kernels._TEMPLATES["fused.cu"] == [sir_fused.function(k) for k in sorted(sizes)] + (
-        on_clusters + [sir_fused.LARGE]
+        on_clusters
     )
 
 

@@ -41,10 +41,6 @@ FUSED_THREADS = 256
 
 FUSED_MAX_N = 1 << 20
 
-# Above FUSED_MAX_N up to FUSED_LARGE_MAX_N the fused run's kernel is
-# growth_systematic_large_run (every block scans the tile sums as one block).
-FUSED_LARGE_MAX_N = 1 << 22
-
 FUSED_SPREAD_N = 1 << 16
 
 # Particles a thread in the fused run's phase 4 while its slices do not

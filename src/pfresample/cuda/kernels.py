@@ -98,8 +98,7 @@ _TEMPLATES = {
     # grid of one cluster of each of geometry.FUSED_CLUSTERS's sizes
     # (geometry imports this module)
     "fused.cu": [f"growth_systematic_run<{k}>" for k in (4, 16)]
-    + [f"growth_systematic_cluster_run<{k},{c}>" for k in (4, 16) for c in (8, 16)]
-    + ["growth_systematic_large_run"],
+    + [f"growth_systematic_cluster_run<{k},{c}>" for k in (4, 16) for c in (8, 16)],
     "rejection.cu": [
         f"rejection_{k}<{t}>" for t in CTYPES.values() for k in ("grouped", "queued", "tail")
     ],

@@ -41,9 +41,6 @@ _NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
 _SPREAD_BYTES = 120 * 1024
 
 
-LARGE = "growth_systematic_large_run"  # N above geometry.FUSED_MAX_N
-
-
 def function(slice_items: int, cluster: int = 0) -> str:
     """The run's kernel with phase 4 in slices of ``slice_items`` a thread:
     on a cooperative grid (``cluster`` 0) or on a grid that is one cluster
@@ -67,16 +64,13 @@ def _growth_constant(model) -> float:
     return cuda_twin(model, "sir").log_likelihood_constant()
 
 
-def resident_blocks(large: bool = False) -> int:
+def resident_blocks() -> int:
     """Blocks of the run's kernels the device holds at once (the fewer of
-    the two slice sizes', or the large run's): the most a cooperative
-    launch may have."""
-    names = (
-        [LARGE]
-        if large
-        else [function(k) for k in (geometry.FUSED_SLICE_ITEMS, geometry.SCAN_ITEMS)]
+    the two slice sizes'): the most a cooperative launch may have."""
+    sizes = (geometry.FUSED_SLICE_ITEMS, geometry.SCAN_ITEMS)
+    threads = min(
+        geometry.resident_threads(FAMILY, function(k), geometry.FUSED_THREADS) for k in sizes
     )
-    threads = min(geometry.resident_threads(FAMILY, f, geometry.FUSED_THREADS) for f in names)
     return threads // geometry.FUSED_THREADS
 
 
@@ -85,7 +79,7 @@ def default_blocks(n: int) -> int:
     import cupy
 
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    return geometry.fused_blocks(n, resident_blocks(n > geometry.FUSED_MAX_N), sms)
+    return geometry.fused_blocks(n, resident_blocks(), sms)
 
 
 def _cluster_grid(cluster: int, blocks: int | None) -> int:
@@ -129,17 +123,12 @@ class FusedRun(DeviceStream):
                  replay: bool = True, cluster: int = 0, spread: bool = False):  # fmt: skip
         import cupy
 
-        if not 1 <= n <= geometry.FUSED_LARGE_MAX_N:
-            raise ValueError(
-                f"the fused run takes 1 <= N <= {geometry.FUSED_LARGE_MAX_N}, got N = {n}"
-            )
-        large = n > geometry.FUSED_MAX_N
+        if not 1 <= n <= geometry.FUSED_MAX_N:
+            raise ValueError(f"the fused run takes 1 <= N <= {geometry.FUSED_MAX_N}, got N = {n}")
         if cluster:
-            if large:
-                raise ValueError(f"a run on one cluster takes N <= {geometry.FUSED_MAX_N}")
             grid = _cluster_grid(cluster, blocks)
         else:
-            resident = resident_blocks(large)
+            resident = resident_blocks()
             grid = default_blocks(n) if blocks is None else int(blocks)
             if not 1 <= grid <= resident:
                 raise ValueError(
@@ -149,7 +138,7 @@ class FusedRun(DeviceStream):
         self.model, self.n, self.steps, self.blocks = model, n, steps, grid
         self.replay, self.cluster = replay, cluster
         self.constant = _growth_constant(model)  # what fused.cu drops from log g
-        self.function = LARGE if large else function(geometry.fused_slice_items(n, grid), cluster)
+        self.function = function(geometry.fused_slice_items(n, grid), cluster)
         self.shared_bytes = _SPREAD_BYTES if cluster and spread else 0
         if cluster:
             _allow_cluster(kernels.kernel(FAMILY, self.function), cluster, self.shared_bytes)

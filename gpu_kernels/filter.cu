@@ -131,6 +131,8 @@ __global__ void normalise_estimate(const float* __restrict__ w_tilde,
 // resampler divides as it loads (cumulative.cu's `divisor`), or the caller
 // runs normalise_estimate. parts: (1 + ROWS) * gridDim.x doubles, s's
 // partials first.
+constexpr int EXP_BATCH = 4;  // weights a thread loads at once (8 a thread at 2^22)
+
 template <int ROWS>
 __global__ void exp_total_estimate(const float* __restrict__ log_w,
                                    const unsigned int* __restrict__ top,
@@ -145,13 +147,28 @@ __global__ void exp_total_estimate(const float* __restrict__ log_w,
 #pragma unroll
     for (int r = 0; r <= ROWS; ++r) acc[r] = 0.0;
     const long long stride = (long long)gridDim.x * REDUCE_THREADS;
-#pragma unroll 4
-    for (long long i = (long long)blockIdx.x * REDUCE_THREADS + threadIdx.x; i < n; i += stride) {
-        const float wt = expf(log_w[i] - m);
-        w_tilde[i] = wt;
-        acc[0] += (double)wt;
+    // A thread's weights EXP_BATCH at a time: their loads in flight
+    // together, then the sums in index order (the same bits as one by one).
+    for (long long i0 = (long long)blockIdx.x * REDUCE_THREADS + threadIdx.x; i0 < n;
+         i0 += EXP_BATCH * stride) {
+        float lw[EXP_BATCH], xs[ROWS][EXP_BATCH];
 #pragma unroll
-        for (int r = 0; r < ROWS; ++r) acc[1 + r] += (double)wt * (double)x[r * n + i];
+        for (int j = 0; j < EXP_BATCH; ++j) {
+            const long long i = i0 + j * stride;
+            lw[j] = i < n ? log_w[i] : 0.0f;
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r) xs[r][j] = i < n ? x[r * n + i] : 0.0f;
+        }
+#pragma unroll
+        for (int j = 0; j < EXP_BATCH; ++j) {
+            const long long i = i0 + j * stride;
+            if (i >= n) break;
+            const float wt = expf(lw[j] - m);
+            w_tilde[i] = wt;
+            acc[0] += (double)wt;
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r) acc[1 + r] += (double)wt * (double)xs[r][j];
+        }
     }
     block_reduce_many(acc, shared, Add());
     if (threadIdx.x == 0) {

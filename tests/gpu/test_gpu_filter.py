@@ -280,7 +280,9 @@ def test_exp_total_is_exp_shifted_then_weight_total_bit_for_bit(n):
 
 
 @pytest.mark.parametrize("rows", [1, 2, 4])
-@pytest.mark.parametrize("n", [1, 1001, 2**20 + 3])  # 2^20 + 3: several weights a thread
+# 2^20 + 3: two or three weights a thread; 5 * 2^20 + 7: ten or eleven, across
+# three of the kernel's batches of loads, the last one partial
+@pytest.mark.parametrize("n", [1, 1001, 2**20 + 3, 5 * 2**20 + 7])
 def test_exp_total_estimate_is_exp_total_then_normalise_estimate_bit_for_bit(n, rows):
     # The untimed graph runs stages 1-3 as one pass: the same w~, s and
     # estimate as the two kernels, to the bit; w is left unwritten.

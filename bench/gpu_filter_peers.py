@@ -20,9 +20,9 @@ resampling). The peers are written plainly, as a user would:
   normalisation, ``jnp.cumsum`` + ``jnp.searchsorted``;
 * ours: ``run_sir(..., backend="cuda", stage_times=False)`` for every
   method of thesis Table 6.2: Systematic as one fused kernel a run up to
-  ``geometry.FUSED_MAX_N`` (``filters/sir_fused.py``), the others and larger
+  ``geometry.FUSED_DEFAULT_MAX_N`` (``filters/sir_fused.py``), the others and larger
   N as one CUDA graph a run (``filters/sir_gpu.py``); and, up to
-  FUSED_MAX_N, Systematic's graph too (``systematic-graph``).
+  FUSED_DEFAULT_MAX_N, Systematic's graph too (``systematic-graph``).
 
 Each is timed by the host's clock around a whole run (inputs in, estimates
 back on the host: what a user waits for), the median of ``--repeats`` runs
@@ -241,7 +241,7 @@ def main(argv=None) -> None:
 
     for n in args.n:
         rows_ours = [(m, m, {}) for m in args.ours]
-        if "systematic" in args.ours and n <= geometry.FUSED_MAX_N:
+        if "systematic" in args.ours and n <= geometry.FUSED_DEFAULT_MAX_N:
             rows_ours.append(("systematic-graph", "systematic", {"fused": False}))
         for label, method, kw in rows_ours:
             wall_ms, runs = ours(n, method, **kw)

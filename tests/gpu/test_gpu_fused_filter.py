@@ -161,6 +161,9 @@ def test_run_sir_without_stage_times_takes_the_fused_run():
     assert np.all(timed.stage_seconds > 0)
     run_sir(GROWTH, y, n, "metropolis", 4, backend="cuda", stage_times=False)
     assert len(GRAPHS.entries("fused")) == 1  # metropolis took the graph
+    large = geometry.FUSED_DEFAULT_MAX_N + 1  # the graph is the faster there
+    run_sir(GROWTH, y, large, "systematic", 4, backend="cuda", stage_times=False)
+    assert [r.n for r in GRAPHS.entries("fused")] == [n]
 
 
 def test_rmse_agrees_with_the_cpu_filter():

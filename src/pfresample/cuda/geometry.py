@@ -41,6 +41,10 @@ FUSED_THREADS = 256
 
 FUSED_MAX_N = 1 << 20
 
+# run_filter takes the fused run up to FUSED_DEFAULT_MAX_N, the graph above:
+# at 2^20 the untimed graph is the faster (docs/performance.md).
+FUSED_DEFAULT_MAX_N = 1 << 19
+
 FUSED_SPREAD_N = 1 << 16
 
 # Particles a thread in the fused run's phase 4 while its slices do not

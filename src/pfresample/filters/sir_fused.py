@@ -14,8 +14,10 @@ device's clock at each grid barrier (:meth:`FusedRun.run` says how they
 differ from the thesis's stages).
 
 ``run_filter(..., backend="cuda", stage_times=False, **SIR_OPTIONS)`` takes this path where it
-applies (:func:`applies`): the growth model, Systematic, and N up to
-``geometry.FUSED_MAX_N`` (docs/performance.md has the measurements).
+applies (:func:`applies`: the growth model, Systematic, and N up to
+``geometry.FUSED_MAX_N``) and N is at most ``geometry.FUSED_DEFAULT_MAX_N``
+(docs/performance.md has the measurements). Up to ``geometry.FUSED_CLUSTER_N``
+its grid is one thread block cluster (:func:`default_cluster`).
 """
 
 from __future__ import annotations

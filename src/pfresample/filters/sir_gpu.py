@@ -406,8 +406,8 @@ def sir_runner(
     if device_twin(model) is None:
         raise NotImplementedError(f"{type(model).__name__} has no GPU code; use backend='cpu'")
     covered = sir_fused.applies(model, m.name, n)
-    if fused is None:
-        fused = not stage_times and covered
+    if fused is None:  # the graph where it is the faster
+        fused = not stage_times and covered and n <= geometry.FUSED_DEFAULT_MAX_N
     if fused:
         if not covered:
             raise NotImplementedError(

@@ -119,7 +119,13 @@ class FusedRun(DeviceStream):
     :func:`default_blocks` when None. ``replay``: run from a captured CUDA
     graph (upload, kernel, copy back) where the driver captures the
     cooperative launch; False enqueues the three afresh each run (the
-    bench's comparison, ``bench/fused_bound.py``)."""
+    bench's comparison, ``bench/fused_bound.py``). ``cluster`` (one of
+    ``geometry.FUSED_CLUSTERS``; 0: the cooperative grid): the grid is one
+    thread block cluster of that many blocks, its barrier the cluster's
+    (compute capability 9.0 on; a device that cannot hold it raises a CUDA
+    error here, which :func:`fused_run` turns into its fallback);
+    ``spread``: one block of the cluster an SM (a shared-memory request two
+    blocks cannot share), for the bench's comparison."""
 
     def __init__(self, model, n: int, steps: int, blocks: int | None = None,
                  replay: bool = True, cluster: int = 0, spread: bool = False):  # fmt: skip

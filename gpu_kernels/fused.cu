@@ -161,15 +161,36 @@ __device__ __forceinline__ void load_tile_raw(const float* w_tilde, long long n,
     }
 }
 
-// The tile's local prefix sums of w = w~ / s (scan_tiles's, unscaled: w <=
+// The largest of a warp's values.
+__device__ __forceinline__ unsigned int warp_max(unsigned int v) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(0xFFFFFFFFu, v);
+#else
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) v = max(v, __shfl_xor_sync(0xFFFFFFFFu, v, d));
+    return v;
+#endif
+}
+
+// Tile q's local prefix sums of w = w~ / s (scan_tiles's, unscaled: w <=
 // 1), w as the graph's normalise_estimate writes it: a product with the
-// rounded inverse (and 0 past the end).
-__device__ __forceinline__ void normalised_tile(float (&v)[SCAN_ITEMS], float inv_s,
+// rounded inverse (and 0 past the end); and `end`, the end of its last
+// positive weight (scan_tiles's tile_end: 0 without one). The end is a
+// maximum over the threads, which each warp's lane 0 takes into `end` by a
+// shared atomic before tile_scan's first barrier, not a block scan of its
+// own: thread 0 reads it after tile_scan (fused indices fit 32 bits: N <=
+// FUSED_MAX_N).
+__device__ __forceinline__ void normalised_tile(float (&v)[SCAN_ITEMS], float inv_s, long long q,
                                                 PaddedTile<float>& buf, float (&x)[SCAN_ITEMS],
-                                                unsigned int& positive) {
+                                                unsigned int& end) {
 #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) v[j] = v[j] * inv_s;
+    if (threadIdx.x == 0) end = 0u;  // ordered before the atomics by scale_items's barrier
+    unsigned int positive;
     scale_items<false>(v, 0, buf, x, positive);
+    const unsigned int first = (unsigned int)(q * SCAN_TILE) + threadIdx.x * SCAN_ITEMS;
+    const unsigned int top = warp_max(positive ? first + 32u - __clz(positive) : 0u);
+    if ((threadIdx.x & 31) == 0 && top) atomicMax(&end, top);
     tile_scan(x, positive);
 }
 
@@ -315,6 +336,7 @@ __device__ __forceinline__ void growth_systematic_steps(
     // scan_tile_sums's results, computed by every block for its own tiles.
     __shared__ float prefix[FUSED_MAX_TILES], carry[FUSED_MAX_TILES], c_total[1];
     __shared__ long long last_positive[1];
+    __shared__ unsigned int end_of_tile;  // normalised_tile's end of phase 3's tile
     const PhiloxKey noise{inputs[0], inputs[1]};
     const float* z = reinterpret_cast<const float*>(inputs + 2 + 2 * steps);
     const long long nn = n;
@@ -408,14 +430,9 @@ __device__ __forceinline__ void growth_systematic_steps(
         for (int q = b; q < tiles; q += G) {
             if (q != b) load_tile_raw(w_tilde, nn, q, raw);
             float v[SCAN_ITEMS];
-            unsigned int positive;
-            normalised_tile(raw, inv_s, smem.values, v, positive);
-            const long long first = (long long)q * SCAN_TILE + (long long)t * SCAN_ITEMS;
-            const long long end_positive = positive ? first + 32 - __clz(positive) : 0;
-            long long tile_end_positive;
-            block_exclusive_scan(end_positive, Max(), tile_end_positive);
+            normalised_tile(raw, inv_s, q, smem.values, v, end_of_tile);
             if (t == SCAN_THREADS - 1) tile_sum[q] = v[SCAN_ITEMS - 1];
-            if (t == 0) tile_end[q] = tile_end_positive;
+            if (t == 0) tile_end[q] = end_of_tile;  // read before the next tile's reset
             store_local(local_scan, q, v);  // phase 4 places them, as pass 2 re-scans
         }
         // While the grid arrives: the step's uniform of Systematic

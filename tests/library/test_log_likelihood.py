@@ -85,6 +85,11 @@ def test_every_documents_filter_gives_a_finite_log_likelihood(name, model, metho
 def test_from_ordered_inverts_to_ordered():
     values = np.array([-3.5, -0.0, 0.0, 1e-30, 2.25, -1e30], dtype=np.float32)
     np.testing.assert_array_equal(from_ordered(_to_ordered(values)), values)
+    # bit for bit, signed zeros, infinities, subnormals and a NaN included
+    edge = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3e38], np.float32)
+    every = np.concatenate([edge, np.random.default_rng(5).normal(0, 1e3, 1000).astype(np.float32)])
+    bits = from_ordered(_to_ordered(every)).view(np.uint32)
+    np.testing.assert_array_equal(bits, every.view(np.uint32))
     keys = _to_ordered(np.sort(values[values != 0]))  # -0 and 0: equal floats, two keys
     assert np.all(np.diff(keys.astype(np.int64)) >= 0)  # the keys' order is the floats'
 

@@ -449,8 +449,10 @@ def from_ordered(keys: np.ndarray) -> np.ndarray:
     """float32 values of ``reduce.cuh``'s to_ordered keys (its from_ordered on
     the host): the sign bit set marks a non-negative float."""
     keys = np.asarray(keys, dtype=np.uint32)
-    bits = np.where(keys & np.uint32(0x80000000), keys & np.uint32(0x7FFFFFFF), ~keys)
-    return bits.astype(np.uint32).view(np.float32)
+    # sign bit set: clear it (xor 0x80000000); else invert (xor 0xFFFFFFFF).
+    # (key >> 31) - 1 is 0 or 0xFFFFFFFF (uint32 wraps): one mask for both.
+    mask = (keys >> np.uint32(31)) - np.uint32(1) | np.uint32(0x80000000)
+    return (keys ^ mask).view(np.float32)
 
 
 def log_z_steps(top_keys, sums, n: int, constant: float = 0.0, carried=None) -> np.ndarray:
@@ -480,4 +482,6 @@ def _log0(values: np.ndarray) -> np.ndarray:
     """log of the values, -inf at 0 without the warning (no errstate
     context, whose set-up costs more than the log of T values); a NaN stays
     NaN, so a bad sum still shows in the log-likelihood."""
+    if values.all():  # the common case, in one call
+        return np.log(values)
     return np.log(values, out=np.full(values.shape, -np.inf), where=values != 0)

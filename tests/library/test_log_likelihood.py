@@ -17,6 +17,7 @@ engine's estimator.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -130,3 +131,18 @@ def test_log_z_steps_of_a_filter_that_carries_its_weights():
     got = log_z_steps(top, sums, N, carried=carried.sum(axis=1))
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-4)
     assert np.abs(log_z_steps(top, sums, N) - want)[1:].min() > 1e-2  # carried ignored: misses
+
+
+def test_log_z_steps_keeps_a_zero_sum_minus_infinite_and_a_nan_sum_nan():
+    # log SUM w~ of a step whose weights all underflowed is -inf, a NaN sum stays NaN
+    # (the run then says so), with no warning; every other step the plain log
+    top = _to_ordered(np.array([1.0, 2.0, -3.0, 0.5], np.float32))
+    sums = np.array([2.0, 0.0, np.nan, 7.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = log_z_steps(top, sums, 4, 0.25)
+        assert np.isneginf(got[1]) and np.isnan(got[2])
+        want = np.array([1.0, 0.5]) + np.log([2.0, 7.0]) - np.log(4) + 0.25
+        np.testing.assert_array_equal(got[[0, 3]], want)
+        clean = log_z_steps(top[[0, 3]], sums[[0, 3]], 4, 0.25)  # no zero: the one-call path
+        np.testing.assert_array_equal(clean, want)

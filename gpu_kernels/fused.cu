@@ -205,8 +205,10 @@ __device__ void scan_few_tile_sums(const float* tile_sum, const long long* tile_
                                    float* prefix, float* carry, float* total, long long* last) {
     const unsigned int all = 0xFFFFFFFFu;
     const int lane = threadIdx.x, mine = lane * SCAN_ITEMS;
-    long long end_positive = 0;
-    for (int b = lane; b < tiles; b += 32) end_positive = max(end_positive, __ldcg(tile_end + b));
+    unsigned int end_positive = 0u;  // fused indices fit 32 bits (N <= FUSED_MAX_N)
+    for (int b = lane; b < tiles; b += 32) {
+        end_positive = max(end_positive, (unsigned int)__ldcg(tile_end + b));
+    }
     float s[SCAN_ITEMS];
     unsigned int reaches = 0u;
 #pragma unroll
@@ -226,10 +228,10 @@ __device__ void scan_few_tile_sums(const float* tile_sum, const long long* tile_
     r = r > 0.0f ? r : 0.0f;
     place_run(s, reaches, p0, r, (long long)mine, (long long)tiles, prefix, carry);
     const float reach = __shfl_sync(all, tops, 31);
-    const long long ends = warp_inclusive_scan(end_positive, Max());
+    const unsigned int ends = warp_max(end_positive);
     if (lane == 31) {
         total[0] = reach > 0.0f ? reach : 0.0f;
-        last[0] = ends - 1;
+        last[0] = (long long)ends - 1;
     }
 }
 

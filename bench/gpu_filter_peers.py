@@ -241,7 +241,9 @@ def main(argv=None) -> None:
 
     for n in args.n:
         rows_ours = [(m, m, {}) for m in args.ours]
-        if "systematic" in args.ours and n <= geometry.FUSED_DEFAULT_MAX_N:
+        # a tree from before FUSED_DEFAULT_MAX_N (an A/B base) takes its fused run to FUSED_MAX_N
+        fused_max = getattr(geometry, "FUSED_DEFAULT_MAX_N", geometry.FUSED_MAX_N)
+        if "systematic" in args.ours and n <= fused_max:
             rows_ours.append(("systematic-graph", "systematic", {"fused": False}))
         for label, method, kw in rows_ours:
             wall_ms, runs = ours(n, method, **kw)

@@ -92,12 +92,10 @@ def barrier_ns(module, grid: int, rounds: int, repeats: int) -> float:
 def cluster_barrier_ns(module, cluster: int, rounds: int, repeats: int) -> float:
     """Median ns of one cluster barrier on a grid of one cluster of ``cluster`` blocks."""
     import cupy
-    from cupy.cuda import driver
 
     ns = cupy.zeros(2, dtype=np.uint64)
     f = module.get_function(f"cluster_barrier_only<{cluster}>")
-    if cluster > 8:
-        driver.funcSetAttribute(f.ptr, 14, 1)  # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+    sir_fused.allow_cluster(f, cluster)
     values = []
     for _ in range(repeats + 1):
         f((cluster,), (geometry.FUSED_THREADS,), (ns, np.int32(rounds), ns))
@@ -172,9 +170,6 @@ def host_split(model, y, n: int, repeats: int) -> list[tuple[str, float, str]]:
     """The host's part of a fused run at N, µs (median of ``repeats``)."""
     import cupy
 
-    from pfresample.filters.common import STAGES, gpu_result
-    from pfresample.filters.graph import check_finite, log_z_steps
-
     rows = []
     for replay in (True, False):
         run = sir_fused.FusedRun(model, n, STEPS, replay=replay)
@@ -194,19 +189,9 @@ def host_split(model, y, n: int, repeats: int) -> list[tuple[str, float, str]]:
             t3 = time.perf_counter()
             run.stream.synchronize()
             t4 = time.perf_counter()
-            out = run.host_out.copy()
-            steps, top_words = STEPS, (STEPS + 1) // 2
-            est = out[:steps].view(np.float64)
-            sums = out[steps : 2 * steps].view(np.float64)
-            top = out[2 * steps : 2 * steps + top_words].view(np.uint32)[:steps]
-            marks = out[2 * steps + top_words :].view(np.int64)
-            stage = 1e-9 * np.diff(marks).reshape(steps, len(STAGES))
-            check_finite(est, "{step}")
-            gpu_result("systematic", n, seed, est, wall_seconds=t4 - t2,
-                       total_seconds=float(stage.sum()), stage_seconds=stage,
-                       log_likelihood_steps=log_z_steps(top, sums, n, run.constant))  # fmt: skip
+            result = run.result(seed, t4 - t2)  # what FusedRun.run does after its wait
             t5 = time.perf_counter()
-            device = float(stage.sum())  # the kernel's own clock; the wait's rest is latency
+            device = result.total_seconds  # the kernel's own clock; the wait's rest is latency
             times = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, device, t4 - t3 - device)
             for k, v in zip(split, times, strict=True):
                 split[k].append(1e6 * v)

@@ -101,7 +101,7 @@ def _cluster_grid(cluster: int, blocks: int | None) -> int:
     return cluster
 
 
-def _allow_cluster(kernel, cluster: int, shared_bytes: int) -> None:
+def allow_cluster(kernel, cluster: int, shared_bytes: int = 0) -> None:
     """The attributes a cluster launch of ``kernel`` needs: sizes above 8
     (non-portable) allowed, and ``shared_bytes`` of dynamic shared memory."""
     from cupy.cuda import driver
@@ -149,7 +149,7 @@ class FusedRun(DeviceStream):
         self.function = function(geometry.fused_slice_items(n, grid), cluster)
         self.shared_bytes = _SPREAD_BYTES if cluster and spread else 0
         if cluster:
-            _allow_cluster(kernels.kernel(FAMILY, self.function), cluster, self.shared_bytes)
+            allow_cluster(kernels.kernel(FAMILY, self.function), cluster, self.shared_bytes)
         self.parts, self.tiles = geometry.sum_parts(n), geometry.scan_tiles(n)
         self.x = cupy.empty((2, n), dtype=GPU_STATE_DTYPE)
         self.log_w = cupy.empty(n, dtype=np.float32)
@@ -241,7 +241,11 @@ class FusedRun(DeviceStream):
         else:
             self._enqueue()
         self.stream.synchronize()
-        wall = time.perf_counter() - start
+        return self.result(seed, time.perf_counter() - start)
+
+    def result(self, seed: int, wall: float) -> FilterResult:
+        """The :class:`FilterResult` of the run just waited for, from its
+        pinned ``out`` (:meth:`run`'s; ``wall``: the host's seconds of it)."""
         out = self.host_out.copy()  # the pinned buffer is the next run's
         steps, top_words = self.steps, (self.steps + 1) // 2
         estimates = out[:steps].view(np.float64)
